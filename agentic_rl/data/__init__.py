@@ -1,0 +1,1 @@
+"""Dataset loaders: each maps its dataset's own schema to `agentic_rl.types.Task`."""

@@ -1,0 +1,1 @@
+"""Evaluators (modes), pass@k and reports."""

@@ -1,0 +1,28 @@
+"""`python -m agentic_rl.plot RUN_OR_SWEEP_DIR`: (re)draw the figures of a run or a sweep."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agentic_rl.tracking.plots import find_runs, plot_run, plot_sweep
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("path", type=Path, help="a run dir (has metrics.jsonl) or a sweep dir (has job dirs)")
+    args = parser.parse_args(argv)
+    if (args.path / "metrics.jsonl").is_file():
+        print(plot_run(args.path))
+    elif find_runs(args.path):
+        for run in find_runs(args.path):
+            print(plot_run(run))
+        print(plot_sweep(args.path))
+    else:
+        print(f"error: {args.path} holds no metrics.jsonl and no job dirs with one", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""Rollout: policies (HF model, scripted, replay) and the multi-turn agent loop."""
+from agentic_rl.rollout.agent import RolloutConfig, ToolSet, extract_code, run_episodes
+from agentic_rl.rollout.policy import HFPolicy, Policy, SamplingParams, ScriptedPolicy, TurnRequest
+from agentic_rl.rollout.tokenizer import ByteChatTokenizer, HFChatTokenizer
+
+__all__ = ["RolloutConfig", "ToolSet", "extract_code", "run_episodes", "HFPolicy", "Policy", "SamplingParams",
+           "ScriptedPolicy", "TurnRequest", "ByteChatTokenizer", "HFChatTokenizer"]

@@ -1,0 +1,234 @@
+"""The multi-turn agent loop, as an explicit state machine over a batch of episodes.
+
+Each episode is GENERATING until its turn closes, then one of:
+  - a completed call of the active tool set   -> TOOL: run it, append the observation, back to GENERATING
+  - a call over the cap C (search/execute)     -> refused: append a short notice, back to GENERATING
+  - no call                                    -> nudge (append a reminder) or DONE("no_call"), per config
+  - a passing submission                       -> DONE("passed")
+  - out of turns / context                     -> DONE("max_turns" / "length")
+With no active tools (`tools=none`) there is one turn and the code in the reply is graded as the answer.
+
+Token ids are kept verbatim: history ids + generated ids + tokenized observation. The loss mask is built
+alongside (1 for generated ids, 0 for prompt and observation ids) and checked to have the same length.
+All active episodes generate as one batch each turn (the G rollouts of a task, or several tasks' groups),
+and their tool calls run concurrently in a thread pool (the sandbox bounds real concurrency).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from agentic_rl.rollout.policy import Policy, SamplingParams, TurnRequest
+from agentic_rl.tools.base import Tool, find_first_call
+from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
+
+logger = logging.getLogger(__name__)
+
+CAPPED_TOOLS = ("search", "execute")  # the cap C counts these; a submission is always allowed
+NUDGE_TEXT = "\n<feedback>No tool call found. Use a tool, or submit your solution in a ```submit block.</feedback>\n"
+CAP_TEXT = "\n<feedback>Tool-call limit reached: {name} was not run. Submit your solution now.</feedback>\n"
+FENCED_CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)", re.DOTALL)
+
+
+@dataclass
+class RolloutConfig:
+    """Limits of one episode (conf/rollout/*.yaml).
+
+    max_turns: model turns per episode (a turn ends at the first completed tool call, EOS or max_new_tokens).
+    max_tool_calls: the cap C on executed search/execute calls; later ones are refused. null = no cap.
+    max_new_tokens: tokens generated per turn.
+    max_context_tokens: an episode whose history reaches this ends with finish_reason "length".
+    on_no_call: "nudge" appends a reminder and continues; "stop" ends the episode.
+    tool_workers: threads that run tool calls of different episodes concurrently.
+    """
+
+    max_turns: int = 5
+    max_tool_calls: int | None = None
+    max_new_tokens: int = 256
+    temperature: float = 0.7
+    top_p: float = 0.95
+    max_context_tokens: int = 4096
+    on_no_call: str = "nudge"
+    tool_workers: int = 4
+
+    def __post_init__(self) -> None:
+        if self.max_turns < 1:
+            raise ValueError(f"rollout.max_turns must be >= 1, got {self.max_turns}")
+        if self.max_tool_calls is not None and self.max_tool_calls < 0:
+            raise ValueError(f"rollout.max_tool_calls must be >= 0 or null, got {self.max_tool_calls}")
+        if self.on_no_call not in ("nudge", "stop"):
+            raise ValueError(f"rollout.on_no_call must be 'nudge' or 'stop', got {self.on_no_call!r}")
+        if self.tool_workers < 1:
+            raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
+        self.sampling  # validates the sampling fields
+
+    @property
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(self.max_new_tokens, self.temperature, self.top_p)
+
+
+@dataclass
+class ToolSet:
+    """The tools the model is told about and whose calls are parsed; `grader` grades no-tool answers."""
+
+    name: str
+    tools: dict[str, Tool]
+    grader: Tool
+    system_prompt: str
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        return tuple(self.tools)
+
+
+def extract_code(text: str) -> str | None:
+    """The answer code of a no-tools reply: the first fenced block, an unclosed block, or bare code."""
+    m = FENCED_CODE.search(text) or OPEN_FENCE.search(text)
+    if m:
+        return m.group(1).strip("\n") or None
+    return text.strip() if re.search(r"^\s*(def|class|import|from)\s", text, re.MULTILINE) else None
+
+
+@dataclass
+class _Episode:
+    task: Task
+    sample_index: int
+    ids: list[int]
+    mask: list[int]
+    prompt_len: int
+    turns: list[Turn] = field(default_factory=list)
+    n_capped_calls: int = 0
+    submitted_code: str | None = None
+    passed: bool = False
+    finish_reason: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.finish_reason is not None
+
+    def append(self, ids: list[int], trainable: bool) -> None:
+        self.ids.extend(ids)
+        self.mask.extend([1 if trainable else 0] * len(ids))
+
+    def to_trajectory(self) -> Trajectory:
+        return Trajectory(task_id=self.task.task_id, token_ids=self.ids, loss_mask=self.mask,
+                          prompt_len=self.prompt_len, turns=self.turns, submitted_code=self.submitted_code,
+                          passed=self.passed, finish_reason=self.finish_reason or "max_turns",
+                          sample_index=self.sample_index)
+
+
+def run_episodes(
+    jobs: Sequence[tuple[Task, int]],
+    policy: Policy,
+    toolset: ToolSet,
+    cfg: RolloutConfig,
+    on_turn: Callable[[int, int], None] | None = None,
+) -> list[Trajectory]:
+    """Roll out one episode per (task, sample_index) job, all batched together; returns them in order.
+
+    `on_turn(n_active, n_done)` is called after each turn (progress bars).
+    """
+    tok = policy.tokenizer
+    episodes = []
+    for task, sample_index in jobs:
+        prompt = tok.chat_prompt_ids(toolset.system_prompt or None, task.prompt)
+        episodes.append(_Episode(task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
+    active_tools = toolset.active
+
+    def stop(text: str) -> bool:
+        return bool(active_tools) and find_first_call(text, active_tools) is not None
+
+    with ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+        for turn_index in range(cfg.max_turns):
+            live = [e for e in episodes if not e.done]
+            if not live:
+                break
+            requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index) for e in live]
+            generated = policy.generate(requests, cfg.sampling, stop)
+            pending: list[tuple[_Episode, Turn, ToolCall]] = []
+            for episode, new_ids in zip(live, generated):
+                turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
+                if call is not None:
+                    pending.append((episode, turn, call))
+            grade_only = not active_tools
+            observations = pool.map(
+                lambda p: _run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
+                pending)
+            for (episode, turn, call), obs in zip(pending, observations):
+                _observe(episode, turn, call, obs, tok, grade_only)
+            for episode in live:
+                if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
+                    episode.finish_reason = "length"
+            if on_turn:
+                on_turn(sum(not e.done for e in episodes), sum(e.done for e in episodes))
+    for episode in episodes:
+        if not episode.done:
+            episode.finish_reason = "max_turns"
+    return [e.to_trajectory() for e in episodes]
+
+
+def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, toolset: ToolSet,
+               cfg: RolloutConfig) -> tuple[Turn, ToolCall | None]:
+    """Append the model's ids and decide what happens next; returns the call to run, if any."""
+    text = tok.decode(new_ids)
+    episode.append(new_ids, trainable=True)
+    if not toolset.active:  # no-tools mode: one turn, the reply's code is graded as the answer
+        turn = Turn(generated_ids=new_ids, text=text)
+        episode.turns.append(turn)
+        episode.submitted_code = extract_code(text)
+        if episode.submitted_code is None:
+            episode.finish_reason = "no_call"
+            return turn, None
+        return turn, ToolCall("submit", episode.submitted_code, 0, len(text))
+    call = find_first_call(text, toolset.active)
+    turn = Turn(generated_ids=new_ids, text=text, call=call)
+    episode.turns.append(turn)
+    if call is None:
+        if cfg.on_no_call == "stop":
+            episode.finish_reason = "no_call"
+        else:
+            _append_feedback(episode, turn, tok, NUDGE_TEXT)
+        return turn, None
+    if call.name in CAPPED_TOOLS and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
+        notice = CAP_TEXT.format(name=call.name)
+        turn.observation = Observation(tool=call.name, text=notice.strip(), ok=False, status="capped", executed=False)
+        _append_feedback(episode, turn, tok, notice)
+        return turn, None
+    if call.name in CAPPED_TOOLS:
+        episode.n_capped_calls += 1
+    return turn, call
+
+
+def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str) -> None:
+    ids = tok.encode(text)
+    turn.observation_ids = ids
+    episode.append(ids, trainable=False)
+
+
+def _run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
+    try:
+        return tool(call, task)
+    except Exception as exc:  # a broken tool is a recorded failure, never a crashed run
+        logger.exception("tool %s failed on task %s", call.name, task.task_id)
+        return Observation(tool=call.name, text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
+                           ok=False, status="tool_error", passed=False if call.name == "submit" else None)
+
+
+def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, grade_only: bool) -> None:
+    if grade_only:  # no-tools answer: record the grade; nothing is appended to the context
+        episode.passed = bool(obs.passed)
+        episode.finish_reason = "passed" if episode.passed else "failed"
+        return
+    turn.observation = obs
+    ids = tok.encode("\n" + obs.text + "\n")
+    turn.observation_ids = ids
+    episode.append(ids, trainable=False)
+    if call.name == "submit":
+        episode.submitted_code = call.content
+        episode.passed = bool(obs.passed)
+        if episode.passed:
+            episode.finish_reason = "passed"

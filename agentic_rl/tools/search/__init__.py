@@ -1,0 +1,72 @@
+"""The documentation search tool: `<search>query</search>` -> `<doc_result>...</doc_result>`.
+
+Backends are looked up by name in `BACKENDS` (config: `tools.search.backend`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from agentic_rl.registry import Registry
+from agentic_rl.tools.base import cap_text
+from agentic_rl.types import Observation, Task, ToolCall
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    name: str  # fully qualified, e.g. "collections.Counter.most_common"
+    signature: str  # e.g. "(self, n=None)"; "" when not callable
+    doc: str  # first lines of the docstring
+    score: float
+
+
+class SearchBackend(Protocol):
+    def search(self, query: str, k: int) -> list[SearchHit]: ...
+
+
+# name -> factory(**backend_options) -> SearchBackend
+BACKENDS: Registry[Callable[..., SearchBackend]] = Registry("search backend")
+
+NO_RESULTS = "No documentation found. Try other keywords or an exact name such as collections.Counter."
+
+
+def format_hits(hits: list[SearchHit], max_doc_chars: int = 300) -> str:
+    if not hits:
+        return NO_RESULTS
+    blocks = []
+    for hit in hits:
+        doc = hit.doc if len(hit.doc) <= max_doc_chars else hit.doc[:max_doc_chars] + "..."
+        blocks.append(f"[{hit.name}{hit.signature}]\n{doc}".rstrip())
+    return "\n\n".join(blocks)
+
+
+class SearchTool:
+    name = "search"
+    description = (
+        "Search documentation: look up an API you are unsure about.\n"
+        "Format: <search>your query</search>\n"
+        "Example: <search>collections Counter most_common</search>"
+    )
+
+    def __init__(self, backend: str = "docstore", k: int = 3, max_chars: int = 800,
+                 max_doc_chars: int = 300, backend_options: dict | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"tools.search.k must be >= 1, got {k}")
+        self.k = k
+        self.max_chars = max_chars
+        self.max_doc_chars = max_doc_chars
+        self.backend_name = backend
+        self.backend = BACKENDS.get(backend)(**dict(backend_options or {}))
+
+    def __call__(self, call: ToolCall, task: Task) -> Observation:
+        start = time.perf_counter()
+        query = call.content.strip()
+        try:
+            hits = self.backend.search(query, self.k) if query else []
+            body, ok, status = format_hits(hits, self.max_doc_chars), True, "ok"
+        except Exception as exc:  # a backend failure is an observation, never a crashed run
+            body, ok, status = f"search failed: {type(exc).__name__}: {exc}", False, "error"
+        text = f"<doc_result>\n{cap_text(body, self.max_chars)}\n</doc_result>"
+        return Observation(tool=self.name, text=text, ok=ok, status=status,
+                           latency_ms=(time.perf_counter() - start) * 1e3)

@@ -1,0 +1,380 @@
+"""`pydoc` search backend: the public API of the libraries installed in the sandbox, ranked by BM25.
+
+The index is built by running `introspect.py` (standard library only) with the sandbox's interpreter
+(`python` option, else env AGENTIC_RL_SANDBOX_PYTHON, else this interpreter), so the model reads the
+docs of exactly the versions its code will run against. It is cached on disk under
+`cache_dir` (option) or `$AGENTIC_RL_CACHE_DIR/search` or `~/.cache/agentic_rl/search`, keyed by
+the interpreter, its version, the versions (and install stamps) of the indexed packages, the module
+list and the walk options; a changed package therefore means a rebuild, and a warm load takes well
+under a second.
+
+Ranking: BM25 (bm25s) over name tokens (last component weighted), parameter names and the first
+paragraphs of the docstring, plus boosts for exact names, dotted-name suffixes
+(`Counter.most_common`, `pd.DataFrame.groupby`) and identifier-like words equal to an API's name.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from agentic_rl.tools.search import BACKENDS, SearchHit
+from agentic_rl.tools.search import text as T
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 3  # bump when the on-disk layout or the tokenisation changes
+INTROSPECT_PATH = Path(__file__).with_name("introspect.py")
+
+# Standard-library modules BigCodeBench(-Hard) tasks and everyday coding need.
+STDLIB_MODULES: tuple[str, ...] = (
+    "builtins", "collections", "collections.abc", "itertools", "functools", "operator", "re",
+    "string", "json", "csv", "math", "cmath", "statistics", "random", "heapq", "bisect", "array",
+    "copy", "datetime", "time", "calendar", "zoneinfo", "typing", "dataclasses", "enum",
+    "decimal", "fractions", "textwrap", "difflib", "unicodedata", "codecs", "base64", "binascii",
+    "hashlib", "hmac", "secrets", "uuid", "struct", "io", "os", "os.path", "pathlib", "shutil",
+    "glob", "fnmatch", "tempfile", "zipfile", "tarfile", "gzip", "zlib", "pickle", "sqlite3",
+    "subprocess", "sys", "platform", "threading", "queue", "multiprocessing", "concurrent.futures",
+    "socket", "select", "ssl", "smtplib", "ftplib", "email", "email.message", "email.mime.text",
+    "email.mime.multipart", "http", "http.client", "http.server", "urllib", "urllib.parse",
+    "urllib.request", "urllib.error", "html", "html.parser", "xml.etree.ElementTree",
+    "ipaddress", "mimetypes", "logging", "warnings", "contextlib", "abc", "inspect",
+    "getpass", "locale", "shlex", "argparse", "pprint", "traceback", "timeit", "wave", "cgi",
+)
+# Third-party libraries BigCodeBench-Hard imports (absent ones are skipped with one warning each),
+# with the submodules that hold the APIs the tasks use.
+THIRD_PARTY_MODULES: tuple[str, ...] = (
+    "numpy", "numpy.random", "numpy.linalg", "numpy.fft",
+    "pandas", "pandas.api.types", "pandas.plotting",
+    "matplotlib", "matplotlib.pyplot", "matplotlib.axes", "matplotlib.figure", "matplotlib.colors",
+    "matplotlib.patches", "matplotlib.collections", "matplotlib.dates", "matplotlib.ticker",
+    "seaborn",
+    "scipy", "scipy.stats", "scipy.optimize", "scipy.spatial", "scipy.spatial.distance",
+    "scipy.fft", "scipy.fftpack", "scipy.signal", "scipy.interpolate", "scipy.integrate",
+    "scipy.linalg", "scipy.cluster.hierarchy", "scipy.ndimage", "scipy.io",
+    "sklearn", "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model",
+    "sklearn.cluster", "sklearn.decomposition", "sklearn.metrics", "sklearn.ensemble",
+    "sklearn.feature_extraction.text", "sklearn.naive_bayes", "sklearn.neighbors", "sklearn.tree",
+    "sklearn.svm", "sklearn.pipeline", "sklearn.impute", "sklearn.datasets", "sklearn.manifold",
+    "statsmodels.api", "statsmodels.tsa.seasonal", "statsmodels.tsa.arima.model",
+    "statsmodels.formula.api",
+    "requests", "bs4", "lxml.html", "lxml.etree", "nltk", "nltk.tokenize", "nltk.corpus",
+    "nltk.stem", "psutil", "flask", "pytz", "dateutil.parser", "cv2", "PIL.Image",
+    "wordcloud", "regex", "openpyxl", "docx", "chardet", "Levenshtein", "shapely.geometry",
+    "werkzeug.security", "wtforms", "flask_login", "flask_wtf", "flask_mail", "xlwt",
+    "cryptography.fernet", "Crypto.Cipher.AES", "rsa", "pyquery", "soundfile", "texttable",
+    "natsort", "yaml", "tabulate",
+)
+DEFAULT_MODULES: tuple[str, ...] = STDLIB_MODULES + THIRD_PARTY_MODULES
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    "numpy.ma", "numpy.char", "numpy.ctypeslib", "numpy.rec", "numpy.dtypes", "numpy.typing",
+    "numpy.polynomial", "numpy.strings", "numpy.testing", "numpy.exceptions",
+    "scipy.stats.mstats", "scipy.stats.mstats_basic", "scipy.stats.mstats_extras",
+    "pandas.arrays", "pandas.offsets", "pandas.tseries", "pandas.io", "pandas.errors",
+)
+
+# Score adjustments on top of BM25 (typical BM25 scores here are 5..40).
+EXACT_BOOST = 100.0  # the query is exactly the entry's name
+DOTTED_BOOST = 40.0  # a dotted name in the query is a suffix of the entry's name
+IDENT_BOOST = 8.0  # an identifier-like word (most_common, argsort alone) is the entry's last name
+WORD_BOOST = 1.5  # a plain word equals the entry's last name (bar, sort)
+DEPTH_PENALTY = 0.4  # per dotted level below module.attr
+MAX_QUERY_CHARS = 300
+BM25_CANDIDATES = 200
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("AGENTIC_RL_CACHE_DIR")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "agentic_rl"
+    return base / "search"
+
+
+def resolve_python(python: str | None = None) -> str:
+    """The sandbox interpreter: explicit option, else $AGENTIC_RL_SANDBOX_PYTHON, else this one."""
+    exe = python or os.environ.get("AGENTIC_RL_SANDBOX_PYTHON") or sys.executable
+    found = shutil.which(exe) if not os.path.sep in exe else exe
+    if not found or not os.path.exists(found):
+        raise FileNotFoundError(f"search: sandbox interpreter not found: {exe!r}")
+    return os.path.abspath(found)  # not realpath: a venv's python is a symlink with its own sys.path
+
+
+def _run_introspect(python: str, mode: str, cfg: dict[str, Any], timeout: float) -> dict[str, Any]:
+    source = INTROSPECT_PATH.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="agentic_rl_search_") as tmp:
+        cfg_path, out_path = os.path.join(tmp, "cfg.json"), os.path.join(tmp, "out.json")
+        with open(cfg_path, "w", encoding="utf-8") as f:
+            json.dump(cfg, f)
+        env = dict(os.environ)
+        env.update({"MPLBACKEND": "Agg", "PYTHONWARNINGS": "ignore", "TF_CPP_MIN_LOG_LEVEL": "3",
+                    "PYTHONDONTWRITEBYTECODE": "1", "TQDM_DISABLE": "1"})
+        # cwd is an empty folder so nothing there can shadow a module being imported
+        proc = subprocess.run([python, "-c", source, mode, cfg_path, out_path], cwd=tmp, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+        if proc.returncode != 0 or not os.path.exists(out_path):
+            tail = (proc.stderr or proc.stdout or "").strip()[-2000:]
+            raise RuntimeError(f"search: introspection ({mode}) with {python} failed "
+                               f"(exit {proc.returncode}): {tail}")
+        with open(out_path, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def version_key(python: str, modules: Sequence[str], timeout: float = 60.0) -> dict[str, Any]:
+    """What the cached index depends on, as the sandbox interpreter sees it (no module imported)."""
+    return _run_introspect(python, "probe", {"modules": list(modules)}, timeout)
+
+
+@dataclass
+class PydocIndex:
+    """Entries plus the BM25 model and name lookup tables; what `PydocBackend` searches."""
+
+    names: list[str]
+    kinds: list[str]
+    signatures: list[str]
+    docs: list[str]
+    retriever: Any  # bm25s.BM25
+    meta: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        self.by_name: dict[str, int] = {}
+        self.by_suffix: dict[str, list[int]] = {}
+        self.by_last: dict[str, list[int]] = {}
+        depth = np.zeros(len(self.names), dtype=np.float32)
+        for i, name in enumerate(self.names):
+            self.by_name.setdefault(name, i)
+            parts = name.split(".")
+            depth[i] = len(parts)
+            self.by_last.setdefault(parts[-1].lower(), []).append(i)
+            for j in range(1, len(parts) - 1):  # proper suffixes with at least two parts
+                self.by_suffix.setdefault(".".join(parts[j:]), []).append(i)
+        self.prior = -DEPTH_PENALTY * np.maximum(depth - 2, 0)
+        self.vocab = self.retriever.vocab_dict
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int) -> list[SearchHit]:
+        import numpy as np
+
+        query = (query or "").strip()[:MAX_QUERY_CHARS]
+        if not query or k < 1 or not self.names:
+            return []
+        boosts: dict[int, float] = {}
+
+        def boost(idxs: Sequence[int], amount: float) -> None:
+            for i in idxs:
+                boosts[i] = max(boosts.get(i, 0.0), amount)
+
+        exact = T.expand_alias(query.strip("`'\" ?").removesuffix("()"))
+        if exact in self.by_name:
+            boost([self.by_name[exact]], EXACT_BOOST)
+        for dotted in T.dotted_names(query):
+            if dotted in self.by_name:
+                boost([self.by_name[dotted]], DOTTED_BOOST * 1.5)
+            boost(self.by_suffix.get(dotted, ()), DOTTED_BOOST)
+        raw_words = T.words(query)
+        for word in raw_words:
+            idxs = self.by_last.get(word.lower())
+            if idxs:
+                strong = len(raw_words) == 1 or T.looks_like_identifier(word)
+                boost(idxs, IDENT_BOOST if strong else WORD_BOOST)
+
+        token_ids = [self.vocab[t] for t in T.query_tokens(query) if t in self.vocab]
+        if token_ids:
+            scores = self.retriever.get_scores_from_ids(token_ids)
+        else:
+            scores = np.zeros(len(self.names), dtype=np.float32)
+        if not token_ids and not boosts:
+            return []
+        n = min(BM25_CANDIDATES, len(scores))
+        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+        candidates = set(int(i) for i in top if scores[i] > 0) | set(boosts)
+        ranked = sorted(
+            ((float(scores[i]) + boosts.get(i, 0.0) + float(self.prior[i]), i) for i in candidates),
+            key=lambda t: (-t[0], len(self.names[t[1]]), self.names[t[1]]),
+        )
+        hits = []
+        for score, i in ranked[:k]:
+            if score <= 0:
+                break
+            hits.append(SearchHit(name=self.names[i], signature=self.signatures[i],
+                                  doc=self.docs[i], score=round(score, 3)))
+        return hits
+
+
+def short_signature(sig: str, max_len: int = 160) -> str:
+    if len(sig) <= max_len:
+        return sig
+    cut = sig.rfind(",", 0, max_len - 6)
+    return (sig[:cut] if cut > 0 else sig[: max_len - 6]) + ", ...)"
+
+
+def _entry_tokens(entry: dict[str, Any], vocabulary: set[str]) -> list[str]:
+    toks = T.name_tokens(entry["name"], vocabulary)
+    toks.extend(T.stem(p.lower()) for p in T.param_names(entry.get("signature", "")))
+    toks.extend(T.prose_tokens(entry.get("doc", "")))
+    toks.extend(T.prose_tokens(entry.get("extra", "")))
+    return toks or [""]
+
+
+def build_index(entries: list[dict[str, Any]], meta: dict[str, Any]) -> PydocIndex:
+    import bm25s
+
+    counts = Counter(w.lower() for e in entries for w in T.words(e.get("doc", "") + " " + e.get("extra", "")))
+    vocabulary = {w for w, c in counts.items() if c >= 2 and len(w) >= 2}
+    corpus = [_entry_tokens(e, vocabulary) for e in entries]
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index(corpus, show_progress=False)
+    return PydocIndex(
+        names=[e["name"] for e in entries],
+        kinds=[e.get("kind", "") for e in entries],
+        signatures=[short_signature(e.get("signature", "")) for e in entries],
+        docs=[e.get("doc", "") for e in entries],
+        retriever=retriever,
+        meta=meta,
+    )
+
+
+def save_index(index: PydocIndex, path: Path) -> None:
+    """Write atomically: build in a sibling temp folder, then rename into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
+    try:
+        index.retriever.save(str(tmp / "bm25"), show_progress=False)
+        with open(tmp / "entries.json", "w", encoding="utf-8") as f:
+            json.dump({"names": index.names, "kinds": index.kinds, "signatures": index.signatures,
+                       "docs": index.docs}, f, ensure_ascii=False, separators=(",", ":"))
+        with open(tmp / "meta.json", "w", encoding="utf-8") as f:
+            json.dump(index.meta, f, indent=1, ensure_ascii=False)
+        try:
+            os.rename(tmp, path)
+        except OSError:  # another process got there first: its index is as good as ours
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    index.path = path
+
+
+def load_index(path: Path) -> PydocIndex:
+    import bm25s
+
+    with open(path / "meta.json", encoding="utf-8") as f:
+        meta = json.load(f)
+    with open(path / "entries.json", encoding="utf-8") as f:
+        data = json.load(f)
+    retriever = bm25s.BM25.load(str(path / "bm25"), show_progress=False)
+    return PydocIndex(names=data["names"], kinds=data["kinds"], signatures=data["signatures"],
+                      docs=data["docs"], retriever=retriever, meta=meta, path=path)
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+
+
+@BACKENDS.register("pydoc")
+class PydocBackend:
+    """Search the introspected API of `modules` as installed for the sandbox interpreter."""
+
+    def __init__(self, python: str | None = None, modules: Sequence[str] | None = None,
+                 extra_modules: Sequence[str] = (), exclude: Sequence[str] | None = None,
+                 cache_dir: str | os.PathLike | None = None, rebuild: bool = False,
+                 max_depth: int = 1, max_entries_per_module: int = 6000,
+                 max_members_per_class: int = 250, module_timeout_s: float = 60.0,
+                 build_timeout_s: float = 900.0) -> None:
+        self.python = resolve_python(python)
+        mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
+        self.modules = list(dict.fromkeys(str(m) for m in mods))
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir else default_cache_dir()
+        self.walk_options = {
+            "exclude": list(exclude if exclude is not None else DEFAULT_EXCLUDE),
+            "max_depth": int(max_depth),
+            "max_entries_per_module": int(max_entries_per_module),
+            "max_members_per_class": int(max_members_per_class),
+            "module_timeout_s": float(module_timeout_s),
+        }
+        self.build_timeout_s = float(build_timeout_s)
+        self.built = False  # True when this instance built the index rather than loading it
+        self.build_seconds = 0.0
+        self.load_seconds = 0.0
+        self.index = self._load_or_build(rebuild)
+
+    # ----------------------------------------------------------------- caching
+    def cache_key(self) -> tuple[str, dict[str, Any]]:
+        fingerprint = version_key(self.python, self.modules)
+        source = INTROSPECT_PATH.read_bytes() + Path(T.__file__).read_bytes()
+        payload = {
+            "format": INDEX_FORMAT,
+            "code": hashlib.sha256(source).hexdigest()[:16],
+            "python": self.python,
+            "fingerprint": fingerprint,
+            "modules": self.modules,
+            "options": self.walk_options,
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
+        return digest, payload
+
+    def _load_or_build(self, rebuild: bool) -> PydocIndex:
+        start = time.perf_counter()
+        key, payload = self.cache_key()
+        path = self.cache_dir / f"pydoc-{key}"
+        if not rebuild and (path / "meta.json").exists():
+            try:
+                index = load_index(path)
+                self.load_seconds = time.perf_counter() - start
+                log.debug("search: loaded %d entries from %s in %.2fs", len(index), path,
+                          self.load_seconds)
+                return index
+            except Exception as exc:  # a damaged cache is rebuilt, not fatal
+                log.warning("search: cached index at %s is unreadable (%s); rebuilding", path, exc)
+                shutil.rmtree(path, ignore_errors=True)
+        elif rebuild and path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        index = self._build(payload)
+        save_index(index, path)
+        self.built = True
+        self.build_seconds = time.perf_counter() - start
+        log.info("search: built pydoc index of %d entries in %.1fs -> %s", len(index),
+                 self.build_seconds, path)
+        return index
+
+    def _build(self, payload: dict[str, Any]) -> PydocIndex:
+        cfg = {"modules": self.modules, **self.walk_options}
+        result = _run_introspect(self.python, "build", cfg, self.build_timeout_s)
+        statuses = result.get("modules", {})
+        warned_roots: set[str] = set()
+        for name, st in statuses.items():
+            if st.get("status") == "absent":
+                root = name.split(".")[0]
+                if root not in warned_roots:  # one line per missing package
+                    warned_roots.add(root)
+                    log.warning("search: %s is not installed for %s; not indexed", root, self.python)
+            elif st.get("status") != "ok":
+                log.warning("search: indexing %s: %s %s", name, st.get("status"), st.get("error", ""))
+        meta = {"key": payload, "modules": statuses, "python_version": result.get("version"),
+                "n_entries": len(result.get("entries", [])), "built_at": time.time()}
+        return build_index(result.get("entries", []), meta)
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int) -> list[SearchHit]:
+        return self.index.search(query, k)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def disk_bytes(self) -> int:
+        return dir_size(self.index.path) if self.index.path else 0

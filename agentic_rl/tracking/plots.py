@@ -1,0 +1,138 @@
+"""Figures from a run dir (metrics.jsonl + summary.json) or a sweep dir (one run dir per job).
+
+Run: the reference notebook's three panels — pass@1 per mode before/after training, training pass rate
+and reward per epoch, search and submit rate per epoch. Sweep: tool-rate and pass-rate curves per job
+and final pass@1 per mode per job, so ablations are compared at a glance.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: figures are files
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # a half-written last line of an interrupted run
+            continue
+    return records
+
+
+def per_epoch(records: list[dict], key: str) -> tuple[list[int], list[float]]:
+    """Mean of `key` over the training steps of each epoch."""
+    sums: dict[int, list[float]] = defaultdict(list)
+    for r in records:
+        if key in r and r[key] is not None and "train/epoch" in r:
+            sums[int(r["train/epoch"])].append(r[key])
+    epochs = sorted(sums)
+    return [e + 1 for e in epochs], [sum(sums[e]) / len(sums[e]) for e in epochs]
+
+
+def plot_run(run_dir: Path) -> Path:
+    run_dir = Path(run_dir)
+    records = read_metrics(run_dir)
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+
+    ax = axes[0]
+    labels, values, colors = [], [], []
+    for phase, color in (("before", "#90a4ae"), ("after", "#43a047")):
+        for mode, v in (summary.get("eval", {}).get(phase) or {}).items():
+            labels.append(f"{mode}\n({phase})")
+            values.append(v.get("pass@1", 0.0))
+            colors.append(color)
+    if values:
+        bars = ax.bar(range(len(values)), values, color=colors, edgecolor="#333")
+        ax.set_xticks(range(len(values)), labels, fontsize=8)
+        for bar, v in zip(bars, values):
+            ax.text(bar.get_x() + bar.get_width() / 2, v + 0.005, f"{v:.1%}", ha="center", fontsize=9)
+        ax.set_ylim(0, max(max(values) * 1.3, 0.1))
+    else:
+        ax.text(0.5, 0.5, "no evaluation in this run", ha="center", va="center", transform=ax.transAxes)
+    ax.set_ylabel("pass@1")
+    ax.set_title(f"held-out pass@1 per mode (n={summary.get('n_eval_tasks', '?')})")
+
+    ax = axes[1]
+    for key, style, label in (("train/pass_rate", "o-", "pass rate"), ("train/reward_mean", "s--", "mean reward")):
+        xs, ys = per_epoch(records, key)
+        if xs:
+            ax.plot(xs, ys, style, label=label)
+    ax.set_xlabel("epoch")
+    ax.set_title("training pass rate and reward")
+    ax.legend()
+    ax.grid(alpha=0.3)
+
+    ax = axes[2]
+    for key, style, label in (("tools/search_rate", "o-", "search rate"), ("tools/submit_rate", "s-", "submit rate"),
+                              ("tools/execute_rate", "^:", "execute rate")):
+        xs, ys = per_epoch(records, key)
+        if xs:
+            ax.plot(xs, ys, style, label=label)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("share of turns")
+    ax.set_title("tool-call rates")
+    ax.legend()
+    ax.grid(alpha=0.3)
+
+    fig.tight_layout()
+    out = run_dir / "figures" / "training_summary.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def find_runs(sweep_dir: Path) -> list[Path]:
+    return sorted(p.parent for p in Path(sweep_dir).glob("*/metrics.jsonl"))
+
+
+def plot_sweep(sweep_dir: Path) -> Path:
+    sweep_dir = Path(sweep_dir)
+    runs = find_runs(sweep_dir)
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+    for run in runs:
+        records = read_metrics(run)
+        name = run.name
+        for ax, key in ((axes[0], "train/pass_rate"), (axes[1], "tools/calls_per_episode")):
+            steps = [r["step"] for r in records if r.get(key) is not None and "train/epoch" in r]
+            vals = [r[key] for r in records if r.get(key) is not None and "train/epoch" in r]
+            if steps:
+                ax.plot(steps, vals, marker=".", label=name)
+    axes[0].set_title("training pass rate per step")
+    axes[1].set_title("tool calls per episode per step")
+    for ax in axes[:2]:
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
+    ax = axes[2]
+    width = 0.8 / max(len(runs), 1)
+    modes: list[str] = []
+    for i, run in enumerate(runs):
+        s_path = run / "summary.json"
+        after = (json.loads(s_path.read_text()).get("eval", {}).get("after") or {}) if s_path.is_file() else {}
+        modes = modes or list(after)
+        ax.bar([j + i * width for j in range(len(modes))], [after.get(m, {}).get("pass@1", 0.0) for m in modes],
+               width=width, label=run.name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(modes))], modes)
+    ax.set_title("pass@1 after training, per job")
+    if runs:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = sweep_dir / "figures" / "sweep_summary.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -1,0 +1,122 @@
+"""Plain data records that flow between the stages of the pipeline.
+
+tasks -> rollout -> Trajectory -> reward (RewardBreakdown) -> advantages -> loss.
+Nothing here holds a runtime object (model, tokenizer, sandbox); those are passed at call sites.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+HARNESSES = ("pytest", "unittest", "humaneval")
+TOOL_NAMES = ("search", "execute", "submit")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One coding problem, whatever dataset it came from.
+
+    `tests` is graded with `harness`:
+      - "pytest": the candidate is saved as solution.py, `tests` is a test file that imports from it;
+      - "unittest": `tests` defines `class TestCases(unittest.TestCase)`, appended to the candidate;
+      - "humaneval": `tests` defines `check(candidate)`, called with `entry_point`.
+    """
+
+    task_id: str
+    prompt: str
+    tests: str
+    harness: str
+    entry_point: str | None = None
+    reference_solution: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.harness not in HARNESSES:
+            raise ValueError(f"Task {self.task_id}: unknown harness {self.harness!r}; expected one of {HARNESSES}")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A completed tool call found in a model turn. `start`/`end` are character offsets in that turn."""
+
+    name: str
+    content: str
+    start: int
+    end: int
+
+
+@dataclass
+class Observation:
+    """What a tool answered. `text` is exactly what is appended to the context (tags included)."""
+
+    tool: str
+    text: str
+    ok: bool
+    status: str = "ok"
+    latency_ms: float = 0.0
+    passed: bool | None = None  # only for submit
+    executed: bool = True  # False when the call was refused (cap reached, tool not in the set)
+
+
+@dataclass
+class Turn:
+    """One model turn: what it generated, the call it closed with, and the observation."""
+
+    generated_ids: list[int]
+    text: str
+    call: ToolCall | None = None
+    observation: Observation | None = None
+    observation_ids: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Trajectory:
+    """A whole episode, token ids verbatim.
+
+    `token_ids[:prompt_len]` is the prompt; `loss_mask[i]` is 1 exactly where token i was generated
+    by the model (0 for prompt and observation tokens). `len(token_ids) == len(loss_mask)` always.
+    """
+
+    task_id: str
+    token_ids: list[int]
+    loss_mask: list[int]
+    prompt_len: int
+    turns: list[Turn] = field(default_factory=list)
+    submitted_code: str | None = None
+    passed: bool = False
+    finish_reason: str = "max_turns"  # passed | max_turns | no_call | eos | length | no_tools
+    sample_index: int = 0
+
+    def __post_init__(self) -> None:
+        assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"
+
+    def calls_by_kind(self) -> dict[str, int]:
+        """Executed tool calls per tool name, plus `none` = turns that ended without a valid call."""
+        counts = {name: 0 for name in TOOL_NAMES}
+        counts["none"] = 0
+        for turn in self.turns:
+            if turn.call is None:
+                counts["none"] += 1
+            elif turn.observation is not None and turn.observation.executed:
+                counts[turn.call.name] = counts.get(turn.call.name, 0) + 1
+        return counts
+
+    def exec_failed(self) -> bool:
+        """True if any executed `python` block failed to run (ToRL's execution penalty)."""
+        return any(
+            t.call is not None and t.call.name == "execute" and t.observation is not None
+            and t.observation.executed and not t.observation.ok
+            for t in self.turns
+        )
+
+    @property
+    def n_model_tokens(self) -> int:
+        return int(sum(self.loss_mask))
+
+
+@dataclass
+class RewardBreakdown:
+    """The scalar reward and every term it is made of (all are logged as `reward/<term>`)."""
+
+    total: float
+    terms: dict[str, float] = field(default_factory=dict)

