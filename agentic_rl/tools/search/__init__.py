@@ -70,3 +70,8 @@ class SearchTool:
         text = f"<doc_result>\n{cap_text(body, self.max_chars)}\n</doc_result>"
         return Observation(tool=self.name, text=text, ok=ok, status=status,
                            latency_ms=(time.perf_counter() - start) * 1e3)
+
+
+# Register the built-in backends (imported last: they use the names defined above).
+from agentic_rl.tools.search import docstore as _docstore  # noqa: E402,F401
+from agentic_rl.tools.search import pydoc_backend as _pydoc_backend  # noqa: E402,F401

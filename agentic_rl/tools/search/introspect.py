@@ -10,15 +10,16 @@ Usage (what the backend does):
 
 CONFIG.json keys (all optional except modules):
     modules: list of module names to index, e.g. ["collections", "pandas", "matplotlib.pyplot"]
-    max_depth: how many levels of submodules to follow below a listed module (default 1)
+    max_depth: how many levels of submodules to follow below a listed module (default 0)
     exclude: qualified names of submodules not to follow (e.g. "numpy.ma")
     max_entries_per_module: cap on entries contributed by one listed module (default 6000)
-    max_members_per_class: cap on members indexed for one class (default 250)
+    max_members_per_class: cap on members indexed for one class (default 500)
     max_doc_chars: cap on the first docstring paragraph (default 400)
     max_extra_chars: cap on the further description text used for ranking only (default 300)
     module_timeout_s: wall-clock budget for importing and walking one listed module (default 60)
 
-Each entry: {"name", "kind", "signature", "doc", "extra"}; kind is one of
+Each entry: {"name", "module", "kind", "signature", "doc", "extra"} (module: the walked module
+the name starts with); kind is one of
 module | class | function | method | property | attribute | data.
 """
 import contextlib
@@ -38,7 +39,7 @@ import warnings
 
 SKIP_SUBMODULES = {
     "tests", "test", "testing", "conftest", "core", "compat", "internals", "libs", "setup",
-    "version", "distutils", "f2py", "conftest", "externals", "fixes", "tools", "lib",
+    "version", "distutils", "f2py", "externals", "fixes", "tools", "lib",
     "config", "cbook", "backends", "sphinxext", "testing_utils", "deprecated",
 }
 SIMPLE_DATA = (int, float, complex, str, bytes, bool, frozenset, tuple, type(None))
@@ -48,7 +49,7 @@ SECTION_RE = re.compile(
     r"|^\s*[-=]{3,}\s*$|^\s*:(param|type|return|rtype|raises)\b|^\s*>>>",
     re.MULTILINE,
 )
-SIG_LINE_RE = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)\s*(->.*)?$", re.DOTALL)
+SIG_LINE_RE = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)\s*(-+>.*)?$", re.DOTALL)
 
 
 class ModuleTimeout(Exception):
@@ -80,10 +81,28 @@ def safe_doc(obj):
 
 
 def safe_signature(obj):
+    """The signature without annotations: '(self, by=None, *, sort=True)' reads better than the
+    fully annotated form and costs the model fewer tokens."""
     try:
-        return str(inspect.signature(obj))
+        sig = inspect.signature(obj)
     except Exception:
         return ""
+    try:
+        params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+        sig = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
+    except Exception:
+        pass
+    try:
+        return str(sig)
+    except Exception:
+        return ""
+
+
+def clean_signature(sig):
+    """One line, no '--> result' tail (from C docstrings), no memory addresses (stable index)."""
+    sig = re.split(r"\s*-+>\s*", sig, maxsplit=1)[0] if "->" in sig else sig
+    sig = re.sub(r" at 0x[0-9a-fA-F]+>", ">", sig)
+    return " ".join(sig.split())
 
 
 def clip(text, n):
@@ -92,27 +111,31 @@ def clip(text, n):
 
 class Walker:
     def __init__(self, cfg):
-        self.max_depth = int(cfg.get("max_depth", 1))
+        self.max_depth = int(cfg.get("max_depth", 0))
         self.max_entries = int(cfg.get("max_entries_per_module", 6000))
-        self.max_members = int(cfg.get("max_members_per_class", 250))
+        self.max_members = int(cfg.get("max_members_per_class", 500))
         self.max_doc = int(cfg.get("max_doc_chars", 400))
         self.max_extra = int(cfg.get("max_extra_chars", 300))
         self.entries = []
         self.names = set()
-        self.seen_ids = {}  # id(object) -> name, for module-level functions and classes
+        self.seen_ids = {}  # id(object) -> names it was indexed under (functions, classes)
         self.keep_alive = []  # ids are only unique while the objects live
         self.visited_modules = set()
         self.public_classes = set()  # ids of classes exported by a walked module
+        self.subclass_counts = {}
         self.exclude = set(cfg.get("exclude", ()))
         self.budget = 0
+        self.module = ""  # the module being walked: entries record where they were found
 
     # -- entries -------------------------------------------------------------
-    def add(self, name, kind, obj, signature=None, doc=None):
+    def add(self, name, kind, obj, signature=None, doc=None, module=None):
         if name in self.names or self.budget <= 0:
             return False
         if doc is None:
             doc = safe_doc(obj)
         first, extra = first_paragraphs(doc)
+        if not first and kind == "data":
+            first = f"{type(obj).__name__} instance."
         if signature is None:
             signature = safe_signature(obj) if kind in ("class", "function", "method") else ""
         short = name.rsplit(".", 1)[-1]
@@ -123,10 +146,12 @@ class Walker:
                 signature = signature.rstrip()
             first, _, extra = extra.partition(". ")
             first = (first + ".") if first and not first.endswith(".") else first
+        signature = clean_signature(signature)
         self.entries.append({
             "name": name,
+            "module": module or self.module,
             "kind": kind,
-            "signature": " ".join(signature.split()),
+            "signature": signature,
             "doc": clip(first, self.max_doc),
             "extra": clip(extra, self.max_extra),
         })
@@ -136,23 +161,31 @@ class Walker:
 
     # -- walking -------------------------------------------------------------
     def public_names(self, mod):
-        names = getattr(mod, "__all__", None)
-        explicit = True
-        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-            names, explicit = [n for n in dir(mod) if not n.startswith("_")], False
-        return sorted(set(n for n in names if not n.startswith("_"))), explicit
+        """(sorted public names, the subset the module declares in __all__).
+
+        __all__ is often incomplete (pandas.api.types lists 6 of ~60 functions), so the other
+        public attributes are kept too when they are defined in this module (see walk_module)."""
+        declared = getattr(mod, "__all__", None)
+        if not isinstance(declared, (list, tuple)) or not all(isinstance(n, str) for n in declared):
+            declared = ()
+        try:
+            present = [n for n in dir(mod) if not n.startswith("_")]
+        except Exception:
+            present = []
+        declared = set(n for n in declared if not n.startswith("_"))
+        return sorted(declared | set(present)), declared
 
     def walk_module(self, mod, name, root, depth):
         if name in self.visited_modules or self.budget <= 0:
             return
         self.visited_modules.add(name)
+        self.module = name
         self.add(name, "module", mod, signature="")
-        names, explicit = self.public_names(mod)
+        names, declared = self.public_names(mod)
         # The module's own name decides what counts as "defined here" when there is no __all__:
         # matplotlib.pyplot re-exports Figure/Axes, which belong to matplotlib.figure/axes.
         own = mod.__name__
-        broad = "." not in name or name.endswith(".api")
-        objects = []
+        candidates = []  # (attr, obj, defined here?, defined in this package?)
         for attr in names:
             try:
                 with warnings.catch_warnings():
@@ -161,9 +194,22 @@ class Walker:
             except Exception:
                 continue
             owner = getattr(obj, "__module__", None) if (inspect.isclass(obj) or callable(obj)) else None
-            if not explicit and isinstance(owner, str) and not (
-                    owner == own or owner.startswith(own + ".")
-                    or (broad and owner.split(".")[0] == root)):
+            if attr in declared:
+                candidates.append((attr, obj, True, True))
+            elif isinstance(owner, str):
+                owner = owner.lstrip("_")  # bisect's functions live in _bisect
+                here = owner == own or owner.startswith(own + ".")
+                candidates.append((attr, obj, here, owner.split(".")[0] == root))
+            elif (isinstance(obj, (types.ModuleType,) + SIMPLE_DATA) or _is_enum_member(obj)
+                  or str(getattr(type(obj), "__module__", "")).split(".")[0] == root):
+                candidates.append((attr, obj, True, True))
+        # A package's top level, `*.api` modules and pure facades (keras.layers re-exports
+        # keras.src.*) define nothing themselves: there, anything from the package counts.
+        broad = ("." not in name or name.endswith(".api") or not any(
+            here for _, obj, here, _ in candidates if inspect.isclass(obj) or inspect.isroutine(obj)))
+        objects = []
+        for attr, obj, here, same_package in candidates:
+            if not (here or (broad and same_package)):
                 continue  # something the module merely imported from elsewhere
             objects.append((attr, obj))
             if inspect.isclass(obj) and id(obj) not in self.seen_ids:
@@ -181,20 +227,21 @@ class Walker:
                         and not any(p.startswith("_") for p in sub_name.split("."))):
                     submodules.append((obj, qual))
                 continue
-            if inspect.isclass(obj):
-                if id(obj) in self.seen_ids:
-                    continue
-                self.seen_ids[id(obj)] = qual
+            if inspect.isclass(obj) or callable(obj):
+                # One entry per object and exported name: numpy.argsort is also
+                # numpy.core.fromnumeric.argsort (skipped), but the function numpy.concat is
+                # an alias of numpy.concatenate (both kept, a model may look for either).
+                seen = self.seen_ids.setdefault(id(obj), set())
+                if attr in seen or (seen and inspect.isclass(obj)):
+                    continue  # a class alias (typing.Text is str) would repeat every method
+                seen.add(attr)
                 self.keep_alive.append(obj)
-                if self.add(qual, "class", obj):
-                    self.walk_class(obj, qual, root, nested=0)
-            elif callable(obj):
-                if id(obj) in self.seen_ids:
-                    continue
-                self.seen_ids[id(obj)] = qual
-                self.keep_alive.append(obj)
-                self.add(qual, "function", obj)
-                self.maybe_walk_instance(obj, qual, root)
+                if inspect.isclass(obj):
+                    if self.add(qual, "class", obj):
+                        self.walk_class(obj, qual, root, nested=0)
+                else:
+                    self.add(qual, "function", obj)
+                    self.maybe_walk_instance(obj, qual, root)
             elif isinstance(obj, SIMPLE_DATA) or _is_enum_member(obj):
                 self.add(qual, "data", obj, doc=f"Constant {attr} = {clip(repr(obj), 80)}")
             elif str(getattr(type(obj), "__module__", "")).split(".")[0] == root:
@@ -213,6 +260,15 @@ class Walker:
             return
         self.walk_class(cls, qual, root, nested=1)
 
+    def public_subclasses(self, cls):
+        if id(cls) not in self.subclass_counts:
+            try:
+                subs = type.__subclasses__(cls) if isinstance(cls, type) else []
+            except Exception:
+                subs = []
+            self.subclass_counts[id(cls)] = sum(id(c) in self.public_classes for c in subs)
+        return self.subclass_counts[id(cls)]
+
     def walk_class(self, cls, qual, root, nested):
         count = 0
         try:
@@ -227,9 +283,13 @@ class Walker:
             if owner is None or owner is object:
                 continue
             owner_root = str(getattr(owner, "__module__", "")).split(".")[0]
-            if owner is not cls and (owner_root != root or id(owner) in self.public_classes):
+            if owner is not cls and (owner_root != root or (
+                    id(owner) in self.public_classes
+                    and (owner not in cls.__bases__ or self.public_subclasses(owner) > 3))):
                 # inherited from another package or from builtins (dict.get on Counter), or
-                # documented under its own public class (numpy.generic for every scalar type)
+                # documented under its own public class (numpy.generic for every scalar type).
+                # A direct public base with few public subclasses still counts:
+                # datetime.datetime.strftime comes from datetime.date, Path.stem from PurePath.
                 continue
             try:
                 raw = inspect.getattr_static(cls, attr)

@@ -33,7 +33,7 @@ from agentic_rl.tools.search import text as T
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 3  # bump when the on-disk layout or the tokenisation changes
+INDEX_FORMAT = 4  # bump when the on-disk layout or the tokenisation changes
 INTROSPECT_PATH = Path(__file__).with_name("introspect.py")
 
 # Standard-library modules BigCodeBench(-Hard) tasks and everyday coding need.
@@ -59,10 +59,10 @@ THIRD_PARTY_MODULES: tuple[str, ...] = (
     "matplotlib", "matplotlib.pyplot", "matplotlib.axes", "matplotlib.figure", "matplotlib.colors",
     "matplotlib.patches", "matplotlib.collections", "matplotlib.dates", "matplotlib.ticker",
     "seaborn",
-    "scipy", "scipy.stats", "scipy.optimize", "scipy.spatial", "scipy.spatial.distance",
+    "scipy.stats", "scipy.optimize", "scipy.spatial", "scipy.spatial.distance",
     "scipy.fft", "scipy.fftpack", "scipy.signal", "scipy.interpolate", "scipy.integrate",
     "scipy.linalg", "scipy.cluster.hierarchy", "scipy.ndimage", "scipy.io",
-    "sklearn", "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model",
+    "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model",
     "sklearn.cluster", "sklearn.decomposition", "sklearn.metrics", "sklearn.ensemble",
     "sklearn.feature_extraction.text", "sklearn.naive_bayes", "sklearn.neighbors", "sklearn.tree",
     "sklearn.svm", "sklearn.pipeline", "sklearn.impute", "sklearn.datasets", "sklearn.manifold",
@@ -72,8 +72,8 @@ THIRD_PARTY_MODULES: tuple[str, ...] = (
     "nltk.stem", "psutil", "flask", "pytz", "dateutil.parser", "cv2", "PIL.Image",
     "wordcloud", "regex", "openpyxl", "docx", "chardet", "Levenshtein", "shapely.geometry",
     "werkzeug.security", "wtforms", "flask_login", "flask_wtf", "flask_mail", "xlwt",
-    "cryptography.fernet", "Crypto.Cipher.AES", "rsa", "pyquery", "soundfile", "texttable",
-    "natsort", "yaml", "tabulate",
+    "cryptography.fernet", "Crypto.Cipher.AES", "rsa", "pyquery", "soundfile", "librosa",
+    "gensim.models", "geopandas", "keras.models", "keras.layers", "keras.optimizers",
 )
 DEFAULT_MODULES: tuple[str, ...] = STDLIB_MODULES + THIRD_PARTY_MODULES
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -81,14 +81,19 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     "numpy.polynomial", "numpy.strings", "numpy.testing", "numpy.exceptions",
     "scipy.stats.mstats", "scipy.stats.mstats_basic", "scipy.stats.mstats_extras",
     "pandas.arrays", "pandas.offsets", "pandas.tseries", "pandas.io", "pandas.errors",
+    "nltk.drt", "nltk.logic", "nltk.sem", "nltk.inference", "nltk.ccg", "nltk.twitter",
+    "nltk.app", "nltk.test", "matplotlib.transforms", "matplotlib.scale",
 )
 
 # Score adjustments on top of BM25 (typical BM25 scores here are 5..40).
 EXACT_BOOST = 100.0  # the query is exactly the entry's name
 DOTTED_BOOST = 40.0  # a dotted name in the query is a suffix of the entry's name
 IDENT_BOOST = 8.0  # an identifier-like word (most_common, argsort alone) is the entry's last name
+JOINED_BOOST = 6.0  # adjacent words run together are the entry's last name ("most common")
 WORD_BOOST = 1.5  # a plain word equals the entry's last name (bar, sort)
-DEPTH_PENALTY = 0.4  # per dotted level below module.attr
+MENTION_BOOST = 4.0  # the query names the entry's package ("pandas ...", "sns ...")
+DEPTH_PENALTY = 0.5  # per level below module.function (a method is one level down)
+KIND_PRIOR = {"module": -3.0, "data": -1.5, "attribute": -1.0}
 MAX_QUERY_CHARS = 300
 BM25_CANDIDATES = 200
 
@@ -102,7 +107,7 @@ def default_cache_dir() -> Path:
 def resolve_python(python: str | None = None) -> str:
     """The sandbox interpreter: explicit option, else $AGENTIC_RL_SANDBOX_PYTHON, else this one."""
     exe = python or os.environ.get("AGENTIC_RL_SANDBOX_PYTHON") or sys.executable
-    found = shutil.which(exe) if not os.path.sep in exe else exe
+    found = shutil.which(exe) if os.path.sep not in exe else exe
     if not found or not os.path.exists(found):
         raise FileNotFoundError(f"search: sandbox interpreter not found: {exe!r}")
     return os.path.abspath(found)  # not realpath: a venv's python is a symlink with its own sys.path
@@ -142,6 +147,7 @@ class PydocIndex:
     kinds: list[str]
     signatures: list[str]
     docs: list[str]
+    depths: list[int]  # levels below the module the entry was found in (numpy.argsort: 1)
     retriever: Any  # bm25s.BM25
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
@@ -152,19 +158,27 @@ class PydocIndex:
         self.by_name: dict[str, int] = {}
         self.by_suffix: dict[str, list[int]] = {}
         self.by_last: dict[str, list[int]] = {}
-        depth = np.zeros(len(self.names), dtype=np.float32)
+        self.root_of: list[str] = []
         for i, name in enumerate(self.names):
             self.by_name.setdefault(name, i)
             parts = name.split(".")
-            depth[i] = len(parts)
-            self.by_last.setdefault(parts[-1].lower(), []).append(i)
+            self.root_of.append(parts[0])
+            self.by_last.setdefault(T.name_key(parts[-1]), []).append(i)
             for j in range(1, len(parts) - 1):  # proper suffixes with at least two parts
                 self.by_suffix.setdefault(".".join(parts[j:]), []).append(i)
-        self.prior = -DEPTH_PENALTY * np.maximum(depth - 2, 0)
+        depth = np.asarray(self.depths, dtype=np.float32)
+        kind = np.asarray([KIND_PRIOR.get(k, 0.0) for k in self.kinds], dtype=np.float32)
+        self.prior = kind - DEPTH_PENALTY * np.maximum(depth - 1, 0)
+        self.packages = frozenset(self.root_of)
         self.vocab = self.retriever.vocab_dict
 
     def __len__(self) -> int:
         return len(self.names)
+
+    def callables(self, idxs: Sequence[int]) -> list[int]:
+        """Functions, methods and classes among `idxs`: the looser name matches (joined words,
+        abbreviations) skip properties and constants ("file name" is not GzipFile.filename)."""
+        return [i for i in idxs if self.kinds[i] in ("function", "method", "class")]
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
@@ -175,9 +189,11 @@ class PydocIndex:
             return []
         boosts: dict[int, float] = {}
 
-        def boost(idxs: Sequence[int], amount: float) -> None:
+        def boost(idxs: Sequence[int], amount: float, by_depth: bool = False) -> None:
             for i in idxs:
-                boosts[i] = max(boosts.get(i, 0.0), amount)
+                # a bare name most likely means the module-level one: argsort -> numpy.argsort
+                value = amount / max(1, self.depths[i]) if by_depth else amount
+                boosts[i] = max(boosts.get(i, 0.0), value)
 
         exact = T.expand_alias(query.strip("`'\" ?").removesuffix("()"))
         if exact in self.by_name:
@@ -188,10 +204,17 @@ class PydocIndex:
             boost(self.by_suffix.get(dotted, ()), DOTTED_BOOST)
         raw_words = T.words(query)
         for word in raw_words:
-            idxs = self.by_last.get(word.lower())
+            idxs = self.by_last.get(T.name_key(word))
             if idxs:
                 strong = len(raw_words) == 1 or T.looks_like_identifier(word)
-                boost(idxs, IDENT_BOOST if strong else WORD_BOOST)
+                boost(idxs, IDENT_BOOST if strong else WORD_BOOST, by_depth=True)
+        for joined in T.joined_words(query):
+            boost(self.callables(self.by_last.get(joined, ())), JOINED_BOOST, by_depth=True)
+        for word in raw_words:  # names that abbreviate a query word: concat, hist, norm, corr
+            key = T.name_key(word)
+            for n in range(4, len(key)):
+                boost(self.callables(self.by_last.get(key[:n], ())), WORD_BOOST, by_depth=True)
+        mentioned = T.mentioned_packages(query, self.packages)
 
         token_ids = [self.vocab[t] for t in T.query_tokens(query) if t in self.vocab]
         if token_ids:
@@ -203,14 +226,24 @@ class PydocIndex:
         n = min(BM25_CANDIDATES, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         candidates = set(int(i) for i in top if scores[i] > 0) | set(boosts)
-        ranked = sorted(
-            ((float(scores[i]) + boosts.get(i, 0.0) + float(self.prior[i]), i) for i in candidates),
-            key=lambda t: (-t[0], len(self.names[t[1]]), self.names[t[1]]),
-        )
-        hits = []
-        for score, i in ranked[:k]:
-            if score <= 0:
+
+        def final(i: int) -> float:
+            mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
+            return float(scores[i]) + boosts.get(i, 0.0) + mention + float(self.prior[i])
+
+        ranked = sorted(((final(i), i) for i in candidates),
+                        key=lambda t: (-t[0], len(self.names[t[1]]), self.names[t[1]]))
+        hits: list[SearchHit] = []
+        shown: set[tuple[str, str]] = set()
+        for score, i in ranked:
+            if score <= 0 or len(hits) >= k:
                 break
+            # the same method inherited by sibling classes (Series.str.count, Index.str.count)
+            # is shown once, under its best-ranked name
+            key = (self.names[i].rsplit(".", 1)[-1], self.docs[i])
+            if key in shown and self.docs[i]:
+                continue
+            shown.add(key)
             hits.append(SearchHit(name=self.names[i], signature=self.signatures[i],
                                   doc=self.docs[i], score=round(score, 3)))
         return hits
@@ -225,14 +258,22 @@ def short_signature(sig: str, max_len: int = 160) -> str:
 
 def _entry_tokens(entry: dict[str, Any], vocabulary: set[str]) -> list[str]:
     toks = T.name_tokens(entry["name"], vocabulary)
-    toks.extend(T.stem(p.lower()) for p in T.param_names(entry.get("signature", "")))
+    toks.extend(T.param_tokens(entry.get("signature", ""), vocabulary))
     toks.extend(T.prose_tokens(entry.get("doc", "")))
     toks.extend(T.prose_tokens(entry.get("extra", "")))
     return toks or [""]
 
 
-def build_index(entries: list[dict[str, Any]], meta: dict[str, Any]) -> PydocIndex:
+def _import_bm25s() -> Any:
     import bm25s
+
+    # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
+def build_index(entries: list[dict[str, Any]], meta: dict[str, Any]) -> PydocIndex:
+    bm25s = _import_bm25s()
 
     counts = Counter(w.lower() for e in entries for w in T.words(e.get("doc", "") + " " + e.get("extra", "")))
     vocabulary = {w for w, c in counts.items() if c >= 2 and len(w) >= 2}
@@ -244,9 +285,17 @@ def build_index(entries: list[dict[str, Any]], meta: dict[str, Any]) -> PydocInd
         kinds=[e.get("kind", "") for e in entries],
         signatures=[short_signature(e.get("signature", "")) for e in entries],
         docs=[e.get("doc", "") for e in entries],
+        depths=[entry_depth(e) for e in entries],
         retriever=retriever,
         meta=meta,
     )
+
+
+def entry_depth(entry: dict[str, Any]) -> int:
+    module = entry.get("module") or entry["name"].split(".")[0]
+    if entry.get("kind") == "module":
+        return 0
+    return entry["name"].count(".") - module.count(".")
 
 
 def save_index(index: PydocIndex, path: Path) -> None:
@@ -257,7 +306,8 @@ def save_index(index: PydocIndex, path: Path) -> None:
         index.retriever.save(str(tmp / "bm25"), show_progress=False)
         with open(tmp / "entries.json", "w", encoding="utf-8") as f:
             json.dump({"names": index.names, "kinds": index.kinds, "signatures": index.signatures,
-                       "docs": index.docs}, f, ensure_ascii=False, separators=(",", ":"))
+                       "docs": index.docs, "depths": index.depths}, f, ensure_ascii=False,
+                      separators=(",", ":"))
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(index.meta, f, indent=1, ensure_ascii=False)
         try:
@@ -271,7 +321,7 @@ def save_index(index: PydocIndex, path: Path) -> None:
 
 
 def load_index(path: Path) -> PydocIndex:
-    import bm25s
+    bm25s = _import_bm25s()
 
     with open(path / "meta.json", encoding="utf-8") as f:
         meta = json.load(f)
@@ -279,7 +329,8 @@ def load_index(path: Path) -> PydocIndex:
         data = json.load(f)
     retriever = bm25s.BM25.load(str(path / "bm25"), show_progress=False)
     return PydocIndex(names=data["names"], kinds=data["kinds"], signatures=data["signatures"],
-                      docs=data["docs"], retriever=retriever, meta=meta, path=path)
+                      docs=data["docs"], depths=data["depths"], retriever=retriever, meta=meta,
+                      path=path)
 
 
 def dir_size(path: Path) -> int:
@@ -293,8 +344,8 @@ class PydocBackend:
     def __init__(self, python: str | None = None, modules: Sequence[str] | None = None,
                  extra_modules: Sequence[str] = (), exclude: Sequence[str] | None = None,
                  cache_dir: str | os.PathLike | None = None, rebuild: bool = False,
-                 max_depth: int = 1, max_entries_per_module: int = 6000,
-                 max_members_per_class: int = 250, module_timeout_s: float = 60.0,
+                 max_depth: int = 0, max_entries_per_module: int = 6000,
+                 max_members_per_class: int = 500, module_timeout_s: float = 60.0,
                  build_timeout_s: float = 900.0) -> None:
         self.python = resolve_python(python)
         mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
@@ -345,9 +396,10 @@ class PydocBackend:
         elif rebuild and path.exists():
             shutil.rmtree(path, ignore_errors=True)
         index = self._build(payload)
+        self.build_seconds = time.perf_counter() - start
+        index.meta["build_seconds"] = round(self.build_seconds, 3)
         save_index(index, path)
         self.built = True
-        self.build_seconds = time.perf_counter() - start
         log.info("search: built pydoc index of %d entries in %.1fs -> %s", len(index),
                  self.build_seconds, path)
         return index

@@ -31,11 +31,43 @@ WORD_ALIASES: dict[str, tuple[str, ...]] = {
     "mpl": ("matplotlib",),
     "sklearn": ("sklearn",),
     "df": ("dataframe",),
-    "regex": ("re", "regex", "regular", "expression"),
+    "regex": ("re", "regular", "expression"),
     "regexp": ("re", "regular", "expression"),
     "dict": ("dict", "dictionary"),
     "dictionary": ("dict", "dictionary"),
+    "dictionaries": ("dict", "dictionary"),
+    # everyday words for what the docs call otherwise
+    "average": ("average", "mean"),
+    "avg": ("mean",),
+    "chart": ("chart", "plot"),
+    "graph": ("graph", "plot"),
+    "folder": ("folder", "directory"),
+    "dir": ("dir", "directory"),
+    "delete": ("delete", "remove"),
+    "remove": ("remove", "delete"),
 }
+# Words that name a package: a query mentioning one prefers that package's entries. Package
+# names are added from the index itself; these are the other ways a query names them.
+MENTION_ALIASES: dict[str, str] = {
+    "pd": "pandas", "dataframe": "pandas", "dataframes": "pandas",
+    "np": "numpy",
+    "plt": "matplotlib", "pyplot": "matplotlib", "mpl": "matplotlib",
+    "sns": "seaborn",
+    "scikit": "sklearn",
+    "regex": "re", "regexp": "re",
+    "beautifulsoup": "bs4", "soup": "bs4",
+    "opencv": "cv2",
+    "pillow": "PIL",
+    "smtp": "smtplib",
+    "sqlite": "sqlite3",
+}
+# Package names that are also ordinary words ("random forest", "time series", "string"):
+# mentioning them says nothing about the package.
+NOT_MENTIONS = frozenset("""
+time random string array copy types select queue wave code email html http abc enum inspect
+platform locale calendar operator builtins logging warnings secrets token signal site struct
+parser test statistics io sys math uuid gzip shutil glob
+""".split())
 
 STOPWORDS = frozenset("""
 a an the of to in on for and or is are be been being with by from as at it its this that these
@@ -56,7 +88,11 @@ def stem(word: str) -> str:
     w = word
     if len(w) <= 3 or "_" in w or not w.isalpha():
         return w
-    if w.endswith("ies") and len(w) > 4:
+    if w.endswith(("tion", "sion")) and len(w) - 3 >= 4:  # insertion -> insert
+        return w[:-3]
+    if w.endswith("er") and len(w) - 2 >= 4:  # reader -> read, writer -> writ (as write)
+        w = w[:-2]
+    elif w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith(("sses", "ches", "shes", "xes", "zes")):
         w = w[:-2]
@@ -95,34 +131,52 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
+# Single letters that carry meaning in API names (set_xlabel, ylim, zscore, nlargest).
+LETTERS = frozenset("xyzn")
+
+
+def keep_token(tok: str) -> bool:
+    return (len(tok) >= 2 or tok in LETTERS) and tok not in STOPWORDS
+
+
 def prose_tokens(text: str) -> list[str]:
     """Tokens of free text (docstrings, queries): identifiers split, stopwords dropped, stemmed."""
     out: list[str] = []
     for word in words(text):
         for tok in split_identifier(word):
-            if len(tok) < 2 or tok in STOPWORDS:
-                continue
-            out.append(stem(tok))
+            if keep_token(tok):
+                out.append(stem(tok))
     return out
 
 
-def compound_split(word: str, vocabulary: set[str] | frozenset[str]) -> list[str]:
-    """Split a run-together lowercase name into two known words: heappush -> heap, push.
+def compound_split(word: str, vocabulary: set[str] | frozenset[str], max_parts: int = 3) -> list[str]:
+    """Split a run-together lowercase name into known words: heappush -> heap, push;
+    issubdtype -> is, sub, dtype; xlabel -> x, label.
 
-    Tries every split point and keeps the one whose shorter half is longest; both halves must be
-    words of the vocabulary (the raw lowercase words of all docstrings) and at least 2 letters.
+    Pieces must be words of `vocabulary` (the lowercase words of all docstrings) of at least two
+    letters, except a leading x/y/z/n. Fewest pieces win, then the most even split.
     """
-    if len(word) < 5 or not word.isalpha():
+    if len(word) < 4 or not word.isalpha():
         return []
-    best: list[str] = []
-    best_key = 0
-    for i in range(2, len(word) - 1):
-        left, right = word[:i], word[i:]
-        if left in vocabulary and right in vocabulary:
-            key = min(len(left), len(right))
-            if key > best_key:
-                best, best_key = [left, right], key
-    return best
+    n = len(word)
+    # best[i] = (pieces, -shortest piece) for word[:i]
+    best: list[tuple[int, int, list[str]] | None] = [None] * (n + 1)
+    best[0] = (0, 0, [])
+    for i in range(n):
+        if best[i] is None or best[i][0] >= max_parts:
+            continue
+        for j in range(i + 1, n + 1):
+            piece = word[i:j]
+            if not (piece in vocabulary and len(piece) >= 2 or (i == 0 and j == 1 and piece in LETTERS)):
+                continue
+            if i == 0 and j == n:
+                continue  # the whole word is not a split
+            count, neg_short, pieces = best[i]
+            cand = (count + 1, min(neg_short, -len(piece)) if pieces else -len(piece), pieces + [piece])
+            cur = best[j]
+            if cur is None or (cand[0], cand[1]) < (cur[0], cur[1]):
+                best[j] = cand
+    return best[n][2] if best[n] is not None else []
 
 
 def param_names(signature: str) -> list[str]:
@@ -140,8 +194,17 @@ def name_tokens(name: str, vocabulary: set[str] | frozenset[str] = frozenset(),
     toks = [t for t in split_identifier(last) if len(t) >= 2 or t == last.lower()]
     for t in list(toks):
         toks.extend(compound_split(t, vocabulary))
-    toks = list(dict.fromkeys(stem(t) for t in toks if t not in STOPWORDS or t == last.lower()))
+    toks = list(dict.fromkeys(stem(t) for t in toks if keep_token(t) or t == last.lower()))
     out.extend(toks * last_weight)
+    return out
+
+
+def param_tokens(signature: str, vocabulary: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Parameter names, split (fill_value, fillvalue -> fill, value)."""
+    out: list[str] = []
+    for p in param_names(signature):
+        for t in split_identifier(p):
+            out.extend(stem(x) for x in [t, *compound_split(t, vocabulary)] if keep_token(x))
     return out
 
 
@@ -164,11 +227,41 @@ def query_tokens(query: str) -> list[str]:
     """BM25 tokens of a query, word aliases expanded, duplicates removed (order kept)."""
     out: list[str] = []
     for word in words(query):
-        low = word.lower()
-        expanded: Iterable[str] = WORD_ALIASES.get(low, (word,))
+        expanded: Iterable[str] = WORD_ALIASES.get(word.lower(), (word,))
         for w in expanded:
-            out.extend(prose_tokens(w) if w not in ("re",) else ["re"])
+            out.extend(prose_tokens(w))
     return list(dict.fromkeys(out))
+
+
+def name_key(name: str) -> str:
+    """How a last name component is looked up: case and underscores ignored (find_all = findAll)."""
+    return name.lower().replace("_", "")
+
+
+def joined_words(query: str, max_n: int = 3) -> list[str]:
+    """Adjacent query words run together, as name keys: 'most common' -> 'mostcommon',
+    'train test split' -> 'traintestsplit' (single words are not included)."""
+    ws = [w.lower() for w in words(query)]
+    out = []
+    for n in range(2, max_n + 1):
+        for i in range(len(ws) - n + 1):
+            out.append(name_key("".join(ws[i:i + n])))
+    return list(dict.fromkeys(out))
+
+
+def mentioned_packages(query: str, packages: set[str] | frozenset[str]) -> set[str]:
+    """Top-level packages a query names: 'pandas ...', 'sns ...', 'beautifulsoup ...'."""
+    found = set()
+    for word in words(query):
+        low = word.lower()
+        pkg = MENTION_ALIASES.get(low, low)
+        if pkg in packages and low not in NOT_MENTIONS:
+            found.add(pkg)
+    for dotted in dotted_names(query):
+        head = dotted.split(".")[0]
+        if head in packages:
+            found.add(head)
+    return found
 
 
 def looks_like_identifier(word: str) -> bool:

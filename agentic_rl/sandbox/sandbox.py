@@ -1,0 +1,402 @@
+"""The client side of the sandbox: `Sandbox` owns a warm fork server and a pool of worker slots.
+
+Thread safety: every public method may be called from many threads at once. A call takes a worker
+slot from a queue (so at most `workers` programs run at a time), opens its own connection to the
+server, and gives the slot back when the reply is in. Server start and restart happen under a lock.
+"""
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import fcntl
+import json
+import logging
+import math
+import os
+import pwd
+import queue
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from agentic_rl.data.paths import repo_root, shared_data_dir
+from agentic_rl.sandbox import server as wire
+from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
+
+log = logging.getLogger(__name__)
+
+HARNESSES = ("pytest", "unittest", "humaneval")
+PYTHON_ENV_VAR = "AGENTIC_RL_SANDBOX_PYTHON"
+REPO_ROOT = repo_root()
+SERVER_SCRIPT = Path(wire.__file__).resolve()
+UID_LOCK_DIR = Path(tempfile.gettempdir()) / "agentic_rl_sandbox_uids"
+
+DEFAULT_PRELOAD = (
+    "numpy", "pandas", "matplotlib", "matplotlib.pyplot", "scipy", "scipy.stats", "sklearn",
+    "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model", "sklearn.cluster",
+    "sklearn.decomposition", "sklearn.metrics", "seaborn", "requests", "bs4", "pytest", "unittest.mock",
+    "collections", "datetime", "itertools", "json", "math", "random", "re", "csv", "io", "string",
+)
+
+
+class Sandbox:
+    """Isolated execution of untrusted Python, and grading with the pytest/unittest/humaneval harnesses.
+
+    Args (all in conf/sandbox/default.yaml):
+        workers: programs running at once (each holds one worker slot and, as root, one uid).
+        python: sandbox interpreter; None -> $AGENTIC_RL_SANDBOX_PYTHON -> the current interpreter.
+            A relative path is taken from the repository root.
+        timeout_s / test_timeout_s: default wall-clock limits of execute / run_tests.
+        memory_mb: address-space limit per process (RLIMIT_AS); must exceed the warm server's own size.
+        cpu_s: CPU-seconds per process (RLIMIT_CPU); None -> the call's timeout + 1.
+        nproc: processes + threads of the call (RLIMIT_NPROC on the worker uid; root only).
+        nofile, fsize_mb: open files, and the largest file it may write.
+        tmp_mb: size of the call's private tmpfs (its /tmp and working dir; root only).
+        max_output_bytes: stdout and stderr kept for the caller (each); the rest is counted and dropped.
+        output_limit_bytes: stdout + stderr after which the program is killed ("output_limit").
+        max_detail_chars: cap of TestReport.detail.
+        preload: modules the warm server imports once (missing ones are skipped).
+        isolation: "auto" (uid if root, else none), "uid" (require root) or "none" (same user: weaker).
+        network: "none" (own empty network namespace per call) or "host" (no network isolation).
+        hide_paths: directories covered by an empty tmpfs for sandboxed code; None -> home, repo, data dir.
+        uid_base, uid_count: range of otherwise unused uids to run calls under (isolation "uid").
+        startup_timeout_s: how long the server may take to import `preload`.
+    """
+
+    def __init__(
+        self,
+        workers: int = 2,
+        python: str | None = None,
+        timeout_s: float = 10.0,
+        test_timeout_s: float = 30.0,
+        memory_mb: int = 4096,
+        cpu_s: int | None = None,
+        nproc: int = 64,
+        nofile: int = 1024,
+        fsize_mb: int = 64,
+        tmp_mb: int = 256,
+        max_output_bytes: int = 64 * 1024,
+        output_limit_bytes: int = 16 * 1024 * 1024,
+        max_detail_chars: int = 4000,
+        preload: Sequence[str] | None = DEFAULT_PRELOAD,
+        isolation: str = "auto",
+        network: str = "none",
+        hide_paths: Sequence[str] | None = None,
+        uid_base: int = 61000,
+        uid_count: int = 1000,
+        startup_timeout_s: float = 180.0,
+    ) -> None:
+        if workers < 1:
+            raise ValueError(f"sandbox.workers must be >= 1, got {workers}")
+        if isolation not in ("auto", "uid", "none"):
+            raise ValueError(f"sandbox.isolation must be auto, uid or none, got {isolation!r}")
+        if network not in ("none", "host"):
+            raise ValueError(f"sandbox.network must be none or host, got {network!r}")
+        root = os.geteuid() == 0
+        if isolation == "uid" and not root:
+            raise ValueError("sandbox.isolation=uid needs root; use isolation=none (weaker) or run as root")
+        self.workers = workers
+        self.python = resolve_python(python)
+        self.timeout_s, self.test_timeout_s = timeout_s, test_timeout_s
+        self.memory_mb, self.cpu_s, self.nproc, self.nofile, self.fsize_mb = memory_mb, cpu_s, nproc, nofile, fsize_mb
+        self.tmp_mb = tmp_mb
+        self.max_output_bytes, self.output_limit_bytes = max_output_bytes, output_limit_bytes
+        self.max_detail_chars = max_detail_chars
+        self.preload = list(preload or [])
+        self.privileged = root and isolation != "none"
+        self.network = network
+        if hide_paths is None:
+            hide_paths = [str(Path.home()), str(REPO_ROOT), str(shared_data_dir())]
+        self.hide_paths = [str(p) for p in hide_paths]
+        self.uid_base, self.uid_count = uid_base, uid_count
+        self.startup_timeout_s = startup_timeout_s
+
+        self.server_info: dict[str, Any] = {}  # what the server reported at start (pid, preloaded, hidden...)
+        self.worker_uids: list[int] = []  # as root: the uids calls run under, one per worker
+        self._lock = threading.Lock()
+        self._closed = False
+        self._proc: subprocess.Popen | None = None
+        self._base: Path | None = None
+        self._uid_locks: list[Any] = []
+        self._slots: queue.Queue = queue.Queue()
+        self._slots_filled = False
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    # ------------------------------------------------------------------ public API
+    def execute(self, code: str, timeout_s: float | None = None) -> ExecResult:
+        """Run `code` as a script (`python main.py`) in a fresh directory; never raises for bad code."""
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        raw = self._call({"mode": "exec", "code": code}, timeout)
+        return exec_result(raw, self.max_output_bytes)
+
+    def run_tests(
+        self,
+        code: str,
+        test: str,
+        *,
+        harness: str,
+        entry_point: str | None = None,
+        timeout_s: float | None = None,
+    ) -> TestReport:
+        """Grade `code` against `test` with `harness` ("pytest", "unittest" or "humaneval")."""
+        if harness not in HARNESSES:
+            raise ValueError(f"unknown harness {harness!r}; available: {', '.join(HARNESSES)}")
+        if harness == "humaneval" and not entry_point:
+            raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
+        timeout = self.test_timeout_s if timeout_s is None else timeout_s
+        req = {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point}
+        return test_report(self._call(req, timeout), self.max_detail_chars)
+
+    def execute_many(self, codes: Iterable[str], timeout_s: float | None = None) -> list[ExecResult]:
+        """`execute` over many programs, `workers` at a time; results in input order."""
+        return self._map(lambda code: self.execute(code, timeout_s=timeout_s), codes)
+
+    def run_tests_many(self, jobs: Iterable[dict]) -> list[TestReport]:
+        """`run_tests(**job)` for each job dict, `workers` at a time; results in input order."""
+        return self._map(lambda job: self.run_tests(**job), jobs)
+
+    def start(self) -> "Sandbox":
+        """Start the warm server now (otherwise the first call does)."""
+        self._ensure_server()
+        return self
+
+    def close(self) -> None:
+        """Stop the server and release the worker uids. Calls in flight finish or fail cleanly."""
+        with self._lock:
+            self._closed = True
+            self._stop_server()
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            for f in self._uid_locks:
+                f.close()
+            self._uid_locks = []
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ calls
+    def _map(self, fn, items: Iterable) -> list:
+        with self._lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
+        return list(self._pool.map(fn, items))
+
+    def _call(self, req: dict, timeout_s: float) -> dict:
+        sock_path = self._ensure_server()
+        uid = self._slots.get()
+        try:
+            req.update(
+                uid=uid,
+                timeout_s=float(timeout_s),
+                limits=self._limits(timeout_s),
+                max_output_bytes=self.max_output_bytes,
+                output_limit_bytes=self.output_limit_bytes,
+            )
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    # Generous: the supervisor enforces the deadline itself and cleans up after it.
+                    s.settimeout(timeout_s + 30.0)
+                    s.connect(sock_path)
+                    wire.send_msg(s, req)
+                    return wire.recv_msg(s)
+            except (OSError, ValueError) as e:  # server died or hung: no verdict, the caller goes on
+                log.error("sandbox call failed: %s: %s", type(e).__name__, e)
+                self._kill_uid(uid)
+                return {"error": f"{type(e).__name__}: {e}"}
+        finally:
+            self._slots.put(uid)
+
+    def _limits(self, timeout_s: float) -> dict:
+        cpu = self.cpu_s if self.cpu_s is not None else math.ceil(timeout_s) + 1
+        return {
+            "memory_bytes": self.memory_mb * 1024 * 1024,
+            "cpu_s": int(cpu),
+            "nproc": self.nproc,
+            "nofile": self.nofile,
+            "fsize_bytes": self.fsize_mb * 1024 * 1024,
+            "tmp_bytes": self.tmp_mb * 1024 * 1024,
+        }
+
+    # ------------------------------------------------------------------ server lifecycle
+    def _ensure_server(self) -> str:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the sandbox is closed")
+            if self._proc is None or self._proc.poll() is not None:
+                if self._proc is not None:
+                    log.warning("sandbox server exited (code %s); restarting", self._proc.returncode)
+                    self._stop_server()
+                self._start_server()
+            return str(self._base / "ctl" / "server.sock")
+
+    def _start_server(self) -> None:
+        if not self._slots_filled:
+            self.worker_uids = self._claim_uids() if self.privileged else []
+            for uid in self.worker_uids or [None] * self.workers:
+                self._slots.put(uid)
+            self._slots_filled = True
+        base = Path(tempfile.mkdtemp(prefix="agentic_rl_sandbox_"))
+        os.chmod(base, 0o711)  # sandboxed uids may traverse to their own call dir, not list
+        for name, mode in (("ctl", 0o700), ("work", 0o711), ("scratch", 0o700)):
+            (base / name).mkdir(mode=mode)
+            os.chmod(base / name, mode)
+        config = {
+            "socket": str(base / "ctl" / "server.sock"),
+            "work_dir": str(base / "work"),
+            "scratch_dir": str(base / "scratch"),
+            "preload": self.preload,
+            "privileged": self.privileged,
+            "network": self.network,
+            "hide_paths": self.hide_paths if self.privileged else [],
+        }
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # no secrets
+        proc = subprocess.Popen(
+            [self.python, "-I", str(SERVER_SCRIPT), json.dumps(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=str(base / "scratch"), start_new_session=True, close_fds=True,
+        )
+        self._proc, self._base = proc, base
+        try:
+            info = self._await_ready(proc)
+        except Exception:
+            self._stop_server()
+            raise
+        threading.Thread(target=_log_stream, args=(proc.stderr,), daemon=True, name="sandbox-log").start()
+        self.server_info = info
+        log.info(
+            "sandbox server ready: python %s (%s), %d workers, isolation %s, hidden %s, preloaded %d/%d",
+            info["python"], self.python, self.workers, "uid" if self.privileged else "none",
+            info["hidden"], len(info["preloaded"]), len(self.preload),
+        )
+        if info.get("preload_failed"):
+            log.info("sandbox preload skipped: %s", ", ".join(sorted(info["preload_failed"])))
+        if info.get("hide_error"):
+            log.warning("sandbox could not hide paths: %s", info["hide_error"])
+        if info["vm_bytes"] + (256 << 20) > self.memory_mb << 20:
+            log.warning("sandbox.memory_mb=%d leaves little room above the server's own %d MB address space",
+                        self.memory_mb, info["vm_bytes"] >> 20)
+
+    def _await_ready(self, proc: subprocess.Popen) -> dict:
+        ready, _, _ = select.select([proc.stdout], [], [], self.startup_timeout_s)
+        line = proc.stdout.readline() if ready else b""
+        if not line:
+            proc.kill()
+            err = proc.stderr.read().decode(errors="replace") if proc.poll() is not None else ""
+            raise RuntimeError(f"sandbox server ({self.python}) did not start: {err.strip()[-2000:] or 'timeout'}")
+        return json.loads(line)
+
+    def _stop_server(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                proc.stdin.close()  # EOF: the server leaves its loop
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdout,):
+                stream.close()
+        base, self._base = self._base, None
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+
+    # ------------------------------------------------------------------ worker uids
+    def _claim_uids(self) -> list[int]:
+        """Take `workers` uids from the range, each under an exclusive lock held while we live.
+
+        The lock keeps two sandboxes (two processes, or two Sandbox objects) from sharing a uid, which
+        would let one's cleanup kill the other's program. A uid of the range that a user account owns
+        is skipped; leftovers of a crashed owner of a freshly locked uid are killed.
+        """
+        UID_LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        uids = []
+        for uid in range(self.uid_base, self.uid_base + self.uid_count):
+            if len(uids) == self.workers:
+                break
+            try:
+                pwd.getpwuid(uid)
+                continue
+            except KeyError:
+                pass
+            f = open(UID_LOCK_DIR / f"{uid}.lock", "w")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+                continue
+            self._uid_locks.append(f)
+            self._kill_uid(uid)
+            uids.append(uid)
+        if len(uids) < self.workers:
+            raise RuntimeError(f"only {len(uids)} free sandbox uids in [{self.uid_base}, +{self.uid_count})")
+        return uids
+
+    @staticmethod
+    def _kill_uid(uid: int | None) -> None:
+        if uid is None:
+            return
+        import psutil
+
+        for p in psutil.process_iter(["uids"]):
+            try:
+                if p.info["uids"] and p.info["uids"].real == uid:
+                    p.kill()
+            except psutil.Error:
+                pass
+
+
+def resolve_python(python: str | None) -> str:
+    """The sandbox interpreter: explicit, else $AGENTIC_RL_SANDBOX_PYTHON, else this interpreter."""
+    import sys
+
+    python = python or os.environ.get(PYTHON_ENV_VAR) or sys.executable
+    path = Path(python)
+    if not path.is_absolute() and os.sep in python:
+        path = REPO_ROOT / path
+    elif not path.is_absolute():
+        found = shutil.which(python)
+        path = Path(found) if found else path
+    if not path.exists():
+        raise FileNotFoundError(f"sandbox python {python!r} not found (set sandbox.python or ${PYTHON_ENV_VAR})")
+    return str(path)
+
+
+def _log_stream(stream) -> None:
+    for line in iter(stream.readline, b""):
+        log.warning("sandbox server: %s", line.decode(errors="replace").rstrip())
+    stream.close()
+
+
+# ------------------------------------------------------------------ module-level default sandbox
+
+_default: Sandbox | None = None
+_default_lock = threading.Lock()
+
+
+def default_sandbox() -> Sandbox:
+    """The Sandbox behind module-level `execute`/`run_tests`: default settings, created lazily."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Sandbox()
+            atexit.register(_default.close)
+        return _default
+
+
+def execute(code: str, *, timeout_s: float = 10.0) -> ExecResult:
+    return default_sandbox().execute(code, timeout_s=timeout_s)
+
+
+def run_tests(
+    code: str, test: str, *, harness: str, entry_point: str | None = None, timeout_s: float = 30.0
+) -> TestReport:
+    return default_sandbox().run_tests(code, test, harness=harness, entry_point=entry_point, timeout_s=timeout_s)

@@ -1,0 +1,571 @@
+"""Warm fork server of `agentic_rl.sandbox`: the only code that runs under the sandbox interpreter.
+
+Standard library only, and runnable by path (`python -I server.py CONFIG_JSON`), because the sandbox
+interpreter may be a separate venv (`.venv-bcb`) without `agentic_rl` installed. The client side
+(`agentic_rl.sandbox.sandbox`) imports this module only for the message framing helpers.
+
+Process tree of one call::
+
+    zygote      this script's main loop: heavy libraries pre-imported, never runs untrusted code;
+     |          one fork per accepted connection
+     +- supervisor   root (or the caller's uid), a child subreaper: enforces the wall-clock deadline and
+         |           the output cap, collects stdout/stderr/harness report, kills everything, removes the dir
+         +- runner   new session, own mount + network namespace, rlimits, unprivileged uid, no_new_privs,
+              |      scrubbed env, fresh directory; runs the code (harness.py) and exits
+              +- whatever the code starts: all killed when the call ends
+
+Wire format: one request and one reply per connection, each a 4-byte big-endian length and UTF-8 JSON.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import resource
+import secrets
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+RESULT_FD = 3  # the runner's harness report channel (stdout/stderr are fds 1 and 2)
+MAX_RESULT_BYTES = 4 * 1024 * 1024
+SETUP_FAILED_EXIT = 125
+READ_CHUNK = 1 << 16
+
+# Linux ABI constants (not exposed by the Python 3.11 stdlib).
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+# Environment variables every sandboxed program sees; nothing else of the caller's environment is passed.
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+}
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONIOENCODING": "utf-8",
+    "MPLBACKEND": "Agg",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    **THREAD_ENV,
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# framing (shared with the client)
+
+
+def send_msg(sock: socket.socket, obj: object) -> None:
+    data = json.dumps(obj).encode("utf-8")
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise ConnectionError("connection closed mid-message")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv_msg(sock: socket.socket) -> object:
+    (n,) = struct.unpack(">I", _recv_exact(sock, 4))
+    if n > MAX_MESSAGE_BYTES:
+        raise ValueError(f"message of {n} bytes is too large")
+    return json.loads(_recv_exact(sock, n).decode("utf-8"))
+
+
+# --------------------------------------------------------------------------------------------------
+# thin libc wrappers
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(flags), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = lambda s: None if s is None else s.encode()  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+
+
+def _loopback_up() -> None:
+    """A fresh network namespace has only `lo`, and it is down; bring it up so local servers work."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifr = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, ifr))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+# --------------------------------------------------------------------------------------------------
+# zygote
+
+
+def _load_harness():
+    """harness.py sits next to this file; load it by path (this file is not imported as a package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.py")
+    spec = importlib.util.spec_from_file_location("agentic_rl_sandbox_harness", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _preload(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    loaded, failed = [], {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except BaseException as e:  # noqa: BLE001 - a broken optional library must not stop the server
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            failed[name] = f"{type(e).__name__}: {e}"
+    return loaded, failed
+
+
+def _keep_paths() -> list[str]:
+    """Directories the interpreter needs after start-up (lazy imports); they stay visible when hidden.
+
+    Only the installation itself: other sys.path entries (an editable checkout of the project, say)
+    are hidden with their parent.
+    """
+    import site
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable),
+             os.path.dirname(os.path.realpath(sys.executable)), *site.getsitepackages()}
+    real = sorted({os.path.realpath(p) for p in paths})
+    # keep only outermost directories
+    return [p for p in real if not any(q != p and _within(p, q) for q in real)]
+
+
+def _hide_paths(hide: list[str], stage_dir: str) -> list[str]:
+    """In a private mount namespace, cover each directory in `hide` with an empty read-only tmpfs.
+
+    Interpreter directories inside a hidden one are bind-mounted back at the same path (staged first,
+    because the tmpfs covers the source). Everything forked from the zygote inherits this view.
+    """
+    unshare(CLONE_NEWNS)
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    keep = _keep_paths()
+    hidden = []
+    for i, target in enumerate(sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)})):
+        if any(_within(target, k) for k in keep):
+            continue  # hiding part of the interpreter would break it
+        staged = []
+        for j, k in enumerate(k for k in keep if _within(k, target)):
+            stage = os.path.join(stage_dir, f"{i}-{j}")
+            os.makedirs(stage, exist_ok=True)
+            mount(k, stage, None, MS_BIND | MS_REC)
+            staged.append((stage, k))
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+        for stage, k in staged:
+            os.makedirs(k, exist_ok=True)
+            mount(stage, k, None, MS_BIND | MS_REC)
+            _check(_libc.umount2(stage.encode(), MNT_DETACH), f"umount {stage}")
+        mount(None, target, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        hidden.append(target)
+    return hidden
+
+
+def serve(config: dict) -> None:
+    os.environ.clear()
+    os.environ.update(BASE_ENV)
+    os.environ["HOME"] = os.environ["TMPDIR"] = config["scratch_dir"]
+    os.environ["MPLCONFIGDIR"] = os.path.join(config["scratch_dir"], "matplotlib")
+    harness = _load_harness()
+    loaded, failed = _preload(config["preload"])
+    if "pytest" in loaded:
+        harness.warm_up()
+    # Eagerly import what the supervisor/runner use lazily, before any path is hidden.
+    import pkgutil, runpy, unittest  # noqa: F401,E401
+    gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
+
+    privileged = config["privileged"]
+    hidden, hide_error = [], None
+    if privileged and config["hide_paths"]:
+        try:
+            hidden = _hide_paths(config["hide_paths"], os.path.join(config["scratch_dir"], "stage"))
+        except OSError as e:
+            hide_error = str(e)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(config["socket"])
+    listener.listen(256)
+    info = {
+        "ready": True,
+        "pid": os.getpid(),
+        "python": sys.version.split()[0],
+        "executable": sys.executable,
+        "preloaded": loaded,
+        "preload_failed": failed,
+        "hidden": hidden,
+        "hide_error": hide_error,
+        "threads": threading.active_count(),
+        "vm_bytes": _vm_size(),
+    }
+    sys.stdout.write(json.dumps(info) + "\n")
+    sys.stdout.flush()
+
+    # The client holds our stdin open; EOF means it closed us or died, and we stop.
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin.fileno()], [], [], 1.0)
+        _reap_children()
+        if sys.stdin.fileno() in ready:
+            if not os.read(sys.stdin.fileno(), 4096):
+                return
+        if listener in ready:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    listener.close()
+                    os.close(0)
+                    Supervisor(conn, config, harness).handle()
+                except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
+                    traceback.print_exc()
+                    code = 1
+                finally:
+                    os._exit(code)
+            conn.close()
+
+
+def _reap_children() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _vm_size() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# --------------------------------------------------------------------------------------------------
+# supervisor
+
+
+class Supervisor:
+    """Runs one request: forks the runner, watches it, cleans up, replies."""
+
+    def __init__(self, conn: socket.socket, config: dict, harness) -> None:
+        self.conn = conn
+        self.config = config
+        self.harness = harness
+
+    def handle(self) -> None:
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the call (setsid daemons too) become our children
+        self.conn.settimeout(30)
+        req = recv_msg(self.conn)
+        self.conn.settimeout(None)
+        try:
+            reply = self.run(req)
+        except Exception as e:  # noqa: BLE001 - report, never hang the client
+            reply = {"error": f"supervisor failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
+        send_msg(self.conn, reply)
+
+    def run(self, req: dict) -> dict:
+        uid = req.get("uid")
+        # Privileged calls get a fresh tmpfs as their /tmp (made by the runner, freed with its mount
+        # namespace); otherwise a fresh directory under work_dir.
+        call_dir = None if self.config["privileged"] else tempfile.mkdtemp(prefix="c", dir=self.config["work_dir"])
+        nonce = secrets.token_hex(16)
+        pipes = {name: os.pipe() for name in ("stdout", "stderr", "result")}
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # runner: never returns
+            self._runner(req, call_dir, pipes, nonce)
+        for r, w in pipes.values():
+            os.close(w)
+        try:
+            outcome = self._watch(pid, req, {name: r for name, (r, _) in pipes.items()}, start)
+        finally:
+            self._kill_all(uid)
+            for r, _ in pipes.values():
+                os.close(r)
+            if call_dir is not None:
+                shutil.rmtree(call_dir, ignore_errors=True)
+        outcome["report"] = _parse_report(outcome.pop("result"), nonce)
+        outcome["duration_s"] = time.monotonic() - start
+        return outcome
+
+    # ------------------------------------------------------------------ watching
+    def _watch(self, pid: int, req: dict, fds: dict[str, int], start: float) -> dict:
+        keep = {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES}
+        bufs = {name: bytearray() for name in fds}
+        total = {name: 0 for name in fds}
+        open_fds = {fd: name for name, fd in fds.items()}
+        for fd in open_fds:
+            os.set_blocking(fd, False)
+        pidfd = os.pidfd_open(pid)
+        deadline = start + req["timeout_s"]
+        timed_out = output_exceeded = exited = False
+
+        def pump(fd: int) -> None:
+            name = open_fds[fd]
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            if not data:
+                del open_fds[fd]
+                return
+            total[name] += len(data)
+            room = keep[name] - len(bufs[name])
+            if room > 0:
+                bufs[name] += data[:room]
+
+        try:
+            while not exited:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([*open_fds, pidfd], [], [], remaining)
+                for fd in ready:
+                    if fd == pidfd:
+                        exited = True
+                    else:
+                        pump(fd)
+                if total["stdout"] + total["stderr"] > req["output_limit_bytes"]:
+                    output_exceeded = True
+                    break
+            if not exited:
+                os.killpg(pid, signal.SIGKILL) if _pgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            # Whatever is still alive of the call dies now, then the pipes drain to EOF.
+            self._kill_all(req.get("uid"))
+            drain_until = time.monotonic() + 2.0
+            while open_fds and time.monotonic() < drain_until:
+                ready, _, _ = select.select(list(open_fds), [], [], 0.2)
+                for fd in ready:
+                    pump(fd)
+        finally:
+            os.close(pidfd)
+        return {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "timed_out": timed_out,
+            "output_exceeded": output_exceeded,
+            "stdout": bufs["stdout"].decode("utf-8", "replace"),
+            "stderr": bufs["stderr"].decode("utf-8", "replace"),
+            "stdout_bytes": total["stdout"],
+            "stderr_bytes": total["stderr"],
+            "result": bytes(bufs["result"]),
+        }
+
+    # ------------------------------------------------------------------ cleanup
+    def _kill_all(self, uid: int | None) -> None:
+        """Kill and reap every process the call left behind.
+
+        With a dedicated uid, a helper running as that uid sends kill(-1, SIGKILL): one atomic sweep of
+        every process of the uid (a fork bomb cannot outrun it). Then, as we are a child subreaper, every
+        remaining descendant (double-forked, setsid'd or not) is our child or grandchild: kill and reap
+        until none is left.
+        """
+        if not _has_children():
+            return
+        if uid is not None:
+            helper = os.fork()
+            if helper == 0:
+                try:
+                    os.setresgid(uid, uid, uid)
+                    os.setresuid(uid, uid, uid)
+                    for _ in range(100):
+                        try:
+                            os.kill(-1, signal.SIGKILL)
+                        except ProcessLookupError:
+                            break
+                finally:
+                    os._exit(0)
+            os.waitpid(helper, 0)
+        give_up = time.monotonic() + 10.0
+        while _has_children() and time.monotonic() < give_up:
+            for p in _descendants(os.getpid()):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+
+    # ------------------------------------------------------------------ runner
+    def _runner(self, req: dict, call_dir: str | None, pipes: dict, nonce: str) -> None:
+        """Child side: isolate, drop privileges, run. Never returns."""
+        try:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            targets = [devnull, pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1]]
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in targets]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
+            os.closerange(RESULT_FD + 1, 1 << 20)
+            root = self._isolate(req, call_dir)
+            workdir = os.path.join(root, "work")
+            os.mkdir(workdir, 0o700)
+            os.chdir(workdir)
+            env = dict(BASE_ENV, HOME=workdir, TMPDIR=root, USER="sandbox", PWD=workdir)
+            os.environ.clear()
+            os.environ.update(env)
+            tempfile.tempdir = None
+            sys.dont_write_bytecode = True
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        self.harness.main(req, workdir, RESULT_FD, nonce)  # calls os._exit
+
+    def _isolate(self, req: dict, call_dir: str | None) -> str:
+        """Namespaces, rlimits, privilege drop. Returns the directory the call sees as its /tmp."""
+        uid = req.get("uid")
+        limits = req["limits"]
+        if self.config["privileged"]:
+            no_network = self.config["network"] == "none"
+            unshare(CLONE_NEWNS | (CLONE_NEWNET if no_network else 0))
+            if no_network:
+                _loopback_up()
+            mount(None, "/", None, MS_REC | MS_PRIVATE)
+            # A private, size-capped /tmp (also seen as /var/tmp and /dev/shm) that no other call can
+            # reach; it disappears with the mount namespace when the call's last process is gone.
+            owner = f",uid={uid},gid={uid}" if uid is not None else ""
+            mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={limits['tmp_bytes']}{owner}")
+            for target in ("/var/tmp", "/dev/shm"):
+                if os.path.isdir(target):
+                    mount("/tmp", target, None, MS_BIND)
+            call_dir = "/tmp"
+        elif self.config["network"] == "none":
+            try:  # best effort without root: an unprivileged user namespace with an empty netns
+                unshare(CLONE_NEWUSER | CLONE_NEWNET)
+            except OSError:
+                pass
+        _setrlimit(resource.RLIMIT_CORE, 0)
+        _setrlimit(resource.RLIMIT_AS, limits["memory_bytes"])
+        _setrlimit(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
+        _setrlimit(resource.RLIMIT_NOFILE, limits["nofile"])
+        _setrlimit(resource.RLIMIT_FSIZE, limits["fsize_bytes"])
+        if uid is not None:
+            _setrlimit(resource.RLIMIT_NPROC, limits["nproc"])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        return call_dir
+
+
+def _setrlimit(which: int, soft: int | None, hard: int | None = None) -> None:
+    if soft is None:
+        return
+    hard = soft if hard is None else hard
+    _, cur_hard = resource.getrlimit(which)
+    if cur_hard != resource.RLIM_INFINITY:  # cannot raise a hard limit we do not hold
+        soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+    resource.setrlimit(which, (soft, hard))
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _has_children() -> bool:
+    """Reap what has exited; True while any child (live or not yet reaped) remains."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _parse_report(raw: bytes, nonce: str) -> dict | None:
+    """Merge the runner's report lines that carry the call's nonce; anything else is ignored."""
+    report: dict = {}
+    for line in raw.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.pop("nonce", None) == nonce:
+            report.update(msg)
+    return report or None
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client stops us by closing stdin
+    serve(json.loads(sys.argv[1]))

