@@ -1,25 +1,43 @@
 """Evaluation modes: the same rollout with the tool set of each mode, graded by the sandbox.
 
-Modes (conf/evaluator/*.yaml maps each to a tool set):
+Modes (conf/evaluator/*.yaml maps each to a tool set under `toolsets.<mode>`):
   no_tools   - one turn, the task prompt alone, no tool instructions; the reply's code is graded;
   code_only  - execute + submit; the search tool is neither described nor parsed;
   multi_tool - search + execute + submit.
-pass@1 is greedy by default (temperature 0, n_samples 1); with n_samples > 1 pass@k uses the unbiased
-estimator of Chen et al. (2021).
+
+Sampling: with `n_samples: 1` one episode per task at `temperature` (0 = greedy), so pass@1 is greedy
+pass@1. With `n_samples > 1` every task gets n episodes at `sample_temperature`/`sample_top_p` and pass@k
+(for each k in `ks`) is the unbiased estimator of Chen et al. (2021) (`passk.pass_at_k`), averaged over
+tasks; pass@1 is then the sampled estimate, not the greedy one.
+
+Each (task, mode, sample) triple becomes one record (`records.py`). Given a `ResultStore`, records are
+appended to results.jsonl as each batch finishes and triples already there are skipped, so an interrupted
+evaluation resumes where it stopped; pass@k and the tool metrics are computed from the records, old and new.
+
+A policy may adapt itself per mode with `for_mode(toolset, rollout) -> (policy, rollout)` (the replay policy
+fences its answers for the mode and submits once), and may declare samples it does not have with
+`has_sample(task_id, index)`: those triples are recorded as failures with status "no_sample", not run.
 """
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from agentic_rl.evaluation.passk import pass_at_k
+from agentic_rl.evaluation.records import (
+    ResultStore,
+    metrics_from_records,
+    missing_sample_record,
+    record_from_trajectory,
+)
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, run_episodes
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.tracking.metrics import episode_metrics
-from agentic_rl.types import Task, Trajectory
+from agentic_rl.types import Observation, Task, ToolCall, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -28,66 +46,162 @@ MODES = ("no_tools", "code_only", "multi_tool")
 
 @dataclass
 class EvalConfig:
-    """modes: which modes to run. n_samples: samples per task. ks: the k of pass@k (each <= n_samples).
-    temperature/top_p: sampling for evaluation (0 = greedy). batch_tasks: tasks rolled out together.
-    limit: evaluate only the first N tasks (null = all)."""
+    """Evaluation settings (conf/evaluator/*.yaml; the mode -> tool set map `toolsets` is read separately).
+
+    modes: which modes to run, in order.
+    n_samples: episodes per task and mode. 1 = one episode at `temperature` (greedy pass@1).
+    ks: the k of pass@k to report; each must be <= n_samples.
+    temperature / top_p: sampling when n_samples == 1 (temperature 0 = greedy).
+    sample_temperature / sample_top_p: sampling when n_samples > 1 (pass@k needs distinct samples).
+    batch_tasks: tasks rolled out together (their n_samples episodes each form one generation batch);
+        results are written after each batch.
+    limit: evaluate only the first N tasks (null = all).
+    """
 
     modes: list[str] = field(default_factory=lambda: list(MODES))
     n_samples: int = 1
     ks: list[int] = field(default_factory=lambda: [1])
     temperature: float = 0.0
     top_p: float = 1.0
+    sample_temperature: float = 0.8
+    sample_top_p: float = 0.95
     batch_tasks: int = 8
     limit: int | None = None
 
-    def validate(self, available: Sequence[str]) -> "EvalConfig":
+    def validate(self, available: Sequence[str]) -> EvalConfig:
         unknown = [m for m in self.modes if m not in available]
         if unknown:
             raise ValueError(f"evaluator.modes has unknown mode(s) {unknown}; available: {list(available)}")
+        if not self.modes:
+            raise ValueError(f"evaluator.modes is empty; pick some of {list(available)}")
+        if len(set(self.modes)) != len(self.modes):
+            raise ValueError(f"evaluator.modes lists a mode twice: {self.modes}")
         if self.n_samples < 1:
             raise ValueError(f"evaluator.n_samples must be >= 1, got {self.n_samples}")
         bad = [k for k in self.ks if not 1 <= k <= self.n_samples]
-        if bad:
-            raise ValueError(f"evaluator.ks must be within 1..n_samples={self.n_samples}, got {bad}")
+        if bad or not self.ks:
+            raise ValueError(f"evaluator.ks must be non-empty and within 1..n_samples={self.n_samples}, got "
+                             f"{self.ks}. Fix: raise evaluator.n_samples or drop the larger k.")
+        if self.n_samples > 1 and self.sample_temperature <= 0:
+            raise ValueError("evaluator.n_samples > 1 with sample_temperature <= 0 would grade identical greedy "
+                             "samples; set evaluator.sample_temperature > 0 (e.g. 0.8)")
+        if self.batch_tasks < 1:
+            raise ValueError(f"evaluator.batch_tasks must be >= 1, got {self.batch_tasks}")
+        if self.limit is not None and self.limit < 0:
+            raise ValueError(f"evaluator.limit must be null or >= 0, got {self.limit}")
         return self
+
+    @property
+    def sampling(self) -> tuple[float, float]:
+        """(temperature, top_p) of the evaluation episodes."""
+        if self.n_samples > 1:
+            return self.sample_temperature, self.sample_top_p
+        return self.temperature, self.top_p
 
 
 @dataclass
 class ModeResult:
     mode: str
-    pass_at: dict[int, float]
-    metrics: dict[str, float]
-    trajectories: list[Trajectory]
+    pass_at: dict[int, float]  # k -> mean pass@k over tasks
+    metrics: dict[str, float]  # tool-usage and rollout metrics (episode_metrics' names)
+    trajectories: list[Trajectory]  # the episodes run now (not those resumed from results.jsonl)
+    records: list[dict[str, Any]] = field(default_factory=list)  # every triple of this mode, task order
+    n_tasks: int = 0
+
+    @property
+    def statuses(self) -> dict[str, int]:
+        return dict(Counter(r["status"] for r in self.records))
+
+
+class _GradeTap:
+    """Wraps a no-tools grader to keep its observations: the rollout grades a no-tools answer without
+    storing the observation in the trajectory, and the record wants the grader's detail."""
+
+    def __init__(self, grader: Any) -> None:
+        self.grader = grader
+        self.name = grader.name
+        self.description = getattr(grader, "description", "")
+        self.seen: dict[tuple[str, str], Observation] = {}
+
+    def __call__(self, call: ToolCall, task: Task) -> Observation:
+        obs = self.grader(call, task)
+        self.seen[(task.task_id, call.content)] = obs  # same task + same code -> same verdict
+        return obs
 
 
 def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig,
-                  cfg: EvalConfig, mode: str, progress: bool = True) -> ModeResult:
-    rollout = replace(rollout, temperature=cfg.temperature, top_p=cfg.top_p)
+                  cfg: EvalConfig, mode: str, progress: bool = True, store: ResultStore | None = None) -> ModeResult:
+    """Roll out every (task, sample) of `mode`, skipping triples already in `store`; grade; score."""
+    temperature, top_p = cfg.sampling
+    rollout = replace(rollout, temperature=temperature, top_p=top_p)
+    if hasattr(policy, "for_mode"):
+        policy, rollout = policy.for_mode(toolset, rollout)
+    tap = None
+    if not toolset.active:
+        tap = _GradeTap(toolset.grader)
+        toolset = replace(toolset, grader=tap)
+    has_sample = getattr(policy, "has_sample", None)
+    source = getattr(policy, "source", "the samples")
+
     jobs = [(task, s) for task in tasks for s in range(cfg.n_samples)]
+    records: dict[tuple[str, int], dict[str, Any]] = {}
+    if store is not None:
+        for task, s in jobs:
+            old = store.get((task.task_id, mode, s))
+            if old is not None:
+                records[(task.task_id, s)] = old
+    if records:
+        logger.info("eval %s: %d of %d episodes already in %s; running the other %d", mode, len(records),
+                    len(jobs), store.path, len(jobs) - len(records))
+    todo = [(t, s) for t, s in jobs if (t.task_id, s) not in records]
+    if has_sample is not None:
+        missing = [missing_sample_record(t.task_id, mode, s, source) for t, s in todo if not has_sample(t.task_id, s)]
+        if missing:
+            logger.warning("eval %s: %d episodes have no sample in %s (recorded as failures): %s", mode, len(missing),
+                           source, sorted({r["task_id"] for r in missing})[:10])
+            _keep(records, missing, store)
+            todo = [(t, s) for t, s in todo if has_sample(t.task_id, s)]
+
     trajs: list[Trajectory] = []
-    passed = 0
-    bar = tqdm(total=len(jobs), desc=f"eval {mode}", disable=not progress, leave=False)
-    step = max(cfg.batch_tasks * cfg.n_samples, 1)
-    for start in range(0, len(jobs), step):
-        chunk = run_episodes(jobs[start:start + step], policy, toolset, rollout)
+    passed = sum(r["passed"] for r in records.values())
+    bar = tqdm(total=len(jobs), initial=len(records), desc=f"eval {mode}", disable=not progress, leave=False)
+    bar.set_postfix(pass_rate=f"{passed / max(len(records), 1):.3f}")
+    step = cfg.batch_tasks * cfg.n_samples
+    for start in range(0, len(todo), step):
+        chunk = run_episodes(todo[start:start + step], policy, toolset, rollout)
+        new = [record_from_trajectory(t, mode, tap.seen.get((t.task_id, t.submitted_code or "")) if tap else None)
+               for t in chunk]
+        _keep(records, new, store)
         trajs.extend(chunk)
-        passed += sum(t.passed for t in chunk)
+        passed += sum(r["passed"] for r in new)
         bar.update(len(chunk))
-        bar.set_postfix(pass_rate=f"{passed / len(trajs):.3f}")
+        bar.set_postfix(pass_rate=f"{passed / len(records):.3f}")
     bar.close()
+
+    ordered = [records[(t.task_id, s)] for t, s in jobs]
     per_task: dict[str, list[bool]] = {}
-    for t in trajs:
-        per_task.setdefault(t.task_id, []).append(t.passed)
+    for r in ordered:
+        per_task.setdefault(r["task_id"], []).append(bool(r["passed"]))
     pass_at = {k: sum(pass_at_k(len(v), sum(v), k) for v in per_task.values()) / max(len(per_task), 1)
                for k in cfg.ks}
-    return ModeResult(mode=mode, pass_at=pass_at, metrics=episode_metrics(trajs), trajectories=trajs)
+    return ModeResult(mode=mode, pass_at=pass_at, metrics=metrics_from_records(ordered), trajectories=trajs,
+                      records=ordered, n_tasks=len(tasks))
+
+
+def _keep(records: dict, new: list[dict[str, Any]], store: ResultStore | None) -> None:
+    for r in new:
+        records[(r["task_id"], r["sample"])] = r
+    if store is not None:
+        store.append(new)
 
 
 def evaluate(tasks: Sequence[Task], policy: Policy, toolsets: dict[str, ToolSet], rollout: RolloutConfig,
-             cfg: EvalConfig, progress: bool = True) -> dict[str, ModeResult]:
+             cfg: EvalConfig, progress: bool = True, store: ResultStore | None = None) -> dict[str, ModeResult]:
+    """Evaluate `policy` on `tasks` in each of `cfg.modes` (tool set `toolsets[mode]`); see the module doc."""
     cfg.validate(list(toolsets))
-    tasks = list(tasks)[: cfg.limit] if cfg.limit else list(tasks)
-    return {mode: evaluate_mode(tasks, policy, toolsets[mode], rollout, cfg, mode, progress) for mode in cfg.modes}
+    tasks = list(tasks)[: cfg.limit] if cfg.limit is not None else list(tasks)
+    return {mode: evaluate_mode(tasks, policy, toolsets[mode], rollout, cfg, mode, progress, store)
+            for mode in cfg.modes}
 
 
 def flat_metrics(results: dict[str, ModeResult]) -> dict[str, float]:

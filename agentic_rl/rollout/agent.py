@@ -28,8 +28,10 @@ from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 logger = logging.getLogger(__name__)
 
 CAPPED_TOOLS = ("search", "execute")  # the cap C counts these; a submission is always allowed
-NUDGE_TEXT = "\n<feedback>No tool call found. Use a tool, or submit your solution in a ```submit block.</feedback>\n"
-CAP_TEXT = "\n<feedback>Tool-call limit reached: {name} was not run. Submit your solution now.</feedback>\n"
+NUDGE_TEXT = "<feedback>No tool call found. Use a tool, or submit your solution in a ```submit block.</feedback>"
+CAP_TEXT = "<feedback>Tool-call limit reached: {name} was not run. Submit your solution now.</feedback>"
+OBSERVATION_FORMATS = ("chat", "inline")
+OBSERVATION_BLOCK = re.compile(r"<(doc_result|exec_result|test_result|feedback)>.*?</\1>", re.DOTALL)
 FENCED_CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)", re.DOTALL)
 
@@ -43,6 +45,8 @@ class RolloutConfig:
     max_new_tokens: tokens generated per turn.
     max_context_tokens: an episode whose history reaches this ends with finish_reason "length".
     on_no_call: "nudge" appends a reminder and continues; "stop" ends the episode.
+    observation_format: "chat" puts each observation in a user turn of the chat template; "inline" appends
+        it to the assistant's own message (the reference notebook's way).
     tool_workers: threads that run tool calls of different episodes concurrently.
     """
 
@@ -53,6 +57,7 @@ class RolloutConfig:
     top_p: float = 0.95
     max_context_tokens: int = 4096
     on_no_call: str = "nudge"
+    observation_format: str = "chat"
     tool_workers: int = 4
 
     def __post_init__(self) -> None:
@@ -62,6 +67,9 @@ class RolloutConfig:
             raise ValueError(f"rollout.max_tool_calls must be >= 0 or null, got {self.max_tool_calls}")
         if self.on_no_call not in ("nudge", "stop"):
             raise ValueError(f"rollout.on_no_call must be 'nudge' or 'stop', got {self.on_no_call!r}")
+        if self.observation_format not in OBSERVATION_FORMATS:
+            raise ValueError(f"rollout.observation_format must be one of {OBSERVATION_FORMATS}, "
+                             f"got {self.observation_format!r}")
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
         self.sampling  # validates the sampling fields
@@ -79,10 +87,34 @@ class ToolSet:
     tools: dict[str, Tool]
     grader: Tool
     system_prompt: str
+    examples: tuple[tuple[str, str], ...] = ()  # worked (task, reply) exchanges shown before the task
 
     @property
     def active(self) -> tuple[str, ...]:
         return tuple(self.tools)
+
+
+def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> list[dict[str, str]]:
+    """System prompt, each worked example as earlier chat turns, then the task."""
+    messages = [{"role": "system", "content": toolset.system_prompt}] if toolset.system_prompt else []
+    for example_task, reply in toolset.examples:
+        messages.append({"role": "user", "content": example_task})
+        messages += split_example_reply(reply) if observation_format == "chat" else \
+            [{"role": "assistant", "content": reply}]
+    return messages + [{"role": "user", "content": task.prompt}]
+
+
+def split_example_reply(reply: str) -> list[dict[str, str]]:
+    """An example reply written inline (calls and observations interleaved) as alternating chat turns."""
+    messages, pos = [], 0
+    for m in OBSERVATION_BLOCK.finditer(reply):
+        if reply[pos:m.start()].strip():
+            messages.append({"role": "assistant", "content": reply[pos:m.start()].strip()})
+        messages.append({"role": "user", "content": m.group(0)})
+        pos = m.end()
+    if reply[pos:].strip():
+        messages.append({"role": "assistant", "content": reply[pos:].strip()})
+    return messages
 
 
 def extract_code(text: str) -> str | None:
@@ -135,7 +167,7 @@ def run_episodes(
     tok = policy.tokenizer
     episodes = []
     for task, sample_index in jobs:
-        prompt = tok.chat_prompt_ids(toolset.system_prompt or None, task.prompt)
+        prompt = tok.chat_prompt_ids(prompt_messages(toolset, task, cfg.observation_format))
         episodes.append(_Episode(task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
     active_tools = toolset.active
 
@@ -159,7 +191,7 @@ def run_episodes(
                 lambda p: _run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
                 pending)
             for (episode, turn, call), obs in zip(pending, observations):
-                _observe(episode, turn, call, obs, tok, grade_only)
+                _observe(episode, turn, call, obs, tok, grade_only, cfg.observation_format)
             for episode in live:
                 if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
                     episode.finish_reason = "length"
@@ -191,20 +223,28 @@ def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, toolset: ToolSet
         if cfg.on_no_call == "stop":
             episode.finish_reason = "no_call"
         else:
-            _append_feedback(episode, turn, tok, NUDGE_TEXT)
+            _append_feedback(episode, turn, tok, NUDGE_TEXT, cfg.observation_format)
         return turn, None
     if call.name in CAPPED_TOOLS and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
         notice = CAP_TEXT.format(name=call.name)
-        turn.observation = Observation(tool=call.name, text=notice.strip(), ok=False, status="capped", executed=False)
-        _append_feedback(episode, turn, tok, notice)
+        turn.observation = Observation(tool=call.name, text=notice, ok=False, status="capped", executed=False)
+        _append_feedback(episode, turn, tok, notice, cfg.observation_format)
         return turn, None
     if call.name in CAPPED_TOOLS:
         episode.n_capped_calls += 1
     return turn, call
 
 
-def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str) -> None:
-    ids = tok.encode(text)
+def observation_ids(tok: Any, text: str, after_ids: list[int], observation_format: str) -> list[int]:
+    """Token ids of an observation appended after the model's `after_ids`."""
+    if observation_format == "chat":
+        after_eos = bool(after_ids) and after_ids[-1] == tok.eos_token_id
+        return tok.encode(tok.chat_observation_text(text.strip(), after_eos))
+    return tok.encode("\n" + text.strip() + "\n")
+
+
+def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observation_format: str) -> None:
+    ids = observation_ids(tok, text, turn.generated_ids, observation_format)
     turn.observation_ids = ids
     episode.append(ids, trainable=False)
 
@@ -218,13 +258,14 @@ def _run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
                            ok=False, status="tool_error", passed=False if call.name == "submit" else None)
 
 
-def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, grade_only: bool) -> None:
+def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, grade_only: bool,
+             observation_format: str) -> None:
     if grade_only:  # no-tools answer: record the grade; nothing is appended to the context
         episode.passed = bool(obs.passed)
         episode.finish_reason = "passed" if episode.passed else "failed"
         return
     turn.observation = obs
-    ids = tok.encode("\n" + obs.text + "\n")
+    ids = observation_ids(tok, obs.text, turn.generated_ids, observation_format)
     turn.observation_ids = ids
     episode.append(ids, trainable=False)
     if call.name == "submit":

@@ -5,7 +5,8 @@
 naive:   one `python file.py` subprocess per call, sequential, as the reference notebook runs code
          (made fair: it gets its own empty network namespace, and for (b) it really runs the tests,
          with `unittest.main()` appended, where the notebook's runner never did).
-sandbox: `Sandbox.execute_many` / `run_tests_many` (warm fork server, `--workers` at a time).
+sandbox: `Sandbox.execute_many` / `run_tests_many` (warm fork server, `--workers` at a time; several
+         counts may be given, the naive run is then measured once). Server start-up is not timed.
 
 (a) snippets: 200 small programs of the kind a model sends to the execute tool: pure Python
     (string, list, dict, recursion work), stdlib imports (json, re, collections, itertools,
@@ -17,7 +18,6 @@ Prints calls/s for both ways and the ratio; for (b) also where the two verdicts 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import subprocess
 import sys
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from agentic_rl.sandbox import server as wire
 from agentic_rl.sandbox.bcb import bcb_python, canonical_program, load_bcb_hard
 from agentic_rl.sandbox.sandbox import Sandbox, resolve_python
 
@@ -65,9 +66,11 @@ def bcb_test_program(task: dict) -> str:
     return canonical_program(task) + "\n" + task["test"] + "\n\nimport unittest\nunittest.main(argv=['t'])\n"
 
 
-def _no_network() -> None:  # preexec_fn of the naive runner: same empty network namespace as the sandbox
+def _no_network() -> None:
+    """preexec_fn of the naive runner: the sandbox's network (an own namespace with only loopback)."""
     if os.geteuid() == 0:
-        ctypes.CDLL(None, use_errno=True).unshare(0x40000000)  # CLONE_NEWNET
+        wire.unshare(wire.CLONE_NEWNET)
+        wire.loopback_up()
 
 
 def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[float, list[bool]]:
@@ -89,56 +92,58 @@ def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[float
     return time.perf_counter() - start, ok
 
 
-def _report(name: str, n: int, naive_s: float, sandbox_s: float, goal: float) -> float:
-    ratio = naive_s / sandbox_s
+def _report(name: str, n: int, naive_s: float, sandbox_s: float, goal: float) -> None:
     print(f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
-          f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {ratio:5.2f} (goal >= {goal:g})")
-    return ratio
+          f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {naive_s / sandbox_s:5.2f} "
+          f"(goal >= {goal:g})", flush=True)
 
 
-def bench_snippets(python: str, n: int, workers: int) -> float:
-    progs = snippets(n)
-    naive_s, naive_ok = naive_run(python, progs, timeout_s=30)
+def _timed_sandbox(python: str, workers: int, run: Callable[[Sandbox], list]) -> tuple[float, list]:
     with Sandbox(workers=workers, python=python) as sb:
         sb.start()  # the server's start-up (imports) is a one-off cost, not per call
         start = time.perf_counter()
-        results = sb.execute_many(progs, timeout_s=30)
-        sandbox_s = time.perf_counter() - start
-    differ = [i for i, (a, r) in enumerate(zip(naive_ok, results)) if a != r.ok]
-    if differ:
-        print(f"    snippets where the exit status differs: {differ[:10]}")
-    return _report("a: snippets", n, naive_s, sandbox_s, 2)
+        results = run(sb)
+        return time.perf_counter() - start, results
 
 
-def bench_bcb(python: str, n: int | None, workers: int, timeout_s: float) -> float:
+def bench_snippets(python: str, n: int, workers: list[int]) -> None:
+    progs = snippets(n)
+    naive_s, naive_ok = naive_run(python, progs, timeout_s=30)
+    for w in workers:
+        sandbox_s, results = _timed_sandbox(python, w, lambda sb: sb.execute_many(progs, timeout_s=30))
+        differ = [i for i, (a, r) in enumerate(zip(naive_ok, results)) if a != r.ok]
+        if differ:
+            print(f"    snippets where the exit status differs: {differ[:10]}")
+        _report(f"a: snippets, {w} workers", n, naive_s, sandbox_s, 2)
+
+
+def bench_bcb(python: str, n: int | None, workers: list[int], timeout_s: float) -> None:
     tasks = load_bcb_hard()[:n]
+    jobs = [{"code": canonical_program(t), "test": t["test"], "harness": "unittest", "timeout_s": timeout_s}
+            for t in tasks]
     naive_s, naive_ok = naive_run(python, [bcb_test_program(t) for t in tasks], timeout_s)
-    with Sandbox(workers=workers, python=python) as sb:
-        sb.start()
-        start = time.perf_counter()
-        reports = sb.run_tests_many(
-            [{"code": canonical_program(t), "test": t["test"], "harness": "unittest", "timeout_s": timeout_s}
-             for t in tasks]
-        )
-        sandbox_s = time.perf_counter() - start
-    print(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
-    for t, a, r in zip(tasks, naive_ok, reports):
-        if a != r.passed:
-            print(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
-                  f"{r.detail[:200]}")
-    return _report("b: BigCodeBench-Hard", len(tasks), naive_s, sandbox_s, 3)
+    for w in workers:
+        sandbox_s, reports = _timed_sandbox(python, w, lambda sb: sb.run_tests_many(jobs))
+        print(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
+        for t, a, r in zip(tasks, naive_ok, reports):
+            if a != r.passed:
+                print(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
+                      f"{r.detail[:200]}")
+        _report(f"b: BigCodeBench-Hard, {w} workers", len(tasks), naive_s, sandbox_s, 3)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n-snippets", type=int, default=200, help="size of workload (a); 0 skips it")
     ap.add_argument("--n-bcb", type=int, default=148, help="size of workload (b); 0 skips it")
-    ap.add_argument("--workers", type=int, default=2, help="sandbox workers (default: 2, one per core here)")
+    ap.add_argument("--workers", type=int, nargs="+", default=[2],
+                    help="sandbox worker counts to measure, e.g. 2 4 (default: 2, the config's default)")
     ap.add_argument("--python", default=None, help="interpreter for both ways (default: .venv-bcb if present)")
-    ap.add_argument("--timeout", type=float, default=120.0, help="per-task limit for (b), seconds")
+    ap.add_argument("--timeout", type=float, default=240.0,
+                    help="per-task limit for (b), seconds (240, as the official harness)")
     args = ap.parse_args(argv)
     python = resolve_python(bcb_python(args.python))
-    print(f"python: {python}; sandbox workers: {args.workers}; cores: {os.cpu_count()}")
+    print(f"python: {python}; sandbox workers: {args.workers}; cores: {os.cpu_count()}", flush=True)
     if args.n_snippets > 0:
         bench_snippets(python, args.n_snippets, args.workers)
     if args.n_bcb > 0:

@@ -18,6 +18,7 @@ import queue
 import select
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import threading
@@ -207,7 +208,10 @@ class Sandbox:
                     s.settimeout(timeout_s + 30.0)
                     s.connect(sock_path)
                     wire.send_msg(s, req)
-                    return wire.recv_msg(s)
+                    reply = wire.recv_msg(s)
+                    if reply.get("error"):
+                        log.error("sandbox supervisor: %s\n%s", reply["error"], reply.get("trace", ""))
+                    return reply
             except (OSError, ValueError) as e:  # server died or hung: no verdict, the caller goes on
                 log.error("sandbox call failed: %s: %s", type(e).__name__, e)
                 self._kill_uid(uid)
@@ -318,6 +322,9 @@ class Sandbox:
         is skipped; leftovers of a crashed owner of a freshly locked uid are killed.
         """
         UID_LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(UID_LOCK_DIR)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise RuntimeError(f"{UID_LOCK_DIR} must be a directory of uid {os.geteuid()} with mode 0700")
         uids = []
         for uid in range(self.uid_base, self.uid_base + self.uid_count):
             if len(uids) == self.workers:
@@ -327,7 +334,7 @@ class Sandbox:
                 continue
             except KeyError:
                 pass
-            f = open(UID_LOCK_DIR / f"{uid}.lock", "w")
+            f = os.fdopen(os.open(UID_LOCK_DIR / f"{uid}.lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600), "w")
             try:
                 fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

@@ -133,7 +133,7 @@ def prctl(option: int, arg: int = 0) -> None:
     _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
 
 
-def _loopback_up() -> None:
+def loopback_up() -> None:
     """A fresh network namespace has only `lo`, and it is down; bring it up so local servers work."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         ifr = struct.pack("16sH14s", b"lo", 0, b"")
@@ -186,7 +186,7 @@ def _keep_paths() -> list[str]:
     return [p for p in real if not any(q != p and _within(p, q) for q in real)]
 
 
-def _hide_paths(hide: list[str], stage_dir: str) -> list[str]:
+def _hide_paths(hide: list[str], stage_dir: str, own_dir: str) -> list[str]:
     """In a private mount namespace, cover each directory in `hide` with an empty read-only tmpfs.
 
     Interpreter directories inside a hidden one are bind-mounted back at the same path (staged first,
@@ -197,8 +197,8 @@ def _hide_paths(hide: list[str], stage_dir: str) -> list[str]:
     keep = _keep_paths()
     hidden = []
     for i, target in enumerate(sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)})):
-        if any(_within(target, k) for k in keep):
-            continue  # hiding part of the interpreter would break it
+        if any(_within(target, k) for k in keep) or _within(own_dir, target):
+            continue  # hiding part of the interpreter, or the server's own directory, would break us
         staged = []
         for j, k in enumerate(k for k in keep if _within(k, target)):
             stage = os.path.join(stage_dir, f"{i}-{j}")
@@ -232,7 +232,8 @@ def serve(config: dict) -> None:
     hidden, hide_error = [], None
     if privileged and config["hide_paths"]:
         try:
-            hidden = _hide_paths(config["hide_paths"], os.path.join(config["scratch_dir"], "stage"))
+            scratch = config["scratch_dir"]
+            hidden = _hide_paths(config["hide_paths"], os.path.join(scratch, "stage"), os.path.dirname(scratch))
         except OSError as e:
             hide_error = str(e)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -252,11 +253,12 @@ def serve(config: dict) -> None:
     }
     sys.stdout.write(json.dumps(info) + "\n")
     sys.stdout.flush()
+    os.dup2(2, 1)  # the client stops reading stdout now; anything printed later goes to its log
 
     # The client holds our stdin open; EOF means it closed us or died, and we stop.
     while True:
         ready, _, _ = select.select([listener, sys.stdin.fileno()], [], [], 1.0)
-        _reap_children()
+        _reap()  # finished supervisors
         if sys.stdin.fileno() in ready:
             if not os.read(sys.stdin.fileno(), 4096):
                 return
@@ -278,16 +280,6 @@ def serve(config: dict) -> None:
                 finally:
                     os._exit(code)
             conn.close()
-
-
-def _reap_children() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def _vm_size() -> int:
@@ -329,84 +321,54 @@ class Supervisor:
         pid = os.fork()
         if pid == 0:  # runner: never returns
             self._runner(req, call_dir, pipes, nonce)
-        for r, w in pipes.values():
+        for _, w in pipes.values():
             os.close(w)
+        out = _Streams({name: r for name, (r, _) in pipes.items()},
+                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
         try:
-            outcome = self._watch(pid, req, {name: r for name, (r, _) in pipes.items()}, start)
+            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"])
+            if ended != "exited":
+                os.kill(pid, signal.SIGKILL)
+            _, status = os.waitpid(pid, 0)
+            self._kill_all(uid)  # whatever else of the call is alive dies now ...
+            out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:
             self._kill_all(uid)
-            for r, _ in pipes.values():
-                os.close(r)
+            out.close()
             if call_dir is not None:
                 shutil.rmtree(call_dir, ignore_errors=True)
-        outcome["report"] = _parse_report(outcome.pop("result"), nonce)
-        outcome["duration_s"] = time.monotonic() - start
-        return outcome
-
-    # ------------------------------------------------------------------ watching
-    def _watch(self, pid: int, req: dict, fds: dict[str, int], start: float) -> dict:
-        keep = {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES}
-        bufs = {name: bytearray() for name in fds}
-        total = {name: 0 for name in fds}
-        open_fds = {fd: name for name, fd in fds.items()}
-        for fd in open_fds:
-            os.set_blocking(fd, False)
-        pidfd = os.pidfd_open(pid)
-        deadline = start + req["timeout_s"]
-        timed_out = output_exceeded = exited = False
-
-        def pump(fd: int) -> None:
-            name = open_fds[fd]
-            try:
-                data = os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                return
-            if not data:
-                del open_fds[fd]
-                return
-            total[name] += len(data)
-            room = keep[name] - len(bufs[name])
-            if room > 0:
-                bufs[name] += data[:room]
-
-        try:
-            while not exited:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                ready, _, _ = select.select([*open_fds, pidfd], [], [], remaining)
-                for fd in ready:
-                    if fd == pidfd:
-                        exited = True
-                    else:
-                        pump(fd)
-                if total["stdout"] + total["stderr"] > req["output_limit_bytes"]:
-                    output_exceeded = True
-                    break
-            if not exited:
-                os.killpg(pid, signal.SIGKILL) if _pgid(pid) == pid else os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
-            # Whatever is still alive of the call dies now, then the pipes drain to EOF.
-            self._kill_all(req.get("uid"))
-            drain_until = time.monotonic() + 2.0
-            while open_fds and time.monotonic() < drain_until:
-                ready, _, _ = select.select(list(open_fds), [], [], 0.2)
-                for fd in ready:
-                    pump(fd)
-        finally:
-            os.close(pidfd)
         return {
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "timed_out": timed_out,
-            "output_exceeded": output_exceeded,
-            "stdout": bufs["stdout"].decode("utf-8", "replace"),
-            "stderr": bufs["stderr"].decode("utf-8", "replace"),
-            "stdout_bytes": total["stdout"],
-            "stderr_bytes": total["stderr"],
-            "result": bytes(bufs["result"]),
+            "timed_out": ended == "timeout",
+            "output_exceeded": ended == "output_limit",
+            "stdout": out.text("stdout"),
+            "stderr": out.text("stderr"),
+            "stdout_bytes": out.total["stdout"],
+            "stderr_bytes": out.total["stderr"],
+            "report": _parse_report(bytes(out.kept["result"]), nonce),
+            "duration_s": time.monotonic() - start,
         }
+
+    @staticmethod
+    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int) -> str:
+        """Pump output until the runner exits ("exited"), the deadline ("timeout") or too much output."""
+        pidfd = os.pidfd_open(pid)
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return "timeout"
+                ready, _, _ = select.select([*out.open_fds, pidfd], [], [], remaining)
+                for fd in ready:
+                    if fd != pidfd:
+                        out.pump(fd)
+                if out.total["stdout"] + out.total["stderr"] > output_limit:
+                    return "output_limit"
+                if pidfd in ready:
+                    return "exited"
+        finally:
+            os.close(pidfd)
 
     # ------------------------------------------------------------------ cleanup
     def _kill_all(self, uid: int | None) -> None:
@@ -417,7 +379,7 @@ class Supervisor:
         remaining descendant (double-forked, setsid'd or not) is our child or grandchild: kill and reap
         until none is left.
         """
-        if not _has_children():
+        if not _reap():
             return
         if uid is not None:
             helper = os.fork()
@@ -434,7 +396,7 @@ class Supervisor:
                     os._exit(0)
             os.waitpid(helper, 0)
         give_up = time.monotonic() + 10.0
-        while _has_children() and time.monotonic() < give_up:
+        while _reap() and time.monotonic() < give_up:
             for p in _descendants(os.getpid()):
                 try:
                     os.kill(p, signal.SIGKILL)
@@ -476,7 +438,7 @@ class Supervisor:
             no_network = self.config["network"] == "none"
             unshare(CLONE_NEWNS | (CLONE_NEWNET if no_network else 0))
             if no_network:
-                _loopback_up()
+                loopback_up()
             mount(None, "/", None, MS_REC | MS_PRIVATE)
             # A private, size-capped /tmp (also seen as /var/tmp and /dev/shm) that no other call can
             # reach; it disappears with the mount namespace when the call's last process is gone.
@@ -505,6 +467,46 @@ class Supervisor:
         return call_dir
 
 
+class _Streams:
+    """Non-blocking reader of the runner's pipes: keeps the first `keep[name]` bytes, counts the rest."""
+
+    def __init__(self, fds: dict[str, int], keep: dict[str, int]) -> None:
+        self.open_fds = {fd: name for name, fd in fds.items()}
+        self.keep = keep
+        self.kept = {name: bytearray() for name in fds}
+        self.total = {name: 0 for name in fds}
+        self._all = list(self.open_fds)
+        for fd in self._all:
+            os.set_blocking(fd, False)
+
+    def pump(self, fd: int) -> None:
+        name = self.open_fds[fd]
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            del self.open_fds[fd]
+            return
+        self.total[name] += len(data)
+        room = self.keep[name] - len(self.kept[name])
+        if room > 0:
+            self.kept[name] += data[:room]
+
+    def drain(self, until: float) -> None:
+        while self.open_fds and time.monotonic() < until:
+            ready, _, _ = select.select(list(self.open_fds), [], [], 0.2)
+            for fd in ready:
+                self.pump(fd)
+
+    def text(self, name: str) -> str:
+        return self.kept[name].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        for fd in self._all:
+            os.close(fd)
+
+
 def _setrlimit(which: int, soft: int | None, hard: int | None = None) -> None:
     if soft is None:
         return
@@ -515,15 +517,8 @@ def _setrlimit(which: int, soft: int | None, hard: int | None = None) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-def _pgid(pid: int) -> int | None:
-    try:
-        return os.getpgid(pid)
-    except ProcessLookupError:
-        return None
-
-
-def _has_children() -> bool:
-    """Reap what has exited; True while any child (live or not yet reaped) remains."""
+def _reap() -> bool:
+    """Reap the children that have exited; True while any child (live or not yet reaped) remains."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)

@@ -29,19 +29,20 @@ def build_toolset(cfg: DictConfig, sandbox: Any):
                          "to its defaults)")
     tools = {n: build_tool(n, cfg[n], sandbox) for n in active}
     grader = tools.get("submit") or build_tool("submit", cfg.submit, sandbox)
-    return ToolSet(name=cfg.name, tools=tools, grader=grader, system_prompt=system_prompt(cfg, tools))
+    examples = tuple((e.task.strip(), e.reply.strip()) for e in cfg.get("examples") or []) \
+        if cfg.get("worked_example") else ()
+    return ToolSet(name=cfg.name, tools=tools, grader=grader, system_prompt=system_prompt(cfg, tools),
+                   examples=examples)
 
 
 def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
-    """The preamble, each active tool's description, the strategy and (optionally) a worked example."""
+    """The preamble, then each active tool's description, then the strategy."""
     if not tools:
         return cfg.preamble.strip()
     parts = [cfg.preamble.strip().format(n_tools=len(tools))]
     parts += [f"{i}. {tool.description}" for i, tool in enumerate(tools.values(), 1)]
     if cfg.get("strategy"):
         parts.append(cfg.strategy.strip())
-    if cfg.get("worked_example") and cfg.get("example"):
-        parts.append("Example of the format:\n" + cfg.example.strip())
     return "\n\n".join(parts)
 
 

@@ -1,0 +1,229 @@
+"""Evaluate a policy (the base model, a trained adapter, or a replayed samples file) in the tool modes.
+
+    python -m agentic_rl.evaluate [overrides]
+    python -m agentic_rl.evaluate data=bigcodebench-hard data.path=<shared>/bigcodebench_hard.jsonl \\
+        checkpoint=outputs/runs/2025-01-01/12-00-00            # a training run dir (its adapter/) or the adapter
+    python -m agentic_rl.evaluate policy=replay samples=samples.jsonl data=humaneval evaluator.modes=[no_tools]
+    python -m agentic_rl.evaluate resume_dir=outputs/evals/2025-01-01/12-00-00   # finish an interrupted run
+
+`main` only resolves the config; `run(cfg)` does the work and returns the summary (tests call it). Writes into
+the run dir: results.jsonl (one record per task x mode x sample, append-only: a rerun in the same dir skips
+what is there), summary.json, figures/eval_summary.png, metrics.jsonl, eval_run.json (what was evaluated, to
+refuse resuming a different evaluation into the same dir) and the W&B files when logger=wandb.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from agentic_rl.config import register_configs, to_dataclass
+from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
+from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
+from agentic_rl.evaluation.report import (
+    FIGURE,
+    environment_report,
+    format_table,
+    is_bigcodebench,
+    mode_summary,
+    plot_eval_summary,
+)
+from agentic_rl.registry import build
+from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.tools import build_toolset
+from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.types import Task
+
+logger = logging.getLogger(__name__)
+register_configs()
+# hydra.run.dir is `resume_dir` when given, so resuming writes .hydra/ and the log into the same run dir.
+OmegaConf.register_new_resolver("agentic_rl.or_else", lambda value, default: default if value is None else value,
+                                replace=True)
+
+POLICIES = ("model", "replay")
+RUN_INFO_FILE = "eval_run.json"
+
+
+def run_dir_of(cfg: DictConfig) -> Path:
+    """`resume_dir`, else `run_dir` (tests), else Hydra's output dir."""
+    explicit = cfg.get("resume_dir") or cfg.get("run_dir")
+    if explicit:
+        return Path(explicit)
+    from hydra.core.hydra_config import HydraConfig
+
+    return Path(HydraConfig.get().runtime.output_dir)
+
+
+def resolve_adapter(path: str | Path) -> Path:
+    """The LoRA adapter dir for `checkpoint=`: the adapter itself, or a training run dir holding `adapter/`."""
+    path = Path(path).expanduser()
+    for candidate in (path, path / "adapter"):
+        if (candidate / "adapter_config.json").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"checkpoint={path}: no adapter_config.json in {path} or {path / 'adapter'}. Fix: pass a training run dir "
+        "(outputs/runs/<date>/<time>, saved with save_adapter=true) or the adapter dir inside it.")
+
+
+def describe_policy(cfg: DictConfig) -> dict[str, Any]:
+    """What identifies the evaluated policy (summary.json, resume checks), known before anything is loaded."""
+    if cfg.policy not in POLICIES:
+        raise ValueError(f"policy={cfg.policy!r}: must be one of {list(POLICIES)}")
+    if cfg.policy == "replay":
+        if not cfg.get("samples"):
+            raise ValueError("policy=replay needs samples=PATH: a .jsonl file with one {\"task_id\", \"solution\"} "
+                             "object per line")
+        if cfg.get("checkpoint"):
+            raise ValueError("policy=replay answers from samples; checkpoint= is for policy=model")
+        return {"policy": "replay", "samples": str(Path(cfg.samples).expanduser().resolve())}
+    adapter = resolve_adapter(cfg.checkpoint) if cfg.get("checkpoint") else None
+    return {"policy": "model", "model": cfg.model.get("name") or cfg.model.get("_target_"),
+            "checkpoint": str(adapter.resolve()) if adapter else None}
+
+
+def load_policy(cfg: DictConfig) -> Any:
+    """The policy named by `cfg.policy`: a replay of `samples`, or the model (plus `checkpoint`'s LoRA adapter)."""
+    describe_policy(cfg)  # validates policy / samples / checkpoint
+    if cfg.policy == "replay":
+        from agentic_rl.evaluation.replay import ReplayPolicy
+
+        return ReplayPolicy.from_file(cfg.samples)
+    from agentic_rl.rollout.policy import HFPolicy
+
+    loaded = build(cfg.model)
+    model = loaded.model
+    if cfg.get("checkpoint"):
+        from peft import PeftModel
+
+        adapter = resolve_adapter(cfg.checkpoint)
+        model = PeftModel.from_pretrained(model, str(adapter))
+        logger.info("loaded the LoRA adapter %s on %s", adapter, loaded.name)
+    model.eval()
+    return HFPolicy(model, loaded.tokenizer)
+
+
+def select_tasks(tasks: list[Task], exclude: list[str]) -> tuple[list[Task], list[str]]:
+    """Drop the tasks listed in `exclude` (full ids, or the part after the last "/": `101` for BigCodeBench/101)."""
+    if not exclude:
+        return tasks, []
+    by_id = {t.task_id: t for t in tasks}
+    by_suffix = {t.task_id.rsplit("/", 1)[-1]: t.task_id for t in tasks}
+    dropped, unknown = [], []
+    for item in map(str, exclude):
+        tid = item if item in by_id else by_suffix.get(item)
+        (dropped if tid else unknown).append(tid or item)
+    if unknown:
+        raise ValueError(f"exclude names task ids not in the data: {unknown}. Ids look like "
+                         f"{[t.task_id for t in tasks[:3]]}.")
+    drop = set(dropped)
+    return [t for t in tasks if t.task_id not in drop], sorted(drop)
+
+
+def fingerprint(cfg: DictConfig, policy_info: dict[str, Any], eval_cfg: EvalConfig) -> dict[str, Any]:
+    """What must not change between the runs that fill one results.jsonl (task subsets and modes may)."""
+    data = OmegaConf.to_container(cfg.data, resolve=True)
+    for key in ("limit", "exclude", "seed"):
+        data.pop(key, None)
+    return {
+        **policy_info,
+        "data": data,
+        "n_samples": eval_cfg.n_samples,
+        "sampling": list(eval_cfg.sampling),
+        "rollout": OmegaConf.to_container(cfg.rollout, resolve=True),
+        "toolsets": {m: OmegaConf.to_container(cfg.evaluator.toolsets[m], resolve=True) for m in eval_cfg.modes},
+    }
+
+
+def check_resume(run_dir: Path, current: dict[str, Any]) -> None:
+    """Refuse to add results of a different evaluation to an existing results.jsonl; record this one."""
+    path = run_dir / RUN_INFO_FILE
+    if path.is_file() and (run_dir / RESULTS_FILE).is_file():
+        before = json.loads(path.read_text())
+        differ = [k for k in current if k != "toolsets" and k in before and before[k] != current[k]]
+        differ += [f"toolsets.{m}" for m, v in current["toolsets"].items()
+                   if m in before.get("toolsets", {}) and before["toolsets"][m] != v]
+        if differ:
+            raise ValueError(f"{run_dir} holds results of a different evaluation ({', '.join(differ)} differ; see "
+                             f"{path}). Fix: evaluate into a new run dir, or delete {RESULTS_FILE} there.")
+        current = {**current, "toolsets": {**before.get("toolsets", {}), **current["toolsets"]}}
+    path.write_text(json.dumps(current, indent=2, default=str))
+
+
+def run(cfg: DictConfig) -> dict[str, Any]:
+    """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary."""
+    from agentic_rl.train import seed_everything, wandb_settings
+
+    eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
+    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
+    policy_info = describe_policy(cfg)
+    seed_everything(cfg.seed)
+    run_dir = run_dir_of(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+
+    tasks: list[Task] = build(cfg.data)
+    tasks, excluded = select_tasks(tasks, list(cfg.get("exclude") or []))
+    if eval_cfg.limit is not None:
+        tasks = tasks[: eval_cfg.limit]
+    if not tasks:
+        raise ValueError("no tasks to evaluate: check data.limit / evaluator.limit / exclude")
+    check_resume(run_dir, fingerprint(cfg, policy_info, eval_cfg))
+    policy = load_policy(cfg)
+    if cfg.policy == "replay" and eval_cfg.n_samples < policy.max_samples():
+        logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
+                       "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
+
+    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
+    sandbox = None
+    exit_code = 1
+    try:
+        sandbox = build(cfg.sandbox, **({"python": cfg.python} if cfg.get("python") else {}))
+        toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
+        store = ResultStore.in_dir(run_dir)
+        results = evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True),
+                           store=store)
+        summary: dict[str, Any] = {
+            **policy_info,
+            "data": cfg.data.get("_target_", "").rsplit(".", 1)[-1],
+            "n_tasks": len(tasks),
+            "n_samples": eval_cfg.n_samples,
+            "modes": list(eval_cfg.modes),
+            "eval": {mode: mode_summary(res) for mode, res in results.items()},
+            "excluded": {"count": len(excluded), "ids": excluded},
+        }
+        if is_bigcodebench(tasks):
+            summary["environment"] = environment_report(tasks, getattr(sandbox, "python", None), results, excluded)
+        summary["results"] = str(run_dir / RESULTS_FILE)
+        summary["seconds"] = round(time.perf_counter() - start, 1)
+        tracker.log(flat_metrics(results), step=0)
+        summary["figure"] = str(plot_eval_summary(summary, run_dir / FIGURE))
+        tracker.summary(summary)
+        for mode, res in results.items():
+            logger.info("eval %s: pass@1 %.3f over %d tasks", mode, res.pass_at.get(1, float("nan")), res.n_tasks)
+        exit_code = 0
+        return summary
+    finally:
+        tracker.close(exit_code)
+        if sandbox is not None and hasattr(sandbox, "close"):
+            sandbox.close()
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
+def main(cfg: DictConfig) -> float:
+    summary = run(cfg)
+    print(format_table(summary))  # the CLI's final table (library code logs instead)
+    for key in ("needs_network", "missing_libs"):
+        env = summary.get("environment", {}).get(key)
+        if env and env["count"]:
+            print(f"{key}: {env['count']} tasks (scored as failures unless excluded): {env['ids']}")
+    print(f"results: {summary['results']}\nfigure:  {summary['figure']}")
+    return max((m.get("pass@1", 0.0) for m in summary["eval"].values()), default=0.0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""Per-episode evaluation records, the append-only `results.jsonl` that holds them, and metrics from them.
+
+One record per (task_id, mode, sample) triple, a plain JSON object:
+
+    {"task_id": "HumanEval/0", "mode": "no_tools", "sample": 0, "passed": true, "status": "passed",
+     "finish_reason": "passed", "turns": 1, "tool_calls": {"search": 0, "execute": 0, "submit": 0, "none": 1},
+     "tool_errors": {...}, "tool_latency_ms": {...}, "model_tokens": 87, "submitted_code": "def ...",
+     "detail": "PASS: 7 tests passed"}
+
+`status` is the verdict of the last graded submission ("passed", "failed", "error", "timeout", "memory",
+"killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was submitted: see
+`finish_reason`), or "no_sample" (a replay file had no sample for this task). `detail` is the grader's own
+text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."), so a failure can be read without
+re-running it.
+
+Metrics are computed from records rather than from trajectories so that a resumed evaluation (whose
+earlier episodes exist only as records) reports the same numbers as an uninterrupted one; the names are
+those of `agentic_rl.tracking.metrics.episode_metrics`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agentic_rl.types import TOOL_NAMES, Observation, Trajectory
+
+logger = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.jsonl"
+Key = tuple[str, str, int]  # (task_id, mode, sample index)
+
+# Statuses counted as "errors" in the summary (the program or the grader broke, as opposed to a wrong answer).
+ERROR_STATUSES = ("error", "memory", "killed", "output_limit", "sandbox_error", "tool_error")
+_TAG = re.compile(r"^\s*<(\w+)>\s*(.*?)\s*</\1>\s*$", re.DOTALL)
+
+
+def observation_detail(obs: Observation | None) -> str:
+    """The text inside an observation's tags (`<test_result>FAIL: ...</test_result>` -> `FAIL: ...`)."""
+    if obs is None:
+        return ""
+    m = _TAG.match(obs.text)
+    return m.group(2) if m else obs.text.strip()
+
+
+def last_submission(traj: Trajectory) -> Observation | None:
+    """The observation of the last executed submit call of a tool-mode episode (None if it never submitted)."""
+    for turn in reversed(traj.turns):
+        if turn.call is not None and turn.call.name == "submit" and turn.observation is not None \
+                and turn.observation.executed:
+            return turn.observation
+    return None
+
+
+def record_from_trajectory(traj: Trajectory, mode: str, grade: Observation | None = None) -> dict[str, Any]:
+    """The record of one finished episode.
+
+    `grade` is the grader's observation of a no-tools answer (the rollout does not keep it in the trajectory,
+    since nothing is appended to the context there); in tool modes the last submit observation is used.
+    """
+    obs = grade if grade is not None else last_submission(traj)
+    if traj.passed:
+        status = "passed"
+    elif obs is not None:
+        status = obs.status if obs.status != "passed" else "failed"
+    else:
+        status = "no_submission"
+    calls = traj.calls_by_kind()
+    errors = {name: 0 for name in TOOL_NAMES}
+    latency = {name: 0.0 for name in TOOL_NAMES}
+    for turn in traj.turns:
+        o = turn.observation
+        if turn.call is None or o is None or not o.executed:
+            continue
+        errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not o.ok)
+        latency[turn.call.name] = latency.get(turn.call.name, 0.0) + o.latency_ms
+    return {
+        "task_id": traj.task_id,
+        "mode": mode,
+        "sample": traj.sample_index,
+        "passed": bool(traj.passed),
+        "status": status,
+        "finish_reason": traj.finish_reason,
+        "turns": len(traj.turns),
+        "tool_calls": calls,
+        "tool_errors": errors,
+        "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()},
+        "model_tokens": traj.n_model_tokens,
+        "submitted_code": traj.submitted_code,
+        "detail": observation_detail(obs) if obs is not None else _no_submission_detail(traj),
+    }
+
+
+def _no_submission_detail(traj: Trajectory) -> str:
+    return {
+        "no_call": "no code in the reply" if not any(t.call for t in traj.turns) else "stopped without a tool call",
+        "max_turns": "out of turns before a submission",
+        "length": "context limit reached before a submission",
+    }.get(traj.finish_reason, f"no submission ({traj.finish_reason})")
+
+
+def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> dict[str, Any]:
+    """A failed record for a task that a replay file has no sample for (nothing is rolled out)."""
+    return {
+        "task_id": task_id, "mode": mode, "sample": sample, "passed": False, "status": "no_sample",
+        "finish_reason": "no_sample", "turns": 0,
+        "tool_calls": {name: 0 for name in (*TOOL_NAMES, "none")},
+        "tool_errors": {name: 0 for name in TOOL_NAMES},
+        "tool_latency_ms": {name: 0.0 for name in TOOL_NAMES},
+        "model_tokens": 0, "submitted_code": None,
+        "detail": f"no sample {sample} for this task in {source}",
+    }
+
+
+def record_key(record: dict[str, Any]) -> Key:
+    return (str(record["task_id"]), str(record["mode"]), int(record["sample"]))
+
+
+class ResultStore:
+    """`results.jsonl` of a run dir: append-only, one record per line, one line per (task, mode, sample).
+
+    Opening an existing file loads what it holds, so a rerun in the same dir skips those triples. A
+    truncated last line (the process was killed while writing it) is dropped with a warning and
+    overwritten; a malformed line elsewhere is an error naming the file and line, since it means the file
+    was edited or mixed up. When a triple appears twice the later line wins.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.records: dict[Key, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        if self.path.is_file():
+            self._load()
+
+    @classmethod
+    def in_dir(cls, run_dir: str | Path) -> ResultStore:
+        return cls(Path(run_dir) / RESULTS_FILE)
+
+    def _load(self) -> None:
+        raw = self.path.read_bytes()
+        lines = raw.split(b"\n")
+        last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+        keep = len(raw)  # bytes of the file that hold whole records
+        offset = 0
+        for i, line in enumerate(lines):
+            start, offset = offset, offset + len(line) + 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+                key = record_key(record)
+            except (ValueError, KeyError, TypeError) as exc:
+                if i == last:  # killed while writing it: drop it, the triple is evaluated again
+                    logger.warning("%s: dropping a truncated last line (%d bytes) left by an interrupted run",
+                                   self.path, len(line))
+                    keep = start
+                    break
+                raise ValueError(f"{self.path}, line {i + 1}: not a valid result record ({exc}). Fix: remove "
+                                 "that line, or evaluate into a new run dir.") from exc
+            self.records[key] = record
+        if keep < len(raw):  # cut the partial line so the next append starts on a fresh line
+            with self.path.open("r+b") as f:
+                f.truncate(keep)
+        elif raw and not raw.endswith(b"\n"):
+            with self.path.open("ab") as f:
+                f.write(b"\n")
+
+    def __contains__(self, key: Key) -> bool:
+        return key in self.records
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def get(self, key: Key) -> dict[str, Any] | None:
+        return self.records.get(key)
+
+    def append(self, records: Iterable[dict[str, Any]]) -> None:
+        records = list(records)
+        if not records:
+            return
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a") as f:
+                for record in records:
+                    f.write(json.dumps(record) + "\n")
+                f.flush()
+            for record in records:
+                self.records[record_key(record)] = record
+
+
+def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Tool-usage and rollout metrics of a set of records, with `episode_metrics`' names and definitions.
+
+    Rates are shares of turns (`tools/search_rate` = turns that ran a search / all turns); `tools/<name>/error_rate`
+    and `tools/<name>/latency_ms` are over the executed calls of that tool. Records of missing replay samples
+    (no episode was run) count as episodes with zero turns.
+    """
+    records = list(records)
+    n_eps = max(len(records), 1)
+    n_turns = sum(r["turns"] for r in records)
+    calls = {name: sum(r["tool_calls"].get(name, 0) for r in records) for name in (*TOOL_NAMES, "none")}
+    out = {
+        "rollout/episodes": float(len(records)),
+        "rollout/turns_mean": n_turns / n_eps,
+        "rollout/model_tokens_mean": sum(r["model_tokens"] for r in records) / n_eps,
+        "rollout/truncated_rate": sum(r["finish_reason"] in ("length", "max_turns") for r in records) / n_eps,
+        "tools/calls_per_episode": sum(calls[k] for k in TOOL_NAMES) / n_eps,
+        "tools/none_rate": calls["none"] / max(n_turns, 1),
+    }
+    for name in TOOL_NAMES:
+        out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)
+        if calls[name]:
+            out[f"tools/{name}/error_rate"] = sum(r["tool_errors"].get(name, 0) for r in records) / calls[name]
+            out[f"tools/{name}/latency_ms"] = sum(r["tool_latency_ms"].get(name, 0.0) for r in records) / calls[name]
+    return out

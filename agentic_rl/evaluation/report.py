@@ -1,0 +1,148 @@
+"""What an evaluation run reports: the per-mode summary, the environment report, the figure and the table.
+
+`summary.json` holds, per mode, pass@k, the tool-usage metrics and the outcome counts (timeouts, errors,
+no submission, no sample, the full status histogram); the excluded tasks; and, for BigCodeBench, the tasks
+that may need the network or libraries the sandbox interpreter lacks (reported, scored as failures, never
+dropped unless listed in `exclude`).
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: figures are files
+import matplotlib.pyplot as plt
+
+from agentic_rl.evaluation.evaluator import ModeResult
+from agentic_rl.evaluation.records import ERROR_STATUSES
+from agentic_rl.types import TOOL_NAMES, Task
+
+logger = logging.getLogger(__name__)
+
+FIGURE = "figures/eval_summary.png"
+
+
+def mode_summary(res: ModeResult) -> dict[str, Any]:
+    """pass@k, tool metrics and outcome counts of one mode."""
+    statuses = Counter(r["status"] for r in res.records)
+    return {
+        **{f"pass@{k}": v for k, v in res.pass_at.items()},
+        **res.metrics,
+        "n_tasks": res.n_tasks,
+        "n_episodes": len(res.records),
+        "n_passed": statuses.get("passed", 0),
+        "timeouts": statuses.get("timeout", 0),
+        "errors": sum(statuses.get(s, 0) for s in ERROR_STATUSES),
+        "no_submission": statuses.get("no_submission", 0),
+        "no_sample": statuses.get("no_sample", 0),
+        "statuses": dict(sorted(statuses.items())),
+    }
+
+
+def is_bigcodebench(tasks: Sequence[Task]) -> bool:
+    return bool(tasks) and all(t.task_id.startswith("BigCodeBench/") and t.harness == "unittest" for t in tasks)
+
+
+def environment_report(tasks: Sequence[Task], python: str | None, results: dict[str, ModeResult] | None = None,
+                       excluded: Sequence[str] = ()) -> dict[str, Any]:
+    """BigCodeBench tasks that may fail for environmental reasons: network use, libraries `python` lacks.
+
+    Uses `network_task_ids` (a heuristic on the code) and `missing_lib_tasks` (an import check with the
+    sandbox interpreter). `tasks` are the tasks scored (after `exclude`); `excluded` ids listed by the user are
+    reported separately. With `results`, how many of these tasks passed in each mode.
+    """
+    from agentic_rl.data.bigcodebench import missing_lib_tasks, network_task_ids
+
+    python = python or sys.executable
+    network = network_task_ids(tasks)
+    try:
+        missing = missing_lib_tasks(tasks, python)
+    except (ValueError, RuntimeError) as exc:  # the report must not sink the evaluation
+        logger.warning("could not check the libraries of %s: %s", python, exc)
+        missing = {}
+    report: dict[str, Any] = {
+        "python": python,
+        "needs_network": {"count": len(network), "ids": network},
+        "missing_libs": {"count": len(missing), "ids": sorted(missing), "modules": missing,
+                         "absent": sorted({m for mods in missing.values() for m in mods})},
+        "note": "scored as failures when they fail; list ids in exclude=[...] to drop them from the score",
+        "excluded_by_user": list(excluded),
+    }
+    if results:
+        for key, ids in (("needs_network", set(network)), ("missing_libs", set(missing))):
+            report[key]["passed_by_mode"] = {
+                mode: sum(r["passed"] for r in res.records if r["task_id"] in ids) for mode, res in results.items()}
+    return report
+
+
+def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
+    """Two panels: pass@k per mode (one bar per k), and tool calls per episode per mode (stacked by tool)."""
+    modes = list(summary.get("eval", {}))
+    per_mode = summary.get("eval", {})
+    ks = sorted({int(key.split("@")[1]) for m in per_mode.values() for key in m if key.startswith("pass@")})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+
+    ax = axes[0]
+    width = 0.8 / max(len(ks), 1)
+    top = 0.0
+    for i, k in enumerate(ks):
+        values = [per_mode[m].get(f"pass@{k}", 0.0) for m in modes]
+        xs = [j + (i - (len(ks) - 1) / 2) * width for j in range(len(modes))]
+        bars = ax.bar(xs, values, width=width, label=f"pass@{k}", edgecolor="#333")
+        for bar, v in zip(bars, values):
+            ax.text(bar.get_x() + bar.get_width() / 2, v + 0.01, f"{v:.1%}", ha="center", fontsize=8)
+        top = max([top, *values])
+    ax.set_xticks(range(len(modes)), modes)
+    ax.set_ylim(0, max(top * 1.2, 0.1))
+    ax.set_ylabel("pass rate")
+    n = summary.get("n_tasks", "?")
+    ax.set_title(f"pass@k per mode ({n} tasks, {summary.get('n_samples', 1)} sample(s) each)")
+    if len(ks) > 1:
+        ax.legend()
+
+    ax = axes[1]
+    bottom = [0.0] * len(modes)
+    colors = {"search": "#1e88e5", "execute": "#fb8c00", "submit": "#43a047"}
+    for name in TOOL_NAMES:
+        vals = [per_mode[m].get(f"tools/{name}_rate", 0.0) * per_mode[m].get("rollout/turns_mean", 0.0)
+                for m in modes]
+        ax.bar(range(len(modes)), vals, bottom=bottom, label=name, color=colors.get(name), edgecolor="#333")
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    for j, total in enumerate(bottom):
+        ax.text(j, total + 0.02, f"{total:.2f}", ha="center", fontsize=8)
+    ax.set_xticks(range(len(modes)), modes)
+    ax.set_ylim(0, max(max(bottom, default=0) * 1.2, 1.0))
+    ax.set_ylabel("tool calls per episode")
+    ax.set_title("tool calls per mode (no_tools: the answer is graded, no call)")
+    ax.legend()
+
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """A plain-text table of the per-mode results (what the CLI prints at the end)."""
+    per_mode = summary.get("eval", {})
+    ks = sorted({int(key.split("@")[1]) for m in per_mode.values() for key in m if key.startswith("pass@")})
+    head = ["mode", *[f"pass@{k}" for k in ks], "passed", "calls/ep", "search", "execute", "submit",
+            "timeouts", "errors", "no_sub"]
+    rows = [head]
+    for mode, m in per_mode.items():
+        rows.append([mode, *[f"{m.get(f'pass@{k}', 0.0):.3f}" for k in ks], f"{m['n_passed']}/{m['n_episodes']}",
+                     f"{m.get('tools/calls_per_episode', 0.0):.2f}",
+                     *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in TOOL_NAMES],
+                     str(m["timeouts"]), str(m["errors"]), str(m["no_submission"] + m["no_sample"])])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

