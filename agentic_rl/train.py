@@ -104,7 +104,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                       lr=algo.lr, weight_decay=algo.weight_decay)
         summary: dict[str, Any] = {"model": loaded.name, "tools": cfg.tools.name, "reward": cfg.reward.name,
-                                   "n_train_tasks": len(train_tasks), "n_eval_tasks": len(eval_tasks), "eval": {}}
+                                   "n_train_tasks": len(train_tasks), "n_eval_tasks": len(eval_tasks), "eval": {},
+                                   "wandb": tracker.wandb_info}
 
         if cfg.eval_before and eval_tasks:
             summary["eval"]["before"] = _evaluate(eval_tasks, policy, eval_toolsets, rollout_cfg, eval_cfg,

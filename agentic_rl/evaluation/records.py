@@ -153,7 +153,7 @@ class ResultStore:
             try:
                 record = json.loads(line)
                 if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
+                    raise TypeError("not a JSON object")
                 key = record_key(record)
             except (ValueError, KeyError, TypeError) as exc:
                 if i == last:  # killed while writing it: drop it, the triple is evaluated again

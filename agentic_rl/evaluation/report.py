@@ -17,11 +17,11 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")  # headless: figures are files
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: E402
 
-from agentic_rl.evaluation.evaluator import ModeResult
-from agentic_rl.evaluation.records import ERROR_STATUSES
-from agentic_rl.types import TOOL_NAMES, Task
+from agentic_rl.evaluation.evaluator import ModeResult  # noqa: E402
+from agentic_rl.evaluation.records import ERROR_STATUSES  # noqa: E402
+from agentic_rl.types import TOOL_NAMES, Task  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
+import yaml
 
 matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
@@ -98,13 +99,24 @@ def find_runs(sweep_dir: Path) -> list[Path]:
     return sorted(p.parent for p in Path(sweep_dir).glob("*/metrics.jsonl"))
 
 
+def job_labels(runs: list[Path]) -> dict[Path, str]:
+    """Label each job by the overrides that differ between the jobs (e.g. `tools=code`)."""
+    overrides = {}
+    for run in runs:
+        path = run / ".hydra" / "overrides.yaml"
+        overrides[run] = set(yaml.safe_load(path.read_text()) or []) if path.is_file() else set()
+    common = set.intersection(*overrides.values()) if overrides else set()
+    return {run: ",".join(sorted(o - common)) or run.name for run, o in overrides.items()}
+
+
 def plot_sweep(sweep_dir: Path) -> Path:
     sweep_dir = Path(sweep_dir)
     runs = find_runs(sweep_dir)
+    labels = job_labels(runs)
     fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
     for run in runs:
         records = read_metrics(run)
-        name = run.name
+        name = labels[run]
         for ax, key in ((axes[0], "train/pass_rate"), (axes[1], "tools/calls_per_episode")):
             steps = [r["step"] for r in records if r.get(key) is not None and "train/epoch" in r]
             vals = [r[key] for r in records if r.get(key) is not None and "train/epoch" in r]
@@ -125,7 +137,7 @@ def plot_sweep(sweep_dir: Path) -> Path:
         after = (json.loads(s_path.read_text()).get("eval", {}).get("after") or {}) if s_path.is_file() else {}
         modes = modes or list(after)
         ax.bar([j + i * width for j in range(len(modes))], [after.get(m, {}).get("pass@1", 0.0) for m in modes],
-               width=width, label=run.name)
+               width=width, label=labels[run])
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(modes))], modes)
     ax.set_title("pass@1 after training, per job")
     if runs:

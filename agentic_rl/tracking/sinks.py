@@ -28,8 +28,12 @@ class Tracker:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.run_dir / "metrics.jsonl"
         self._wandb = None
+        self.wandb_info: dict[str, Any] = {}
         if wandb_cfg and wandb_cfg.get("name") == "wandb":
             self._wandb = _start_wandb(self.run_dir, wandb_cfg, config or {})
+            if self._wandb is not None:
+                self.wandb_info = {"id": self._wandb.id, "group": self._wandb.group, "name": self._wandb.name,
+                                   "mode": wandb_cfg.get("mode")}
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         record = {"step": step, **{k: _jsonable(v) for k, v in metrics.items()}}

@@ -1,0 +1,65 @@
+"""End to end, as a user runs it: `python -m agentic_rl.train ...` in a subprocess."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+METRICS = ["train/pass_rate", "train/reward_mean", "train/loss", "train/kl", "train/frac_zero_std",
+           "tools/search_rate", "tools/execute_rate", "tools/submit_rate", "tools/none_rate",
+           "tools/calls_per_episode", "rollout/turns_mean", "rollout/tokens_per_s", "reward/passed"]
+
+
+def train(args: list[str], timeout: int) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WANDB_MODE": "offline", "HYDRA_FULL_ERROR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "agentic_rl.train", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_smoke_experiment_writes_the_run_dir(tmp_path):
+    run_dir = tmp_path / "smoke"
+    train(["experiment=smoke", f"hydra.run.dir={run_dir}"], timeout=600)
+    assert (run_dir / ".hydra" / "config.yaml").is_file()
+    records = read_jsonl(run_dir / "metrics.jsonl")
+    train_steps = [r for r in records if "train/epoch" in r]
+    assert len(train_steps) == 1
+    assert all(name in train_steps[0] for name in METRICS), set(METRICS) - set(train_steps[0])
+    summary = json.loads((run_dir / "summary.json").read_text())
+    for phase in ("before", "after"):
+        assert set(summary["eval"][phase]) == {"no_tools", "multi_tool"}
+        assert all(0.0 <= m["pass@1"] <= 1.0 for m in summary["eval"][phase].values())
+    assert records[0]["step"] == 0 and "eval/multi_tool/pass@1" in records[0]
+    assert (run_dir / "figures" / "training_summary.png").stat().st_size > 10_000
+    assert (run_dir / "adapter" / "adapter_config.json").is_file()
+
+
+@pytest.mark.slow
+def test_three_job_multirun_gives_three_runs_in_one_wandb_group(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    train(["sweep=tools", "model=tiny-random", "logger=wandb", f"hydra.sweep.dir={sweep_dir}",
+           "algo.group_size=2", "algo.epochs=1", "algo.tasks_per_epoch=1", "data.limit=1", "eval_data.limit=1",
+           "rollout.max_turns=1", "rollout.max_new_tokens=8", "evaluator.modes=[no_tools]"],
+          timeout=900)
+    jobs = sorted(p.parent for p in sweep_dir.glob("*/metrics.jsonl"))
+    assert [j.name for j in jobs] == ["0", "1", "2"]
+    summaries = [json.loads((j / "summary.json").read_text()) for j in jobs]
+    assert {s["tools"] for s in summaries} == {"none", "code", "multi"}
+    # one W&B run per job (never merged), all in the sweep's group, named by their overrides
+    assert len({s["wandb"]["id"] for s in summaries}) == 3
+    assert {s["wandb"]["group"] for s in summaries} == {sweep_dir.name}
+    assert len({s["wandb"]["name"] for s in summaries}) == 3
+    for job in jobs:
+        assert len(list((job / "wandb").glob("offline-run-*"))) == 1
+    assert (sweep_dir / "figures" / "sweep_summary.png").stat().st_size > 10_000  # drawn when the sweep ended
