@@ -30,14 +30,31 @@ def read_metrics(run_dir: Path) -> list[dict]:
     return records
 
 
-def per_epoch(records: list[dict], key: str) -> tuple[list[int], list[float]]:
-    """Mean of `key` over the training steps of each epoch."""
-    sums: dict[int, list[float]] = defaultdict(list)
+def per_step(records: list[dict], key: str) -> tuple[list[int], list[float]]:
+    """(steps, values) of a training metric."""
+    rows = [(r["step"], r[key]) for r in records if r.get(key) is not None and "train/epoch" in r]
+    return [s for s, _ in rows], [v for _, v in rows]
+
+
+def rolling_mean(values: list[float], window: int | None = None) -> list[float]:
+    """Trailing mean over about a tenth of the run, so single noisy groups do not hide the trend."""
+    window = window or max(1, len(values) // 10)
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v - (values[i - window] if i >= window else 0.0)
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]]:
+    """Mean of `key` over each epoch, placed at the epoch's last step."""
+    groups: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for r in records:
-        if key in r and r[key] is not None and "train/epoch" in r:
-            sums[int(r["train/epoch"])].append(r[key])
-    epochs = sorted(sums)
-    return [e + 1 for e in epochs], [sum(sums[e]) / len(sums[e]) for e in epochs]
+        if r.get(key) is not None and "train/epoch" in r:
+            groups[int(r["train/epoch"])].append((r["step"], r[key]))
+    epochs = sorted(groups)
+    return ([groups[e][-1][0] for e in epochs],
+            [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
 
 
 def plot_run(run_dir: Path) -> Path:
@@ -49,11 +66,14 @@ def plot_run(run_dir: Path) -> Path:
 
     ax = axes[0]
     labels, values, colors = [], [], []
-    for phase, color in (("before", "#90a4ae"), ("after", "#43a047")):
-        for mode, v in (summary.get("eval", {}).get(phase) or {}).items():
-            labels.append(f"{mode}\n({phase})")
-            values.append(v.get("pass@1", 0.0))
-            colors.append(color)
+    evals = summary.get("eval", {})
+    modes = list(dict.fromkeys(m for phase in ("before", "after") for m in (evals.get(phase) or {})))
+    for mode in modes:  # before/after side by side for each mode
+        for phase, color in (("before", "#90a4ae"), ("after", "#43a047")):
+            if mode in (evals.get(phase) or {}):
+                labels.append(f"{mode}\n({phase})")
+                values.append(evals[phase][mode].get("pass@1", 0.0))
+                colors.append(color)
     if values:
         bars = ax.bar(range(len(values)), values, color=colors, edgecolor="#333")
         ax.set_xticks(range(len(values)), labels, fontsize=8)
@@ -65,27 +85,24 @@ def plot_run(run_dir: Path) -> Path:
     ax.set_ylabel("pass@1")
     ax.set_title(f"held-out pass@1 per mode (n={summary.get('n_eval_tasks', '?')})")
 
-    ax = axes[1]
-    for key, style, label in (("train/pass_rate", "o-", "pass rate"), ("train/reward_mean", "s--", "mean reward")):
-        xs, ys = per_epoch(records, key)
-        if xs:
-            ax.plot(xs, ys, style, label=label)
-    ax.set_xlabel("epoch")
-    ax.set_title("training pass rate and reward")
-    ax.legend()
-    ax.grid(alpha=0.3)
-
-    ax = axes[2]
-    for key, style, label in (("tools/search_rate", "o-", "search rate"), ("tools/submit_rate", "s-", "submit rate"),
-                              ("tools/execute_rate", "^:", "execute rate")):
-        xs, ys = per_epoch(records, key)
-        if xs:
-            ax.plot(xs, ys, style, label=label)
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("share of turns")
-    ax.set_title("tool-call rates")
-    ax.legend()
-    ax.grid(alpha=0.3)
+    curves = ((axes[1], "training pass rate and reward", (("train/pass_rate", "pass rate"),
+                                                          ("train/reward_mean", "mean reward"))),
+              (axes[2], "tool-call rates (share of turns)", (("tools/search_rate", "search"),
+                                                            ("tools/execute_rate", "execute"),
+                                                            ("tools/submit_rate", "submit"))))
+    for ax, title, keys in curves:
+        for key, label in keys:
+            steps, values = per_step(records, key)
+            if not steps:
+                continue
+            line, = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
+            xs, ys = per_epoch_end(records, key)
+            ax.plot(xs, ys, "o", color=line.get_color(), label=f"{label} (epoch mean)")
+        ax.set_xlabel("training step (one task group each)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7)
 
     fig.tight_layout()
     out = run_dir / "figures" / "training_summary.png"
