@@ -57,8 +57,9 @@ def load_samples(path: str | os.PathLike[str]) -> dict[str, list[Sample]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SamplesFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}). Fix: each line "
-                                       "must be one JSON object such as {\"task_id\": ..., \"solution\": ...}.") from exc
+                raise SamplesFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}). Fix: each "
+                                       "line must be one JSON object such as {\"task_id\": ..., \"solution\": ...}."
+                                       ) from exc
             if not isinstance(row, dict):
                 raise SamplesFileError(f"{where}: expected a JSON object, got {type(row).__name__}.")
             task_id = row.get("task_id")

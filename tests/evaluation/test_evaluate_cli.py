@@ -1,4 +1,4 @@
-"""`python -m agentic_rl.evaluate` and its pure core `run(cfg)`: files written, resume, adapters, BigCodeBench report."""
+"""`python -m agentic_rl.evaluate` and its pure core `run(cfg)`: files, resume, adapters, BigCodeBench report."""
 from __future__ import annotations
 
 import json
@@ -155,7 +155,8 @@ def test_bigcodebench_environment_report(tmp_path, shared_data_dir):
                                                    for t in tasks[:2]])
     summary = run(compose_cfg("policy=replay", f"samples={samples}", "data=bigcodebench-hard",
                               f"data.path={shared_data_dir / 'bigcodebench_hard.jsonl'}", "exclude=[101]",
-                              "evaluator.modes=[no_tools]", f"resume_dir={tmp_path / 'run'}", "evaluator.batch_tasks=64"))
+                              "evaluator.modes=[no_tools]", f"resume_dir={tmp_path / 'run'}",
+                              "evaluator.batch_tasks=64"))
     assert summary["excluded"] == {"count": 1, "ids": ["BigCodeBench/101"]}
     assert summary["n_tasks"] == 147
     env = summary["environment"]
