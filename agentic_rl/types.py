@@ -84,8 +84,9 @@ class Trajectory:
     turns: list[Turn] = field(default_factory=list)
     submitted_code: str | None = None
     passed: bool = False
-    finish_reason: str = "max_turns"  # passed | max_turns | no_call | eos | length | no_tools
+    finish_reason: str = "max_turns"  # passed | failed (no-tools answer) | max_turns | no_call | length
     sample_index: int = 0
+    grade: Observation | None = None  # the grader's observation of the last submission (None: never graded)
 
     def __post_init__(self) -> None:
         assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"

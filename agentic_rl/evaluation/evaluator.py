@@ -37,7 +37,7 @@ from agentic_rl.evaluation.records import (
 )
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, run_episodes
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.types import Observation, Task, ToolCall, Trajectory
+from agentic_rl.types import Task, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -113,22 +113,6 @@ class ModeResult:
         return dict(Counter(r["status"] for r in self.records))
 
 
-class _GradeTap:
-    """Wraps a no-tools grader to keep its observations: the rollout grades a no-tools answer without
-    storing the observation in the trajectory, and the record wants the grader's detail."""
-
-    def __init__(self, grader: Any) -> None:
-        self.grader = grader
-        self.name = grader.name
-        self.description = getattr(grader, "description", "")
-        self.seen: dict[tuple[str, str], Observation] = {}
-
-    def __call__(self, call: ToolCall, task: Task) -> Observation:
-        obs = self.grader(call, task)
-        self.seen[(task.task_id, call.content)] = obs  # same task + same code -> same verdict
-        return obs
-
-
 def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig,
                   cfg: EvalConfig, mode: str, progress: bool = True, store: ResultStore | None = None) -> ModeResult:
     """Roll out every (task, sample) of `mode`, skipping triples already in `store`; grade; score."""
@@ -136,10 +120,6 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
     rollout = replace(rollout, temperature=temperature, top_p=top_p)
     if hasattr(policy, "for_mode"):
         policy, rollout = policy.for_mode(toolset, rollout)
-    tap = None
-    if not toolset.active:
-        tap = _GradeTap(toolset.grader)
-        toolset = replace(toolset, grader=tap)
     has_sample = getattr(policy, "has_sample", None)
     source = getattr(policy, "source", "the samples")
 
@@ -169,8 +149,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
     step = cfg.batch_tasks * cfg.n_samples
     for start in range(0, len(todo), step):
         chunk = run_episodes(todo[start:start + step], policy, toolset, rollout)
-        new = [record_from_trajectory(t, mode, tap.seen.get((t.task_id, t.submitted_code or "")) if tap else None)
-               for t in chunk]
+        new = [record_from_trajectory(t, mode) for t in chunk]
         _keep(records, new, store)
         trajs.extend(chunk)
         passed += sum(r["passed"] for r in new)

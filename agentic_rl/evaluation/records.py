@@ -47,22 +47,9 @@ def observation_detail(obs: Observation | None) -> str:
     return m.group(2) if m else obs.text.strip()
 
 
-def last_submission(traj: Trajectory) -> Observation | None:
-    """The observation of the last executed submit call of a tool-mode episode (None if it never submitted)."""
-    for turn in reversed(traj.turns):
-        if turn.call is not None and turn.call.name == "submit" and turn.observation is not None \
-                and turn.observation.executed:
-            return turn.observation
-    return None
-
-
-def record_from_trajectory(traj: Trajectory, mode: str, grade: Observation | None = None) -> dict[str, Any]:
-    """The record of one finished episode.
-
-    `grade` is the grader's observation of a no-tools answer (the rollout does not keep it in the trajectory,
-    since nothing is appended to the context there); in tool modes the last submit observation is used.
-    """
-    obs = grade if grade is not None else last_submission(traj)
+def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
+    """The record of one finished episode; the verdict is the grader's observation of its last submission."""
+    obs = traj.grade
     if traj.passed:
         status = "passed"
     elif obs is not None:

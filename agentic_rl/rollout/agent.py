@@ -137,6 +137,7 @@ class _Episode:
     submitted_code: str | None = None
     passed: bool = False
     finish_reason: str | None = None
+    grade: Observation | None = None
 
     @property
     def done(self) -> bool:
@@ -150,7 +151,7 @@ class _Episode:
         return Trajectory(task_id=self.task.task_id, token_ids=self.ids, loss_mask=self.mask,
                           prompt_len=self.prompt_len, turns=self.turns, submitted_code=self.submitted_code,
                           passed=self.passed, finish_reason=self.finish_reason or "max_turns",
-                          sample_index=self.sample_index)
+                          sample_index=self.sample_index, grade=self.grade)
 
 
 def run_episodes(
@@ -260,6 +261,8 @@ def _run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
 
 def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, grade_only: bool,
              observation_format: str) -> None:
+    if call.name == "submit":
+        episode.grade = obs
     if grade_only:  # no-tools answer: record the grade; nothing is appended to the context
         episode.passed = bool(obs.passed)
         episode.finish_reason = "passed" if episode.passed else "failed"
