@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-import pkgutil  # noqa: F401 - runpy imports it lazily; import it once in the zygote
+import pkgutil  # noqa: F401  (runpy imports it lazily: import it once, in the server, not per call)
 import runpy
 import sys
 import traceback

@@ -1,8 +1,9 @@
-"""The client side of the sandbox: `Sandbox` owns a warm fork server and a pool of worker slots.
+"""The client side of the sandbox: `Sandbox` owns `workers` worker slots, each a warm server.
 
-Thread safety: every public method may be called from many threads at once. A call takes a worker
-slot from a queue (so at most `workers` programs run at a time), opens its own connection to the
-server, and gives the slot back when the reply is in. Server start and restart happen under a lock.
+Thread safety: every public method may be called from many threads at once. A call takes an idle
+worker from a queue (so at most `workers` programs run at a time), talks to that worker's server
+alone, and puts the worker back when the reply is in. A worker whose server died is restarted by the
+next call that takes it; only that call waits.
 """
 from __future__ import annotations
 
@@ -15,14 +16,11 @@ import math
 import os
 import pwd
 import queue
-import select
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -118,15 +116,14 @@ class Sandbox:
         self.uid_base, self.uid_count = uid_base, uid_count
         self.startup_timeout_s = startup_timeout_s
 
-        self.server_info: dict[str, Any] = {}  # what the server reported at start (pid, preloaded, hidden...)
+        self.server_info: dict[str, Any] = {}  # what a server reported at start (pid, preloaded, hidden...)
         self.worker_uids: list[int] = []  # as root: the uids calls run under, one per worker
+        self.closed = False
         self._lock = threading.Lock()
-        self._closed = False
-        self._proc: subprocess.Popen | None = None
+        self._workers: list[_Worker] = []
+        self._idle: queue.Queue[_Worker] = queue.Queue()
         self._base: Path | None = None
         self._uid_locks: list[Any] = []
-        self._slots: queue.Queue = queue.Queue()
-        self._slots_filled = False
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ public API
@@ -163,20 +160,27 @@ class Sandbox:
         return self._map(lambda job: self.run_tests(**job), jobs)
 
     def start(self) -> "Sandbox":
-        """Start the warm server now (otherwise the first call does)."""
-        self._ensure_server()
+        """Start the workers' servers now, in parallel (otherwise the first call does)."""
+        self._ensure_workers()
         return self
 
+    @property
+    def server_pids(self) -> list[int]:
+        return [w.info["pid"] for w in self._workers if w.alive()]
+
     def close(self) -> None:
-        """Stop the server and release the worker uids. Calls in flight finish or fail cleanly."""
+        """Stop the servers and release the worker uids. Calls in flight end with "sandbox_error"."""
         with self._lock:
-            self._closed = True
-            self._stop_server()
+            self.closed = True
+            for w in self._workers:
+                w.stop()
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)
             for f in self._uid_locks:
                 f.close()
             self._uid_locks = []
+            if self._base is not None:
+                shutil.rmtree(self._base, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -192,32 +196,19 @@ class Sandbox:
         return list(self._pool.map(fn, items))
 
     def _call(self, req: dict, timeout_s: float) -> dict:
-        sock_path = self._ensure_server()
-        uid = self._slots.get()
+        self._ensure_workers()
+        worker = self._idle.get()
         try:
             req.update(
-                uid=uid,
+                uid=worker.uid,
                 timeout_s=float(timeout_s),
                 limits=self._limits(timeout_s),
                 max_output_bytes=self.max_output_bytes,
                 output_limit_bytes=self.output_limit_bytes,
             )
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                    # Generous: the supervisor enforces the deadline itself and cleans up after it.
-                    s.settimeout(timeout_s + 30.0)
-                    s.connect(sock_path)
-                    wire.send_msg(s, req)
-                    reply = wire.recv_msg(s)
-                    if reply.get("error"):
-                        log.error("sandbox supervisor: %s\n%s", reply["error"], reply.get("trace", ""))
-                    return reply
-            except (OSError, ValueError) as e:  # server died or hung: no verdict, the caller goes on
-                log.error("sandbox call failed: %s: %s", type(e).__name__, e)
-                self._kill_uid(uid)
-                return {"error": f"{type(e).__name__}: {e}"}
+            return worker.call(req, timeout_s)
         finally:
-            self._slots.put(uid)
+            self._idle.put(worker)
 
     def _limits(self, timeout_s: float) -> dict:
         cpu = self.cpu_s if self.cpu_s is not None else math.ceil(timeout_s) + 1
@@ -230,88 +221,49 @@ class Sandbox:
             "tmp_bytes": self.tmp_mb * 1024 * 1024,
         }
 
-    # ------------------------------------------------------------------ server lifecycle
-    def _ensure_server(self) -> str:
+    def _ensure_workers(self) -> None:
         with self._lock:
-            if self._closed:
+            if self.closed:
                 raise RuntimeError("the sandbox is closed")
-            if self._proc is None or self._proc.poll() is not None:
-                if self._proc is not None:
-                    log.warning("sandbox server exited (code %s); restarting", self._proc.returncode)
-                    self._stop_server()
-                self._start_server()
-            return str(self._base / "ctl" / "server.sock")
-
-    def _start_server(self) -> None:
-        if not self._slots_filled:
+            if self._workers:
+                return
+            self._base = Path(tempfile.mkdtemp(prefix="agentic_rl_sandbox_"))
+            os.chmod(self._base, 0o711)  # without root, calls must traverse to their own dir under work/
             self.worker_uids = self._claim_uids() if self.privileged else []
-            for uid in self.worker_uids or [None] * self.workers:
-                self._slots.put(uid)
-            self._slots_filled = True
-        base = Path(tempfile.mkdtemp(prefix="agentic_rl_sandbox_"))
-        os.chmod(base, 0o711)  # sandboxed uids may traverse to their own call dir, not list
-        for name, mode in (("ctl", 0o700), ("work", 0o711), ("scratch", 0o700)):
-            (base / name).mkdir(mode=mode)
-            os.chmod(base / name, mode)
-        config = {
-            "socket": str(base / "ctl" / "server.sock"),
-            "work_dir": str(base / "work"),
-            "scratch_dir": str(base / "scratch"),
+            uids = self.worker_uids or [None] * self.workers
+            workers = [_Worker(self, i, uid) for i, uid in enumerate(uids)]
+            for w in workers:  # start all servers, then wait for all: they import in parallel
+                w.spawn()
+            try:
+                for w in workers:
+                    w.await_ready()
+            except Exception:
+                for w in workers:
+                    w.stop()
+                raise
+            self._workers = workers
+            for w in workers:
+                self._idle.put(w)
+            self.server_info = workers[0].info
+            info = self.server_info
+            log.info("sandbox ready: %d workers, python %s (%s), isolation %s, hidden %s, preloaded %d/%d",
+                     self.workers, info["python"], self.python, "uid" if self.privileged else "none",
+                     info["hidden"], len(info["preloaded"]), len(self.preload))
+
+    def _server_config(self, index: int) -> dict:
+        scratch, work = self._base / "scratch" / str(index), self._base / "work" / str(index)
+        scratch.mkdir(parents=True, mode=0o700)
+        work.mkdir(parents=True, mode=0o711)
+        os.chmod(self._base / "scratch", 0o700)
+        os.chmod(self._base / "work", 0o711)
+        return {
+            "scratch_dir": str(scratch),
+            "work_dir": str(work),
             "preload": self.preload,
             "privileged": self.privileged,
             "network": self.network,
             "hide_paths": self.hide_paths if self.privileged else [],
         }
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # no secrets
-        proc = subprocess.Popen(
-            [self.python, "-I", str(SERVER_SCRIPT), json.dumps(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=str(base / "scratch"), start_new_session=True, close_fds=True,
-        )
-        self._proc, self._base = proc, base
-        try:
-            info = self._await_ready(proc)
-        except Exception:
-            self._stop_server()
-            raise
-        threading.Thread(target=_log_stream, args=(proc.stderr,), daemon=True, name="sandbox-log").start()
-        self.server_info = info
-        log.info(
-            "sandbox server ready: python %s (%s), %d workers, isolation %s, hidden %s, preloaded %d/%d",
-            info["python"], self.python, self.workers, "uid" if self.privileged else "none",
-            info["hidden"], len(info["preloaded"]), len(self.preload),
-        )
-        if info.get("preload_failed"):
-            log.info("sandbox preload skipped: %s", ", ".join(sorted(info["preload_failed"])))
-        if info.get("hide_error"):
-            log.warning("sandbox could not hide paths: %s", info["hide_error"])
-        if info["vm_bytes"] + (256 << 20) > self.memory_mb << 20:
-            log.warning("sandbox.memory_mb=%d leaves little room above the server's own %d MB address space",
-                        self.memory_mb, info["vm_bytes"] >> 20)
-
-    def _await_ready(self, proc: subprocess.Popen) -> dict:
-        ready, _, _ = select.select([proc.stdout], [], [], self.startup_timeout_s)
-        line = proc.stdout.readline() if ready else b""
-        if not line:
-            proc.kill()
-            err = proc.stderr.read().decode(errors="replace") if proc.poll() is not None else ""
-            raise RuntimeError(f"sandbox server ({self.python}) did not start: {err.strip()[-2000:] or 'timeout'}")
-        return json.loads(line)
-
-    def _stop_server(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            try:
-                proc.stdin.close()  # EOF: the server leaves its loop
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                proc.kill()
-                proc.wait()
-            for stream in (proc.stdout,):
-                stream.close()
-        base, self._base = self._base, None
-        if base is not None:
-            shutil.rmtree(base, ignore_errors=True)
 
     # ------------------------------------------------------------------ worker uids
     def _claim_uids(self) -> list[int]:
@@ -341,24 +293,100 @@ class Sandbox:
                 f.close()
                 continue
             self._uid_locks.append(f)
-            self._kill_uid(uid)
+            _kill_uid(uid)  # leftovers of a crashed earlier owner
             uids.append(uid)
         if len(uids) < self.workers:
             raise RuntimeError(f"only {len(uids)} free sandbox uids in [{self.uid_base}, +{self.uid_count})")
         return uids
 
-    @staticmethod
-    def _kill_uid(uid: int | None) -> None:
-        if uid is None:
-            return
-        import psutil
 
-        for p in psutil.process_iter(["uids"]):
+class _Worker:
+    """One worker slot: its uid (as root) and the warm server that runs its calls, one at a time.
+
+    Only the thread that took the worker from the idle queue touches it, so it needs no lock.
+    """
+
+    def __init__(self, sandbox: Sandbox, index: int, uid: int | None) -> None:
+        self.sandbox, self.index, self.uid = sandbox, index, uid
+        self.config = sandbox._server_config(index)
+        self.proc: subprocess.Popen | None = None
+        self.info: dict[str, Any] = {}
+
+    def spawn(self) -> None:
+        sb, config = self.sandbox, self.config
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # no secrets, ever
+        self.proc = subprocess.Popen(
+            [sb.python, "-I", str(SERVER_SCRIPT), json.dumps(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=config["scratch_dir"], start_new_session=True, close_fds=True,
+        )
+        threading.Thread(target=_log_stream, args=(self.proc.stderr, self.index), daemon=True,
+                         name=f"sandbox-log-{self.index}").start()
+
+    def await_ready(self) -> None:
+        try:
+            info = wire.read_msg(self.proc.stdout.fileno(), timeout_s=self.sandbox.startup_timeout_s)
+        except (EOFError, TimeoutError, ValueError) as e:
+            self.stop()
+            raise RuntimeError(f"sandbox server ({self.sandbox.python}) did not start: {e}; "
+                               "its stderr is in the log (logger agentic_rl.sandbox.sandbox)") from None
+        self.info = info
+        for problem in info["isolation_errors"]:
+            log.warning("sandbox worker %d: %s", self.index, problem)
+        if info["vm_bytes"] + (256 << 20) > self.sandbox.memory_mb << 20:
+            log.warning("sandbox.memory_mb=%d leaves little room above the server's own %d MB address space",
+                        self.sandbox.memory_mb, info["vm_bytes"] >> 20)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def call(self, req: dict, timeout_s: float) -> dict:
+        if not self.alive():
+            if self.sandbox.closed:
+                return {"error": "the sandbox was closed"}
+            log.warning("sandbox worker %d: server gone (exit %s); restarting", self.index,
+                        None if self.proc is None else self.proc.returncode)
+            self.stop()
+            self.spawn()
+            self.await_ready()
+        try:
+            wire.write_msg(self.proc.stdin.fileno(), req)
+            # Generous: the server enforces the deadline itself and cleans up after it.
+            reply = wire.read_msg(self.proc.stdout.fileno(), timeout_s=timeout_s + 30.0)
+        except (OSError, EOFError, TimeoutError, ValueError) as e:  # died or hung: no verdict, go on
+            log.error("sandbox worker %d: call failed: %s: %s", self.index, type(e).__name__, e)
+            self.stop()
+            return {"error": f"{type(e).__name__}: {e}"}
+        if reply.get("error"):
+            log.error("sandbox worker %d: %s\n%s", self.index, reply["error"], reply.get("trace", ""))
+        return reply
+
+    def stop(self) -> None:
+        """End the server (EOF on its stdin, then SIGKILL) and anything left running as our uid."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
             try:
-                if p.info["uids"] and p.info["uids"].real == uid:
-                    p.kill()
-            except psutil.Error:
-                pass
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        _kill_uid(self.uid)
+
+
+def _kill_uid(uid: int | None) -> None:
+    """Kill every process whose real uid is `uid` (a worker uid: only sandboxed code runs as it)."""
+    if uid is None:
+        return
+    import psutil
+
+    for p in psutil.process_iter(["uids"]):
+        try:
+            if p.info["uids"] and p.info["uids"].real == uid:
+                p.kill()
+        except psutil.Error:
+            pass
 
 
 def resolve_python(python: str | None) -> str:
@@ -377,9 +405,9 @@ def resolve_python(python: str | None) -> str:
     return str(path)
 
 
-def _log_stream(stream) -> None:
+def _log_stream(stream, index: int) -> None:
     for line in iter(stream.readline, b""):
-        log.warning("sandbox server: %s", line.decode(errors="replace").rstrip())
+        log.warning("sandbox server %d: %s", index, line.decode(errors="replace").rstrip())
     stream.close()
 
 

@@ -2,24 +2,25 @@
 
 Standard library only, and runnable by path (`python -I server.py CONFIG_JSON`), because the sandbox
 interpreter may be a separate venv (`.venv-bcb`) without `agentic_rl` installed. The client side
-(`agentic_rl.sandbox.sandbox`) imports this module only for the message framing helpers.
+(`agentic_rl.sandbox.sandbox`) imports this module only for the framing helpers and constants.
 
-Process tree of one call::
+One server per worker slot; it handles one call at a time, so everything it sees belongs to that call::
 
-    zygote      this script's main loop: heavy libraries pre-imported, never runs untrusted code;
-     |          one fork per accepted connection
-     +- supervisor   root (or the caller's uid), a child subreaper: enforces the wall-clock deadline and
-         |           the output cap, collects stdout/stderr/harness report, kills everything, removes the dir
-         +- runner   new session, own mount + network namespace, rlimits, unprivileged uid, no_new_privs,
-              |      scrubbed env, fresh directory; runs the code (harness.py) and exits
-              +- whatever the code starts: all killed when the call ends
+    server      root (or the caller's uid): heavy libraries pre-imported; never runs untrusted code.
+     |          Own mount namespace (hidden paths) and network namespace (loopback only), made once.
+     |          A child subreaper: orphans of the call (setsid daemons too) become its children.
+     |          Per call: fork the runner, enforce the deadline and the output cap, collect
+     |          stdout/stderr/harness report, kill everything of the call, reply.
+     +- runner  new session, own mount namespace with a fresh tmpfs as /tmp, rlimits, the slot's
+          |     unprivileged uid, no_new_privs, scrubbed env; runs the code (harness.py) and exits
+          +- whatever the code starts: all killed when the call ends
 
-Wire format: one request and one reply per connection, each a 4-byte big-endian length and UTF-8 JSON.
+Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
+message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.
 """
 from __future__ import annotations
 
 import ctypes
-import errno
 import fcntl
 import gc
 import importlib
@@ -81,27 +82,35 @@ BASE_ENV = {
 # framing (shared with the client)
 
 
-def send_msg(sock: socket.socket, obj: object) -> None:
+def write_msg(fd: int, obj: object) -> None:
     data = json.dumps(obj).encode("utf-8")
-    sock.sendall(struct.pack(">I", len(data)) + data)
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def read_msg(fd: int, timeout_s: float | None = None) -> object:
+    """Read one message; EOFError when the other side closed, TimeoutError past `timeout_s`."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    (n,) = struct.unpack(">I", _read_exact(fd, 4, deadline))
+    if n > MAX_MESSAGE_BYTES:
+        raise ValueError(f"message of {n} bytes is too large")
+    return json.loads(_read_exact(fd, n, deadline).decode("utf-8"))
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError("no reply from the sandbox server")
+        chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
-            raise ConnectionError("connection closed mid-message")
+            raise EOFError("the sandbox server closed the channel")
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
-
-
-def recv_msg(sock: socket.socket) -> object:
-    (n,) = struct.unpack(">I", _recv_exact(sock, 4))
-    if n > MAX_MESSAGE_BYTES:
-        raise ValueError(f"message of {n} bytes is too large")
-    return json.loads(_recv_exact(sock, n).decode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -187,13 +196,11 @@ def _keep_paths() -> list[str]:
 
 
 def _hide_paths(hide: list[str], stage_dir: str, own_dir: str) -> list[str]:
-    """In a private mount namespace, cover each directory in `hide` with an empty read-only tmpfs.
+    """In our private mount namespace, cover each directory in `hide` with an empty read-only tmpfs.
 
     Interpreter directories inside a hidden one are bind-mounted back at the same path (staged first,
-    because the tmpfs covers the source). Everything forked from the zygote inherits this view.
+    because the tmpfs covers the source). Every runner forked later inherits this view.
     """
-    unshare(CLONE_NEWNS)
-    mount(None, "/", None, MS_REC | MS_PRIVATE)
     keep = _keep_paths()
     hidden = []
     for i, target in enumerate(sorted({os.path.realpath(p) for p in hide if os.path.isdir(p)})):
@@ -216,6 +223,11 @@ def _hide_paths(hide: list[str], stage_dir: str, own_dir: str) -> list[str]:
 
 
 def serve(config: dict) -> None:
+    # The protocol channel gets private fds; fds 0/1 become /dev/null and stderr, so a library that
+    # prints while importing (or later) cannot corrupt it.
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
     os.environ.clear()
     os.environ.update(BASE_ENV)
     os.environ["HOME"] = os.environ["TMPDIR"] = config["scratch_dir"]
@@ -224,22 +236,10 @@ def serve(config: dict) -> None:
     loaded, failed = _preload(config["preload"])
     if "pytest" in loaded:
         harness.warm_up()
-    # Eagerly import what the supervisor/runner use lazily, before any path is hidden.
-    import pkgutil, runpy, unittest  # noqa: F401,E401
     gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
-
-    privileged = config["privileged"]
-    hidden, hide_error = [], None
-    if privileged and config["hide_paths"]:
-        try:
-            scratch = config["scratch_dir"]
-            hidden = _hide_paths(config["hide_paths"], os.path.join(scratch, "stage"), os.path.dirname(scratch))
-        except OSError as e:
-            hide_error = str(e)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(config["socket"])
-    listener.listen(256)
-    info = {
+    hidden, isolation_errors = _enter_namespaces(config)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    write_msg(proto_out, {
         "ready": True,
         "pid": os.getpid(),
         "python": sys.version.split()[0],
@@ -247,39 +247,50 @@ def serve(config: dict) -> None:
         "preloaded": loaded,
         "preload_failed": failed,
         "hidden": hidden,
-        "hide_error": hide_error,
+        "isolation_errors": isolation_errors,
         "threads": threading.active_count(),
         "vm_bytes": _vm_size(),
-    }
-    sys.stdout.write(json.dumps(info) + "\n")
-    sys.stdout.flush()
-    os.dup2(2, 1)  # the client stops reading stdout now; anything printed later goes to its log
-
-    # The client holds our stdin open; EOF means it closed us or died, and we stop.
+    })
+    supervisor = Supervisor(config, harness)
     while True:
-        ready, _, _ = select.select([listener, sys.stdin.fileno()], [], [], 1.0)
-        _reap()  # finished supervisors
-        if sys.stdin.fileno() in ready:
-            if not os.read(sys.stdin.fileno(), 4096):
-                return
-        if listener in ready:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    listener.close()
-                    os.close(0)
-                    Supervisor(conn, config, harness).handle()
-                except BaseException:  # noqa: BLE001 - never fall back into the zygote loop
-                    traceback.print_exc()
-                    code = 1
-                finally:
-                    os._exit(code)
-            conn.close()
+        try:
+            req = read_msg(proto_in)
+        except EOFError:
+            return  # the client closed us, or died
+        try:
+            reply = supervisor.run(req)
+        except Exception as e:  # noqa: BLE001 - report, never leave the client waiting
+            reply = {"error": f"supervisor failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
+        write_msg(proto_out, reply)
+
+
+def _enter_namespaces(config: dict) -> tuple[list[str], list[str]]:
+    """Once per server: a network namespace with only loopback (network "none"), and, as root, a
+    mount namespace where `hide_paths` are covered. Returns (hidden paths, what could not be done)."""
+    errors: list[str] = []
+    no_network = config["network"] == "none"
+    if config["privileged"]:
+        unshare(CLONE_NEWNS | (CLONE_NEWNET if no_network else 0))
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+    elif no_network:
+        try:  # without root: an unprivileged user namespace, if the kernel allows them
+            unshare(CLONE_NEWUSER | CLONE_NEWNET)
+        except OSError as e:
+            no_network = False
+            errors.append(f"no network namespace ({e}): sandboxed code has the caller's network")
+    if no_network:
+        try:
+            loopback_up()
+        except OSError as e:
+            errors.append(f"loopback stays down: {e}")
+    hidden: list[str] = []
+    if config["privileged"] and config["hide_paths"]:
+        scratch = config["scratch_dir"]
+        try:
+            hidden = _hide_paths(config["hide_paths"], os.path.join(scratch, "stage"), os.path.dirname(scratch))
+        except OSError as e:
+            errors.append(f"could not hide paths: {e}")
+    return hidden, errors
 
 
 def _vm_size() -> int:
@@ -292,23 +303,11 @@ def _vm_size() -> int:
 
 
 class Supervisor:
-    """Runs one request: forks the runner, watches it, cleans up, replies."""
+    """Runs one call: forks the runner, watches it, kills whatever is left of the call, reports."""
 
-    def __init__(self, conn: socket.socket, config: dict, harness) -> None:
-        self.conn = conn
+    def __init__(self, config: dict, harness) -> None:
         self.config = config
         self.harness = harness
-
-    def handle(self) -> None:
-        prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of the call (setsid daemons too) become our children
-        self.conn.settimeout(30)
-        req = recv_msg(self.conn)
-        self.conn.settimeout(None)
-        try:
-            reply = self.run(req)
-        except Exception as e:  # noqa: BLE001 - report, never hang the client
-            reply = {"error": f"supervisor failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
-        send_msg(self.conn, reply)
 
     def run(self, req: dict) -> dict:
         uid = req.get("uid")
@@ -414,7 +413,7 @@ class Supervisor:
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in targets]
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
-            os.closerange(RESULT_FD + 1, 1 << 20)
+            os.closerange(RESULT_FD + 1, 1 << 20)  # the protocol channel included
             root = self._isolate(req, call_dir)
             workdir = os.path.join(root, "work")
             os.mkdir(workdir, 0o700)
@@ -435,11 +434,7 @@ class Supervisor:
         uid = req.get("uid")
         limits = req["limits"]
         if self.config["privileged"]:
-            no_network = self.config["network"] == "none"
-            unshare(CLONE_NEWNS | (CLONE_NEWNET if no_network else 0))
-            if no_network:
-                loopback_up()
-            mount(None, "/", None, MS_REC | MS_PRIVATE)
+            unshare(CLONE_NEWNS)
             # A private, size-capped /tmp (also seen as /var/tmp and /dev/shm) that no other call can
             # reach; it disappears with the mount namespace when the call's last process is gone.
             owner = f",uid={uid},gid={uid}" if uid is not None else ""
@@ -448,11 +443,6 @@ class Supervisor:
                 if os.path.isdir(target):
                     mount("/tmp", target, None, MS_BIND)
             call_dir = "/tmp"
-        elif self.config["network"] == "none":
-            try:  # best effort without root: an unprivileged user namespace with an empty netns
-                unshare(CLONE_NEWUSER | CLONE_NEWNET)
-            except OSError:
-                pass
         _setrlimit(resource.RLIMIT_CORE, 0)
         _setrlimit(resource.RLIMIT_AS, limits["memory_bytes"])
         _setrlimit(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
@@ -562,5 +552,5 @@ def _parse_report(raw: bytes, nonce: str) -> dict | None:
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client stops us by closing stdin
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client stops us by closing our stdin
     serve(json.loads(sys.argv[1]))

@@ -27,12 +27,12 @@ def sandbox():
 
 
 def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
-    """Processes of a finished call still around: any process of a worker uid, or anything under the
-    server other than itself. A supervisor may take a moment to exit after replying: wait for it."""
+    """Processes of finished calls still around: any process of a worker uid, or anything under a
+    worker's server. (Polls a little: a process killed at the end of a call may still be exiting.)"""
     deadline = time.monotonic() + wait_s
-    server = psutil.Process(sb.server_info["pid"])
+    servers = [psutil.Process(pid) for pid in sb.server_pids]
     while True:
-        found = {p.pid: p for p in server.children(recursive=True)}
+        found = {p.pid: p for server in servers for p in server.children(recursive=True)}
         if sb.worker_uids:
             for p in psutil.process_iter(["uids"]):
                 uids = p.info["uids"]

@@ -2,7 +2,6 @@
 no process survives the call, and the call ends in bounded time."""
 from __future__ import annotations
 
-import os
 import socket
 import time
 import uuid

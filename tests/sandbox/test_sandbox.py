@@ -57,16 +57,19 @@ def test_run_tests_many(sandbox):
     assert [r.passed for r in sandbox.run_tests_many(jobs)] == [False, False, False, True, False]
 
 
-def test_server_death_is_a_status_and_the_server_restarts():
+def test_server_death_is_a_status_and_the_worker_restarts():
     with make_sandbox(workers=1) as sb:
-        old_pid = sb.server_info["pid"]
+        old_pid = sb.server_pids[0]
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(sb.execute, "import time\ntime.sleep(2)\nprint('done')")
+            pending = pool.submit(sb.execute, "import time\ntime.sleep(30)\nprint('done')")
             time.sleep(0.5)
-            os.kill(old_pid, signal.SIGKILL)  # the zygote dies; the running call is unaffected
-            assert pending.result().stdout == "done\n"
+            os.kill(old_pid, signal.SIGKILL)
+            start = time.monotonic()
+            r = pending.result()
+        assert r.status == "sandbox_error" and not r.ok and time.monotonic() - start < 5
+        assert stray_processes(sb) == []  # the orphaned program was killed with its worker
         r = sb.execute("print('after')")
-        assert r.ok and r.stdout == "after\n" and sb.server_info["pid"] != old_pid
+        assert r.ok and r.stdout == "after\n" and sb.server_pids != [old_pid]
 
 
 def test_closed_sandbox_refuses_calls():
