@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentic_rl.data.records import describe_source, load_records, req_str, row_error
+from agentic_rl.data.records import check_unique_ids, describe_source, load_records, req_str, row_error
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -82,15 +82,10 @@ def load_bigcodebench(
     rows = load_records(path, hub_id, split, required=REQUIRED_COLUMNS, cache_dir=cache_dir)
     tasks = [row_to_task(row, i, source, prompt_field) for i, row in enumerate(rows)]
 
-    seen: dict[str, int] = {}
-    for i, task in enumerate(tasks):
-        if task.task_id in seen:
-            raise row_error(source, i, "task_id", f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
-                            "ids must be unique; remove the duplicate row")
-        seen[task.task_id] = i
+    check_unique_ids(tasks, source)
 
     dropped = {_normalize_id(x) for x in exclude}
-    unknown = sorted(dropped - seen.keys())
+    unknown = sorted(dropped - {t.task_id for t in tasks})
     if unknown:
         raise ValueError(f"data.exclude names ids not in {source}: {unknown}. Fix: use ids like '{ID_PREFIX}101'.")
     if dropped:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.data.records import DatasetError, describe_source, load_records, req_str, row_error
+from agentic_rl.data.records import DatasetError, check_unique_ids, describe_source, load_records, req_str, row_error
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -59,12 +59,7 @@ def load_humaneval(
     source = describe_source(file, HUB_ID, SPLIT)
     rows = load_records(file, HUB_ID, SPLIT, required=REQUIRED_COLUMNS, cache_dir=cache_dir)
     tasks = [row_to_task(row, i, source) for i, row in enumerate(rows)]
-    seen: dict[str, int] = {}
-    for i, task in enumerate(tasks):
-        if task.task_id in seen:
-            raise row_error(source, i, "task_id", f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
-                            "ids must be unique; remove the duplicate row")
-        seen[task.task_id] = i
+    check_unique_ids(tasks, source)
     if limit is not None:
         tasks = tasks[:limit]
     logger.info("humaneval: %d tasks from %s", len(tasks), source)

@@ -206,3 +206,13 @@ def opt_str(row: dict[str, Any], index: int, column: str, source: str) -> str | 
     if not isinstance(value, str):
         _fail(source, index, column, f"expected a string or null, got {_describe(value)}", f"set {column!r} to a string or null")
     return value
+
+
+def check_unique_ids(tasks: list, source: str) -> None:
+    """Raise a DatasetError naming both rows when two tasks share an id."""
+    seen: dict[str, int] = {}
+    for i, task in enumerate(tasks):
+        if task.task_id in seen:
+            raise row_error(source, i, "task_id", f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
+                            "ids must be unique; remove the duplicate row")
+        seen[task.task_id] = i
