@@ -9,24 +9,25 @@ Public API (contract in DESIGN.md section 3):
 The module-level functions use one lazily created default Sandbox, closed at interpreter exit.
 
 How a call runs (details and known weaknesses: README.md beside this file):
-  * A warm fork server (server.py, stdlib only, run with the sandbox interpreter, which may be a
-    separate venv such as .venv-bcb) imports numpy/pandas/matplotlib/sklearn/pytest... once. Per call
-    it forks a supervisor, which forks the runner that executes the code (harness.py).
-  * The runner gets a new session, its own mount and network namespace (loopback only), a private
-    /tmp (= its fresh call directory, also seen as /var/tmp and /dev/shm), rlimits (address space,
-    CPU, nproc, nofile, fsize, no core), then drops to a dedicated unprivileged uid (one per worker
-    slot, locked so no two sandboxes share it) with no_new_privs. The caller's home, the repository
-    and the data directory are covered by empty tmpfs mounts; its environment is rebuilt from a
+  * Each of the `workers` slots has a warm server (server.py, stdlib only, run with the sandbox
+    interpreter, which may be a separate venv such as .venv-bcb) that imports numpy/pandas/
+    matplotlib/sklearn/pytest... once, never runs untrusted code, and per call forks a runner that
+    executes the code (harness.py), then kills everything of the call.
+  * The runner gets a new session, a private tmpfs as /tmp (its fresh working dir is /tmp/work),
+    rlimits (address space, CPU, nproc, nofile, fsize, no core), then drops to the slot's dedicated
+    unprivileged uid (locked so no two sandboxes share it) with no_new_privs. The server's own mount
+    namespace covers the caller's home, the repository and the data directory with empty tmpfs
+    mounts; its own network namespace has only loopback. The environment is rebuilt from a
     whitelist (no *_KEY/*_TOKEN/*_SECRET, WANDB_API_KEY, HF_TOKEN...).
-  * The supervisor enforces the wall-clock deadline and an output cap (stdout/stderr are pipes it
-    reads; at most max_output_bytes each are kept, past output_limit_bytes the program is killed).
-    When the call ends, every process of the worker uid is killed (kill(-1) run as that uid) and,
-    as a child subreaper, every remaining descendant (setsid daemons included) is killed and reaped;
-    the call directory is deleted. Every failure becomes a status; the caller never raises for bad code.
+  * The server enforces the wall-clock deadline and an output cap (stdout/stderr are pipes it reads;
+    at most max_output_bytes each are kept, past output_limit_bytes the program is killed). When the
+    call ends, every process of the worker uid is killed (kill(-1) run as that uid) and, as a child
+    subreaper, every remaining descendant (setsid daemons included) is killed and reaped. Every
+    failure becomes a status; the caller never gets an exception for bad code.
   * Graders: the verdict comes only from a harness report written to a separate pipe with a per-call
     nonce, never from stdout or the exit code; a run that ends before the harness reports is a failure.
-  * Without root (isolation "none"): same process structure, limits and cleanup, but no uid drop, no
-    nproc limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
+  * Without root (isolation "none"): same structure, limits and cleanup, but no uid drop, no nproc
+    limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """
 from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.sandbox.sandbox import (

@@ -3,7 +3,7 @@
 Standard library only (loaded by path by server.py under the sandbox interpreter; pytest is imported
 only by the pytest harness). Every entry point ends the process with os._exit.
 
-Reporting: results travel to the supervisor as JSON lines on a dedicated pipe (RESULT_FD), each line
+Reporting: results travel to the server as JSON lines on a dedicated pipe (RESULT_FD), each line
 stamped with a per-call random nonce; stdout and stderr are separate pipes, so printing "OK" or
 "3 passed" cannot change a verdict, and neither can an exit code. A harness reports
     {"event": "collected", "n_tests": N}                          once the tests are known, then

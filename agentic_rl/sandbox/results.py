@@ -1,4 +1,4 @@
-"""Result records of the sandbox, and how a supervisor's raw reply becomes one (the status policy).
+"""Result records of the sandbox, and how a server's raw reply becomes one (the status policy).
 
 ExecResult.status:
     "ok"            exit status 0

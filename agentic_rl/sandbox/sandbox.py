@@ -48,7 +48,8 @@ class Sandbox:
     """Isolated execution of untrusted Python, and grading with the pytest/unittest/humaneval harnesses.
 
     Args (all in conf/sandbox/default.yaml):
-        workers: programs running at once (each holds one worker slot and, as root, one uid).
+        workers: programs running at once; each worker is one warm server process (about 250 MB with the
+            default `preload`) and, as root, one uid.
         python: sandbox interpreter; None -> $AGENTIC_RL_SANDBOX_PYTHON -> the current interpreter.
             A relative path is taken from the repository root.
         timeout_s / test_timeout_s: default wall-clock limits of execute / run_tests.
@@ -62,10 +63,10 @@ class Sandbox:
         max_detail_chars: cap of TestReport.detail.
         preload: modules the warm server imports once (missing ones are skipped).
         isolation: "auto" (uid if root, else none), "uid" (require root) or "none" (same user: weaker).
-        network: "none" (own empty network namespace per call) or "host" (no network isolation).
+        network: "none" (each worker has its own network namespace with only loopback) or "host".
         hide_paths: directories covered by an empty tmpfs for sandboxed code; None -> home, repo, data dir.
         uid_base, uid_count: range of otherwise unused uids to run calls under (isolation "uid").
-        startup_timeout_s: how long the server may take to import `preload`.
+        startup_timeout_s: how long a server may take to import `preload`.
     """
 
     def __init__(

@@ -260,7 +260,7 @@ def serve(config: dict) -> None:
         try:
             reply = supervisor.run(req)
         except Exception as e:  # noqa: BLE001 - report, never leave the client waiting
-            reply = {"error": f"supervisor failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
+            reply = {"error": f"server failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
         write_msg(proto_out, reply)
 
 
