@@ -102,10 +102,23 @@ def _padded(trajs: Sequence[Trajectory], pad_id: int, device: torch.device) -> t
     return ids.to(device), attn.to(device), mask.to(device)
 
 
-def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
-    """(B, L) -> (B, L-1): log-prob of token t+1 given the prefix up to t."""
-    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1]
-    return token_logprobs(logits, ids[:, 1:])
+def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob of token t+1 given the prefix up to t.
+
+    Only positions where `mask` is 1 are computed (others are 0): the vocabulary projection and softmax are
+    most of the cost and memory on long, mostly-prompt-and-observation sequences, so the hidden states are
+    gathered at the model's own tokens first and only those rows go through the LM head.
+    """
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    body, head = getattr(base, "model", None), getattr(base, "lm_head", None)
+    if body is None or head is None:  # an architecture without the usual split: project every position
+        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1]
+        return token_logprobs(logits, ids[:, 1:]) * mask
+    hidden = body(input_ids=ids, attention_mask=attn).last_hidden_state[:, :-1]  # (B, L-1, H)
+    keep = mask.bool()
+    picked = token_logprobs(head(hidden[keep]).unsqueeze(0), ids[:, 1:][keep].unsqueeze(0)).squeeze(0)  # (N,)
+    out = torch.zeros(mask.shape, dtype=picked.dtype, device=picked.device)
+    return out.index_put((keep.nonzero(as_tuple=True)), picked)
 
 
 def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
@@ -125,11 +138,11 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
         trajs = group[start:start + cfg.micro_batch_size]
         ids, attn, mask = _padded(trajs, pad_id, device)
         mask = mask[:, 1:]  # aligned with the predicted tokens
-        logp = _sequence_logprobs(model, ids, attn)
+        logp = _sequence_logprobs(model, ids, attn, mask)
         per_token = policy_gradient_term(logp, advantages[start:start + len(trajs)].to(device))
         if cfg.kl_coeff > 0:
             with torch.no_grad(), _adapter_disabled(model):
-                ref_logp = _sequence_logprobs(model, ids, attn)
+                ref_logp = _sequence_logprobs(model, ids, attn, mask)
             kl = kl_fn(logp, ref_logp)
             per_token = per_token + cfg.kl_coeff * kl
             kl_sum += float((kl.detach() * mask).sum())

@@ -149,9 +149,12 @@ def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
 
 
 def _run_unittest(req: dict, workdir: str, reporter: Reporter) -> dict:
-    """BigCodeBench: the test code (defining `TestCases`) is appended to the candidate."""
+    """BigCodeBench: the test code (defining `TestCases`) is appended to the candidate.
+
+    Like the official harness, the program's namespace starts with `os` and `sys` already bound.
+    """
     path = os.path.join(workdir, "program.py")
-    module = _load_program(path, req["code"] + "\n" + req["test"], "program")
+    module = _load_program(path, req["code"] + "\n" + req["test"], "program", preset={"os": os, "sys": sys})
     if isinstance(module, str):
         return {"error": module}
     cases = module.__dict__.get("TestCases")
@@ -336,13 +339,14 @@ _MISSING = object()
 # helpers
 
 
-def _load_program(path: str, source: str, name: str) -> types.ModuleType | str:
+def _load_program(path: str, source: str, name: str, preset: dict | None = None) -> types.ModuleType | str:
     """Execute `source` as module `name` (not __main__, so `if __name__ == "__main__"` blocks stay off).
 
     Returns the module, or a message when executing it raised (SystemExit included).
     """
     _write(path, source)
     module = types.ModuleType(name)
+    module.__dict__.update(preset or {})
     module.__file__ = path
     sys.modules[name] = module
     try:

@@ -237,7 +237,7 @@ def serve(config: dict) -> None:
     if "pytest" in loaded:
         harness.warm_up()
     gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
-    hidden, isolation_errors = _enter_namespaces(config)
+    private_tmp, hidden, isolation_errors = _enter_namespaces(config)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     write_msg(proto_out, {
         "ready": True,
@@ -251,7 +251,7 @@ def serve(config: dict) -> None:
         "threads": threading.active_count(),
         "vm_bytes": _vm_size(),
     })
-    supervisor = Supervisor(config, harness)
+    supervisor = Supervisor(config, harness, private_tmp)
     while True:
         try:
             req = read_msg(proto_in)
@@ -264,33 +264,38 @@ def serve(config: dict) -> None:
         write_msg(proto_out, reply)
 
 
-def _enter_namespaces(config: dict) -> tuple[list[str], list[str]]:
-    """Once per server: a network namespace with only loopback (network "none"), and, as root, a
-    mount namespace where `hide_paths` are covered. Returns (hidden paths, what could not be done)."""
-    errors: list[str] = []
-    no_network = config["network"] == "none"
+def _enter_namespaces(config: dict) -> tuple[bool, list[str], list[str]]:
+    """Once per server: as root, a private mount namespace (where `hide_paths` get covered); and, for
+    network "none", a network namespace with only loopback (without root: inside an unprivileged user
+    namespace, where the kernel allows one). Each step that fails is reported, not fatal (a container
+    may deny namespaces even to root). Returns (mount namespace made, hidden paths, problems)."""
+    problems: list[str] = []
+    mounts = False
     if config["privileged"]:
-        unshare(CLONE_NEWNS | (CLONE_NEWNET if no_network else 0))
-        mount(None, "/", None, MS_REC | MS_PRIVATE)
-    elif no_network:
-        try:  # without root: an unprivileged user namespace, if the kernel allows them
-            unshare(CLONE_NEWUSER | CLONE_NEWNET)
-        except OSError as e:
-            no_network = False
-            errors.append(f"no network namespace ({e}): sandboxed code has the caller's network")
-    if no_network:
         try:
-            loopback_up()
+            unshare(CLONE_NEWNS)
+            mount(None, "/", None, MS_REC | MS_PRIVATE)
+            mounts = True
         except OSError as e:
-            errors.append(f"loopback stays down: {e}")
+            problems.append(f"no mount namespace ({e}): calls share the host's /tmp, no path is hidden")
+    if config["network"] == "none":
+        try:
+            unshare(CLONE_NEWNET if config["privileged"] else CLONE_NEWUSER | CLONE_NEWNET)
+        except OSError as e:
+            problems.append(f"no network namespace ({e}): sandboxed code has the caller's network")
+        else:
+            try:
+                loopback_up()
+            except OSError as e:
+                problems.append(f"loopback stays down: {e}")
     hidden: list[str] = []
-    if config["privileged"] and config["hide_paths"]:
+    if mounts and config["hide_paths"]:
         scratch = config["scratch_dir"]
         try:
             hidden = _hide_paths(config["hide_paths"], os.path.join(scratch, "stage"), os.path.dirname(scratch))
         except OSError as e:
-            errors.append(f"could not hide paths: {e}")
-    return hidden, errors
+            problems.append(f"could not hide paths: {e}")
+    return mounts, hidden, problems
 
 
 def _vm_size() -> int:
@@ -305,15 +310,20 @@ def _vm_size() -> int:
 class Supervisor:
     """Runs one call: forks the runner, watches it, kills whatever is left of the call, reports."""
 
-    def __init__(self, config: dict, harness) -> None:
+    def __init__(self, config: dict, harness, private_tmp: bool) -> None:
         self.config = config
         self.harness = harness
+        self.private_tmp = private_tmp
 
     def run(self, req: dict) -> dict:
         uid = req.get("uid")
-        # Privileged calls get a fresh tmpfs as their /tmp (made by the runner, freed with its mount
-        # namespace); otherwise a fresh directory under work_dir.
-        call_dir = None if self.config["privileged"] else tempfile.mkdtemp(prefix="c", dir=self.config["work_dir"])
+        # With mount namespaces, a call gets a fresh tmpfs as its /tmp (made by the runner, gone with
+        # its namespace); otherwise a fresh directory under work_dir, owned by the call's uid.
+        call_dir = None
+        if not self.private_tmp:
+            call_dir = tempfile.mkdtemp(prefix="c", dir=self.config["work_dir"])
+            if uid is not None:
+                os.chown(call_dir, uid, uid)
         nonce = secrets.token_hex(16)
         pipes = {name: os.pipe() for name in ("stdout", "stderr", "result")}
         start = time.monotonic()
@@ -433,7 +443,7 @@ class Supervisor:
         """Namespaces, rlimits, privilege drop. Returns the directory the call sees as its /tmp."""
         uid = req.get("uid")
         limits = req["limits"]
-        if self.config["privileged"]:
+        if self.private_tmp:
             unshare(CLONE_NEWNS)
             # A private, size-capped /tmp (also seen as /var/tmp and /dev/shm) that no other call can
             # reach; it disappears with the mount namespace when the call's last process is gone.

@@ -12,7 +12,7 @@ base_python="${PYTHON:-python3.11}"
 if [ ! -x "$venv/bin/python" ]; then
     "$base_python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --upgrade pip wheel "setuptools<70"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install -r "$here/requirements-bcb.txt"
 "$venv/bin/python" - <<'PY'
 import importlib

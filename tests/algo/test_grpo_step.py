@@ -72,3 +72,18 @@ def test_observation_tokens_get_no_gradient(tiny):
 def test_config_validation_says_how_to_fix(bad, message):
     with pytest.raises((ValueError, KeyError), match=message):
         GRPOConfig(**bad).validate()
+
+
+def test_gathered_logprobs_equal_the_full_logits_path(tiny):
+    """Projecting only the model's tokens through the LM head gives the same log-probs as the full logits."""
+    from agentic_rl.algo.core import token_logprobs
+    from agentic_rl.algo.grpo import _padded, _sequence_logprobs
+
+    model, tokenizer = tiny
+    ids, attn, mask = _padded(group(tokenizer), tokenizer.pad_token_id, torch.device("cpu"))
+    mask = mask[:, 1:]
+    with torch.no_grad():
+        fast = _sequence_logprobs(model, ids, attn, mask)
+        full = token_logprobs(model(input_ids=ids, attention_mask=attn).logits[:, :-1], ids[:, 1:]) * mask
+    assert torch.allclose(fast, full, atol=1e-5)
+    assert (fast[mask == 0] == 0).all() and (fast[mask == 1] < 0).all()

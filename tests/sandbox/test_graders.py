@@ -76,6 +76,12 @@ def test_unittest_bigcodebench_style(sandbox):
     assert (r.passed, r.n_tests, r.n_failed) == (True, 3, 0), r
 
 
+def test_unittest_namespace_has_os_and_sys_like_the_official_harness(sandbox):
+    code = "def task_func():\n    return os.sep, sys.maxsize > 0\n"  # no imports, as official BCB allows
+    test = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(task_func(), ('/', True))\n"
+    assert sandbox.run_tests(code, test, harness="unittest").passed
+
+
 def test_unittest_setupclass_error_fails(sandbox):
     test = (
         "import unittest\nclass TestCases(unittest.TestCase):\n"
@@ -128,6 +134,8 @@ CHEATS = {
     "raise_systemexit_in_function": "def add(a, b):\n    raise SystemExit(0)\n",
     "keyboardinterrupt_at_import": "raise KeyboardInterrupt\n",
     "keyboardinterrupt_in_function": "def add(a, b):\n    raise KeyboardInterrupt\n",
+    "skips_its_tests": "import unittest\ndef add(a, b):\n    raise unittest.SkipTest('not today')\n",
+    "pytest_skip_in_function": "import pytest\ndef add(a, b):\n    pytest.skip('not today')\n",
     "defines_nothing": "x = 1\n",
     "empty": "",
     "never_returns": "def add(a, b):\n    while True:\n        pass\n",

@@ -211,3 +211,20 @@ def test_module_level_functions_use_one_default_sandbox(monkeypatch, sandbox):
     r = sbx.run_tests("def f():\n    return 1\n", "def check(c):\n    assert c() == 1\n", harness="humaneval",
                       entry_point="f")
     assert r.passed and sbx.default_sandbox() is sandbox
+
+
+def test_fallback_without_uid_isolation_still_contains_the_basics():
+    """isolation="none" (what a non-root user gets): deadline, output cap, cleanup, fresh dirs, env."""
+    with make_sandbox(workers=1, isolation="none") as sb:
+        assert sb.worker_uids == []
+        assert sb.execute("while True:\n    pass\n", timeout_s=1.0).status == "timeout"
+        assert sb.execute("print('x' * 50_000_000)").status == "output_limit"
+        daemon = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\nopen('f', 'w').write('x')\n"
+        assert sb.execute(daemon).ok
+        assert stray_processes(sb) == []
+        assert sb.execute("import os\nprint(os.listdir('.'))").stdout == "['main.py']\n"  # no 'f' from before
+        r = sb.run_tests(CHEAT_EXIT, "def check(c):\n    assert c() == 1\n", harness="humaneval", entry_point="f")
+        assert not r.passed
+
+
+CHEAT_EXIT = "import os\ndef f():\n    os._exit(0)\n"
