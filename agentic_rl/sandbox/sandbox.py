@@ -348,8 +348,12 @@ class _Worker:
             log.warning("sandbox worker %d: server gone (exit %s); restarting", self.index,
                         None if self.proc is None else self.proc.returncode)
             self.stop()
-            self.spawn()
-            self.await_ready()
+            try:
+                self.spawn()
+                self.await_ready()
+            except (OSError, RuntimeError) as e:
+                log.error("sandbox worker %d: restart failed: %s", self.index, e)
+                return {"error": f"restart failed: {e}"}
         try:
             wire.write_msg(self.proc.stdin.fileno(), req)
             # Generous: the server enforces the deadline itself and cleans up after it.

@@ -53,6 +53,7 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 MNT_DETACH = 2
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
@@ -464,6 +465,8 @@ class Supervisor:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
+        # If the server dies, so does the runner. Set after setresuid, which clears this setting.
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         return call_dir
 
 
