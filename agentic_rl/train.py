@@ -20,6 +20,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
+from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import grpo_step
 from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
@@ -30,7 +31,7 @@ from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
-from agentic_rl.tracking.plots import plot_run
+from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Task
 
@@ -136,7 +137,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                     metrics = {
                         "train/epoch": epoch, "train/pass_rate": sum(t.passed for t in group) / len(group),
                         "train/loss": stats.loss, "train/kl": stats.kl, "train/grad_norm": stats.grad_norm,
-                        "train/frac_zero_std": float(stats.skipped or not _has_spread(rewards)),
+                        "train/frac_zero_std": float(not group_has_signal(rewards)),
                         "train/model_tokens": stats.n_tokens,
                         "rollout/tokens_per_s": sum(t.n_model_tokens for t in trajs) / max(rollout_s, 1e-9),
                         **reward_metrics(breakdowns), **episode_metrics(group),
@@ -166,15 +167,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             sandbox.close()
 
 
-def _has_spread(rewards: torch.Tensor) -> bool:
-    from agentic_rl.algo.core import group_has_signal
-
-    return group_has_signal(rewards)
-
-
 def _mean_metric(run_dir: Path, key: str) -> float | None:
-    from agentic_rl.tracking.plots import read_metrics
-
     vals = [r[key] for r in read_metrics(run_dir) if r.get(key) is not None]
     return sum(vals) / len(vals) if vals else None
 
