@@ -161,12 +161,18 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter) -> dict:
     if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
         return {"error": "the test code defines no unittest.TestCase subclass named TestCases"}
     suite = _TestLoader().loadTestsFromTestCase(cases)
+    share = {}
+    only = req.get("only")
+    if only is not None:  # one part of a split run (split.py): report every name, run only these
+        names = sorted(test._testMethodName for test in suite)
+        suite = _TestSuite([test for test in suite if test._testMethodName in only])
+        share = {"names": names, "ran": [test._testMethodName for test in suite]}
     n_tests = suite.countTestCases()
-    reporter.send(event="collected", n_tests=n_tests)
+    reporter.send(event="collected", n_tests=n_tests, **share)
     result = _UnittestResult({path})
     suite.run(result)
     return {"n_tests": n_tests, "n_passed": len(result.passed - result.failed.keys()),
-            "failures": _failure_list(result.failed)}
+            "failures": _failure_list(result.failed), **share}
 
 
 def _run_humaneval(req: dict, workdir: str, reporter: Reporter) -> dict:
@@ -294,7 +300,7 @@ class _UnittestResult(unittest.TestResult):
 
 # Captured at import time (before any candidate runs) so a candidate rebinding unittest.TestCase
 # cannot make its own class pass the TestCases check.
-_TestCase, _TestLoader = unittest.TestCase, unittest.TestLoader
+_TestCase, _TestLoader, _TestSuite = unittest.TestCase, unittest.TestLoader, unittest.TestSuite
 
 
 def _framework_classes(harness: str) -> list[type]:

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Sequence
 from agentic_rl.data.paths import repo_root, shared_data_dir
 from agentic_rl.sandbox import server as wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
+from agentic_rl.sandbox.split import merge_parts, plan_test_names
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,10 @@ class Sandbox:
         hide_paths: directories covered by an empty tmpfs for sandboxed code; None -> home, repo, data dir.
         uid_base, uid_count: range of otherwise unused uids to run calls under (isolation "uid").
         startup_timeout_s: how long a server may take to import `preload`.
+        split_after_s, split_max_cpu: a unittest run (BigCodeBench) still going after split_after_s seconds
+            while using less than split_max_cpu of a core (its tests mostly wait: sleep, subprocesses,
+            sockets) is stopped, and its test methods run one per call, side by side (split.py).
+            split_after_s None: never split.
     """
 
     def __init__(
@@ -91,6 +96,8 @@ class Sandbox:
         uid_base: int = 61000,
         uid_count: int = 1000,
         startup_timeout_s: float = 180.0,
+        split_after_s: float | None = 2.0,
+        split_max_cpu: float = 0.5,
     ) -> None:
         if workers < 1:
             raise ValueError(f"sandbox.workers must be >= 1, got {workers}")
@@ -116,6 +123,11 @@ class Sandbox:
         self.hide_paths = [str(p) for p in hide_paths]
         self.uid_base, self.uid_count = uid_base, uid_count
         self.startup_timeout_s = startup_timeout_s
+        if split_after_s is not None and split_after_s <= 0:
+            raise ValueError(f"sandbox.split_after_s must be > 0 seconds or null (never split), got {split_after_s}")
+        if not 0 < split_max_cpu <= 1:
+            raise ValueError(f"sandbox.split_max_cpu must be in (0, 1] (CPU-seconds per second), got {split_max_cpu}")
+        self.split_after_s, self.split_max_cpu = split_after_s, split_max_cpu
 
         self.server_info: dict[str, Any] = {}  # what a server reported at start (pid, preloaded, hidden...)
         self.worker_uids: list[int] = []  # as root: the uids calls run under, one per worker
@@ -143,22 +155,52 @@ class Sandbox:
         entry_point: str | None = None,
         timeout_s: float | None = None,
     ) -> TestReport:
-        """Grade `code` against `test` with `harness` ("pytest", "unittest" or "humaneval")."""
-        if harness not in HARNESSES:
-            raise ValueError(f"unknown harness {harness!r}; available: {', '.join(HARNESSES)}")
-        if harness == "humaneval" and not entry_point:
-            raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
-        timeout = self.test_timeout_s if timeout_s is None else timeout_s
-        req = {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point}
-        return test_report(self._call(req, timeout), self.max_detail_chars)
+        """Grade `code` against `test` with `harness` ("pytest", "unittest" or "humaneval").
+
+        A unittest job still running after `split_after_s` and mostly waiting so far (under
+        `split_max_cpu` of a core) is stopped and run again as one call per test method, side by side
+        (split.py): tests that wait hold a worker but not a core, so waiting in parallel is nearly free,
+        where computing in parallel is not. Only a pass, or a part that hit a limit, is taken from the
+        parts; a job that failed split is graded again in one run, so every failing verdict, count
+        and detail is the one-run one (a test may fail alone that passes after the tests before it,
+        e.g. on the random state they left).
+        """
+        return self._grade(self._test_request(code, test, harness=harness, entry_point=entry_point,
+                                              timeout_s=timeout_s))
 
     def execute_many(self, codes: Iterable[str], timeout_s: float | None = None) -> list[ExecResult]:
         """`execute` over many programs, `workers` at a time; results in input order."""
         return self._map(lambda code: self.execute(code, timeout_s=timeout_s), codes)
 
     def run_tests_many(self, jobs: Iterable[dict]) -> list[TestReport]:
-        """`run_tests(**job)` for each job dict, `workers` at a time; results in input order."""
-        return self._map(lambda job: self.run_tests(**job), jobs)
+        """`run_tests(**job)` for each job dict, `workers` programs at a time; results in input order."""
+        return self._map(self._grade, [self._test_request(**job) for job in jobs])
+
+    def _grade(self, req: dict) -> TestReport:
+        timeout, split_after = req["timeout_s"], self.split_after_s
+        names = plan_test_names(req["test"], req["harness"]) if split_after and split_after < timeout else None
+        if names:
+            idle_check = {"after_s": split_after, "max_cpu": self.split_max_cpu}
+            first = self._call({**req, "yield_if_idle": idle_check}, timeout)
+            if not first.get("yielded"):
+                return test_report(first, self.max_detail_chars)  # the one-run verdict
+            # The parts wait for idle workers like any call: the worker queue, not this pool, bounds them.
+            with concurrent.futures.ThreadPoolExecutor(len(names), thread_name_prefix="sandbox-part") as parts:
+                raws = list(parts.map(lambda name: self._call({**req, "only": [name]}, timeout), names))
+            report = merge_parts(names, raws, timeout, self.max_detail_chars, self.max_output_bytes)
+            if report is not None and report.status not in ("failed", "error"):
+                return report
+        return test_report(self._call(dict(req), timeout), self.max_detail_chars)
+
+    def _test_request(self, code: str, test: str, *, harness: str, entry_point: str | None = None,
+                      timeout_s: float | None = None) -> dict:
+        if harness not in HARNESSES:
+            raise ValueError(f"unknown harness {harness!r}; available: {', '.join(HARNESSES)}")
+        if harness == "humaneval" and not entry_point:
+            raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
+        timeout = self.test_timeout_s if timeout_s is None else timeout_s
+        return {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point,
+                "timeout_s": float(timeout)}
 
     def start(self) -> "Sandbox":
         """Start the workers' servers now, in parallel (otherwise the first call does)."""

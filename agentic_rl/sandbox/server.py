@@ -26,6 +26,7 @@ import gc
 import importlib
 import importlib.util
 import json
+import math
 import os
 import resource
 import secrets
@@ -336,7 +337,7 @@ class Supervisor:
         out = _Streams({name: r for name, (r, _) in pipes.items()},
                        {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
         try:
-            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"])
+            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"], req.get("yield_if_idle"))
             if ended != "exited":
                 os.kill(pid, signal.SIGKILL)
             _, status = os.waitpid(pid, 0)
@@ -351,6 +352,7 @@ class Supervisor:
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
             "timed_out": ended == "timeout",
+            "yielded": ended == "yielded",
             "output_exceeded": ended == "output_limit",
             "stdout": out.text("stdout"),
             "stderr": out.text("stderr"),
@@ -361,15 +363,27 @@ class Supervisor:
         }
 
     @staticmethod
-    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int) -> str:
-        """Pump output until the runner exits ("exited"), the deadline ("timeout") or too much output."""
+    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None) -> str:
+        """Pump output until the runner exits ("exited"), the deadline ("timeout") or too much output.
+
+        yield_if_idle {"after_s", "max_cpu"}: at after_s, end the call ("yielded") if its processes wanted
+        a core (ran, or waited in a run queue) less than max_cpu of the time so far, i.e. it mostly
+        sleeps or waits on I/O (the client then splits its tests over several workers); otherwise let
+        it run on.
+        """
+        start = time.monotonic()
+        checkpoint = start + yield_if_idle["after_s"] if yield_if_idle else math.inf
         pidfd = os.pidfd_open(pid)
         try:
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                now = time.monotonic()
+                if now >= deadline:
                     return "timeout"
-                ready, _, _ = select.select([*out.open_fds, pidfd], [], [], remaining)
+                if now >= checkpoint:
+                    if _busy_seconds(_descendants(os.getpid())) < yield_if_idle["max_cpu"] * (now - start):
+                        return "yielded"
+                    checkpoint = math.inf
+                ready, _, _ = select.select([*out.open_fds, pidfd], [], [], min(deadline, checkpoint) - now)
                 for fd in ready:
                     if fd != pidfd:
                         out.pump(fd)
@@ -529,6 +543,24 @@ def _reap() -> bool:
             return False
         if pid == 0:
             return True
+
+
+def _busy_seconds(pids: list[int]) -> float:
+    """How long these processes ran or waited to run (on a CPU or in a run queue): time they wanted a
+    core, however many others compete for it. Plus the CPU time of their waited-for children."""
+    ns, ticks = 0, 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            ticks += sum(int(v) for v in stat[stat.rindex(b")") + 2 :].split()[13:15])  # cutime, cstime
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    on_cpu, run_queue, _ = f.read().split()
+                ns += int(on_cpu) + int(run_queue)
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return ns / 1e9 + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants(root: int) -> list[int]:

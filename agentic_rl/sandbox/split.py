@@ -1,0 +1,101 @@
+"""One unittest run split into parts that run side by side, and the parts' reports merged back.
+
+Why: a few BigCodeBench tasks spend seconds to minutes inside single test methods (polling a child
+process, training a model, serving a socket). Graded as one program, such a task holds one worker for
+the sum of its tests; split into one part per test method, its tests run on whichever workers are
+free, and the slowest single test, not the whole class, bounds the task's wall time.
+
+Plan: the test method names are read from the test source with `ast` (nothing runs in the caller): the
+`test*` functions defined in the body of the one top-level `class TestCases`. The plan is only a
+guess. Every part runs the whole program, collects `TestCases` as an unsplit run does, reports all
+the names it collected and runs only its own. The merge uses the parts only if each one collected
+exactly the planned names and ran exactly its share; otherwise (an inherited, assigned or generated
+test the plan missed) the caller grades the task unsplit.
+
+Verdict: "passed" only if every part passed. A part that ended without a verdict decides the status
+(a test that hangs makes the unsplit run a timeout too), before "error", before "failed". Counts
+and failure lists are summed over the parts, so a timeout counts only the hanging test as failed
+where an unsplit run, which never finishes, counts all of them.
+
+Time: each part gets the whole limit, and the parts' summed durations must stay within it as well,
+so splitting never passes a run that would time out unsplit. The program's own loading, repeated in
+every part, is counted every time: a run close to its limit may time out split where it would not
+unsplit, never the other way round.
+"""
+from __future__ import annotations
+
+import ast
+
+from agentic_rl.sandbox.results import TestReport, test_report
+
+SPLIT_HARNESSES = ("unittest",)
+# A part without a verdict outranks one with a verdict; among verdicts, error outranks failed.
+_STATUS_RANK = {"sandbox_error": 0, "timeout": 1, "memory": 2, "output_limit": 3, "killed": 4, "error": 5,
+                "failed": 6, "passed": 7}
+
+
+def plan_test_names(test: str, harness: str) -> list[str] | None:
+    """The test methods to run one per part, in the loader's (sorted) order; None: do not split."""
+    if harness not in SPLIT_HARNESSES:
+        return None
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError):
+        return None  # the unsplit run reports the syntax error once
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "TestCases"]
+    if len(classes) != 1:
+        return None
+    names = [node.name for node in classes[0].body
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+    if len(names) < 2 or len(set(names)) != len(names):
+        return None
+    return sorted(names)
+
+
+def merge_parts(
+    names: list[str], raws: list[dict], timeout_s: float, max_detail_chars: int, max_output_bytes: int
+) -> TestReport | None:
+    """The report of the whole run from the parts' raw replies (raws[i] ran names[i] alone).
+
+    None when a part collected other tests than planned: the caller then runs the task unsplit.
+    """
+    for name, raw in zip(names, raws, strict=True):
+        report = raw.get("report") or {}
+        if "names" in report and (report["names"] != names or report.get("n_tests") != 1):
+            return None
+        if report.get("event") == "done" and report.get("ran") != [name]:
+            return None
+    parts = [test_report(raw, max_detail_chars) for raw in raws]
+    worst = min(range(len(parts)), key=lambda i: _STATUS_RANK.get(parts[i].status, 0))
+    status = parts[worst].status
+    n_tests, n_failed = sum(p.n_tests for p in parts), sum(p.n_failed for p in parts)
+    duration = sum(p.duration_s for p in parts)
+    if status == "passed" and duration > timeout_s:
+        status, n_failed = "timeout", n_tests  # as an unsplit timeout: no test has a verdict
+        detail = (f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all, "
+                  f"over the {timeout_s:g} s limit")
+    elif status == "passed":
+        detail = f"{n_tests}/{n_tests} tests passed"
+    elif status == "failed":
+        failures = [f for raw, p in zip(raws, parts) if p.status == "failed" for f in raw["report"].get("failures", [])]
+        detail = f"{n_failed}/{n_tests} tests failed: " + "; ".join(failures)
+    else:  # name the test whose part ended so, unless it ended before collecting (a program error)
+        detail = parts[worst].detail + (f" (in {names[worst]})" if parts[worst].n_tests else "")
+    if len(detail) > max_detail_chars:
+        detail = detail[: max_detail_chars - 3] + "..."
+    return TestReport(
+        passed=status == "passed",
+        status=status,
+        n_tests=n_tests,
+        n_failed=n_failed,
+        detail=detail,
+        duration_s=duration,
+        stdout=_joined((p.stdout for p in parts), max_output_bytes),
+        stderr=_joined((p.stderr for p in parts), max_output_bytes),
+    )
+
+
+def _joined(texts, limit: int) -> str:
+    """The parts' output in test order, capped like one run's (max_output_bytes)."""
+    text = "".join(texts)
+    return text if len(text) <= limit else text[:limit]
