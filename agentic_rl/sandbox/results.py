@@ -44,9 +44,10 @@ class TestReport:
     n_tests: int
     n_failed: int
     detail: str
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # summed over the parts when split
     stdout: str = ""
     stderr: str = ""
+    parts: int = 1  # calls the verdict comes from: 1, or one per test method when split (split.py)
 
 
 def resource_status(raw: dict) -> str | None:

@@ -25,10 +25,14 @@ unsplit, never the other way round.
 from __future__ import annotations
 
 import ast
+import threading
 
 from agentic_rl.sandbox.results import TestReport, test_report
 
 SPLIT_HARNESSES = ("unittest",)
+# Grading threads plan concurrently, and CPython 3.11's ast.parse is not safe to call from several
+# threads at once ("SystemError: AST constructor recursion depth mismatch"): one parse at a time.
+_PARSE_LOCK = threading.Lock()
 # A part without a verdict outranks one with a verdict; among verdicts, error outranks failed.
 _STATUS_RANK = {"sandbox_error": 0, "timeout": 1, "memory": 2, "output_limit": 3, "killed": 4, "error": 5,
                 "failed": 6, "passed": 7}
@@ -39,9 +43,10 @@ def plan_test_names(test: str, harness: str) -> list[str] | None:
     if harness not in SPLIT_HARNESSES:
         return None
     try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError):
-        return None  # the unsplit run reports the syntax error once
+        with _PARSE_LOCK:
+            tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the unsplit run reports the error once
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "TestCases"]
     if len(classes) != 1:
         return None
@@ -92,6 +97,7 @@ def merge_parts(
         duration_s=duration,
         stdout=_joined((p.stdout for p in parts), max_output_bytes),
         stderr=_joined((p.stderr for p in parts), max_output_bytes),
+        parts=len(parts),
     )
 
 
