@@ -1,6 +1,6 @@
 """Throughput of the sandbox against the naive runner, on the same workload in one process.
 
-    python -m agentic_rl.sandbox.bench [--n-snippets 200] [--n-bcb 148] [--workers 2 8] [--split both]
+    python -m agentic_rl.sandbox.bench [--n-snippets 200] [--n-bcb 148] [--workers 2 12] [--split both]
                                        [--python PY]
 
 naive:   one `python file.py` subprocess per call, sequential, as the reference notebook runs code
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n-snippets", type=int, default=200, help="size of workload (a); 0 skips it")
     ap.add_argument("--n-bcb", type=int, default=148, help="size of workload (b); 0 skips it")
-    ap.add_argument("--workers", type=int, nargs="+", default=[2, 8],
-                    help="sandbox worker counts to measure (default: 2, the config's default, and 8: many "
+    ap.add_argument("--workers", type=int, nargs="+", default=[2, 12],
+                    help="sandbox worker counts to measure (default: 2, the config's default, and 12: many "
                          "BigCodeBench tests wait on sleeps, subprocesses or sockets, not on a core)")
     ap.add_argument("--python", default=None, help="interpreter for both ways (default: .venv-bcb if present)")
     ap.add_argument("--split", choices=["on", "off", "both"], default="both",
