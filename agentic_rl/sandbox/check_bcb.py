@@ -13,12 +13,15 @@ labels failures that come from missing network access or NLTK data. Exit status 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 
 from agentic_rl.sandbox.bcb import REFERENCE_FAILURES, bcb_python, canonical_program, load_bcb_hard, pass_body_program
 from agentic_rl.sandbox.results import TestReport
 from agentic_rl.sandbox.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
 
 _NETWORK_SIGNS = ("Network is unreachable", "Temporary failure in name resolution", "NameResolutionError",
                   "Max retries exceeded", "URLError", "ConnectionError", "Failed to establish a new connection",
@@ -49,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="per-task limit, seconds (240, as the official harness; task 461 needs ~170 here)")
     ap.add_argument("--ids", nargs="*", type=int, help="only these task numbers")
     args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # the report is the command's output
 
     tasks = load_bcb_hard()
     if args.ids:
@@ -56,20 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     with Sandbox(workers=args.workers, python=bcb_python(args.python)) as sb:
         sb.start()
-        print(f"python: {sb.python} ({sb.server_info['python']}); {len(tasks)} tasks; {args.workers} workers")
+        log.info(f"python: {sb.python} ({sb.server_info['python']}); {len(tasks)} tasks; {args.workers} workers")
         missing = sorted(sb.server_info.get("preload_failed", {}))
         if missing:
-            print(f"note: not importable in the sandbox interpreter: {', '.join(missing)}")
+            log.info(f"note: not importable in the sandbox interpreter: {', '.join(missing)}")
         canonical = grade(sb, tasks, canonical_program, args.timeout)
         pass_body = grade(sb, tasks, pass_body_program, args.timeout)
 
     n_ref = sum(t["task_id"] not in REFERENCE_FAILURES for t in tasks)
     n_canon = sum(r.passed for r in canonical)
     n_pass = sum(r.passed for r in pass_body)
-    print(f"canonical solutions passed: {n_canon}/{len(tasks)} (official harness: {n_ref}/{len(tasks)})")
-    print(f"pass-body candidates passed: {n_pass}/{len(tasks)} (expected 0)")
+    log.info(f"canonical solutions passed: {n_canon}/{len(tasks)} (official harness: {n_ref}/{len(tasks)})")
+    log.info(f"pass-body candidates passed: {n_pass}/{len(tasks)} (expected 0)")
     split = [t["task_id"].rsplit("/", 1)[1] for t, r in zip(tasks, canonical) if r.parts > 1]
-    print(f"canonical solutions graded one call per test method (their tests mostly wait): {len(split)}"
+    log.info(f"canonical solutions graded one call per test method (their tests mostly wait): {len(split)}"
           + (f" ({', '.join(split)})" if split else ""))
 
     differ = 0
@@ -79,17 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         if report.passed != expected:
             differ += 1
             why = report.detail.replace("\n", " ")[:300]
-            print(f"  DIFFERS {task['task_id']}: sandbox {report.status}, official "
+            log.info(f"  DIFFERS {task['task_id']}: sandbox {report.status}, official "
                   f"{'pass' if expected else 'fail (' + REFERENCE_FAILURES[task['task_id']] + ')'}"
                   f"{' [' + cause + ']' if cause else ''}: {why}")
         elif not expected:
-            print(f"  as official, fails {task['task_id']} ({REFERENCE_FAILURES[task['task_id']]}): "
+            log.info(f"  as official, fails {task['task_id']} ({REFERENCE_FAILURES[task['task_id']]}): "
                   f"sandbox {report.status}{' [' + cause + ']' if cause else ''}")
     for task, report in zip(tasks, pass_body):
         if report.passed:
             differ += 1
-            print(f"  DIFFERS {task['task_id']}: the pass-body candidate passed: {report.detail[:200]}")
-    print(f"{differ} verdicts differ from the reference; {time.perf_counter() - start:.0f} s")
+            log.info(f"  DIFFERS {task['task_id']}: the pass-body candidate passed: {report.detail[:200]}")
+    log.info(f"{differ} verdicts differ from the reference; {time.perf_counter() - start:.0f} s")
     return 0 if differ == 0 else 1
 
 
