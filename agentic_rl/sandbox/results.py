@@ -97,9 +97,7 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
             status = "error"
         else:
             status = "passed" if n_passed == n_tests else "failed"
-    detail = _detail(status, raw, report, n_tests, n_passed)
-    if len(detail) > max_detail_chars:
-        detail = detail[: max_detail_chars - 3] + "..."
+    detail = cap_detail(_detail(status, raw, report, n_tests, n_passed), max_detail_chars)
     return TestReport(
         passed=status == "passed",
         status=status,
@@ -110,6 +108,10 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         stdout=raw.get("stdout", ""),
         stderr=raw.get("stderr", ""),
     )
+
+
+def cap_detail(detail: str, max_chars: int) -> str:
+    return detail if len(detail) <= max_chars else detail[: max_chars - 3] + "..."
 
 
 def _detail(status: str, raw: dict, report: dict, n_tests: int, n_passed: int) -> str:

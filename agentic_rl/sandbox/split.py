@@ -12,10 +12,12 @@ the names it collected and runs only its own. The merge uses the parts only if e
 exactly the planned names and ran exactly its share; otherwise (an inherited, assigned or generated
 test the plan missed) the caller grades the task unsplit.
 
-Verdict: "passed" only if every part passed. A part that ended without a verdict decides the status
-(a test that hangs makes the unsplit run a timeout too), before "error", before "failed". Counts
-and failure lists are summed over the parts, so a timeout counts only the hanging test as failed
-where an unsplit run, which never finishes, counts all of them.
+Verdict: the parts give a verdict only when every part passed, or when one ended on a limit (a test
+that hangs alone hangs in one run too; the first such part in test order decides). A part that
+failed or errored gives none: a test may fail alone that passes after the tests before it (e.g. on
+the random state they left), so the caller grades the task in one run, and every failing verdict,
+count and detail is the one-run one. Counts are summed over the parts, so a timeout counts only the
+hanging test as failed where a one-run, which never finishes, counts all of them.
 
 Time: each part gets the whole limit, and the parts' summed durations must stay within it as well,
 so splitting never passes a run that would time out unsplit. The program's own loading, repeated in
@@ -27,15 +29,14 @@ from __future__ import annotations
 import ast
 import threading
 
-from agentic_rl.sandbox.results import TestReport, test_report
+from agentic_rl.sandbox.results import TestReport, cap_detail, test_report
 
 SPLIT_HARNESSES = ("unittest",)
 # Grading threads plan concurrently, and CPython 3.11's ast.parse is not safe to call from several
 # threads at once ("SystemError: AST constructor recursion depth mismatch"): one parse at a time.
 _PARSE_LOCK = threading.Lock()
-# A part without a verdict outranks one with a verdict; among verdicts, error outranks failed.
-_STATUS_RANK = {"sandbox_error": 0, "timeout": 1, "memory": 2, "output_limit": 3, "killed": 4, "error": 5,
-                "failed": 6, "passed": 7}
+# Statuses of a part that leave the task's verdict to a one-run grading.
+_REGRADE = ("failed", "error")
 
 
 def plan_test_names(test: str, harness: str) -> list[str] | None:
@@ -62,7 +63,8 @@ def merge_parts(
 ) -> TestReport | None:
     """The report of the whole run from the parts' raw replies (raws[i] ran names[i] alone).
 
-    None when a part collected other tests than planned: the caller then runs the task unsplit.
+    None when the parts cannot give the verdict (a part collected other tests than planned, failed or
+    errored): the caller then grades the task in one run.
     """
     for name, raw in zip(names, raws, strict=True):
         report = raw.get("report") or {}
@@ -71,7 +73,9 @@ def merge_parts(
         if report.get("event") == "done" and report.get("ran") != [name]:
             return None
     parts = [test_report(raw, max_detail_chars) for raw in raws]
-    worst = min(range(len(parts)), key=lambda i: _STATUS_RANK.get(parts[i].status, 0))
+    if any(p.status in _REGRADE for p in parts):
+        return None
+    worst = next((i for i, p in enumerate(parts) if not p.passed), 0)
     status = parts[worst].status
     n_tests, n_failed = sum(p.n_tests for p in parts), sum(p.n_failed for p in parts)
     duration = sum(p.duration_s for p in parts)
@@ -81,19 +85,14 @@ def merge_parts(
                   f"over the {timeout_s:g} s limit")
     elif status == "passed":
         detail = f"{n_tests}/{n_tests} tests passed"
-    elif status == "failed":
-        failures = [f for raw, p in zip(raws, parts) if p.status == "failed" for f in raw["report"].get("failures", [])]
-        detail = f"{n_failed}/{n_tests} tests failed: " + "; ".join(failures)
-    else:  # name the test whose part ended so, unless it ended before collecting (a program error)
+    else:  # name the test whose part hit a limit, unless it did before collecting (while loading)
         detail = parts[worst].detail + (f" (in {names[worst]})" if parts[worst].n_tests else "")
-    if len(detail) > max_detail_chars:
-        detail = detail[: max_detail_chars - 3] + "..."
     return TestReport(
         passed=status == "passed",
         status=status,
         n_tests=n_tests,
         n_failed=n_failed,
-        detail=detail,
+        detail=cap_detail(detail, max_detail_chars),
         duration_s=duration,
         stdout=_joined((p.stdout for p in parts), max_output_bytes),
         stderr=_joined((p.stderr for p in parts), max_output_bytes),
