@@ -9,10 +9,11 @@ appended at the end of a split's list to keep existing ids stable.
 """
 from __future__ import annotations
 
-from . import eval_set, train_easy, train_medium
+from . import eval_extra, eval_set, train_easy, train_medium
 from ._schema import DIFFICULTIES, SPLITS, BuiltinProblem, problem
 
-BUILTIN_PROBLEMS: list[BuiltinProblem] = [*train_easy.PROBLEMS, *train_medium.PROBLEMS, *eval_set.PROBLEMS]
+BUILTIN_PROBLEMS: list[BuiltinProblem] = [*train_easy.PROBLEMS, *train_medium.PROBLEMS, *eval_set.PROBLEMS,
+                                         *eval_extra.PROBLEMS]
 
 
 def _check_unique_names(problems: list[BuiltinProblem]) -> None:

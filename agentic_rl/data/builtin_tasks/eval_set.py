@@ -1,4 +1,10 @@
-"""Eval split: held-out problems, easy and medium, about half built on a standard-library API."""
+"""Eval split: held-out problems, easy and medium, about half built on a standard-library API.
+
+The first 28 held-out problems (`eval_extra` continues the split). Fifteen of the original ones were one-word
+variants of training problems (max/min of a list, is_odd/is_even, cube/square...) or shared their reference
+solution's idea; they were replaced in place, so the others kept their ids. tests/data/test_split_overlap.py
+flags any held-out problem whose question or reference solution comes too close to a training one.
+"""
 from __future__ import annotations
 
 from ._schema import problem
@@ -13,200 +19,225 @@ def _p(name, difficulty, question, solution, wrong, test, api=()):
 PROBLEMS = [
     # ---- easy, plain Python ----
     _p(
-        "cube",
+        "hamming_distance",
         "easy",
-        """Write a Python function `cube(n: int) -> int` that returns `n` raised to the third power.
-        Example: `cube(2)` returns `8`.""",
+        """Write a Python function `hamming_distance(a: str, b: str) -> int` that returns the number
+        of positions at which two strings of equal length hold different characters. Example:
+        `hamming_distance("karolin", "kathrin")` returns `3`.""",
         r'''
-        def cube(n):
-            return n ** 3
+        def hamming_distance(a, b):
+            return sum(x != y for x, y in zip(a, b))
         ''',
         r'''
-        def cube(n):
-            return n * 3
+        def hamming_distance(a, b):
+            return len(set(a) ^ set(b))
         ''',
         r'''
-        from solution import cube
+        from solution import hamming_distance
+
+
+        def test_example():
+            assert hamming_distance("karolin", "kathrin") == 3
+
+
+        def test_identical():
+            assert hamming_distance("abc", "abc") == 0
+
+
+        def test_empty():
+            assert hamming_distance("", "") == 0
+
+
+        def test_repeated_letters():
+            assert hamming_distance("aabb", "bbaa") == 4
+        ''',
+    ),
+    _p(
+        "digit_sum",
+        "easy",
+        """Write a Python function `digit_sum(n: int) -> int` that returns the sum of the decimal
+        digits of `n`, ignoring its sign. Example: `digit_sum(-493)` returns `16`.""",
+        r'''
+        def digit_sum(n):
+            total = 0
+            n = abs(n)
+            while n:
+                n, digit = divmod(n, 10)
+                total += digit
+            return total
+        ''',
+        r'''
+        def digit_sum(n):
+            return sum(int(d) for d in str(n) if d.isdigit() and d != "9")
+        ''',
+        r'''
+        from solution import digit_sum
 
 
         def test_positive():
-            assert cube(2) == 8
+            assert digit_sum(1234) == 10
 
 
         def test_negative():
-            assert cube(-3) == -27
-
-
-        def test_zero_and_one():
-            assert cube(0) == 0
-            assert cube(1) == 1
-        ''',
-    ),
-    _p(
-        "count_uppercase",
-        "easy",
-        """Write a Python function `count_uppercase(s: str) -> int` that returns how many upper-case
-        letters are in `s`. Example: `count_uppercase("Hello World")` returns `2`.""",
-        r'''
-        def count_uppercase(s):
-            return sum(1 for ch in s if ch.isupper())
-        ''',
-        r'''
-        def count_uppercase(s):
-            return sum(1 for ch in s if not ch.islower())
-        ''',
-        r'''
-        from solution import count_uppercase
-
-
-        def test_two_words():
-            assert count_uppercase("Hello World") == 2
-
-
-        def test_empty():
-            assert count_uppercase("") == 0
-
-
-        def test_block():
-            assert count_uppercase("ABC def") == 3
-
-
-        def test_digits():
-            assert count_uppercase("123") == 0
-        ''',
-    ),
-    _p(
-        "is_odd",
-        "easy",
-        """Write a Python function `is_odd(n: int) -> bool` that returns `True` if the integer `n`
-        (possibly negative) is odd. Example: `is_odd(3)` returns `True`, `is_odd(4)` returns
-        `False`.""",
-        r'''
-        def is_odd(n):
-            return n % 2 != 0
-        ''',
-        r'''
-        def is_odd(n):
-            return n > 0 and n % 2 == 1
-        ''',
-        r'''
-        from solution import is_odd
-
-
-        def test_odd():
-            assert is_odd(3) is True
-
-
-        def test_even():
-            assert is_odd(4) is False
-
-
-        def test_negative_odd():
-            assert is_odd(-3) is True
+            assert digit_sum(-493) == 16
 
 
         def test_zero():
-            assert is_odd(0) is False
+            assert digit_sum(0) == 0
+
+
+        def test_single_digit():
+            assert digit_sum(7) == 7
         ''',
     ),
     _p(
-        "sum_of_squares",
+        "initials",
         "easy",
-        """Write a Python function `sum_of_squares(nums: list[int]) -> int` that returns the sum of
-        the squares of the numbers. Example: `sum_of_squares([1, 2, 3])` returns `14`.""",
+        """Write a Python function `initials(name: str) -> str` that returns the upper-cased first
+        letter of each whitespace-separated part of `name`, joined with no separator. Example:
+        `initials("ada  king lovelace")` returns `"AKL"`.""",
         r'''
-        def sum_of_squares(nums):
-            return sum(n * n for n in nums)
+        def initials(name):
+            return "".join(part[0].upper() for part in name.split())
         ''',
         r'''
-        def sum_of_squares(nums):
-            return sum(nums) ** 2
+        def initials(name):
+            return "".join(part[0] for part in name.split(" ") if part)
         ''',
         r'''
-        from solution import sum_of_squares
+        from solution import initials
 
 
-        def test_basic():
-            assert sum_of_squares([1, 2, 3]) == 14
+        def test_example():
+            assert initials("ada  king lovelace") == "AKL"
 
 
-        def test_empty():
-            assert sum_of_squares([]) == 0
+        def test_single_name():
+            assert initials("Grace") == "G"
 
 
-        def test_negative():
-            assert sum_of_squares([-2]) == 4
+        def test_tabs_and_newlines():
+            assert initials("alan\tmathison\nturing") == "AMT"
 
 
-        def test_mixed():
-            assert sum_of_squares([-1, 1]) == 2
+        def test_blank():
+            assert initials("   ") == ""
         ''',
     ),
     _p(
-        "count_words",
+        "clamp",
         "easy",
-        """Write a Python function `count_words(s: str) -> int` that returns the number of words in
-        `s`, where words are separated by any amount of whitespace. Example:
-        `count_words("hello   world")` returns `2`.""",
+        """Write a Python function `clamp(x: float, lo: float, hi: float) -> float` that returns `lo`
+        if `x` is below `lo`, `hi` if `x` is above `hi`, and `x` otherwise (`lo <= hi`). Example:
+        `clamp(15, 0, 10)` returns `10`.""",
         r'''
-        def count_words(s):
-            return len(s.split())
+        def clamp(x, lo, hi):
+            if x < lo:
+                return lo
+            if x > hi:
+                return hi
+            return x
         ''',
         r'''
-        def count_words(s):
-            return s.count(" ") + 1
+        def clamp(x, lo, hi):
+            return max(x, lo) if x < hi else x
         ''',
         r'''
-        from solution import count_words
+        from solution import clamp
 
 
-        def test_two():
-            assert count_words("hello world") == 2
+        def test_above():
+            assert clamp(15, 0, 10) == 10
 
 
-        def test_empty():
-            assert count_words("") == 0
+        def test_below():
+            assert clamp(-3, 0, 10) == 0
 
 
-        def test_extra_spaces():
-            assert count_words("  many   spaces here ") == 3
+        def test_inside():
+            assert clamp(2.5, 0, 10) == 2.5
 
 
-        def test_one():
-            assert count_words("one") == 1
+        def test_degenerate_range():
+            assert clamp(9, 4, 4) == 4
         ''',
     ),
     _p(
-        "max_in_list",
+        "swap_pairs",
         "easy",
-        """Write a Python function `max_in_list(nums: list[int]) -> int` that returns the largest
-        number in a non-empty list. Example: `max_in_list([1, 7, 3])` returns `7`.""",
+        """Write a Python function `swap_pairs(items: list) -> list` that returns a new list in which
+        the elements at positions 0 and 1, 2 and 3, and so on are swapped; an odd last element stays
+        where it is. Example: `swap_pairs([1, 2, 3, 4, 5])` returns `[2, 1, 4, 3, 5]`.""",
         r'''
-        def max_in_list(nums):
-            return max(nums)
+        def swap_pairs(items):
+            out = list(items)
+            for i in range(0, len(out) - 1, 2):
+                out[i], out[i + 1] = out[i + 1], out[i]
+            return out
         ''',
         r'''
-        def max_in_list(nums):
-            best = 0
-            for n in nums:
-                if n > best:
-                    best = n
-            return best
+        def swap_pairs(items):
+            out = list(items)
+            for i in range(1, len(out), 2):
+                out[i - 1] = out[i]
+            return out
         ''',
         r'''
-        from solution import max_in_list
+        from solution import swap_pairs
 
 
-        def test_basic():
-            assert max_in_list([1, 7, 3]) == 7
+        def test_odd_length():
+            assert swap_pairs([1, 2, 3, 4, 5]) == [2, 1, 4, 3, 5]
 
 
-        def test_all_negative():
-            assert max_in_list([-5, -2, -9]) == -2
+        def test_even_length():
+            assert swap_pairs(["a", "b", "c", "d"]) == ["b", "a", "d", "c"]
 
 
-        def test_single():
-            assert max_in_list([4]) == 4
+        def test_short():
+            assert swap_pairs([]) == []
+            assert swap_pairs([9]) == [9]
+
+
+        def test_input_unchanged():
+            items = [1, 2]
+            assert swap_pairs(items) == [2, 1]
+            assert items == [1, 2]
+        ''',
+    ),
+    _p(
+        "is_sorted",
+        "easy",
+        """Write a Python function `is_sorted(nums: list[int]) -> bool` that returns `True` if every
+        element is greater than or equal to the one before it (an empty list is sorted). Example:
+        `is_sorted([1, 2, 2, 5])` returns `True`.""",
+        r'''
+        def is_sorted(nums):
+            return all(a <= b for a, b in zip(nums, nums[1:]))
+        ''',
+        r'''
+        def is_sorted(nums):
+            return not nums or nums[0] <= nums[-1]
+        ''',
+        r'''
+        from solution import is_sorted
+
+
+        def test_sorted_with_repeats():
+            assert is_sorted([1, 2, 2, 5]) is True
+
+
+        def test_unsorted_middle():
+            assert is_sorted([1, 5, 3, 6]) is False
+
+
+        def test_descending():
+            assert is_sorted([3, 2, 1]) is False
+
+
+        def test_short():
+            assert is_sorted([]) is True
+            assert is_sorted([4]) is True
         ''',
     ),
     _p(
@@ -244,203 +275,213 @@ PROBLEMS = [
     ),
     # ---- easy, a standard-library function does the work ----
     _p(
-        "gcd_list",
+        "is_leap_year",
         "easy",
-        """Write a Python function `gcd_list(nums: list[int]) -> int` that returns the greatest common
-        divisor of all the positive integers in a non-empty list. Example: `gcd_list([12, 18, 24])`
-        returns `6`.""",
+        """Write a Python function `is_leap_year(year: int) -> bool` that returns `True` if `year` is a
+        leap year of the Gregorian calendar. Example: `is_leap_year(2024)` returns `True`,
+        `is_leap_year(1900)` returns `False`.""",
         r'''
-        import math
-        from functools import reduce
+        import calendar
 
 
-        def gcd_list(nums):
-            return reduce(math.gcd, nums)
+        def is_leap_year(year):
+            return calendar.isleap(year)
         ''',
         r'''
-        import math
-
-
-        def gcd_list(nums):
-            return math.gcd(nums[0], nums[-1])
+        def is_leap_year(year):
+            return year % 4 == 0
         ''',
         r'''
-        from solution import gcd_list
+        from solution import is_leap_year
 
 
-        def test_three():
-            assert gcd_list([12, 18, 24]) == 6
+        def test_ordinary_leap_year():
+            assert is_leap_year(2024) is True
 
 
-        def test_single():
-            assert gcd_list([7]) == 7
+        def test_century_is_not_leap():
+            assert is_leap_year(1900) is False
 
 
-        def test_coprime():
-            assert gcd_list([5, 10, 3]) == 1
+        def test_every_400_years():
+            assert is_leap_year(2000) is True
 
 
-        def test_middle_matters():
-            assert gcd_list([100, 75, 50]) == 25
+        def test_common_year():
+            assert is_leap_year(2023) is False
         ''',
-        api=["functools.reduce", "math.gcd"],
+        api=["calendar.isleap"],
     ),
     _p(
-        "count_letters",
+        "escape_html",
         "easy",
-        """Write a Python function `count_letters(s: str) -> dict[str, int]` that counts the letters
-        of `s`, ignoring case and skipping anything that is not a letter; keys are lower-case.
-        Example: `count_letters("Aab!")` returns `{"a": 2, "b": 1}`.""",
+        """Write a Python function `escape_html(text: str) -> str` that makes `text` safe to put
+        inside an HTML page: `&`, `<`, `>`, `"` and `'` are replaced by character references.
+        Example: `escape_html("a < b")` returns `"a &lt; b"`.""",
         r'''
-        from collections import Counter
+        import html
 
 
-        def count_letters(s):
-            return dict(Counter(ch for ch in s.lower() if ch.isalpha()))
+        def escape_html(text):
+            return html.escape(text, quote=True)
         ''',
         r'''
-        from collections import Counter
-
-
-        def count_letters(s):
-            return dict(Counter(ch for ch in s if ch.isalpha()))
+        def escape_html(text):
+            return text.replace("<", "&lt;").replace(">", "&gt;").replace("&", "&amp;")
         ''',
         r'''
-        from solution import count_letters
+        from solution import escape_html
 
 
-        def test_mixed_case():
-            assert count_letters("Aab") == {"a": 2, "b": 1}
+        def test_less_than():
+            assert escape_html("a < b") == "a &lt; b"
+
+
+        def test_ampersand_is_not_escaped_twice():
+            assert escape_html("<&>") == "&lt;&amp;&gt;"
+
+
+        def test_quotes():
+            assert escape_html("say \"hi\" 'x'") == "say &quot;hi&quot; &#x27;x&#x27;"
+
+
+        def test_plain():
+            assert escape_html("plain text") == "plain text"
+        ''',
+        api=["html.escape"],
+    ),
+    _p(
+        "sha256_hex",
+        "easy",
+        """Write a Python function `sha256_hex(text: str) -> str` that returns the SHA-256 digest of
+        the UTF-8 encoding of `text` as 64 lower-case hexadecimal characters. Example:
+        `sha256_hex("abc")` returns a string starting with `"ba7816bf"`.""",
+        r'''
+        import hashlib
+
+
+        def sha256_hex(text):
+            return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        ''',
+        r'''
+        import hashlib
+
+
+        def sha256_hex(text):
+            return hashlib.sha1(text.encode("utf-8")).hexdigest()
+        ''',
+        r'''
+        from solution import sha256_hex
+
+        import hashlib
 
 
         def test_empty():
-            assert count_letters("") == {}
+            assert sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
-        def test_skips_non_letters():
-            assert count_letters("a-b a!") == {"a": 2, "b": 1}
+        def test_abc():
+            assert sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 
 
-        def test_upper_only():
-            assert count_letters("ABC") == {"a": 1, "b": 1, "c": 1}
+        def test_shape():
+            digest = sha256_hex("hello")
+            assert len(digest) == 64 and digest == digest.lower()
+
+
+        def test_non_ascii_is_utf8():
+            assert sha256_hex("\u00e9") == hashlib.sha256(b"\xc3\xa9").hexdigest()
         ''',
-        api=["collections.Counter"],
+        api=["hashlib.sha256"],
     ),
     _p(
-        "digits_only",
+        "lowest_terms",
         "easy",
-        """Write a Python function `digits_only(s: str) -> str` that returns the digits of `s`, in
-        order, with every other character removed. Example: `digits_only("a1b2c3")` returns
-        `"123"`.""",
+        """Write a Python function `lowest_terms(num: int, den: int) -> str` that returns the fraction
+        `num/den` reduced to lowest terms as `"p/q"` with `q > 0` (the sign goes on `p`; `den != 0`).
+        Example: `lowest_terms(6, -8)` returns `"-3/4"`.""",
         r'''
-        import re
+        from fractions import Fraction
 
 
-        def digits_only(s):
-            return re.sub(r"\D", "", s)
+        def lowest_terms(num, den):
+            f = Fraction(num, den)
+            return f"{f.numerator}/{f.denominator}"
         ''',
         r'''
-        import re
+        from fractions import Fraction
 
 
-        def digits_only(s):
-            return re.sub(r"\d", "", s)
+        def lowest_terms(num, den):
+            return str(Fraction(num, den))
         ''',
         r'''
-        from solution import digits_only
+        from solution import lowest_terms
 
 
-        def test_mixed():
-            assert digits_only("a1b2c3") == "123"
+        def test_negative_denominator():
+            assert lowest_terms(6, -8) == "-3/4"
 
 
-        def test_no_digits():
-            assert digits_only("none") == ""
+        def test_already_reduced():
+            assert lowest_terms(3, 7) == "3/7"
 
 
-        def test_date():
-            assert digits_only("2024-01-05") == "20240105"
+        def test_whole_number_keeps_denominator():
+            assert lowest_terms(10, 5) == "2/1"
+
+
+        def test_zero():
+            assert lowest_terms(0, 9) == "0/1"
         ''',
-        api=["re.sub"],
+        api=["fractions.Fraction"],
     ),
     _p(
-        "is_perfect_square",
+        "is_ipv4",
         "easy",
-        """Write a Python function `is_perfect_square(n: int) -> bool` that returns `True` if the
-        non-negative integer `n` is the square of an integer. It must be exact for very large `n`.
-        Example: `is_perfect_square(16)` returns `True`, `is_perfect_square(15)` returns `False`.""",
+        """Write a Python function `is_ipv4(s: str) -> bool` that returns `True` if `s` is a valid IPv4
+        address in dotted-decimal form: four numbers from 0 to 255 separated by dots, without leading
+        zeros. Example: `is_ipv4("192.168.0.1")` returns `True`, `is_ipv4("256.1.1.1")` returns
+        `False`.""",
         r'''
-        import math
+        import ipaddress
 
 
-        def is_perfect_square(n):
-            r = math.isqrt(n)
-            return r * r == n
+        def is_ipv4(s):
+            try:
+                ipaddress.IPv4Address(s)
+            except ValueError:
+                return False
+            return True
         ''',
         r'''
-        def is_perfect_square(n):
-            return round(n ** 0.5) ** 2 == n
+        def is_ipv4(s):
+            parts = s.split(".")
+            return len(parts) == 4 and all(p.isdigit() for p in parts)
         ''',
         r'''
-        from solution import is_perfect_square
+        from solution import is_ipv4
 
 
-        def test_square():
-            assert is_perfect_square(16) is True
+        def test_valid():
+            assert is_ipv4("192.168.0.1") is True
+            assert is_ipv4("0.0.0.0") is True
 
 
-        def test_not_square():
-            assert is_perfect_square(15) is False
+        def test_out_of_range():
+            assert is_ipv4("256.1.1.1") is False
 
 
-        def test_zero_and_one():
-            assert is_perfect_square(0) is True
-            assert is_perfect_square(1) is True
+        def test_wrong_number_of_parts():
+            assert is_ipv4("1.2.3") is False
+            assert is_ipv4("1.2.3.4.5") is False
 
 
-        def test_huge_square():
-            assert is_perfect_square((10 ** 17 + 1) ** 2) is True
-            assert is_perfect_square((10 ** 17 + 1) ** 2 + 1) is False
+        def test_not_numbers():
+            assert is_ipv4("a.b.c.d") is False
+            assert is_ipv4("") is False
         ''',
-        api=["math.isqrt"],
-    ),
-    _p(
-        "capitalize_words",
-        "easy",
-        """Write a Python function `capitalize_words(s: str) -> str` that splits `s` on whitespace,
-        makes each word's first character upper case and the rest lower case, and joins the words
-        with single spaces. Example: `capitalize_words("  mIXed   CASE ")` returns `"Mixed Case"`.""",
-        r'''
-        import string
-
-
-        def capitalize_words(s):
-            return string.capwords(s)
-        ''',
-        r'''
-        def capitalize_words(s):
-            return s.title()
-        ''',
-        r'''
-        from solution import capitalize_words
-
-
-        def test_simple():
-            assert capitalize_words("hello world") == "Hello World"
-
-
-        def test_spacing_and_case():
-            assert capitalize_words("  mIXed   CASE ") == "Mixed Case"
-
-
-        def test_apostrophe():
-            assert capitalize_words("don't stop") == "Don't Stop"
-
-
-        def test_empty():
-            assert capitalize_words("") == ""
-        ''',
-        api=["string.capwords"],
+        api=["ipaddress.IPv4Address"],
     ),
     # ---- medium, a standard-library API does the work ----
     _p(
@@ -490,170 +531,201 @@ PROBLEMS = [
         api=["collections.Counter"],
     ),
     _p(
-        "merge_k_sorted",
+        "schedule_order",
         "medium",
-        """Write a Python function `merge_k_sorted(lists: list[list[int]]) -> list[int]` that merges
-        any number of ascending lists into one ascending list, keeping duplicates. Example:
-        `merge_k_sorted([[1, 4], [2, 3], [0]])` returns `[0, 1, 2, 3, 4]`.""",
+        """Write a Python function `schedule_order(deps: dict[str, list[str]]) -> list[str]`: `deps` maps
+        each job to the jobs that must run before it (jobs appearing only in lists are jobs too).
+        Return every job once, each after all of its prerequisites, or raise `ValueError` if the
+        dependencies contain a cycle. Example: `schedule_order({"b": ["a"]})` returns `["a", "b"]`.""",
         r'''
-        import heapq
+        import graphlib
 
 
-        def merge_k_sorted(lists):
-            return list(heapq.merge(*lists))
+        def schedule_order(deps):
+            try:
+                return list(graphlib.TopologicalSorter(deps).static_order())
+            except graphlib.CycleError as exc:
+                raise ValueError(f"cyclic dependencies: {exc.args[1]}") from exc
         ''',
         r'''
-        def merge_k_sorted(lists):
-            return [x for lst in lists for x in lst]
+        def schedule_order(deps):
+            jobs = set(deps)
+            for before in deps.values():
+                jobs.update(before)
+            return sorted(jobs)
         ''',
         r'''
-        from solution import merge_k_sorted
+        from solution import schedule_order
+
+        import pytest
 
 
-        def test_three_lists():
-            assert merge_k_sorted([[1, 4], [2, 3], [0]]) == [0, 1, 2, 3, 4]
+        def assert_valid(order, deps):
+            jobs = set(deps) | {j for before in deps.values() for j in before}
+            assert sorted(order) == sorted(jobs)
+            for job, before in deps.items():
+                for b in before:
+                    assert order.index(b) < order.index(job)
 
 
-        def test_no_lists():
-            assert merge_k_sorted([]) == []
+        def test_example():
+            assert schedule_order({"b": ["a"]}) == ["a", "b"]
 
 
-        def test_empty_inner():
-            assert merge_k_sorted([[], [1]]) == [1]
+        def test_chain_against_alphabet():
+            deps = {"a": ["b"], "b": ["c"]}
+            assert_valid(schedule_order(deps), deps)
 
 
-        def test_duplicates():
-            assert merge_k_sorted([[1, 1], [1]]) == [1, 1, 1]
+        def test_diamond():
+            deps = {"deploy": ["test", "lint"], "test": ["build"], "lint": ["build"]}
+            assert_valid(schedule_order(deps), deps)
+
+
+        def test_cycle_raises():
+            with pytest.raises(ValueError):
+                schedule_order({"x": ["y"], "y": ["x"]})
         ''',
-        api=["heapq.merge"],
+        api=["graphlib.TopologicalSorter"],
     ),
     _p(
-        "count_in_range",
+        "fill_template",
         "medium",
-        """Write a Python function `count_in_range(sorted_nums: list[int], lo: int, hi: int) -> int`
-        that returns how many values `v` of the ascending list satisfy `lo <= v <= hi`, using binary
-        search. Example: `count_in_range([1, 2, 2, 3, 5], 2, 3)` returns `3`.""",
+        """Write a Python function `fill_template(template: str, values: dict[str, str]) -> str` that
+        replaces each `$name` or `${name}` placeholder of `template` by `values[name]`; placeholders
+        whose name is not in `values` stay as they are, and `$$` becomes a single `$`. Example:
+        `fill_template("Hi $who, you owe $$${amt}", {"who": "Bo", "amt": "5"})` returns
+        `"Hi Bo, you owe $5"`.""",
         r'''
-        import bisect
+        from string import Template
 
 
-        def count_in_range(sorted_nums, lo, hi):
-            return max(0, bisect.bisect_right(sorted_nums, hi) - bisect.bisect_left(sorted_nums, lo))
+        def fill_template(template, values):
+            return Template(template).safe_substitute(values)
         ''',
         r'''
-        import bisect
-
-
-        def count_in_range(sorted_nums, lo, hi):
-            return max(0, bisect.bisect_left(sorted_nums, hi) - bisect.bisect_left(sorted_nums, lo))
+        def fill_template(template, values):
+            for name, value in values.items():
+                template = template.replace("$" + name, value)
+            return template
         ''',
         r'''
-        from solution import count_in_range
+        from solution import fill_template
 
 
-        def test_inclusive_bounds():
-            assert count_in_range([1, 2, 2, 3, 5], 2, 3) == 3
+        def test_example():
+            assert fill_template("Hi $who, you owe $$${amt}", {"who": "Bo", "amt": "5"}) == "Hi Bo, you owe $5"
 
 
-        def test_empty():
-            assert count_in_range([], 0, 10) == 0
+        def test_unknown_placeholder_kept():
+            assert fill_template("$a and $b", {"a": "1"}) == "1 and $b"
 
 
-        def test_gap():
-            assert count_in_range([1, 5, 9], 6, 8) == 0
+        def test_braces_join_words():
+            assert fill_template("${n}th", {"n": "4"}) == "4th"
 
 
-        def test_all_equal():
-            assert count_in_range([4, 4, 4], 4, 4) == 3
+        def test_longer_name_not_confused():
+            assert fill_template("$name $names", {"name": "x", "names": "y"}) == "x y"
         ''',
-        api=["bisect.bisect_left", "bisect.bisect_right"],
+        api=["string.Template"],
     ),
     _p(
-        "weekday_name",
+        "closest_word",
         "medium",
-        """Write a Python function `weekday_name(day: str) -> str` that takes a "YYYY-MM-DD" date and
-        returns its English weekday name, such as "Monday". Example: `weekday_name("2024-01-01")`
-        returns `"Monday"`.""",
+        """Write a Python function `closest_word(word: str, vocabulary: list[str])` that returns the
+        vocabulary entry most similar to `word` according to `difflib`'s similarity ratio, considering
+        only entries whose ratio is at least 0.6, or `None` if there is none. Example:
+        `closest_word("appel", ["ape", "apple", "peach"])` returns `"apple"`.""",
         r'''
-        from datetime import date
-
-        NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+        import difflib
 
 
-        def weekday_name(day):
-            return NAMES[date.fromisoformat(day).weekday()]
+        def closest_word(word, vocabulary):
+            matches = difflib.get_close_matches(word, vocabulary, n=1, cutoff=0.6)
+            return matches[0] if matches else None
         ''',
         r'''
-        from datetime import date
-
-        NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-        def weekday_name(day):
-            return NAMES[date.fromisoformat(day).isoweekday() % 7]
+        def closest_word(word, vocabulary):
+            for entry in vocabulary:
+                if entry[:2] == word[:2]:
+                    return entry
+            return None
         ''',
         r'''
-        from solution import weekday_name
+        from solution import closest_word
 
 
-        def test_new_year_2024():
-            assert weekday_name("2024-01-01") == "Monday"
+        def test_example():
+            assert closest_word("appel", ["ape", "apple", "peach"]) == "apple"
 
 
-        def test_leap_day_2000():
-            assert weekday_name("2000-02-29") == "Tuesday"
+        def test_nothing_close():
+            assert closest_word("xyz", ["apple", "banana"]) is None
 
 
-        def test_end_of_1999():
-            assert weekday_name("1999-12-31") == "Friday"
+        def test_exact_match_wins():
+            assert closest_word("cart", ["card", "cart", "care"]) == "cart"
 
 
-        def test_sunday():
-            assert weekday_name("2023-10-01") == "Sunday"
+        def test_typo_in_the_middle():
+            assert closest_word("pyhton", ["java", "python", "perl"]) == "python"
         ''',
-        api=["datetime.date.fromisoformat", "datetime.date.weekday"],
+        api=["difflib.get_close_matches"],
     ),
     _p(
-        "subsets_of_size",
+        "shortest_path_len",
         "medium",
-        """Write a Python function `subsets_of_size(items: list, k: int) -> list[tuple]` that returns
-        every choice of `k` items as a tuple, keeping the items' original order, in lexicographic
-        order of positions. Example: `subsets_of_size([1, 2, 3], 2)` returns
-        `[(1, 2), (1, 3), (2, 3)]`.""",
+        """Write a Python function `shortest_path_len(grid: list[str]) -> int` that returns the fewest
+        moves (up, down, left, right) from the top-left cell to the bottom-right cell of `grid`,
+        where "." is open and "#" is a wall, or -1 if there is no path (also when either end is a
+        wall). Example: `shortest_path_len(["..", ".."])` returns `2`.""",
         r'''
-        from itertools import combinations
+        from collections import deque
 
 
-        def subsets_of_size(items, k):
-            return list(combinations(items, k))
+        def shortest_path_len(grid):
+            rows, cols = len(grid), len(grid[0])
+            if grid[0][0] == "#" or grid[-1][-1] == "#":
+                return -1
+            queue = deque([(0, 0, 0)])
+            seen = {(0, 0)}
+            while queue:
+                r, c, dist = queue.popleft()
+                if (r, c) == (rows - 1, cols - 1):
+                    return dist
+                for nr, nc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                    if 0 <= nr < rows and 0 <= nc < cols and grid[nr][nc] == "." and (nr, nc) not in seen:
+                        seen.add((nr, nc))
+                        queue.append((nr, nc, dist + 1))
+            return -1
         ''',
         r'''
-        from itertools import permutations
-
-
-        def subsets_of_size(items, k):
-            return list(permutations(items, k))
+        def shortest_path_len(grid):
+            return len(grid) + len(grid[0]) - 2
         ''',
         r'''
-        from solution import subsets_of_size
+        from solution import shortest_path_len
 
 
-        def test_pairs():
-            assert subsets_of_size([1, 2, 3], 2) == [(1, 2), (1, 3), (2, 3)]
+        def test_open_square():
+            assert shortest_path_len(["..", ".."]) == 2
 
 
-        def test_empty_choice():
-            assert subsets_of_size([1, 2], 0) == [()]
+        def test_detour():
+            grid = ["...", "##.", "...", ".##", "..."]
+            assert shortest_path_len(grid) == 10
 
 
-        def test_too_many():
-            assert subsets_of_size([1], 2) == []
+        def test_blocked():
+            assert shortest_path_len([".#", "#."]) == -1
 
 
-        def test_all():
-            assert subsets_of_size(["a", "b", "c"], 3) == [("a", "b", "c")]
+        def test_single_cell_and_walled_end():
+            assert shortest_path_len(["."]) == 0
+            assert shortest_path_len(["..", ".#"]) == -1
         ''',
-        api=["itertools.combinations"],
+        api=["collections.deque"],
     ),
     _p(
         "grid_coordinates",
@@ -695,60 +767,59 @@ PROBLEMS = [
         api=["itertools.product"],
     ),
     _p(
-        "climb_stairs",
+        "dotted_get",
         "medium",
-        """Write a Python function `climb_stairs(n: int) -> int` that returns the number of distinct
-        ways to climb `n` steps taking 1 or 2 steps at a time (`climb_stairs(0) == 1`). It must be
-        fast for `n` up to 80 (cache results). Example: `climb_stairs(5)` returns `8`.""",
+        """Write a Python function `dotted_get(data: dict, path: str, default=None)` that follows the
+        dot-separated keys of `path` through nested dicts and returns the value found, or `default`
+        if a key is missing or a value on the way is not a dict. Example:
+        `dotted_get({"a": {"b": 3}}, "a.b")` returns `3`.""",
         r'''
-        from functools import lru_cache
+        from functools import reduce
+
+        _MISSING = object()
 
 
-        @lru_cache(maxsize=None)
-        def climb_stairs(n):
-            if n <= 1:
-                return 1
-            return climb_stairs(n - 1) + climb_stairs(n - 2)
+        def dotted_get(data, path, default=None):
+            def step(node, key):
+                if isinstance(node, dict) and key in node:
+                    return node[key]
+                return _MISSING
+
+            found = reduce(step, path.split("."), data)
+            return default if found is _MISSING else found
         ''',
         r'''
-        from functools import lru_cache
-
-
-        @lru_cache(maxsize=None)
-        def climb_stairs(n):
-            if n <= 1:
-                return n
-            return climb_stairs(n - 1) + climb_stairs(n - 2)
+        def dotted_get(data, path, default=None):
+            node = data
+            for key in path.split("."):
+                node = node.get(key, default)
+            return node
         ''',
         r'''
-        from solution import climb_stairs
-
-        import threading
+        from solution import dotted_get
 
 
-        def call_with_deadline(fn, arg, seconds=3.0):
-            # an uncached recursion would run for hours: fail fast instead of waiting for the grader
-            result = []
-            worker = threading.Thread(target=lambda: result.append(fn(arg)), daemon=True)
-            worker.start()
-            worker.join(seconds)
-            return result[0] if result else "too slow"
+        def test_nested():
+            assert dotted_get({"a": {"b": 3}}, "a.b") == 3
 
 
-        def test_base_cases():
-            assert climb_stairs(0) == 1
-            assert climb_stairs(1) == 1
+        def test_missing_key_gives_default():
+            assert dotted_get({"a": {"b": 3}}, "a.c", default=0) == 0
+            assert dotted_get({"a": {"b": 3}}, "x.y") is None
 
 
-        def test_small():
-            assert climb_stairs(2) == 2
-            assert climb_stairs(5) == 8
+        def test_through_a_non_dict():
+            assert dotted_get({"a": 5}, "a.b", default="none") == "none"
 
 
-        def test_large_is_fast():
-            assert call_with_deadline(climb_stairs, 80) == 37889062373143906
+        def test_stored_none_is_returned():
+            assert dotted_get({"a": {"b": None}}, "a.b", default=1) is None
+
+
+        def test_top_level():
+            assert dotted_get({"k": [1, 2]}, "k") == [1, 2]
         ''',
-        api=["functools.lru_cache"],
+        api=["functools.reduce"],
     ),
     _p(
         "to_sorted_json",
@@ -826,39 +897,44 @@ PROBLEMS = [
         api=["collections.deque"],
     ),
     _p(
-        "find_hashtags",
+        "url_params",
         "medium",
-        """Write a Python function `find_hashtags(text: str) -> list[str]` that returns, in order, the
-        hashtags in `text` without the `#`: a hashtag is `#` followed by one or more letters, digits
-        or underscores. Example: `find_hashtags("I love #python and #code_golf!")` returns
-        `["python", "code_golf"]`.""",
+        """Write a Python function `url_params(url: str) -> dict[str, list[str]]` that returns the query
+        parameters of `url`, mapping each name to the list of its (percent-decoded) values in order;
+        parameters with empty values are kept as `""`. Example:
+        `url_params("https://x.org/p?a=1&b=2&a=3")` returns `{"a": ["1", "3"], "b": ["2"]}`.""",
         r'''
-        import re
+        from urllib.parse import parse_qs, urlsplit
 
 
-        def find_hashtags(text):
-            return re.findall(r"#(\w+)", text)
+        def url_params(url):
+            return parse_qs(urlsplit(url).query, keep_blank_values=True)
         ''',
         r'''
-        def find_hashtags(text):
-            return [word[1:] for word in text.split() if word.startswith("#")]
+        def url_params(url):
+            query = url.split("?", 1)[1] if "?" in url else ""
+            return {k: [v] for k, v in (p.split("=") for p in query.split("&") if p)}
         ''',
         r'''
-        from solution import find_hashtags
+        from solution import url_params
 
 
-        def test_example():
-            assert find_hashtags("I love #python and #code_golf!") == ["python", "code_golf"]
+        def test_repeated_names():
+            assert url_params("https://x.org/p?a=1&b=2&a=3") == {"a": ["1", "3"], "b": ["2"]}
 
 
-        def test_none():
-            assert find_hashtags("no tags") == []
+        def test_percent_decoding():
+            assert url_params("http://h/?q=caf%C3%A9+au+lait") == {"q": ["café au lait"]}
 
 
-        def test_adjacent():
-            assert find_hashtags("#a#b") == ["a", "b"]
+        def test_blank_value_kept():
+            assert url_params("http://h/?flag=&x=1") == {"flag": [""], "x": ["1"]}
+
+
+        def test_no_query():
+            assert url_params("http://h/path") == {}
         ''',
-        api=["re.findall"],
+        api=["urllib.parse.parse_qs", "urllib.parse.urlsplit"],
     ),
     # ---- medium, plain Python ----
     _p(
