@@ -6,6 +6,12 @@
     python -m agentic_rl.evaluate policy=replay samples=samples.jsonl data=humaneval evaluator.modes=[no_tools]
     python -m agentic_rl.evaluate resume_dir=outputs/evals/2025-01-01/12-00-00   # finish an interrupted run
 
+With `checkpoint=RUN`, the episodes run under the training run's own rollout settings (turns, tool-call cap,
+tokens per turn, context...: `rollout` of RUN/.hydra/config.yaml), so a checkpoint is judged under the limits
+it was trained with; `rollout.<key>=...` on the command line still wins for that key, and `rollout=<file>`
+for all of them. Sampling always comes from `evaluator` (greedy by default). summary.json records the
+settings used and where they came from (`rollout`).
+
 `main` only resolves the config; `run(cfg)` does the work and returns the summary (tests call it). Writes into
 the run dir: results.jsonl (one record per task x mode x sample, append-only: a rerun in the same dir skips
 what is there), summary.json, figures/eval_summary.png, metrics.jsonl, eval_run.json (what was evaluated, to
@@ -23,7 +29,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.config import register_configs, to_dataclass
-from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
+from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics, token_budget
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
     FIGURE,
@@ -47,6 +53,7 @@ OmegaConf.register_new_resolver("agentic_rl.or_else", lambda value, default: def
 
 POLICIES = ("model", "replay")
 RUN_INFO_FILE = "eval_run.json"
+RUN_CONFIG = Path(".hydra") / "config.yaml"  # the resolved config Hydra writes into every run dir
 
 
 def run_dir_of(cfg: DictConfig) -> Path:
@@ -84,6 +91,68 @@ def describe_policy(cfg: DictConfig) -> dict[str, Any]:
     adapter = resolve_adapter(cfg.checkpoint) if cfg.get("checkpoint") else None
     return {"policy": "model", "model": cfg.model.get("name") or cfg.model.get("_target_"),
             "checkpoint": str(adapter.resolve()) if adapter else None}
+
+
+def checkpoint_run_config(checkpoint: str | Path) -> Path | None:
+    """The `.hydra/config.yaml` of the training run `checkpoint` belongs to (a run dir, or its adapter/), if any."""
+    path = Path(checkpoint).expanduser()
+    for run_dir in (path, resolve_adapter(path).parent):
+        if (run_dir / RUN_CONFIG).is_file():
+            return run_dir / RUN_CONFIG
+    return None
+
+
+def explicit_rollout_keys() -> set[str] | None:
+    """The rollout keys set on this command line (`rollout.max_turns=5` -> {"max_turns"}); None when the whole
+    group was chosen (`rollout=multi_turn`). Empty outside a Hydra app (tests call `run(cfg)` directly)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return set()
+    keys = set()
+    for override in HydraConfig.get().overrides.task:
+        key = override.split("=", 1)[0].lstrip("+~")
+        if key == "rollout":
+            return None
+        if key.startswith("rollout."):
+            keys.add(key.split(".")[1])
+    return keys
+
+
+def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any]:
+    """Set `cfg.rollout` to the rollout settings of the checkpoint's training run, except the `explicit` keys.
+
+    Returns what summary.json records: where the settings came from, the keys taken from the run, and the
+    keys kept from this command line. Without a checkpoint, or a run config next to it, `cfg.rollout` stays
+    as composed (a warning says so for a checkpoint).
+    """
+    info: dict[str, Any] = {"source": "evaluate config"}
+    if cfg.get("policy") != "model" or not cfg.get("checkpoint"):
+        return info
+    path = checkpoint_run_config(cfg.checkpoint)
+    if path is None:
+        logger.warning("checkpoint=%s has no training run config (%s) next to it: evaluating with this command's "
+                       "rollout settings, which may differ from those it was trained with", cfg.checkpoint,
+                       RUN_CONFIG)
+        info["source"] = "evaluate config (no run config next to the checkpoint)"
+        return info
+    if explicit is None:
+        logger.info("rollout=... given on the command line: not using the rollout settings of %s", path)
+        info["source"] = "evaluate config (rollout= given on the command line)"
+        return info
+    run_rollout = OmegaConf.to_container(OmegaConf.load(path).get("rollout") or {}, resolve=True)
+    if not run_rollout:
+        raise ValueError(f"{path} has no `rollout` section; checkpoint= must be a training run of this project "
+                         "(or pass rollout=<file> to evaluate with explicit settings)")
+    unknown = sorted(set(run_rollout) - set(cfg.rollout))
+    if unknown:
+        logger.warning("%s: rollout keys this version does not know, ignored: %s", path, unknown)
+    taken = {k: v for k, v in run_rollout.items() if k in cfg.rollout and k not in explicit}
+    for key, value in taken.items():
+        cfg.rollout[key] = value
+    logger.info("rollout settings of the training run %s: %s%s", path.parent.parent, taken,
+                f" (kept from the command line: {sorted(explicit)})" if explicit else "")
+    return {"source": str(path), "from_run": sorted(taken), "from_command_line": sorted(explicit & set(cfg.rollout))}
 
 
 def load_policy(cfg: DictConfig) -> Any:
@@ -159,8 +228,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     from agentic_rl.train import seed_everything, wandb_settings
 
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
-    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     policy_info = describe_policy(cfg)
+    rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
+    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     seed_everything(cfg.seed)
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -193,6 +263,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "n_tasks": len(tasks),
             "n_samples": eval_cfg.n_samples,
             "modes": list(eval_cfg.modes),
+            "rollout": {**rollout_info, "settings": OmegaConf.to_container(cfg.rollout, resolve=True),
+                        "token_budget": token_budget(rollout_cfg)},
             "eval": {mode: mode_summary(res) for mode, res in results.items()},
             "excluded": {"count": len(excluded), "ids": excluded},
         }

@@ -5,6 +5,11 @@ Modes (conf/evaluator/*.yaml maps each to a tool set under `toolsets.<mode>`):
   code_only  - execute + submit; the search tool is neither described nor parsed;
   multi_tool - search + execute + submit.
 
+Every mode gets the same budget of generated tokens, `rollout.max_turns x rollout.max_new_tokens`: a tool mode
+spends it over up to `max_turns` turns, a mode without tools in its one turn (`mode_rollout`). Otherwise
+no_tools would be compared at a third of the tool modes' budget (one turn of 96 tokens against three).
+A mode without tools reports no `tools/*` metrics: its only "call" is the grading of its answer.
+
 Sampling: with `n_samples: 1` one episode per task at `temperature` (0 = greedy), so pass@1 is greedy
 pass@1. With `n_samples > 1` every task gets n episodes at `sample_temperature`/`sample_top_p` and pass@k
 (for each k in `ks`) is the unbiased estimator of Chen et al. (2021) (`passk.pass_at_k`), averaged over
@@ -113,11 +118,34 @@ class ModeResult:
         return dict(Counter(r["status"] for r in self.records))
 
 
+def token_budget(rollout: RolloutConfig) -> int:
+    """Generated tokens an episode may spend: `max_turns` turns of `max_new_tokens`."""
+    return rollout.max_turns * rollout.max_new_tokens
+
+
+def mode_rollout(rollout: RolloutConfig, toolset: ToolSet, cfg: EvalConfig) -> RolloutConfig:
+    """The episode limits of a mode: the evaluation's sampling, and for a tool set without tools one turn
+    holding the whole token budget (a tool mode may generate up to `max_turns x max_new_tokens` tokens)."""
+    temperature, top_p = cfg.sampling
+    rollout = replace(rollout, temperature=temperature, top_p=top_p)
+    if not toolset.active:
+        rollout = replace(rollout, max_turns=1, max_new_tokens=token_budget(rollout))
+    return rollout
+
+
+def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet) -> dict[str, float]:
+    """`metrics_from_records`, without the `tools/*` rates for a tool set without tools (they are meaningless
+    there: the answer's grading is recorded as a submit call, so submit_rate would read 1.0)."""
+    metrics = metrics_from_records(records)
+    if not toolset.active:
+        metrics = {k: v for k, v in metrics.items() if not k.startswith("tools/")}
+    return metrics
+
+
 def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig,
                   cfg: EvalConfig, mode: str, progress: bool = True, store: ResultStore | None = None) -> ModeResult:
     """Roll out every (task, sample) of `mode`, skipping triples already in `store`; grade; score."""
-    temperature, top_p = cfg.sampling
-    rollout = replace(rollout, temperature=temperature, top_p=top_p)
+    rollout = mode_rollout(rollout, toolset, cfg)
     if hasattr(policy, "for_mode"):
         policy, rollout = policy.for_mode(toolset, rollout)
     has_sample = getattr(policy, "has_sample", None)
@@ -163,7 +191,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
         per_task.setdefault(r["task_id"], []).append(bool(r["passed"]))
     pass_at = {k: sum(pass_at_k(len(v), sum(v), k) for v in per_task.values()) / max(len(per_task), 1)
                for k in cfg.ks}
-    return ModeResult(mode=mode, pass_at=pass_at, metrics=metrics_from_records(ordered), trajectories=trajs,
+    return ModeResult(mode=mode, pass_at=pass_at, metrics=mode_metrics(ordered, toolset), trajectories=trajs,
                       records=ordered, n_tasks=len(tasks))
 
 

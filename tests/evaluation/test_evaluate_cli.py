@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,17 @@ from pathlib import Path
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
-from agentic_rl.evaluate import check_resume, describe_policy, load_policy, resolve_adapter, run, select_tasks
+from agentic_rl.evaluate import (
+    check_resume,
+    checkpoint_run_config,
+    describe_policy,
+    load_policy,
+    resolve_adapter,
+    run,
+    select_tasks,
+)
 from agentic_rl.evaluation.replay import write_samples
 from agentic_rl.types import Task
 
@@ -142,7 +152,89 @@ def test_run_evaluates_a_model_with_its_adapter(trained_run_dir, tmp_path):
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(records) == 4 and {r["mode"] for r in records} == {"no_tools", "code_only"}
     assert all(r["model_tokens"] > 0 for r in records)  # the model generated (random weights: nothing passes)
+    # this adapter dir has no training run config beside it: the command's own rollout settings are used
+    assert summary["rollout"]["source"].startswith("evaluate config (no run config")
+    assert summary["rollout"]["settings"]["max_turns"] == 2 and summary["rollout"]["token_budget"] == 16
 
+
+# The rollout section a training run dir's .hydra/config.yaml holds (plus a key from some other version).
+RUN_ROLLOUT = {"max_turns": 2, "max_tool_calls": 1, "max_new_tokens": 6, "temperature": 0.7, "top_p": 0.95,
+               "max_context_tokens": 4096, "on_no_call": "stop", "observation_format": "chat", "tool_workers": 2,
+               "retired_setting": 3}
+
+
+@pytest.fixture(scope="module")
+def run_with_config(trained_run_dir, tmp_path_factory) -> Path:
+    """A training run dir with its adapter and the .hydra/config.yaml Hydra wrote for it."""
+    source, _ = trained_run_dir
+    run_dir = tmp_path_factory.mktemp("configured_run")
+    shutil.copytree(source / "adapter", run_dir / "adapter")
+    (run_dir / ".hydra").mkdir()
+    OmegaConf.save(OmegaConf.create({"seed": 1, "tools": {"name": "multi"}, "rollout": RUN_ROLLOUT}),
+                   run_dir / ".hydra" / "config.yaml")
+    return run_dir
+
+
+def test_checkpoint_run_config_is_found_from_the_run_or_the_adapter(run_with_config, trained_run_dir):
+    assert checkpoint_run_config(run_with_config) == run_with_config / ".hydra" / "config.yaml"
+    assert checkpoint_run_config(run_with_config / "adapter") == run_with_config / ".hydra" / "config.yaml"
+    assert checkpoint_run_config(trained_run_dir[0]) is None
+
+
+def test_run_evaluates_a_checkpoint_with_its_runs_rollout_settings(run_with_config, tmp_path):
+    # the evaluate config says 3 turns of 96 tokens and no cap; the run was trained with 2 turns of 6, C = 1
+    summary = run(compose_cfg("model=tiny-random", f"checkpoint={run_with_config / 'adapter'}",
+                              "data=builtin-eval", "evaluator.limit=2", "evaluator.modes=[no_tools,code_only]",
+                              f"resume_dir={tmp_path}"))
+    info = summary["rollout"]
+    assert info["source"] == str(run_with_config / ".hydra" / "config.yaml")
+    expected = {k: v for k, v in RUN_ROLLOUT.items() if k != "retired_setting"}
+    assert {k: info["settings"][k] for k in expected} == expected
+    assert "retired_setting" not in info["settings"] and info["from_command_line"] == []
+    assert info["token_budget"] == 12
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert all(r["turns"] <= 2 and 0 < r["model_tokens"] <= 12 for r in records)
+    assert [r["turns"] for r in records if r["mode"] == "no_tools"] == [1, 1]
+    # the resume check and eval_run.json see the settings actually used
+    assert json.loads((tmp_path / "eval_run.json").read_text())["rollout"]["max_new_tokens"] == 6
+
+
+def rollout_keys_on_command_line(overrides: list[str]):
+    """`explicit_rollout_keys()` as `python -m agentic_rl.evaluate *overrides` sees it, and the composed config."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from agentic_rl.evaluate import explicit_rollout_keys
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("evaluate", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    try:
+        return explicit_rollout_keys(), cfg
+    finally:
+        HydraConfig.instance().cfg = None
+
+
+def test_command_line_rollout_overrides_win_over_the_runs_settings(run_with_config):
+    from agentic_rl.evaluate import use_run_rollout
+
+    explicit, cfg = rollout_keys_on_command_line([f"checkpoint={run_with_config}", "rollout.max_new_tokens=4",
+                                                  "evaluator.limit=1"])
+    assert explicit == {"max_new_tokens"}
+    info = use_run_rollout(cfg, explicit)
+    assert info["from_command_line"] == ["max_new_tokens"] and "max_turns" in info["from_run"]
+    assert cfg.rollout.max_new_tokens == 4 and cfg.rollout.max_turns == 2  # 2 from the run
+    assert cfg.rollout.max_tool_calls == 1 and cfg.rollout.on_no_call == "stop"
+
+
+def test_rollout_group_on_the_command_line_keeps_the_evaluate_settings(run_with_config):
+    from agentic_rl.evaluate import use_run_rollout
+
+    explicit, cfg = rollout_keys_on_command_line([f"checkpoint={run_with_config}", "rollout=multi_turn"])
+    assert explicit is None
+    before = OmegaConf.to_container(cfg.rollout)
+    info = use_run_rollout(cfg, explicit)
+    assert info["source"].startswith("evaluate config (rollout= given")
+    assert OmegaConf.to_container(cfg.rollout) == before and before["max_turns"] != RUN_ROLLOUT["max_turns"]
 
 # ----------------------------------------------------------------------------------------------- BigCodeBench
 

@@ -13,7 +13,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 import agentic_rl.evaluate  # noqa: F401  (registers the config schemas and the run-dir resolver)
-from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
+from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics, mode_rollout, token_budget
 from agentic_rl.evaluation.records import ResultStore, metrics_from_records, record_from_trajectory
 from agentic_rl.evaluation.report import format_table, mode_summary, plot_eval_summary
 from agentic_rl.rollout.agent import RolloutConfig
@@ -234,6 +234,59 @@ def test_metrics_from_records_equal_episode_metrics(cfg):
             assert math.isclose(expected[k], got[k], abs_tol=1e-3), k  # latencies are rounded to 1 us
     assert results["multi_tool"].metrics["tools/search_rate"] == pytest.approx(1 / 3)
     assert results["code_only"].metrics["tools/search_rate"] == 0.0
+
+
+# ----------------------------------------------------------------------------------------------- parity
+
+def test_every_mode_gets_the_same_token_budget(cfg):
+    """A policy that never stops talking generates max_turns x max_new_tokens tokens in every mode."""
+    rollout = RolloutConfig(max_turns=3, max_new_tokens=20, on_no_call="nudge")
+    ec = EvalConfig(modes=["no_tools", "code_only", "multi_tool"])
+    endless = ScriptedPolicy(lambda req: "x" * 500)  # no call, no code, no EOS within the budget
+    results = evaluate(tasks(2), endless, toolsets(cfg, FakeSandbox()), rollout, ec, progress=False)
+    assert token_budget(rollout) == 60
+    for mode, res in results.items():
+        assert [r["model_tokens"] for r in res.records] == [60, 60], mode
+    assert [r["turns"] for r in results["no_tools"].records] == [1, 1]
+    assert [r["turns"] for r in results["code_only"].records] == [3, 3]
+
+
+def test_no_tools_answer_longer_than_one_turn_is_graded_whole(cfg):
+    # the function comes after 51 bytes of comments: one turn of 40 tokens would cut it off
+    answer = "```python\n" + "# a comment line\n" * 3 + GOOD + "\n```"
+    rollout = RolloutConfig(max_turns=3, max_new_tokens=40)
+    assert 40 < len(answer) <= token_budget(rollout)
+    sandbox = FakeSandbox()
+    res = evaluate(tasks(1), ScriptedPolicy(lambda req: answer), toolsets(cfg, sandbox, ["no_tools"]), rollout,
+                   EvalConfig(modes=["no_tools"]), progress=False)["no_tools"]
+    assert res.records[0]["passed"] and res.records[0]["submitted_code"].endswith(GOOD)
+    assert res.pass_at[1] == 1.0
+
+
+def test_mode_rollout_gives_a_mode_without_tools_one_turn_of_the_whole_budget(cfg):
+    ts = toolsets(cfg, FakeSandbox())
+    rollout = RolloutConfig(max_turns=5, max_new_tokens=64, temperature=0.7, top_p=0.95)
+    ec = EvalConfig()
+    no_tools, code_only = mode_rollout(rollout, ts["no_tools"], ec), mode_rollout(rollout, ts["code_only"], ec)
+    assert (no_tools.max_turns, no_tools.max_new_tokens) == (1, 320)
+    assert (code_only.max_turns, code_only.max_new_tokens) == (5, 64)
+    assert token_budget(no_tools) == token_budget(code_only) == 320
+    assert (no_tools.temperature, code_only.top_p) == (0.0, 1.0)  # the evaluation's greedy sampling
+
+
+def test_a_mode_without_tools_reports_no_tool_rates(cfg):
+    def script(req):
+        return "```python\nprint(1)\n```" if req.turn_index == 0 else "```submit\n" + GOOD + "\n```"
+
+    results = run_eval(cfg, FakeSandbox(), script, ["no_tools", "code_only"])
+    assert not [k for k in results["no_tools"].metrics if k.startswith("tools/")]
+    assert "rollout/turns_mean" in results["no_tools"].metrics
+    assert results["code_only"].metrics["tools/execute_rate"] == pytest.approx(0.5)
+    flat = flat_metrics(results)
+    assert not [k for k in flat if k.startswith("eval/no_tools/tools/")]
+    assert flat["eval/code_only/tools/submit_rate"] == pytest.approx(0.5)
+    assert flat["eval/no_tools/pass@1"] == 0.0  # its answer was the print, graded as the solution
+    assert not [k for k in mode_summary(results["no_tools"]) if k.startswith("tools/")]
 
 
 # ----------------------------------------------------------------------------------------------- resume
