@@ -8,7 +8,7 @@ Modes (conf/evaluator/*.yaml maps each to a tool set under `toolsets.<mode>`):
 Every mode gets the same budget of generated tokens, `rollout.max_turns x rollout.max_new_tokens`: a tool mode
 spends it over up to `max_turns` turns, a mode without tools in its one turn (`mode_rollout`). Otherwise
 no_tools would be compared at a third of the tool modes' budget (one turn of 96 tokens against three).
-A mode without tools reports no `tools/*` metrics: its only "call" is the grading of its answer.
+A mode without tools reports no `tools/*` metrics: it has no tools to call.
 
 Sampling: with `n_samples: 1` one episode per task at `temperature` (0 = greedy), so pass@1 is greedy
 pass@1. With `n_samples > 1` every task gets n episodes at `sample_temperature`/`sample_top_p` and pass@k
@@ -134,8 +134,9 @@ def mode_rollout(rollout: RolloutConfig, toolset: ToolSet, cfg: EvalConfig) -> R
 
 
 def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet) -> dict[str, float]:
-    """`metrics_from_records`, without the `tools/*` rates for a tool set without tools (they are meaningless
-    there: the answer's grading is recorded as a submit call, so submit_rate would read 1.0)."""
+    """`metrics_from_records`, without the `tools/*` metrics for a tool set without tools. They are meaningless
+    there: the answer is graded without a call, so `tools/none_rate` ("turns with no valid call") would read 1.0
+    and every call rate 0, as if the model had failed to use tools it was never given."""
     metrics = metrics_from_records(records)
     if not toolset.active:
         metrics = {k: v for k, v in metrics.items() if not k.startswith("tools/")}
