@@ -316,6 +316,11 @@ def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampe
     return collector.outcome()
 
 
+def _pytest_canary() -> None:
+    left = int.from_bytes(os.urandom(6), "little")
+    assert left == left + 1, "the canary fails, as it must"
+
+
 class _PytestCollector:
     """pytest plugin: counts per test from the reports pytest itself produces."""
 
@@ -327,6 +332,7 @@ class _PytestCollector:
         self.collect_errors: list[str] = []
         self.plugins_at_start: set[int] = set()
         self.pluginmanager = None
+        self.canaries: dict[str, str] = {}  # nodeid -> outcome of the hidden tests that must fail
 
     def pytest_collection(self, session) -> None:
         # Registered after the built-in plugins, this runs first: after their session start-up (which
@@ -343,9 +349,23 @@ class _PytestCollector:
         self.found.check(self.guard, None, "while the tests were collected")
         for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
             _check_solution_returns(module.__dict__)
+        if session.items:  # two hidden tests that must fail, first and last, through pytest's own runner
+            import _pytest.python
+
+            parent = session.items[0].parent
+            canaries = [_pytest.python.Function.from_parent(parent, name=f"test_{os.urandom(6).hex()}",
+                                                            callobj=_pytest_canary) for _ in range(2)]
+            self.canaries = {c.nodeid: "not run" for c in canaries}
+            session.items[:] = [canaries[0], *session.items, canaries[1]]
         self.reporter.send(event="collected", n_tests=len(self.items))
 
     def pytest_runtest_logreport(self, report) -> None:
+        if report.nodeid in self.canaries:
+            if report.failed:
+                self.canaries[report.nodeid] = "failed"
+            elif report.when == "call" or report.skipped:
+                self.canaries[report.nodeid] = self.canaries[report.nodeid].replace("not run", "passed")
+            return
         if report.failed:
             self.status[report.nodeid] = "failed"
             self.failed.setdefault(report.nodeid, _clip(f"{report.when}: {_last_lines(report.longreprtext)}"))
@@ -356,6 +376,8 @@ class _PytestCollector:
             self.status[report.nodeid] = "passed"
 
     def outcome(self) -> dict:
+        if "passed" in self.canaries.values():
+            self.found("a hidden canary test that must fail was reported as passing")
         items = self.items or []
         out = {"n_tests": len(items), "n_passed": sum(self.status.get(i) == "passed" for i in items),
                "failures": _failure_list(self.failed)}

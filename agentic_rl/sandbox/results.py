@@ -4,7 +4,8 @@ ExecResult.status:
     "ok"            exit status 0
     "error"         non-zero exit status (an uncaught exception included)
     "timeout"       wall-clock deadline reached, or the CPU-time limit (SIGXCPU)
-    "memory"        the memory limit was hit (MemoryError, or a crash whose stderr says so)
+    "memory"        the memory limit was hit (MemoryError, a crash whose stderr says so, or the call's
+                    processes together held more than memory_mb)
     "output_limit"  stdout + stderr grew past output_limit_bytes; the process was killed
     "killed"        ended by a signal (segfault, SIGKILL it sent itself, file-size limit, ...)
     "sandbox_error" the sandbox itself failed; nothing can be said about the code
@@ -59,13 +60,15 @@ def resource_status(raw: dict) -> str | None:
     """The status that ends a call whatever the code did, or None when it ended on its own."""
     if raw.get("error"):
         return "sandbox_error"
+    if raw.get("cancelled"):
+        return "cancelled"  # a part of a split task, stopped because another part hit a limit (split.py)
     if raw.get("output_exceeded"):
         return "output_limit"
     if raw.get("timed_out") or raw.get("signal") == signal.SIGXCPU:
         return "timeout"
     report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
     died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
-    if report.get("type") == "MemoryError" or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS)):
+    if raw.get("memory_exceeded") or report.get("type") == "MemoryError" or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS)):
         return "memory"
     if raw.get("signal") is not None:
         return "killed"
