@@ -68,8 +68,8 @@ PR_SET_NO_NEW_PRIVS = 38
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 # keyctl(2): the syscall number per architecture (glibc has no wrapper), and its operations.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
-KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
-KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
 # Where world-writable directories are looked for at server start (a bounded walk; see _world_writable_dirs).
 WORLD_WRITABLE_SKIP = ("/proc", "/sys", "/dev")
 WORLD_WRITABLE_DEPTH = 4
@@ -740,13 +740,16 @@ def _children(pid: int) -> list[int]:
 
 
 def _fresh_keyrings() -> None:
-    """As the worker uid: empty its user keyrings (they outlive processes) and join a new session keyring."""
+    """As the worker uid: join a new session keyring and empty the keyrings that outlive processes (the
+    persistent keyring lasts days; the user keyrings last while any process of the uid does)."""
     if SYS_KEYCTL is None:
         return
     _libc.syscall.restype = ctypes.c_long
-    for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
-        _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, ctypes.c_long(keyring))
     _libc.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None)
+    persistent = _libc.syscall(SYS_KEYCTL, KEYCTL_GET_PERSISTENT, ctypes.c_long(-1),
+                               ctypes.c_long(KEY_SPEC_PROCESS_KEYRING))
+    for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, *([persistent] if persistent > 0 else [])):
+        _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, ctypes.c_long(keyring))
 
 
 def _busy_seconds(pids: list[int]) -> float:

@@ -289,3 +289,139 @@ def test_report_fields_are_checked_by_the_client():
 
 def test_after_class3_attacks_the_pool_is_healthy(sandbox):
     assert_healthy(sandbox)
+
+
+# ------------------------------------------------------------------ class 2: state that outlives a call
+
+SYSV_SHM = (
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "libc.shmget.restype = ctypes.c_int\n"
+    "IPC_CREAT = 0o1000\n"
+)
+
+
+@needs_root
+def test_sysv_ipc_does_not_outlive_the_call(sandbox):
+    first = sandbox.execute(SYSV_SHM + "print(libc.shmget(0x5A5A17, 4096, IPC_CREAT | 0o666))\n")
+    assert first.ok and int(first.stdout) >= 0, first  # it could create one...
+    later = sandbox.execute(SYSV_SHM + "print(libc.shmget(0x5A5A17, 0, 0))\n")
+    assert later.ok and int(later.stdout) == -1, later  # ...and the next call cannot find it
+
+
+@needs_root
+def test_world_writable_dirs_are_private_and_capped(sandbox):
+    dirs = sandbox.server_info["world_writable"]
+    assert "/var/tmp" in dirs and "/tmp" in dirs
+    writable = [d for d in dirs if d not in ("/tmp", "/var/tmp", "/dev/shm")]
+    code = (
+        "import os\nfor d in %r:\n    open(os.path.join(d, 'left_by_an_earlier_call'), 'w').write('x')\n"
+        "try:\n    open('/var/tmp/big', 'wb').write(b'x' * (300 << 20))\n    print('wrote 300 MB')\n"
+        "except OSError as e:\n    print('capped', e.errno)\n" % (["/var/tmp", *writable],)
+    )
+    r = sandbox.execute(code)
+    assert r.ok and r.stdout.startswith("capped"), r  # the call's tmpfs (256 MB) is its disk quota
+    later = sandbox.execute("import os\nprint([d for d in %r if os.path.exists(os.path.join(d, "
+                            "'left_by_an_earlier_call'))])\n" % (["/var/tmp", *writable],))
+    assert later.stdout == "[]\n", later
+    import os
+
+    assert not any(os.path.exists(os.path.join(d, "left_by_an_earlier_call")) for d in ["/var/tmp", *writable])
+
+
+@needs_root
+def test_keyring_does_not_outlive_the_call():
+    import platform
+
+    if platform.machine() != "x86_64":
+        pytest.skip("syscall numbers below are x86_64's")
+    keyctl = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+              "keep = libc.syscall(250, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n")  # the persistent keyring
+    add = keyctl + "print(libc.syscall(248, b'user', b'sandbox-marker', b'secret', 6, ctypes.c_long(keep)))\n"
+    search = keyctl + "print(libc.syscall(250, 10, ctypes.c_long(keep), b'user', b'sandbox-marker', 0))\n"
+    with make_sandbox(workers=1) as one:  # one worker: both calls run as the same uid
+        first = one.execute(add)
+        assert first.ok and int(first.stdout) > 0, first
+        assert int(one.execute(search).stdout) == -1  # the worker uid's persistent keyring was emptied
+
+
+def test_runner_memory_holds_no_earlier_request(sandbox):
+    """Another task's hidden tests cannot be read back from the memory a runner was forked from."""
+    import hashlib
+    import secrets
+
+    token = secrets.token_hex(16)
+    hidden = f"HIDDEN_TEST_TOKEN_{token}"
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    test = TESTS["unittest"] + f"\n# {hidden}\n"
+    for _ in range(2):
+        assert sandbox.run_tests(GOOD, test, harness="unittest").passed
+    # Scan every readable mapping of our own process for the prefix, and check what follows by its hash:
+    # the token itself never appears in this program.
+    scan = (
+        "import ctypes, hashlib, re\nprefix = b'HIDDEN_TEST_' + b'TOKEN_'\nfound = 0\n"
+        "for line in open('/proc/self/maps'):\n"
+        "    fields = line.split()\n"
+        "    if not fields[1].startswith('rw') or fields[-1] in ('[vvar]', '[vsyscall]'):\n        continue\n"
+        "    lo, hi = (int(x, 16) for x in fields[0].split('-'))\n"
+        "    chunk = ctypes.string_at(lo, hi - lo)\n"
+        "    for m in re.finditer(re.escape(prefix) + rb'([0-9a-f]{32})', chunk):\n"
+        f"        found += hashlib.sha256(m.group(1)).hexdigest() == {digest!r}\n"
+        "print(found)\n"
+    )
+    for _ in range(2):  # both workers
+        r = sandbox.execute(scan, timeout_s=30.0)
+        assert r.ok and r.stdout == "0\n", r
+
+
+# ------------------------------------------------------------------ class 4: splitting amplification
+
+SIX_TESTS = "import unittest\n\nclass TestCases(unittest.TestCase):\n" + "".join(
+    f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n" for i in range(6))
+
+
+@pytest.fixture(scope="module")
+def splitting():
+    with make_sandbox(workers=4, split_after_s=0.5) as sb:
+        yield sb
+
+
+def test_sleeping_at_import_is_not_split(splitting):
+    import time
+
+    start = time.monotonic()
+    r = splitting.run_tests("import time\ntime.sleep(1000)\n" + GOOD, SIX_TESTS, harness="unittest", timeout_s=3.0)
+    assert (r.passed, r.status, r.parts) == (False, "timeout", 1), r
+    assert time.monotonic() - start < 3.0 + 4.0 and r.duration_s < 3.5
+
+
+def test_hanging_in_every_test_costs_one_limit_not_one_per_part(splitting):
+    import time
+
+    code = "import time\ndef add(a, b):\n    time.sleep(1000)\n"
+    start = time.monotonic()
+    r = splitting.run_tests(code, SIX_TESTS, harness="unittest", timeout_s=3.0)
+    wall = time.monotonic() - start
+    assert (r.passed, r.status) == (False, "timeout"), r
+    assert r.duration_s < 3.0 + 1.5, r  # all parts together: about one limit (6 parts x 3 s before)
+    assert wall < 3.0 + 4.0
+    assert stray_processes(splitting) == []
+    right = splitting.run_tests(GOOD, SIX_TESTS, harness="unittest")
+    assert right.passed  # and the pool is healthy
+
+
+# ------------------------------------------------------------------ class 5: memory across processes
+
+def test_memory_limit_binds_the_call_processes_together(sandbox):
+    """memory_mb is 1024 here; four processes of 400 MB each stay under it one by one, not together."""
+    code = (
+        "import os, time\n"
+        "def add(a, b):\n"
+        "    for _ in range(3):\n"
+        "        if os.fork() == 0:\n"
+        "            blob = b'x' * (400 << 20)\n            time.sleep(30)\n            os._exit(0)\n"
+        "    blob = b'x' * (400 << 20)\n    time.sleep(30)\n    return a + b\n"
+    )
+    r = grade(sandbox, code, "unittest", timeout_s=20.0)
+    assert (r.passed, r.status) == (False, "memory"), r
+    assert r.duration_s < 15.0
+    assert_healthy(sandbox)
