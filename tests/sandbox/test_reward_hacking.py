@@ -425,3 +425,25 @@ def test_memory_limit_binds_the_call_processes_together(sandbox):
     assert (r.passed, r.status) == (False, "memory"), r
     assert r.duration_s < 15.0
     assert_healthy(sandbox)
+
+
+# ------------------------------------------------------------------ counted: training metric and evaluation summary
+
+def test_tampered_submissions_are_counted_in_training_and_evaluation_metrics():
+    from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
+    from agentic_rl.tracking.metrics import episode_metrics
+    from agentic_rl.types import Observation, ToolCall, Trajectory, Turn
+
+    def episode(*statuses: str) -> Trajectory:
+        turns = [Turn(generated_ids=[1], text="", call=ToolCall("submit", "x", 0, 1),
+                      observation=Observation(tool="submit", text="<test_result>FAIL</test_result>",
+                                              ok=s in ("passed", "failed"), status=s, passed=s == "passed"))
+                 for s in statuses]
+        return Trajectory(task_id="t", token_ids=[1], loss_mask=[0], prompt_len=1, turns=turns)
+
+    trajs = [episode("tampered", "failed"), episode("failed"), episode("tampered")]
+    assert episode_metrics(trajs)["tools/submit/tampered_rate"] == pytest.approx(2 / 4)
+    records = [record_from_trajectory(t, "multi") for t in trajs]
+    assert [r["tampered_submissions"] for r in records] == [1, 0, 1]
+    assert metrics_from_records(records)["tools/submit/tampered_rate"] == pytest.approx(2 / 4)
+    assert "tools/submit/tampered_rate" not in episode_metrics([episode()])  # no submission: absent, not 0
