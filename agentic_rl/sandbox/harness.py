@@ -15,11 +15,12 @@ What the harness counts as a pass, per test: unittest - addSuccess (or an expect
 failing subtest; pytest - setup, call and teardown all passed (skips and xfails do not pass);
 humaneval - `check(candidate)` returned. The client passes a task only if n_tests >= 1 and all passed.
 
-Tamper check: the candidate shares the process with the tests (it must, they call it), so it could
-monkeypatch the framework. The harness snapshots the attributes of the framework classes it relies
-on before the candidate is imported and reports an error if any was replaced when the run ends.
-This catches the obvious patches (e.g. `unittest.TestCase.run = ...`), not a determined attacker
-(see README.md, "Known weaknesses").
+Tampering (tamper.py, README.md "Reward hacking"): in test mode an audit hook is installed before any
+candidate code runs, framework state is compared at checkpoints (after loading, around every test,
+at the end), hidden canary tests that must fail run with the real ones, and compared values are
+checked for always-equal objects. Whatever is refused or detected is sent at once as a
+{"event": "tamper", "what": ...} line and listed in "done" as "tampered": the client's status
+`tampered`, a failure.
 """
 from __future__ import annotations
 
