@@ -349,7 +349,7 @@ class _PytestCollector:
         self.items = [item.nodeid for item in session.items]
         self.found.check(self.guard, None, "while the tests were collected")
         for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
-            _check_solution_returns(module.__dict__)
+            _check_solution_returns(module.__dict__, getattr(module, "__file__", None) or "")
         if session.items:  # two hidden tests that must fail, first and last, through pytest's own runner
             import _pytest.python
 
@@ -389,11 +389,13 @@ class _PytestCollector:
         return out
 
 
-def _check_solution_returns(namespace: dict) -> None:
-    """In a test module: wrap the functions it took from solution.py so their return values are checked
-    for always-equal objects (the solution's own calls, recursion included, stay unwrapped)."""
+def _check_solution_returns(namespace: dict, test_file: str) -> None:
+    """In a test module: wrap the candidate's functions it holds (those whose code is neither the test
+    file's nor a library's) so their return values are checked for always-equal objects; the
+    candidate's own calls, recursion included, stay unwrapped."""
     for name, value in list(namespace.items()):
-        if isinstance(value, types.FunctionType) and getattr(value, "__module__", None) == "solution":
+        code = getattr(value, "__code__", None) if isinstance(value, types.FunctionType) else None
+        if code is not None and code.co_filename != test_file and _untrusted_file(code.co_filename):
             namespace[name] = _sentinel_checked(value, name)
 
 

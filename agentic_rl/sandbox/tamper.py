@@ -305,7 +305,10 @@ def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for probe in (_Sentinel(), _random_int() + 7, "sandbox-sentinel-%x" % _random_int()):
+        # Probes that say nothing about where they come from: an instance of a class with a random name,
+        # a random 64-bit int, a random hex string of random length.
+        anonymous = _type("C%x" % _random_int(), (), {"__slots__": ()})()
+        for probe in (anonymous, _random_int() + 7, ("%x" % _random_int()) * (1 + _random_int() % 3)):
             try:
                 if _truth(value == probe) or not _truth(value != probe, default=True):
                     return True

@@ -122,6 +122,11 @@ FORGERIES = {
         "def add(a, b):\n    return Yes(a - b)\n",
         ("tampered",),
     ),
+    "always_equal_hidden_origin": (
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "exec('def add(a, b):\\n    return Yes()\\n', globals())\nadd.__module__ = 'elsewhere'\n",
+        ("tampered",),
+    ),
     # swap test methods after they are defined, through a profile/trace hook
     "profile_hook": (
         "import sys\n"
@@ -209,7 +214,8 @@ def test_forged_verdicts_fail(sandbox, attack, harness):
     assert not r.passed and r.status in FAILED, r
     if harness == "unittest" or attack in ("stack_walk_to_reporter", "gc_walk", "proc_self_mem", "ctypes_memory",
                                            "traceback_frame_walk", "inspect_stack", "always_equal", "profile_hook",
-                                           "always_equal_int_subclass", "json_encoder", "import_hook"):
+                                           "always_equal_int_subclass", "json_encoder", "import_hook",
+                                           "always_equal_hidden_origin"):
         assert r.status in expected, r  # the unittest harness has every check; the others most
     if r.status == "tampered":
         assert r.detail.startswith("tampered:") and r.n_failed >= 0
