@@ -516,7 +516,9 @@ def _framework_modules(harness: str) -> list[tuple[str, dict]]:
 
 
 def _untrusted_file(filename: str) -> bool:
-    return not (filename.startswith("<frozen ") or filename.startswith(TRUSTED_ROOTS))
+    """Code that is not the interpreter's or an installed library's (tamper.AuditPolicy's rule)."""
+    trusted = filename.startswith(TRUSTED_ROOTS) and os.path.normpath(filename) == filename
+    return not (filename.startswith("<frozen ") or trusted)
 
 
 def _framework_dirs() -> tuple[str, ...]:

@@ -35,7 +35,7 @@ _type, _isinstance, _len, _str, _int, _ord = type, isinstance, len, str, int, or
 _getattr, _hasattr, _vars, _any, _bool, _id = getattr, hasattr, vars, any, bool, id
 _getframe = sys._getframe
 _urandom = os.urandom
-_os_dirname = os.path.dirname
+_os_dirname, _normpath = os.path.dirname, os.path.normpath
 _realpath = os.path.realpath
 _ModuleType = types.ModuleType
 _FunctionType = types.FunctionType
@@ -159,7 +159,10 @@ class AuditPolicy:
     def _trusted_file(self, filename: str) -> bool:
         if filename.startswith("<frozen "):
             return True
-        return filename.startswith(self._roots) and not filename.startswith(self._workdir)
+        # A name with `..` in it (`<site-packages>/../../tmp/work/x.py`, reached through a sys.path entry
+        # the candidate added) only looks like library code.
+        return (filename.startswith(self._roots) and not filename.startswith(self._workdir)
+                and _normpath(filename) == filename)
 
     def _check_open(self, path) -> str | None:
         if _isinstance(path, bytes):

@@ -195,6 +195,19 @@ FORGERIES = {
         "    return a - b\n",
         ("tampered",),
     ),
+    # code made to look like a library's (a sys.path entry that climbs out of site-packages), so that
+    # the frame check takes it for library code
+    "library_lookalike": (
+        "import os, sys, sysconfig\n"
+        "open('walker.py', 'w').write('import sys, os\\ndef walk():\\n    f = sys._getframe()\\n"
+        "    while f is not None:\\n        r = f.f_locals.get(\"reporter\")\\n        if r is not None:\\n"
+        "            r.send(event=\"done\", n_tests=2, n_passed=2, failures=[], error=None)\\n"
+        "            os._exit(0)\\n        f = f.f_back\\n')\n"
+        "sys.path.insert(0, sysconfig.get_paths()['purelib'] + '/..' * 12 + os.getcwd())\n"
+        "import walker\n"
+        "def add(a, b):\n    walker.walk()\n    return a - b\n",
+        ("tampered",),
+    ),
     # an import hook that serves a fake module in place of what the tests import next
     "import_hook": (
         "import sys, types\n"
@@ -215,7 +228,7 @@ def test_forged_verdicts_fail(sandbox, attack, harness):
     if harness == "unittest" or attack in ("stack_walk_to_reporter", "gc_walk", "proc_self_mem", "ctypes_memory",
                                            "traceback_frame_walk", "inspect_stack", "always_equal", "profile_hook",
                                            "always_equal_int_subclass", "json_encoder", "import_hook",
-                                           "always_equal_hidden_origin"):
+                                           "always_equal_hidden_origin", "library_lookalike"):
         assert r.status in expected, r  # the unittest harness has every check; the others most
     if r.status == "tampered":
         assert r.detail.startswith("tampered:") and r.n_failed >= 0
