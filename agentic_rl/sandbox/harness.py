@@ -173,6 +173,7 @@ def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
     found = Tampering(reporter)
+    tamper.frameless_signal_handlers()  # before the snapshot: the wrapper is the state to keep
     guard = tamper.Guard(_framework_classes(harness), _framework_modules(harness))
     policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS)
     _SENTINEL_SINK[0] = found
@@ -511,7 +512,9 @@ def _framework_modules(harness: str) -> list[tuple[str, dict]]:
              "pytest": ["pytest", "_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.main",
                         "_pytest.outcomes", "pluggy._callers", "pluggy._hooks", "pluggy._manager"],
              "humaneval": []}[harness]
-    modules = [builtins, os, tamper, *(sys.modules[n] for n in names if n in sys.modules)]
+    import _signal
+
+    modules = [builtins, os, tamper, _signal, *(sys.modules[n] for n in names if n in sys.modules)]
     return [("harness", globals()), *((m.__name__, vars(m)) for m in modules)]
 
 

@@ -55,10 +55,34 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f
 # Stdlib helpers whose purpose is to hand frames to their caller.
 FRAME_HELPERS = (("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
                  ("traceback", ("walk_stack", "walk_tb")), ("logging", ("currentframe",)))
+# Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
+REIMPORT_REFUSED = frozenset({"_signal"})
 WATCHED = ALWAYS_REFUSED | UNTRUSTED_REFUSED | frozenset({
     "sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__", "open",
-    "compile", "code.__new__",
+    "compile", "code.__new__", "import",
 })
+
+
+def frameless_signal_handlers() -> None:
+    """Python signal handlers get `frame=None` instead of the interrupted frame (an unaudited way to a
+    frame, and from there up the stack to the harness). Called in the runner before candidate code;
+    `_signal` cannot then be imported afresh by untrusted code (REIMPORT_REFUSED)."""
+    import _signal
+
+    original = _signal.signal
+
+    def install(signalnum, handler):
+        if callable(handler):
+            user_handler = handler
+
+            def handler(signum, frame):  # noqa: F811 - the frame stops here
+                return user_handler(signum, None)
+
+            handler.__wrapped__ = user_handler
+        return original(signalnum, handler)
+
+    install.__doc__, install.__name__ = original.__doc__, "signal"
+    _signal.signal = install  # signal.signal calls _signal.signal at call time
 
 
 def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -83,6 +107,9 @@ class AuditPolicy:
         ctypes = sys.modules.get("ctypes")
         # ctypes' own Python wrappers (string_at...) raise the events for their caller
         self._ctypes_dir = _os_dirname(ctypes.__file__) + "/" if ctypes is not None else "\0"
+        import importlib
+
+        self._importlib_dir = _os_dirname(importlib.__file__) + "/"
         self._busy: set[int] = set()  # threads inside the hook (our own sys._getframe raises an event too)
         self.notes: list[str] = []
         self._helpers = set()
@@ -122,6 +149,11 @@ class AuditPolicy:
             return event
         if event == "open":
             return self._check_open(args[0])
+        if event == "import":
+            if args[0] not in REIMPORT_REFUSED:
+                return None
+            asking = self._asking_file(skip_importlib=True)
+            return None if self._trusted_file(asking) else f"importing {args[0]} afresh from {asking}"
         if event in ("object.__setattr__", "object.__delattr__"):
             obj, name = args[0], args[1]
             if _id(obj) not in self._protected and name != "__code__":
@@ -144,12 +176,15 @@ class AuditPolicy:
         what = f"{event} {args[1]}" if event == "object.__getattr__" else event
         return f"frame access ({what}) from {asking}"
 
-    def _asking_file(self) -> str:
+    def _asking_file(self, skip_importlib: bool = False) -> str:
         """The file of the code this event comes from: the frame that raised it, or, when that is one
-        of the frame-returning stdlib helpers (inspect.currentframe...), the code that called the helper."""
+        of the frame-returning stdlib helpers (inspect.currentframe...), ctypes' own wrappers or (for
+        imports) the import machinery, the code that called them."""
         frame = _getframe(3)  # 0: here, 1: _check, 2: __call__, 3: the code that raised the event
         while frame is not None and (_id(frame.f_code) in self._helpers
-                                     or frame.f_code.co_filename.startswith(self._ctypes_dir)):
+                                     or frame.f_code.co_filename.startswith(self._ctypes_dir)
+                                     or (skip_importlib and frame.f_code.co_filename.startswith(
+                                         ("<frozen importlib", self._importlib_dir)))):
             frame = frame.f_back
         return "<no frame>" if frame is None else frame.f_code.co_filename
 

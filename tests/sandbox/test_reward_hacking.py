@@ -181,6 +181,25 @@ FORGERIES = {
         "    return a - b\n",
         ("tampered",),
     ),
+    # a signal handler receives the interrupted frame: from there, up the stack to the reporter
+    "signal_handler_frame": (
+        "import os, signal\n"
+        "def _grab(signum, frame):\n"
+        "    while frame is not None:\n"
+        "        r = frame.f_locals.get('reporter')\n"
+        "        if r is not None:\n"
+        "            r.send(event='done', n_tests=2, n_passed=2, failures=[], error=None)\n"
+        "            os._exit(0)\n"
+        "        frame = frame.f_back\n"
+        "def add(a, b):\n"
+        "    signal.signal(signal.SIGUSR1, _grab)\n    os.kill(os.getpid(), signal.SIGUSR1)\n"
+        "    return a - b\n",
+        ("failed",),  # the handler gets no frame: nothing to detect, the verdict is honest
+    ),
+    "signal_reimported": (
+        "import sys\ndel sys.modules['_signal']\nimport _signal\n" + WRONG,
+        ("tampered",),
+    ),
     # read the process's own memory for the nonce
     "proc_self_mem": (
         "def add(a, b):\n"
@@ -228,7 +247,8 @@ def test_forged_verdicts_fail(sandbox, attack, harness):
     if harness == "unittest" or attack in ("stack_walk_to_reporter", "gc_walk", "proc_self_mem", "ctypes_memory",
                                            "traceback_frame_walk", "inspect_stack", "always_equal", "profile_hook",
                                            "always_equal_int_subclass", "json_encoder", "import_hook",
-                                           "always_equal_hidden_origin", "library_lookalike"):
+                                           "always_equal_hidden_origin", "library_lookalike",
+                                           "signal_handler_frame", "signal_reimported"):
         assert r.status in expected, r  # the unittest harness has every check; the others most
     if r.status == "tampered":
         assert r.detail.startswith("tampered:") and r.n_failed >= 0
