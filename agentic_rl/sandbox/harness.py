@@ -84,16 +84,27 @@ def main(req: dict, workdir: str, result_fd: int, nonce: str) -> None:
 
 
 def warm_up() -> None:
-    """Import, in the zygote, what pytest.main would otherwise import in every forked call."""
+    """In the server, once, after the preload: import what pytest.main would otherwise import in every
+    forked call, and take the tamper snapshots (see `_GUARDS`) there, where every call inherits them
+    for free: taken per call, they would touch (and so copy) thousands of shared pages."""
     try:
         import _pytest.config
+
+        for name in _pytest.config.default_plugins:
+            try:
+                __import__(f"_pytest.{name}")
+            except ImportError:
+                pass
     except ImportError:
-        return
-    for name in _pytest.config.default_plugins:
-        try:
-            __import__(f"_pytest.{name}")
-        except ImportError:
-            pass
+        pass
+    tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
+    for harness in ("pytest", "unittest", "humaneval"):
+        _GUARDS[harness] = tamper.Guard(_framework_classes(harness), _framework_modules(harness),
+                                        strict=("harness", tamper.__name__))
+
+
+# harness -> its tamper.Guard, made by warm_up in the server before any call (run_tests makes one if not).
+_GUARDS: dict = {}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -173,8 +184,9 @@ def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
     found = Tampering(reporter)
-    tamper.frameless_signal_handlers()  # before the snapshot: the wrapper is the state to keep
-    guard = tamper.Guard(_framework_classes(harness), _framework_modules(harness))
+    if harness not in _GUARDS:  # loaded without warm_up (not through server.py)
+        warm_up()
+    guard = _GUARDS[harness]
     policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS)
     _SENTINEL_SINK[0] = found
     policy.install()  # from here on until the process exits: no candidate code has run yet
@@ -211,7 +223,8 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
     canaries = [_CanaryCase("runTest"), _CanaryCase("runTest")]
-    result = _UnittestResult({path}, canaries, guard, module.__dict__, found, _declared_expected_failures(req["test"]))
+    result = _UnittestResult({path}, canaries, guard, module.__dict__, found,
+                             lambda: _declared_expected_failures(req["test"]))
     _TestSuite([canaries[0], suite, canaries[1]]).run(result)
     result.check_canaries()
     return {"n_tests": n_tests, "n_passed": len(result.passed - result.failed.keys()),
@@ -229,8 +242,8 @@ class _CanaryCase(unittest.TestCase):
 _CanaryCase.__module__ = "program"  # run in the program's module: no extra setUpModule/tearDownModule
 
 
-def _declared_expected_failures(test_source: str) -> set[str] | None:
-    """Test methods the test source itself decorates with `expectedFailure` (None: not parsed yet)."""
+def _declared_expected_failures(test_source: str) -> set[str]:
+    """Test methods the test source itself decorates with `expectedFailure`."""
     try:
         tree = ast.parse(test_source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -404,7 +417,7 @@ class _UnittestResult(unittest.TestResult):
     """Per-test verdicts, canary outcomes, and a tamper checkpoint before and after every test."""
 
     def __init__(self, files: set[str], canaries: list, guard, namespace: dict, found: Tampering,
-                 declared_xfail: set[str]) -> None:
+                 declared_xfail) -> None:
         super().__init__()
         self.files = files
         self.passed: set[str] = set()
@@ -444,16 +457,16 @@ class _UnittestResult(unittest.TestResult):
         super().addExpectedFailure(test, err)
         if self._canary(test, "passed"):
             return
-        if getattr(test, "_testMethodName", None) in self.declared_xfail:
+        if getattr(test, "_testMethodName", None) in self.declared_xfail():  # parsed only when needed
             self.passed.add(_test_name(test))
         else:  # the flag was set at run time, not by the test source
             self.found("a test was turned into an expected failure at run time")
             self._bad(test, "marked as an expected failure at run time")
 
     def addFailure(self, test, err) -> None:
-        super().addFailure(test, err)
         if self._canary(test, "failed"):
-            return
+            return  # as it must; no traceback to format
+        super().addFailure(test, err)
         self._bad(test, _short_error(err[1], self.files))
 
     def addError(self, test, err) -> None:

@@ -280,7 +280,7 @@ class Sandbox:
                 max_output_bytes=self.max_output_bytes,
                 output_limit_bytes=self.output_limit_bytes,
             )
-            return worker.call(req, timeout_s)
+            return worker.call(req, timeout_s, token=token)
         finally:
             if budget is not None:
                 budget.unbind(token)
@@ -392,6 +392,7 @@ class _Worker:
         # (by the thread running a split task's budget) must not interleave.
         self.write_lock = threading.Lock()
         self.in_call = False
+        self.call_token: object | None = None  # what a cancel must name to reach the call in flight
 
     def spawn(self) -> None:
         sb, config = self.sandbox, self.config
@@ -421,7 +422,7 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def call(self, req: dict, timeout_s: float) -> dict:
+    def call(self, req: dict, timeout_s: float, token: object | None = None) -> dict:
         if not self.alive():
             if self.sandbox.closed:
                 return {"error": "the sandbox was closed"}
@@ -437,7 +438,7 @@ class _Worker:
         try:
             with self.write_lock:
                 wire.write_msg(self.proc.stdin.fileno(), req)
-                self.in_call = True
+                self.in_call, self.call_token = True, token
             # Generous: the server enforces the deadline itself and cleans up after it.
             reply = wire.read_msg(self.proc.stdout.fileno(), timeout_s=timeout_s + 30.0)
         except (OSError, EOFError, TimeoutError, ValueError) as e:  # died or hung: no verdict, go on
@@ -446,17 +447,18 @@ class _Worker:
             return {"error": f"{type(e).__name__}: {e}"}
         finally:
             with self.write_lock:
-                self.in_call = False
+                self.in_call, self.call_token = False, None
         if not isinstance(reply, dict):
             return {"error": f"malformed reply from the server: {type(reply).__name__}"}
         if reply.get("error"):
             log.error("sandbox worker %d: %s\n%s", self.index, reply["error"], reply.get("trace", ""))
         return reply
 
-    def cancel(self) -> None:
-        """Ask the server to end the call in flight (status "cancelled"); a no-op between calls."""
+    def cancel(self, token: object) -> None:
+        """Ask the server to end the call in flight (status "cancelled") if it is the one `token` names;
+        a no-op otherwise (the call ended meanwhile, and the worker may already run another)."""
         with self.write_lock:
-            if self.in_call and self.alive():
+            if self.in_call and self.call_token is token and token is not None and self.alive():
                 try:
                     wire.write_msg(self.proc.stdin.fileno(), {"cancel": True})
                 except OSError:
@@ -528,9 +530,9 @@ class _Budget:
         """Stop the budget and cancel every part still running."""
         with self._lock:
             self.stopped = True
-            workers = [w for _, _, w in self._running.values() if w is not None]
-        for w in workers:
-            w.cancel()
+            running = [(token, w) for token, _, w in self._running.values() if w is not None]
+        for token, w in running:
+            w.cancel(token)
 
     def _left(self) -> float:
         now = time.monotonic()

@@ -12,14 +12,14 @@ One server per worker slot; it handles one call at a time, so everything it sees
      |          Per call: have the zygote fork the runner, enforce the deadline and the output cap,
      |          collect stdout/stderr/harness report, kill everything of the call, reply.
      +- zygote  forked before the first request is read, so it never holds request data (no call can
-     |          read another task's tests back from the memory it was forked from); per call it
-     |          forks the runner (through a short-lived middle process, so the runner is re-parented
-     |          to the server, a child subreaper) and hands over the pipes; the request itself goes
-     |          from the server to the runner alone, over a pipe.
-     +- runner  new session, own mount and IPC namespaces with a fresh tmpfs as /tmp (also over every
-          |     world-writable directory), rlimits, the slot's unprivileged uid with empty keyrings,
-          |     no_new_privs, scrubbed env; runs the code (harness.py) and exits
-          +- whatever the code starts: all killed when the call ends
+     |   |      read another task's tests back from the memory it was forked from); per call it forks
+     |   |      the runner with the pipes the server hands it, reports its pid and, later, its wait
+     |   |      status. The request itself goes from the server to the runner alone, over a pipe.
+         +- runner  new session, own mount and IPC namespaces with a fresh tmpfs as /tmp (also over
+              |     every world-writable directory), rlimits, the slot's unprivileged uid with empty
+              |     keyrings, no_new_privs, scrubbed env; runs the code (harness.py) and exits
+              +- whatever the code starts: all killed when the call ends (orphans are re-parented
+                 to the server, a child subreaper)
 
 Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
 message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.
@@ -251,8 +251,7 @@ def serve(config: dict) -> None:
     os.environ["MPLCONFIGDIR"] = os.path.join(config["scratch_dir"], "matplotlib")
     harness = _load_harness()
     loaded, failed = _preload(config["preload"])
-    if "pytest" in loaded:
-        harness.warm_up()
+    harness.warm_up()  # pytest's plugins (if any) and the tamper snapshots, shared by every call
     gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
     private_tmp, hidden, isolation_errors = _enter_namespaces(config)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -396,7 +395,9 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: for each fork order (with the runner's pipe ends), fork a runner, send its pid."""
+        """In the zygote: for each fork order (with the runner's pipe ends), fork a runner, send its pid,
+        wait for it and send its wait status. One fork per call: the runner's own children, orphaned,
+        are re-parented to the server (the nearest child subreaper), which cleans them up."""
         while True:
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 16, 8)
@@ -404,29 +405,18 @@ class Supervisor:
                 return
             if not msg:
                 return  # the server is gone
-            pid_r, pid_w = os.pipe()
-            middle = os.fork()
-            if middle == 0:
-                runner = os.fork()
-                if runner == 0:
-                    sock.close()
-                    os.close(pid_r)
-                    os.close(pid_w)
-                    self._runner(fds)  # never returns
-                os.write(pid_w, struct.pack(">i", runner))
-                os._exit(0)
-            os.close(pid_w)
+            runner = os.fork()
+            if runner == 0:
+                sock.close()
+                self._runner(fds)  # never returns
             for fd in fds:
                 os.close(fd)
-            data = os.read(pid_r, 4)
-            os.close(pid_r)
-            os.waitpid(middle, 0)  # once the middle is gone, the runner is the server's child
-            sock.sendall(data if len(data) == 4 else struct.pack(">i", -1))
+            sock.sendall(struct.pack(">i", runner))
+            _, status = os.waitpid(runner, 0)
+            sock.sendall(struct.pack(">i", status))
 
-    def _fork_runner(self, fds: list[int]) -> int:
-        """Ask the zygote for a runner with these pipe ends; its pid (our child by then)."""
+    def _from_zygote(self, what: str) -> int:
         try:
-            socket.send_fds(self._zygote_sock, [b"f"], fds)
             self._zygote_sock.settimeout(30.0)
             data = b""
             while len(data) < 4:
@@ -436,8 +426,17 @@ class Supervisor:
                 data += chunk
         except (OSError, EOFError) as e:
             self._zygote_pid = None
+            raise RuntimeError(f"the zygote failed ({what}): {e}") from None
+        return struct.unpack(">i", data)[0]
+
+    def _fork_runner(self, fds: list[int]) -> int:
+        """Ask the zygote for a runner with these pipe ends; its pid."""
+        try:
+            socket.send_fds(self._zygote_sock, [b"f"], fds)
+        except OSError as e:
+            self._zygote_pid = None
             raise RuntimeError(f"the zygote failed: {e}") from None
-        (pid,) = struct.unpack(">i", data)
+        pid = self._from_zygote("forking a runner")
         if pid <= 0:
             raise RuntimeError("the zygote could not fork a runner")
         return pid
@@ -476,7 +475,7 @@ class Supervisor:
                                nonce, self._call_processes, req["limits"].get("total_memory_bytes"), control_fd)
             if ended != "exited":
                 os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
+            status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:

@@ -55,6 +55,9 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f
 # Stdlib helpers whose purpose is to hand frames to their caller.
 FRAME_HELPERS = (("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
                  ("traceback", ("walk_stack", "walk_tb")), ("logging", ("currentframe",)))
+# sys.modules names whose module object must stay the same (plus every guarded namespace's).
+GUARDED_MODULE_PREFIXES = ("unittest", "_pytest", "pytest", "pluggy", "builtins", "os", "sys", "_signal", "signal",
+                           "json", "inspect", "traceback", "importlib", "types", "functools", "ctypes")
 # Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
 REIMPORT_REFUSED = frozenset({"_signal"})
 WATCHED = ALWAYS_REFUSED | UNTRUSTED_REFUSED | frozenset({
@@ -218,29 +221,47 @@ class Guard:
     `tearDown_exceptions`); the audit hook refuses additions by untrusted code as they happen.
     """
 
-    def __init__(self, classes: list[type], namespaces: list[tuple[str, dict]]) -> None:
+    def __init__(self, classes: list[type], namespaces: list[tuple[str, dict]], strict: tuple[str, ...] = ()) -> None:
+        """`strict`: names of namespaces nothing may write to at all (the harness's own): any write is
+        reported, even one undone since; in the others (builtins, which tests patch with mock and
+        restore) only a name that differs at a checkpoint is."""
+        self._strict = strict
         self._classes = [(cls, dict(vars(cls))) for cls in classes]
         # pytest adds flags to its own classes at run time (`_pytest_diamond_inheritance_warning_shown`), so
         # only classes outside _pytest/pluggy get the stricter version-tag check.
         tagged = [c for c in classes if not c.__module__.startswith(("_pytest", "pluggy"))]
         self._tags = [(cls, view, view.value) for cls, view in ((c, _version_tag_view(c)) for c in tagged) if view]
-        self._namespaces = [(name, ns, dict(ns)) for name, ns in namespaces]
-        self._sys_modules = dict(sys.modules)
+        # Each dict with a live view of its version (CPython bumps it on every write): an unchanged
+        # version skips the name-by-name comparison, which is what makes a checkpoint cheap.
+        views = [(name, ns, dict(ns), _dict_version_view(ns)) for name, ns in namespaces]
+        self._namespaces = [(n, ns, before, view, view.value if view else None) for n, ns, before, view in views]
+        self._modules_view = _dict_version_view(sys.modules)
+        self._modules_version = self._modules_view.value if self._modules_view else None
+        # Which module object each framework module name holds (not all of sys.modules: touching every
+        # module would copy their pages in every forked call).
+        names = {n for n, _ in namespaces} | {n for n in sys.modules if n.startswith(GUARDED_MODULE_PREFIXES)}
+        self._sys_modules = {n: sys.modules[n] for n in names if n in sys.modules}
         self._meta_path, self._path_hooks = list(sys.meta_path), list(sys.path_hooks)
         self._builtins_dict = vars(builtins)
 
     def changed(self, namespace: dict | None = None) -> list[str]:
         out = []
+        unchanged = {_id(cls) for cls, view, tag in self._tags if view.value == tag}
         for cls, before in self._classes:
+            if _id(cls) in unchanged:
+                continue  # its version tag says nothing was written to it
             now = vars(cls)
             out += [f"{cls.__qualname__}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
             out += [f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys() if not k.startswith("_pytest")]
         out += [f"{cls.__qualname__} (modified, maybe restored since)" for cls, view, tag in self._tags
                 if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)]
-        for name, now, before in self._namespaces:
-            out += [f"{name}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
+        for name, now, before, view, version in self._namespaces:
+            if view is None or view.value != version:
+                diff = [f"{name}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
+                out += diff or ([f"{name} (written to, maybe restored since)"] if name in self._strict else [])
         modules = sys.modules
-        out += [f"sys.modules[{k!r}]" for k, v in self._sys_modules.items() if modules.get(k, _MISSING) is not v]
+        if self._modules_view is None or self._modules_view.value != self._modules_version:
+            out += [f"sys.modules[{k!r}]" for k, v in self._sys_modules.items() if modules.get(k, _MISSING) is not v]
         for name, before, now in (("sys.meta_path", self._meta_path, sys.meta_path),
                                   ("sys.path_hooks", self._path_hooks, sys.path_hooks)):
             if [h for h in before if h not in now]:
@@ -287,6 +308,37 @@ def _find_version_tag_offset() -> int | None:
 
 
 _VERSION_TAG_OFFSET = _find_version_tag_offset()
+
+
+def _find_dict_version_offset() -> int | None:
+    """Byte offset of a dict's `ma_version_tag` (PEP 509; CPython 3.11), found by experiment: the one
+    8-byte word that grows on every write and stays put on reads."""
+    import ctypes
+
+    probe: dict = {}
+    n = 6  # the dict header: refcount, type, used, version, keys, values
+    words = lambda: list((ctypes.c_uint64 * n).from_address(id(probe)))  # noqa: E731
+    samples = [words()]
+    for i in range(3):
+        probe["k"] = i
+        samples.append(words())
+    _ = probe.get("k")
+    samples.append(words())
+    offsets = [8 * i for i in range(n)
+               if all(a[i] < b[i] for a, b in zip(samples[:4], samples[1:4])) and samples[4][i] == samples[3][i]
+               and i != 2]  # word 2 is ma_used, which grows only with new keys
+    return offsets[0] if len(offsets) == 1 else None
+
+
+_DICT_VERSION_OFFSET = _find_dict_version_offset()
+
+
+def _dict_version_view(d: dict):
+    if _DICT_VERSION_OFFSET is None:
+        return None
+    import ctypes
+
+    return ctypes.c_uint64.from_address(id(d) + _DICT_VERSION_OFFSET)
 
 
 def _version_tag_view(cls: type):
