@@ -47,6 +47,16 @@ def test_honest_solutions_are_graded_right(sandbox):
 
 # ------------------------------------------------------------------ class 1: forged verdicts
 
+# From frame `f` up the stack to the harness's reporter; send a forged "done" with its nonce, and leave.
+WALK_UP_AND_FORGE = (
+    "    while f is not None:\n"
+    "        r = f.f_locals.get('reporter')\n"
+    "        if r is not None:\n"
+    "            r.send(event='done', n_tests=2, n_passed=2, failures=[], error=None)\n"
+    "            os._exit(0)\n"
+    "        f = f.f_back\n"
+    "    return a - b\n"
+)
 # Each attack makes a WRONG add pass if it works; it must end `tampered` (or plain failed where noted).
 FORGERIES = {
     # rewrite what the reporter serializes: json's encoder is module state the candidate can reach
@@ -65,27 +75,14 @@ FORGERIES = {
     "stack_walk_to_reporter": (
         "import sys, os\n"
         "def add(a, b):\n"
-        "    f = sys._getframe()\n"
-        "    while f is not None:\n"
-        "        r = f.f_locals.get('reporter')\n"
-        "        if r is not None:\n"
-        "            r.send(event='done', n_tests=2, n_passed=2, failures=[], error=None)\n"
-        "            os._exit(0)\n"
-        "        f = f.f_back\n"
-        "    return a - b\n",
+        "    f = sys._getframe()\n" + WALK_UP_AND_FORGE,
         ("tampered",),
     ),
     "traceback_frame_walk": (
         "import os\n"
         "def add(a, b):\n"
         "    try:\n        raise ValueError\n    except ValueError as e:\n        f = e.__traceback__.tb_frame\n"
-        "    while f is not None:\n"
-        "        r = f.f_locals.get('reporter')\n"
-        "        if r is not None:\n"
-        "            r.send(event='done', n_tests=2, n_passed=2, failures=[], error=None)\n"
-        "            os._exit(0)\n"
-        "        f = f.f_back\n"
-        "    return a - b\n",
+        + WALK_UP_AND_FORGE,
         ("tampered",),
     ),
     "inspect_stack": (
