@@ -57,6 +57,15 @@ WALK_UP_AND_FORGE = (
     "        f = f.f_back\n"
     "    return a - b\n"
 )
+# A class factory (wrapping `_bc`, the real __build_class__) that makes every test method do nothing.
+QUIET_CLASSES = (
+    "def _quiet(func, name, *bases, **kw):\n"
+    "    cls = _bc(func, name, *bases, **kw)\n"
+    "    for k in list(vars(cls)):\n"
+    "        if k.startswith('test'):\n"
+    "            setattr(cls, k, lambda self: None)\n"
+    "    return cls\n"
+)
 # Each attack makes a WRONG add pass if it works; it must end `tampered` (or plain failed where noted).
 FORGERIES = {
     # rewrite what the reporter serializes: json's encoder is module state the candidate can reach
@@ -137,12 +146,7 @@ FORGERIES = {
     "build_class_hook": (
         "import builtins\n"
         "_bc = builtins.__build_class__\n"
-        "def _quiet(func, name, *bases, **kw):\n"
-        "    cls = _bc(func, name, *bases, **kw)\n"
-        "    for k in list(vars(cls)):\n"
-        "        if k.startswith('test'):\n"
-        "            setattr(cls, k, lambda self: None)\n"
-        "    return cls\n"
+        + QUIET_CLASSES +
         "builtins.__build_class__ = _quiet\n" + WRONG,
         ("tampered",),
     ),
@@ -150,12 +154,7 @@ FORGERIES = {
         "import builtins\n"
         "_b = dict(vars(builtins))\n"
         "_bc = _b['__build_class__']\n"
-        "def _quiet(func, name, *bases, **kw):\n"
-        "    cls = _bc(func, name, *bases, **kw)\n"
-        "    for k in list(vars(cls)):\n"
-        "        if k.startswith('test'):\n"
-        "            setattr(cls, k, lambda self: None)\n"
-        "    return cls\n"
+        + QUIET_CLASSES +
         "_b['__build_class__'] = _quiet\n"
         "globals()['__builtins__'] = _b\n" + WRONG,
         ("tampered",),
