@@ -7,9 +7,10 @@ One record per (task_id, mode, sample) triple, a plain JSON object:
      "tool_errors": {...}, "tool_latency_ms": {...}, "model_tokens": 87, "submitted_code": "def ...",
      "detail": "PASS: 7 tests passed"}
 
-`status` is the verdict of the last graded submission ("passed", "failed", "error", "timeout", "memory",
-"killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was submitted: see
-`finish_reason`), or "no_sample" (a replay file had no sample for this task). `detail` is the grader's own
+`status` is the verdict of the last graded submission ("passed", "failed", "tampered", "error", "timeout",
+"memory", "killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was submitted:
+see `finish_reason`), or "no_sample" (a replay file had no sample for this task). `tampered_submissions` counts
+the episode's submissions the sandbox graded `tampered` (a detected attempt to forge the verdict). `detail` is the grader's own
 text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."), so a failure can be read without
 re-running it.
 
@@ -59,11 +60,13 @@ def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
     calls = traj.calls_by_kind()
     errors = {name: 0 for name in TOOL_NAMES}
     latency = {name: 0.0 for name in TOOL_NAMES}
+    tampered = 0
     for turn in traj.turns:
         o = turn.observation
         if turn.call is None or o is None or not o.executed:
             continue
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not o.ok)
+        tampered += turn.call.name == "submit" and o.status == "tampered"
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + o.latency_ms
     return {
         "task_id": traj.task_id,
@@ -76,6 +79,7 @@ def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
         "tool_calls": calls,
         "tool_errors": errors,
         "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()},
+        "tampered_submissions": tampered,
         "model_tokens": traj.n_model_tokens,
         "submitted_code": traj.submitted_code,
         "detail": observation_detail(obs) if obs is not None else _no_submission_detail(traj),
@@ -97,7 +101,7 @@ def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> 
         "finish_reason": "no_sample", "turns": 0,
         "tool_calls": {name: 0 for name in (*TOOL_NAMES, "none")},
         "tool_errors": {name: 0 for name in TOOL_NAMES},
-        "tool_latency_ms": {name: 0.0 for name in TOOL_NAMES},
+        "tool_latency_ms": {name: 0.0 for name in TOOL_NAMES}, "tampered_submissions": 0,
         "model_tokens": 0, "submitted_code": None,
         "detail": f"no sample {sample} for this task in {source}",
     }
@@ -205,4 +209,6 @@ def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
         if calls[name]:
             out[f"tools/{name}/error_rate"] = sum(r["tool_errors"].get(name, 0) for r in records) / calls[name]
             out[f"tools/{name}/latency_ms"] = sum(r["tool_latency_ms"].get(name, 0.0) for r in records) / calls[name]
+    if calls.get("submit"):  # records written before this field existed count as untampered
+        out["tools/submit/tampered_rate"] = sum(r.get("tampered_submissions", 0) for r in records) / calls["submit"]
     return out

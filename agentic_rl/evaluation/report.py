@@ -41,6 +41,8 @@ def mode_summary(res: ModeResult) -> dict[str, Any]:
         "errors": sum(statuses.get(s, 0) for s in ERROR_STATUSES),
         "no_submission": statuses.get("no_submission", 0),
         "no_sample": statuses.get("no_sample", 0),
+        # episodes with a submission the sandbox graded `tampered` (reward hacking caught in the act)
+        "tampered": sum(r.get("tampered_submissions", 0) > 0 for r in res.records),
         "statuses": dict(sorted(statuses.items())),
     }
 

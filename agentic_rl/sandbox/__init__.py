@@ -26,6 +26,7 @@ How a call runs (details and known weaknesses: README.md beside this file):
     failure becomes a status; the caller never gets an exception for bad code.
   * Graders: the verdict comes only from a harness report written to a separate pipe with a per-call
     nonce, never from stdout or the exit code; a run that ends before the harness reports is a failure.
+    A detected attempt to forge or bend the grader is the failed status "tampered" (tamper.py).
   * Without root (isolation "none"): same structure, limits and cleanup, but no uid drop, no nproc
     limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """

@@ -15,15 +15,17 @@ What the harness counts as a pass, per test: unittest - addSuccess (or an expect
 failing subtest; pytest - setup, call and teardown all passed (skips and xfails do not pass);
 humaneval - `check(candidate)` returned. The client passes a task only if n_tests >= 1 and all passed.
 
-Tamper check: the candidate shares the process with the tests (it must, they call it), so it could
-monkeypatch the framework. The harness snapshots the attributes of the framework classes it relies
-on before the candidate is imported and reports an error if any was replaced when the run ends.
-This catches the obvious patches (e.g. `unittest.TestCase.run = ...`), not a determined attacker
-(see README.md, "Known weaknesses").
+Tampering (tamper.py, README.md "Reward hacking"): in test mode an audit hook is installed before any
+candidate code runs, framework state is compared at checkpoints (after loading, around every test,
+at the end), hidden canary tests that must fail run with the real ones, and compared values are
+checked for always-equal objects. Whatever is refused or detected is sent at once as a
+{"event": "tamper", "what": ...} line and listed in "done" as "tampered": the client's status
+`tampered`, a failure.
 """
 from __future__ import annotations
 
-import json
+import ast
+import importlib.util
 import os
 import pkgutil  # noqa: F401  (runpy imports it lazily: import it once, in the server, not per call)
 import runpy
@@ -34,6 +36,18 @@ import unittest
 
 MAX_FAILURES_REPORTED = 20
 MAX_MESSAGE_CHARS = 600
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_sibling(name: str):
+    """tamper.py sits next to this file, which is itself loaded by path (not as a package)."""
+    spec = importlib.util.spec_from_file_location(f"agentic_rl_sandbox_{name}", os.path.join(HERE, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tamper = _load_sibling("tamper")
 
 
 class Reporter:
@@ -41,10 +55,12 @@ class Reporter:
 
     def __init__(self, fd: int, nonce: str) -> None:
         self._fd, self._nonce = fd, nonce
-        self._write, self._dumps = os.write, json.dumps  # keep references the candidate cannot swap
+        # Kept references the candidate cannot swap; the encoder uses built-in types only (not json,
+        # whose encoder is module state a candidate could rebind to rewrite the report).
+        self._write, self._encode = os.write, tamper.encode
 
     def send(self, **fields) -> None:
-        data = (self._dumps({"nonce": self._nonce, **fields}) + "\n").encode()
+        data = (self._encode({"nonce": self._nonce, **fields}) + "\n").encode()
         try:
             while data:
                 data = data[self._write(self._fd, data) :]
@@ -68,16 +84,27 @@ def main(req: dict, workdir: str, result_fd: int, nonce: str) -> None:
 
 
 def warm_up() -> None:
-    """Import, in the zygote, what pytest.main would otherwise import in every forked call."""
+    """In the server, once, after the preload: import what pytest.main would otherwise import in every
+    forked call, and take the tamper snapshots (see `_GUARDS`) there, where every call inherits them
+    for free: taken per call, they would touch (and so copy) thousands of shared pages."""
     try:
         import _pytest.config
+
+        for name in _pytest.config.default_plugins:
+            try:
+                __import__(f"_pytest.{name}")
+            except ImportError:
+                pass
     except ImportError:
-        return
-    for name in _pytest.config.default_plugins:
-        try:
-            __import__(f"_pytest.{name}")
-        except ImportError:
-            pass
+        pass
+    tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
+    for harness in ("pytest", "unittest", "humaneval"):
+        _GUARDS[harness] = tamper.Guard(_framework_classes(harness), _framework_modules(harness),
+                                        strict=("harness", tamper.__name__))
+
+
+# harness -> its tamper.Guard, made by warm_up in the server before any call (run_tests makes one if not).
+_GUARDS: dict = {}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -133,30 +160,56 @@ def _run_atexit() -> None:
 # tests
 
 
+class Tampering:
+    """What the tamper defences found in this call: reported on the pipe at once, and in "done"."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self._reporter = reporter
+        self.notes: list[str] = []
+
+    def __call__(self, note: str) -> None:
+        if note not in self.notes and len(self.notes) < tamper.MAX_TAMPER_NOTES:
+            self.notes.append(note)
+            self._reporter.send(event="tamper", what=_clip(note))
+
+    def check(self, guard, namespace: dict | None, when: str) -> None:
+        for what in guard.changed(namespace)[:5]:
+            self(f"{what} was changed ({when})")
+        for what in guard.new_import_hooks(_untrusted_file)[:2]:
+            self(f"{what} ({when})")
+
+
 def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
     harness = req["harness"]
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
-    guard = _Guard(_framework_classes(harness))
+    found = Tampering(reporter)
+    if harness not in _GUARDS:  # loaded without warm_up (not through server.py)
+        warm_up()
+    guard = _GUARDS[harness]
+    policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS)
+    _SENTINEL_SINK[0] = found
+    policy.install()  # from here on until the process exits: no candidate code has run yet
     try:
-        outcome.update(runner(req, workdir, reporter))
+        outcome.update(runner(req, workdir, reporter, guard, found))
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
-    changed = guard.changed()
-    if changed:
-        outcome["error"] = "the test framework was modified during the run: " + ", ".join(changed[:5])
-    reporter.send(event="done", **outcome)
+    found.check(guard, None, "at the end of the run")
+    reporter.send(event="done", tampered=list(found.notes), **outcome)
 
 
-def _run_unittest(req: dict, workdir: str, reporter: Reporter) -> dict:
+def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
     """BigCodeBench: the test code (defining `TestCases`) is appended to the candidate.
 
-    Like the official harness, the program's namespace starts with `os` and `sys` already bound.
+    Like the official harness, the program's namespace starts with `os` and `sys` already bound. Two
+    hidden canary tests that must fail run first and last; one reported as passing means the test
+    machinery was bent.
     """
     path = os.path.join(workdir, "program.py")
     module = _load_program(path, req["code"] + "\n" + req["test"], "program", preset={"os": os, "sys": sys})
     if isinstance(module, str):
         return {"error": module}
+    found.check(guard, module.__dict__, "while the program loaded")
     cases = module.__dict__.get("TestCases")
     if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
         return {"error": "the test code defines no unittest.TestCase subclass named TestCases"}
@@ -169,18 +222,51 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter) -> dict:
         share = {"names": names, "ran": [test._testMethodName for test in suite]}
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
-    result = _UnittestResult({path})
-    suite.run(result)
+    canaries = [_CanaryCase("runTest"), _CanaryCase("runTest")]
+    result = _UnittestResult({path}, canaries, guard, module.__dict__, found,
+                             lambda: _declared_expected_failures(req["test"]))
+    _TestSuite([canaries[0], suite, canaries[1]]).run(result)
+    result.check_canaries()
     return {"n_tests": n_tests, "n_passed": len(result.passed - result.failed.keys()),
             "failures": _failure_list(result.failed), **share}
 
 
-def _run_humaneval(req: dict, workdir: str, reporter: Reporter) -> dict:
-    """HumanEval: the test code defines `check(candidate)`; the harness calls check(entry_point)."""
+class _CanaryCase(unittest.TestCase):
+    """A hidden test that must fail, through the same TestCase machinery and assertion as the real ones."""
+
+    def runTest(self) -> None:
+        left = int.from_bytes(os.urandom(6), "little")
+        self.assertEqual(left, left + 1)
+
+
+_CanaryCase.__module__ = "program"  # run in the program's module: no extra setUpModule/tearDownModule
+
+
+def _declared_expected_failures(test_source: str) -> set[str]:
+    """Test methods the test source itself decorates with `expectedFailure`."""
+    try:
+        tree = ast.parse(test_source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any("expectedFailure" in ast.unparse(d) for d in node.decorator_list):
+                out.add(node.name)
+    return out
+
+
+def _run_humaneval(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
+    """HumanEval: the test code defines `check(candidate)`; the harness calls check(entry_point).
+
+    `check` is first called with a canary candidate that returns fresh objects: it must fail. The real
+    candidate is wrapped so that a return value claiming to equal anything is reported.
+    """
     path = os.path.join(workdir, "program.py")
     module = _load_program(path, req["code"] + "\n" + req["test"], "program")
     if isinstance(module, str):
         return {"error": module}
+    found.check(guard, module.__dict__, "while the program loaded")
     check, entry = module.__dict__.get("check"), req["entry_point"]
     if not callable(check):
         return {"error": "the test code defines no check() function"}
@@ -188,13 +274,47 @@ def _run_humaneval(req: dict, workdir: str, reporter: Reporter) -> dict:
         return {"error": f"the program defines no function {entry!r}"}
     reporter.send(event="collected", n_tests=1)
     try:
-        check(module.__dict__[entry])
+        check(_canary_candidate)
+    except BaseException:  # noqa: BLE001 - the expected outcome
+        pass
+    else:
+        found("check() passed a canary candidate that returns meaningless objects")
+    try:
+        check(_sentinel_checked(module.__dict__[entry], entry))
     except BaseException as e:  # noqa: BLE001 - SystemExit in the candidate fails the check too
         return {"n_tests": 1, "n_passed": 0, "failures": [f"check({entry}): {_short_error(e, {path})}"]}
     return {"n_tests": 1, "n_passed": 1, "failures": []}
 
 
-def _run_pytest(req: dict, workdir: str, reporter: Reporter) -> dict:
+def _canary_candidate(*args, **kwargs) -> object:
+    return tamper._Sentinel()
+
+
+# Where a sentinel hit is reported in this call (set by run_tests; one call per process).
+_SENTINEL_SINK: list = [None]
+
+
+def _report_always_equal(where: str) -> None:
+    sink = _SENTINEL_SINK[0]
+    if sink is not None:
+        sink(f"{where} returned an object that claims to equal anything")
+
+
+def _sentinel_checked(fn, name: str):
+    """`fn`, whose return values are checked for always-equal objects (which then fail the test)."""
+    def checked(*args, **kwargs):
+        value = fn(*args, **kwargs)
+        if tamper.always_equal(value):
+            _report_always_equal(name)
+            raise AssertionError(f"{name} returned an object that claims to equal anything")
+        return value
+
+    checked.__name__, checked.__qualname__, checked.__doc__ = name, name, getattr(fn, "__doc__", None)
+    checked.__wrapped__ = fn
+    return checked
+
+
+def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
     """KodCode: the candidate is solution.py; the test file imports from it."""
     try:
         import pytest
@@ -204,24 +324,30 @@ def _run_pytest(req: dict, workdir: str, reporter: Reporter) -> dict:
     _write(os.path.join(workdir, "test_solution.py"), req["test"])
     ini = os.path.join(workdir, "pytest.ini")
     _write(ini, "[pytest]\n")
-    collector = _PytestCollector(reporter)
+    collector = _PytestCollector(reporter, guard, found)
     args = ["-q", "--tb=short", "-p", "no:cacheprovider", "-c", ini, "--rootdir", workdir,
             "--confcutdir", workdir, os.path.join(workdir, "test_solution.py")]
     pytest.main(args, plugins=[collector])
     return collector.outcome()
 
 
+def _pytest_canary() -> None:
+    left = int.from_bytes(os.urandom(6), "little")
+    assert left == left + 1, "the canary fails, as it must"
+
+
 class _PytestCollector:
     """pytest plugin: counts per test from the reports pytest itself produces."""
 
-    def __init__(self, reporter: Reporter) -> None:
-        self.reporter = reporter
+    def __init__(self, reporter: Reporter, guard, found: Tampering) -> None:
+        self.reporter, self.guard, self.found = reporter, guard, found
         self.items: list[str] | None = None
         self.status: dict[str, str] = {}
         self.failed: dict[str, str] = {}
         self.collect_errors: list[str] = []
         self.plugins_at_start: set[int] = set()
         self.pluginmanager = None
+        self.canaries: dict[str, str] = {}  # nodeid -> outcome of the hidden tests that must fail
 
     def pytest_collection(self, session) -> None:
         # Registered after the built-in plugins, this runs first: after their session start-up (which
@@ -235,9 +361,26 @@ class _PytestCollector:
 
     def pytest_collection_finish(self, session) -> None:
         self.items = [item.nodeid for item in session.items]
+        self.found.check(self.guard, None, "while the tests were collected")
+        for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
+            _check_solution_returns(module.__dict__, getattr(module, "__file__", None) or "")
+        if session.items:  # two hidden tests that must fail, first and last, through pytest's own runner
+            import _pytest.python
+
+            parent = session.items[0].parent
+            canaries = [_pytest.python.Function.from_parent(parent, name=f"test_{os.urandom(6).hex()}",
+                                                            callobj=_pytest_canary) for _ in range(2)]
+            self.canaries = {c.nodeid: "not run" for c in canaries}
+            session.items[:] = [canaries[0], *session.items, canaries[1]]
         self.reporter.send(event="collected", n_tests=len(self.items))
 
     def pytest_runtest_logreport(self, report) -> None:
+        if report.nodeid in self.canaries:
+            if report.failed:
+                self.canaries[report.nodeid] = "failed"
+            elif report.when == "call" or report.skipped:
+                self.canaries[report.nodeid] = self.canaries[report.nodeid].replace("not run", "passed")
+            return
         if report.failed:
             self.status[report.nodeid] = "failed"
             self.failed.setdefault(report.nodeid, _clip(f"{report.when}: {_last_lines(report.longreprtext)}"))
@@ -248,6 +391,8 @@ class _PytestCollector:
             self.status[report.nodeid] = "passed"
 
     def outcome(self) -> dict:
+        if "passed" in self.canaries.values():
+            self.found("a hidden canary test that must fail was reported as passing")
         items = self.items or []
         out = {"n_tests": len(items), "n_passed": sum(self.status.get(i) == "passed" for i in items),
                "failures": _failure_list(self.failed)}
@@ -258,43 +403,90 @@ class _PytestCollector:
         return out
 
 
+def _check_solution_returns(namespace: dict, test_file: str) -> None:
+    """In a test module: wrap the candidate's functions it holds (those whose code is neither the test
+    file's nor a library's) so their return values are checked for always-equal objects; the
+    candidate's own calls, recursion included, stay unwrapped."""
+    for name, value in list(namespace.items()):
+        code = getattr(value, "__code__", None) if isinstance(value, types.FunctionType) else None
+        if code is not None and code.co_filename != test_file and _untrusted_file(code.co_filename):
+            namespace[name] = _sentinel_checked(value, name)
+
+
 class _UnittestResult(unittest.TestResult):
-    def __init__(self, files: set[str]) -> None:
+    """Per-test verdicts, canary outcomes, and a tamper checkpoint before and after every test."""
+
+    def __init__(self, files: set[str], canaries: list, guard, namespace: dict, found: Tampering,
+                 declared_xfail) -> None:
         super().__init__()
         self.files = files
         self.passed: set[str] = set()
         self.failed: dict[str, str] = {}
+        self.canaries = {id(c): "not run" for c in canaries}
+        self.guard, self.namespace, self.found, self.declared_xfail = guard, namespace, found, declared_xfail
+
+    def _canary(self, test, outcome: str) -> bool:
+        if id(test) in self.canaries:
+            self.canaries[id(test)] = outcome
+            return True
+        return False
+
+    def check_canaries(self) -> None:
+        if any(outcome == "passed" for outcome in self.canaries.values()):
+            self.found("a hidden canary test that must fail was reported as passing")
+        elif self.passed and any(outcome == "not run" for outcome in self.canaries.values()):
+            self.found("a hidden canary test never ran")
+
+    def startTest(self, test) -> None:
+        super().startTest(test)
+        self.found.check(self.guard, self.namespace, "before a test")
+
+    def stopTest(self, test) -> None:
+        super().stopTest(test)
+        self.found.check(self.guard, self.namespace, "after a test")
 
     def _bad(self, test, message: str) -> None:
         self.failed.setdefault(_test_name(test), _clip(message))
 
     def addSuccess(self, test) -> None:
         super().addSuccess(test)
-        self.passed.add(_test_name(test))
+        if not self._canary(test, "passed"):
+            self.passed.add(_test_name(test))
 
     def addExpectedFailure(self, test, err) -> None:
         super().addExpectedFailure(test, err)
-        self.passed.add(_test_name(test))
+        if self._canary(test, "passed"):
+            return
+        if getattr(test, "_testMethodName", None) in self.declared_xfail():  # parsed only when needed
+            self.passed.add(_test_name(test))
+        else:  # the flag was set at run time, not by the test source
+            self.found("a test was turned into an expected failure at run time")
+            self._bad(test, "marked as an expected failure at run time")
 
     def addFailure(self, test, err) -> None:
+        if self._canary(test, "failed"):
+            return  # as it must; no traceback to format
         super().addFailure(test, err)
         self._bad(test, _short_error(err[1], self.files))
 
     def addError(self, test, err) -> None:
         super().addError(test, err)
-        self._bad(test, _short_error(err[1], self.files))
+        if not self._canary(test, "error"):
+            self._bad(test, _short_error(err[1], self.files))
 
     def addSkip(self, test, reason) -> None:
         super().addSkip(test, reason)
-        self._bad(test, f"skipped: {reason}")
+        if not self._canary(test, "passed"):  # a canary may not be skipped either
+            self._bad(test, f"skipped: {reason}")
 
     def addUnexpectedSuccess(self, test) -> None:
         super().addUnexpectedSuccess(test)
-        self._bad(test, "unexpected success")
+        if not self._canary(test, "passed"):
+            self._bad(test, "unexpected success")
 
     def addSubTest(self, test, subtest, err) -> None:
         super().addSubTest(test, subtest, err)
-        if err is not None:
+        if err is not None and not self._canary(test, "failed"):
             self._bad(test, f"{subtest._subDescription()}: {_short_error(err[1], self.files)}")
 
 
@@ -304,41 +496,85 @@ _TestCase, _TestLoader, _TestSuite = unittest.TestCase, unittest.TestLoader, uni
 
 
 def _framework_classes(harness: str) -> list[type]:
-    classes: list[type] = [Reporter]
+    """Classes whose attributes no candidate may change (writes refused, and snapshots compared)."""
+    classes: list[type] = [Reporter, Tampering]
     if harness == "unittest":
         classes += [unittest.case.TestCase, unittest.case._Outcome, unittest.suite.BaseTestSuite,
-                    unittest.suite.TestSuite, unittest.result.TestResult, unittest.loader.TestLoader,
-                    _UnittestResult]
+                    unittest.suite.TestSuite, unittest.suite._ErrorHolder, unittest.result.TestResult,
+                    unittest.loader.TestLoader, _UnittestResult]
     elif harness == "pytest":
         try:
             import _pytest.python, _pytest.reports, _pytest.runner, pluggy  # noqa: E401
         except ImportError:
             return classes
         classes += [_pytest.python.Function, _pytest.runner.CallInfo, _pytest.reports.TestReport,
-                    _pytest.reports.CollectReport, pluggy.PluginManager, _PytestCollector]
+                    _pytest.reports.CollectReport, _pytest.reports.BaseReport, pluggy.PluginManager,
+                    _PytestCollector]
+        classes += [c for c in (getattr(sys.modules.get("pluggy._hooks"), n, None)
+                                for n in ("HookCaller", "_HookCaller", "HookImpl")) if isinstance(c, type)]
     return classes
 
 
-class _Guard:
-    """Snapshot of class attributes; `changed()` names those replaced or removed since.
+def _framework_modules(harness: str) -> list[tuple[str, dict]]:
+    """Namespaces whose global names the harness and the test framework rely on (snapshots compared):
+    builtins, os, this harness and tamper.py themselves, and the test framework's modules."""
+    import builtins
 
-    Additions are allowed: pytest caches flags on its classes (`_pytest_diamond_inheritance_...`).
-    """
+    names = {"unittest": ["unittest", "unittest.case", "unittest.result", "unittest.suite", "unittest.loader",
+                          "unittest.util"],
+             "pytest": ["pytest", "_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.main",
+                        "_pytest.outcomes", "pluggy._callers", "pluggy._hooks", "pluggy._manager"],
+             "humaneval": []}[harness]
+    import _signal
 
-    def __init__(self, classes: list[type]) -> None:
-        self._snapshots = [(cls, dict(vars(cls))) for cls in classes]
-
-    def changed(self) -> list[str]:
-        out = []
-        for cls, before in self._snapshots:
-            now = vars(cls)
-            for name, value in before.items():
-                if now.get(name, _MISSING) is not value:
-                    out.append(f"{cls.__qualname__}.{name}")
-        return sorted(out)
+    modules = [builtins, os, tamper, _signal, *(sys.modules[n] for n in names if n in sys.modules)]
+    return [("harness", globals()), *((m.__name__, vars(m)) for m in modules)]
 
 
-_MISSING = object()
+def _untrusted_file(filename: str) -> bool:
+    """Code that is not the interpreter's or an installed library's (tamper.AuditPolicy's rule)."""
+    trusted = filename.startswith(TRUSTED_ROOTS) and os.path.normpath(filename) == filename
+    return not (filename.startswith("<frozen ") or trusted)
+
+
+def _framework_dirs() -> tuple[str, ...]:
+    """Where the code lives that may maintain the protected classes: unittest, pytest, pluggy, us."""
+    dirs = [HERE, os.path.dirname(unittest.__file__)]
+    for name in ("_pytest", "pluggy"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            dirs += list(spec.submodule_search_locations)
+    return tuple(os.path.realpath(d).rstrip("/") + "/" for d in dirs)
+
+
+TRUSTED_ROOTS = tamper.trusted_roots((HERE,))
+FRAMEWORK_DIRS = _framework_dirs()
+
+
+def _wrap_assertions() -> None:
+    """Assertion methods that compare (assertEqual and kin) first check both sides for always-equal
+    objects; done once, in the zygote, before any candidate exists. A hit fails the test and is reported."""
+    def checked(name, original):
+        def method(self, first, second, *args, **kwargs):
+            if tamper.always_equal(first) or tamper.always_equal(second):
+                _report_always_equal(f"a value compared by {name}")
+                raise self.failureException(f"{name}: a compared object claims to equal anything")
+            return original(self, first, second, *args, **kwargs)
+
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = original.__doc__
+        method.__wrapped__ = original
+        return method
+
+    for name in ("assertEqual", "assertAlmostEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+                 "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertMultiLineEqual", "assertIn",
+                 "assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"):
+        original = getattr(_TestCase, name)
+        if getattr(original, "__wrapped__", None) is None:
+            setattr(_TestCase, name, checked(name, original))
+
+
+_wrap_assertions()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -4,16 +4,22 @@ ExecResult.status:
     "ok"            exit status 0
     "error"         non-zero exit status (an uncaught exception included)
     "timeout"       wall-clock deadline reached, or the CPU-time limit (SIGXCPU)
-    "memory"        the memory limit was hit (MemoryError, or a crash whose stderr says so)
+    "memory"        the memory limit was hit (MemoryError, a crash whose stderr says so, or the call's
+                    processes together held more than memory_mb)
     "output_limit"  stdout + stderr grew past output_limit_bytes; the process was killed
     "killed"        ended by a signal (segfault, SIGKILL it sent itself, file-size limit, ...)
     "sandbox_error" the sandbox itself failed; nothing can be said about the code
 
 TestReport.status: "passed" (the harness reported every collected test ran and passed, and at least
-one did), "failed" (the harness reported, some test did not pass), "error" (no usable verdict: syntax
-error, exit or crash before the harness finished, no tests collected, tampering), or one of
-"timeout", "memory", "output_limit", "killed", "sandbox_error" as above. `passed` is True only for
-"passed".
+one did), "failed" (the harness reported, some test did not pass), "tampered" (the harness refused or
+detected an attempt to forge or bend the grader: README.md, "Reward hacking"), "error" (no usable
+verdict: syntax error, exit or crash before the harness finished, no tests collected, a report that
+makes no sense), or one of "timeout", "memory", "output_limit", "killed", "sandbox_error" as above.
+`passed` is True only for "passed"; "tampered" wins over every status but "sandbox_error".
+
+The client never raises on a reply: every report field is type-checked and capped here (the server
+has already dropped unknown fields), and all text is valid UTF-8 (lone surrogates become U+FFFD)
+before it reaches a tokenizer.
 """
 from __future__ import annotations
 
@@ -54,20 +60,48 @@ def resource_status(raw: dict) -> str | None:
     """The status that ends a call whatever the code did, or None when it ended on its own."""
     if raw.get("error"):
         return "sandbox_error"
+    if raw.get("cancelled"):
+        return "cancelled"  # a part of a split task, stopped because another part hit a limit (split.py)
     if raw.get("output_exceeded"):
         return "output_limit"
     if raw.get("timed_out") or raw.get("signal") == signal.SIGXCPU:
         return "timeout"
-    report = raw.get("report") or {}
+    report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
     died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
-    if report.get("type") == "MemoryError" or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS)):
+    if raw.get("memory_exceeded") or report.get("type") == "MemoryError" or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS)):
         return "memory"
     if raw.get("signal") is not None:
         return "killed"
     return None
 
 
+MAX_TEXT_CHARS = 1 << 20  # any one text field of a reply (stdout/stderr are capped by the server already)
+
+
+def clean_text(value: object, limit: int = MAX_TEXT_CHARS) -> str:
+    """`value` as a str that encodes to UTF-8: lone surrogates (which JSON can carry) become U+FFFD."""
+    if not isinstance(value, str):
+        return "" if value is None else clean_text(repr(value), limit)
+    value = value[:limit]
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _int_field(report: dict, key: str, low: int = 0, high: int = 1 << 31) -> int:
+    value = report.get(key, 0)
+    return min(max(value, low), high) if type(value) is int else 0
+
+
+def _text_list(report: dict, key: str, max_items: int = 100) -> list[str]:
+    value = report.get(key)
+    return [clean_text(v, 2000) for v in value[:max_items] if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def exec_result(raw: dict, max_output_bytes: int) -> ExecResult:
+    raw = raw if isinstance(raw, dict) else {"error": f"malformed reply: {type(raw).__name__}"}
     status = resource_status(raw)
     if status is None:
         status = "ok" if raw.get("exit_code") == 0 else "error"
@@ -75,8 +109,8 @@ def exec_result(raw: dict, max_output_bytes: int) -> ExecResult:
     return ExecResult(
         ok=status == "ok",
         status=status,
-        stdout=raw.get("stdout", ""),
-        stderr=raw.get("stderr", "") or raw.get("error", ""),
+        stdout=clean_text(raw.get("stdout", "")),
+        stderr=clean_text(raw.get("stderr", "") or raw.get("error", "")),
         exit_code=raw.get("exit_code"),
         signal=raw.get("signal"),
         duration_s=raw.get("duration_s", 0.0),
@@ -85,19 +119,27 @@ def exec_result(raw: dict, max_output_bytes: int) -> ExecResult:
 
 
 def test_report(raw: dict, max_detail_chars: int) -> TestReport:
-    report = raw.get("report") or {}
+    raw = raw if isinstance(raw, dict) else {"error": f"malformed reply: {type(raw).__name__}"}
+    report = raw.get("report")
+    report = report if isinstance(report, dict) else {}
     done = report.get("event") == "done"
-    n_tests = int(report.get("n_tests", 0))
-    n_passed = int(report.get("n_passed", 0)) if done else 0
+    n_tests = _int_field(report, "n_tests")
+    n_passed = _int_field(report, "n_passed", high=n_tests) if done else 0
+    tampered = _text_list(report, "tampered")
+    error = report.get("error")
     status = resource_status(raw)
-    if status is None:
+    if status != "sandbox_error" and tampered:
+        status = "tampered"
+    elif status is None:
         if not done:
             status = "error"
-        elif report.get("error") or n_tests == 0:
+        elif error or n_tests == 0:
             status = "error"
         else:
             status = "passed" if n_passed == n_tests else "failed"
-    detail = cap_detail(_detail(status, raw, report, n_tests, n_passed), max_detail_chars)
+    facts = {"failures": _text_list(report, "failures"), "error": clean_text(error, 2000) if error else None,
+             "tampered": tampered, "event": report.get("event") if isinstance(report.get("event"), str) else None}
+    detail = cap_detail(clean_text(_detail(status, raw, facts, n_tests, n_passed)), max_detail_chars)
     return TestReport(
         passed=status == "passed",
         status=status,
@@ -105,8 +147,8 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         n_failed=n_tests - n_passed,
         detail=detail,
         duration_s=raw.get("duration_s", 0.0),
-        stdout=raw.get("stdout", ""),
-        stderr=raw.get("stderr", ""),
+        stdout=clean_text(raw.get("stdout", "")),
+        stderr=clean_text(raw.get("stderr", "")),
     )
 
 
@@ -115,9 +157,11 @@ def cap_detail(detail: str, max_chars: int) -> str:
 
 
 def _detail(status: str, raw: dict, report: dict, n_tests: int, n_passed: int) -> str:
-    """A short human/model-readable explanation of the verdict."""
+    """A short human/model-readable explanation of the verdict (`report`: the checked report facts)."""
     if status == "passed":
         return f"{n_passed}/{n_tests} tests passed"
+    if status == "tampered":
+        return "tampered: the grader was interfered with: " + "; ".join(report["tampered"])
     if status == "failed":
         return f"{n_tests - n_passed}/{n_tests} tests failed: " + "; ".join(report.get("failures", []))
     if status == "sandbox_error":

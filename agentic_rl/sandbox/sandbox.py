@@ -21,6 +21,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -184,13 +185,36 @@ class Sandbox:
             first = self._call({**req, "yield_if_idle": idle_check}, timeout)
             if not first.get("yielded"):
                 return test_report(first, self.max_detail_chars)  # the one-run verdict
-            # The parts wait for idle workers like any call: the worker queue, not this pool, bounds them.
-            with concurrent.futures.ThreadPoolExecutor(len(names), thread_name_prefix="sandbox-part") as parts:
-                raws = list(parts.map(lambda name: self._call({**req, "only": [name]}, timeout), names))
-            report = merge_parts(names, raws, timeout, self.max_detail_chars, self.max_output_bytes)
+            first_s = first.get("duration_s", 0.0)
+            raws = self._run_parts(req, names, timeout - first_s)
+            report = merge_parts(names, raws, timeout, self.max_detail_chars, self.max_output_bytes, first_s)
             if report is not None:
                 return report
         return test_report(self._call(dict(req), timeout), self.max_detail_chars)
+
+    def _run_parts(self, req: dict, names: list[str], budget_s: float) -> list[dict]:
+        """Run one part per test method, side by side, within ONE time budget: what is left of the task's
+        limit after the cut first run, spent by all parts together (a part may run only as long as the
+        budget still allows when it starts, and once the running parts have used it up, or one part hit
+        a limit, every other part is stopped: a hanging candidate costs one limit, not one per part)."""
+        budget = _Budget(budget_s)
+
+        def part(name: str) -> dict:
+            token = budget.begin()
+            if token is None:
+                return {"cancelled": True}
+            raw = self._call({**req, "only": [name]}, budget.left_for(token), token=token, budget=budget)
+            budget.end(token, raw)
+            return raw
+
+        # The parts wait for idle workers like any call: the worker queue, not this pool, bounds them.
+        with concurrent.futures.ThreadPoolExecutor(len(names), thread_name_prefix="sandbox-part") as pool:
+            futures = [pool.submit(part, name) for name in names]
+            while not all(f.done() for f in futures):
+                concurrent.futures.wait(futures, timeout=0.1, return_when=concurrent.futures.FIRST_COMPLETED)
+                if budget.exhausted():
+                    budget.stop_all()
+            return [f.result() for f in futures]
 
     def _test_request(self, code: str, test: str, *, harness: str, entry_point: str | None = None,
                       timeout_s: float | None = None) -> dict:
@@ -210,6 +234,11 @@ class Sandbox:
     @property
     def server_pids(self) -> list[int]:
         return [w.info["pid"] for w in self._workers if w.alive()]
+
+    @property
+    def zygote_pids(self) -> list[int]:
+        """Each live server's zygote (server.py): the one child of a server that outlives calls."""
+        return [w.info["zygote_pid"] for w in self._workers if w.alive() and w.info.get("zygote_pid")]
 
     def close(self) -> None:
         """Stop the servers and release the worker uids. Calls in flight end with "sandbox_error"."""
@@ -238,10 +267,12 @@ class Sandbox:
                 self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
         return list(self._pool.map(fn, items))
 
-    def _call(self, req: dict, timeout_s: float) -> dict:
+    def _call(self, req: dict, timeout_s: float, token: object | None = None, budget: "_Budget | None" = None) -> dict:
         self._ensure_workers()
         worker = self._idle.get()
         try:
+            if budget is not None and not budget.bind(token, worker):
+                return {"cancelled": True}  # stopped while it waited for a worker
             req.update(
                 uid=worker.uid,
                 timeout_s=float(timeout_s),
@@ -249,14 +280,17 @@ class Sandbox:
                 max_output_bytes=self.max_output_bytes,
                 output_limit_bytes=self.output_limit_bytes,
             )
-            return worker.call(req, timeout_s)
+            return worker.call(req, timeout_s, token=token)
         finally:
+            if budget is not None:
+                budget.unbind(token)
             self._idle.put(worker)
 
     def _limits(self, timeout_s: float) -> dict:
         cpu = self.cpu_s if self.cpu_s is not None else math.ceil(timeout_s) + 1
         return {
             "memory_bytes": self.memory_mb * 1024 * 1024,
+            "total_memory_bytes": self.memory_mb * 1024 * 1024,  # all the call's processes together
             "cpu_s": int(cpu),
             "nproc": self.nproc,
             "nofile": self.nofile,
@@ -354,6 +388,11 @@ class _Worker:
         self.config = sandbox._server_config(index)
         self.proc: subprocess.Popen | None = None
         self.info: dict[str, Any] = {}
+        # Writes to the server's stdin: the call's request (by the thread holding the worker) and a cancel
+        # (by the thread running a split task's budget) must not interleave.
+        self.write_lock = threading.Lock()
+        self.in_call = False
+        self.call_token: object | None = None  # what a cancel must name to reach the call in flight
 
     def spawn(self) -> None:
         sb, config = self.sandbox, self.config
@@ -383,7 +422,7 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def call(self, req: dict, timeout_s: float) -> dict:
+    def call(self, req: dict, timeout_s: float, token: object | None = None) -> dict:
         if not self.alive():
             if self.sandbox.closed:
                 return {"error": "the sandbox was closed"}
@@ -397,16 +436,33 @@ class _Worker:
                 log.error("sandbox worker %d: restart failed: %s", self.index, e)
                 return {"error": f"restart failed: {e}"}
         try:
-            wire.write_msg(self.proc.stdin.fileno(), req)
+            with self.write_lock:
+                wire.write_msg(self.proc.stdin.fileno(), req)
+                self.in_call, self.call_token = True, token
             # Generous: the server enforces the deadline itself and cleans up after it.
             reply = wire.read_msg(self.proc.stdout.fileno(), timeout_s=timeout_s + 30.0)
         except (OSError, EOFError, TimeoutError, ValueError) as e:  # died or hung: no verdict, go on
             log.error("sandbox worker %d: call failed: %s: %s", self.index, type(e).__name__, e)
             self.stop()
             return {"error": f"{type(e).__name__}: {e}"}
+        finally:
+            with self.write_lock:
+                self.in_call, self.call_token = False, None
+        if not isinstance(reply, dict):
+            return {"error": f"malformed reply from the server: {type(reply).__name__}"}
         if reply.get("error"):
             log.error("sandbox worker %d: %s\n%s", self.index, reply["error"], reply.get("trace", ""))
         return reply
+
+    def cancel(self, token: object) -> None:
+        """Ask the server to end the call in flight (status "cancelled") if it is the one `token` names;
+        a no-op otherwise (the call ended meanwhile, and the worker may already run another)."""
+        with self.write_lock:
+            if self.in_call and self.call_token is token and token is not None and self.alive():
+                try:
+                    wire.write_msg(self.proc.stdin.fileno(), {"cancel": True})
+                except OSError:
+                    pass
 
     def stop(self) -> None:
         """End the server (EOF on its stdin, then SIGKILL) and anything left running as our uid."""
@@ -420,6 +476,75 @@ class _Worker:
                 proc.wait()
             proc.stdout.close()
         _kill_uid(self.uid)
+
+
+class _Budget:
+    """One time budget shared by the parts of a split task (see Sandbox._run_parts); thread-safe."""
+
+    def __init__(self, seconds: float) -> None:
+        self.total = seconds
+        self.spent = 0.0  # by finished parts
+        self.stopped = False
+        self._running: dict[int, tuple[object, float, "_Worker | None"]] = {}
+        self._lock = threading.Lock()
+
+    def begin(self) -> object | None:
+        """A token for a part about to run, or None when the budget is stopped or used up."""
+        with self._lock:
+            if self.stopped or self._left() <= 0:
+                return None
+            token = object()
+            self._running[id(token)] = (token, time.monotonic(), None)
+            return token
+
+    def left_for(self, token: object) -> float:
+        with self._lock:
+            return max(self._left(), 0.001)
+
+    def bind(self, token: object, worker: "_Worker") -> bool:
+        """The part got a worker: restart its clock (waiting in the queue is not running). False: stopped."""
+        with self._lock:
+            if self.stopped:
+                return False
+            self._running[id(token)] = (token, time.monotonic(), worker)
+            return True
+
+    def unbind(self, token: object) -> None:
+        with self._lock:
+            entry = self._running.get(id(token))
+            if entry is not None:
+                self._running[id(token)] = (entry[0], entry[1], None)
+
+    def end(self, token: object, raw: dict) -> None:
+        with self._lock:
+            entry = self._running.pop(id(token), None)
+            self.spent += raw.get("duration_s", 0.0) if isinstance(raw, dict) else 0.0
+            if entry is not None and _hit_limit(raw):
+                self.stopped = True
+
+    def exhausted(self) -> bool:
+        with self._lock:
+            return self.stopped or self._left() <= 0
+
+    def stop_all(self) -> None:
+        """Stop the budget and cancel every part still running."""
+        with self._lock:
+            self.stopped = True
+            running = [(token, w) for token, _, w in self._running.values() if w is not None]
+        for token, w in running:
+            w.cancel(token)
+
+    def _left(self) -> float:
+        now = time.monotonic()
+        running = sum(now - start for _, start, w in self._running.values() if w is not None)
+        return self.total - self.spent - running
+
+
+def _hit_limit(raw: dict) -> bool:
+    """A part that ended on a limit (time, memory, output, signal): the task's verdict is decided."""
+    from agentic_rl.sandbox.results import resource_status
+
+    return isinstance(raw, dict) and resource_status(raw) not in (None, "cancelled")
 
 
 def _kill_uid(uid: int | None) -> None:

@@ -9,11 +9,17 @@ One server per worker slot; it handles one call at a time, so everything it sees
     server      root (or the caller's uid): heavy libraries pre-imported; never runs untrusted code.
      |          Own mount namespace (hidden paths) and network namespace (loopback only), made once.
      |          A child subreaper: orphans of the call (setsid daemons too) become its children.
-     |          Per call: fork the runner, enforce the deadline and the output cap, collect
-     |          stdout/stderr/harness report, kill everything of the call, reply.
-     +- runner  new session, own mount namespace with a fresh tmpfs as /tmp, rlimits, the slot's
-          |     unprivileged uid, no_new_privs, scrubbed env; runs the code (harness.py) and exits
-          +- whatever the code starts: all killed when the call ends
+     |          Per call: have the zygote fork the runner, enforce the deadline and the output cap,
+     |          collect stdout/stderr/harness report, kill everything of the call, reply.
+     +- zygote  forked before the first request is read, so it never holds request data (no call can
+     |   |      read another task's tests back from the memory it was forked from); per call it forks
+     |   |      the runner with the pipes the server hands it, reports its pid and, later, its wait
+     |   |      status. The request itself goes from the server to the runner alone, over a pipe.
+         +- runner  new session, own mount and IPC namespaces with a fresh tmpfs as /tmp (also over
+              |     every world-writable directory), rlimits, the slot's unprivileged uid with empty
+              |     keyrings, no_new_privs, scrubbed env; runs the code (harness.py) and exits
+              +- whatever the code starts: all killed when the call ends (orphans are re-parented
+                 to the server, a child subreaper)
 
 Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
 message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.
@@ -46,9 +52,11 @@ RESULT_FD = 3  # the runner's harness report channel (stdout/stderr are fds 1 an
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 SETUP_FAILED_EXIT = 125
 READ_CHUNK = 1 << 16
+MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is checked
 
 # Linux ABI constants (not exposed by the Python 3.11 stdlib).
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
@@ -58,6 +66,13 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+# keyctl(2): the syscall number per architecture (glibc has no wrapper), and its operations.
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
+KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
+# Where world-writable directories are looked for at server start (a bounded walk; see _world_writable_dirs).
+WORLD_WRITABLE_SKIP = ("/proc", "/sys", "/dev")
+WORLD_WRITABLE_DEPTH = 4
 
 # Environment variables every sandboxed program sees; nothing else of the caller's environment is passed.
 THREAD_ENV = {
@@ -236,11 +251,12 @@ def serve(config: dict) -> None:
     os.environ["MPLCONFIGDIR"] = os.path.join(config["scratch_dir"], "matplotlib")
     harness = _load_harness()
     loaded, failed = _preload(config["preload"])
-    if "pytest" in loaded:
-        harness.warm_up()
+    harness.warm_up()  # pytest's plugins (if any) and the tamper snapshots, shared by every call
     gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
     private_tmp, hidden, isolation_errors = _enter_namespaces(config)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
+    world_writable = _world_writable_dirs() if private_tmp else []
+    supervisor = Supervisor(config, harness, private_tmp, world_writable, close_in_zygote=(proto_in, proto_out))
     write_msg(proto_out, {
         "ready": True,
         "pid": os.getpid(),
@@ -250,20 +266,25 @@ def serve(config: dict) -> None:
         "preload_failed": failed,
         "hidden": hidden,
         "isolation_errors": isolation_errors,
+        "zygote_pid": supervisor.zygote_pid,
+        "world_writable": world_writable,
         "threads": threading.active_count(),
         "vm_bytes": _vm_size(),
     })
-    supervisor = Supervisor(config, harness, private_tmp)
     while True:
         try:
             req = read_msg(proto_in)
         except EOFError:
             return  # the client closed us, or died
+        if isinstance(req, dict) and req.get("cancel"):
+            continue  # a cancel that arrived after its call had ended
         try:
-            reply = supervisor.run(req)
+            reply = supervisor.run(req, control_fd=proto_in)
         except Exception as e:  # noqa: BLE001 - report, never leave the client waiting
             reply = {"error": f"server failed: {type(e).__name__}: {e}", "trace": traceback.format_exc()}
         write_msg(proto_out, reply)
+        if not supervisor.zygote_alive():
+            return  # a new zygote must not be forked from us (we hold requests): the client restarts us
 
 
 def _enter_namespaces(config: dict) -> tuple[bool, list[str], list[str]]:
@@ -300,6 +321,36 @@ def _enter_namespaces(config: dict) -> tuple[bool, list[str], list[str]]:
     return mounts, hidden, problems
 
 
+def _world_writable_dirs() -> list[str]:
+    """Directories every user may write to (/tmp, /var/tmp, /run/lock, /dev/shm...), found once at start.
+
+    Each call gets its own tmpfs over all of them (the same one as its /tmp), so nothing written there
+    outlives the call or counts outside the call's `tmp_mb`. The walk is bounded (depth 4, no /proc,
+    /sys; of /dev only /dev/shm): a deeper world-writable directory would stay shared (README.md).
+    """
+    found = []
+    for top in ["/", "/dev/shm"]:
+        base_depth = top.rstrip("/").count("/")
+        for root, dirs, _ in os.walk(top):
+            depth = root.rstrip("/").count("/") - base_depth
+            dirs[:] = [d for d in dirs if not (top == "/" and root == "/" and f"/{d}" in WORLD_WRITABLE_SKIP)
+                       and depth < WORLD_WRITABLE_DEPTH]
+            try:
+                st = os.lstat(root)
+            except OSError:
+                continue
+            if stat_is_world_writable_dir(st):
+                found.append(root)
+                dirs[:] = []  # what is below belongs to that tmpfs anyway
+    return sorted(set(found))
+
+
+def stat_is_world_writable_dir(st: os.stat_result) -> bool:
+    import stat
+
+    return stat.S_ISDIR(st.st_mode) and bool(st.st_mode & stat.S_IWOTH)
+
+
 def _vm_size() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -310,14 +361,87 @@ def _vm_size() -> int:
 
 
 class Supervisor:
-    """Runs one call: forks the runner, watches it, kills whatever is left of the call, reports."""
+    """Runs one call: has the zygote fork the runner, watches it, kills whatever is left of the call, reports."""
 
-    def __init__(self, config: dict, harness, private_tmp: bool) -> None:
+    def __init__(self, config: dict, harness, private_tmp: bool, world_writable: list[str],
+                 close_in_zygote: tuple[int, ...] = ()) -> None:
         self.config = config
         self.harness = harness
         self.private_tmp = private_tmp
+        self.world_writable = [d for d in world_writable if d != "/tmp"]
+        self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
-    def run(self, req: dict) -> dict:
+    # ------------------------------------------------------------------ zygote
+    def _start_zygote(self, close_fds: tuple[int, ...]) -> tuple[int, socket.socket]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                for fd in close_fds:
+                    os.close(fd)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                self._zygote_loop(theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        return pid, ours
+
+    def zygote_alive(self) -> bool:
+        return self._zygote_pid is not None
+
+    @property
+    def zygote_pid(self) -> int | None:
+        return self._zygote_pid
+
+    def _zygote_loop(self, sock: socket.socket) -> None:
+        """In the zygote: for each fork order (with the runner's pipe ends), fork a runner, send its pid,
+        wait for it and send its wait status. One fork per call: the runner's own children, orphaned,
+        are re-parented to the server (the nearest child subreaper), which cleans them up."""
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 16, 8)
+            except OSError:
+                return
+            if not msg:
+                return  # the server is gone
+            runner = os.fork()
+            if runner == 0:
+                sock.close()
+                self._runner(fds)  # never returns
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(struct.pack(">i", runner))
+            _, status = os.waitpid(runner, 0)
+            sock.sendall(struct.pack(">i", status))
+
+    def _from_zygote(self, what: str) -> int:
+        try:
+            self._zygote_sock.settimeout(30.0)
+            data = b""
+            while len(data) < 4:
+                chunk = self._zygote_sock.recv(4 - len(data))
+                if not chunk:
+                    raise EOFError("the zygote closed its channel")
+                data += chunk
+        except (OSError, EOFError) as e:
+            self._zygote_pid = None
+            raise RuntimeError(f"the zygote failed ({what}): {e}") from None
+        return struct.unpack(">i", data)[0]
+
+    def _fork_runner(self, fds: list[int]) -> int:
+        """Ask the zygote for a runner with these pipe ends; its pid."""
+        try:
+            socket.send_fds(self._zygote_sock, [b"f"], fds)
+        except OSError as e:
+            self._zygote_pid = None
+            raise RuntimeError(f"the zygote failed: {e}") from None
+        pid = self._from_zygote("forking a runner")
+        if pid <= 0:
+            raise RuntimeError("the zygote could not fork a runner")
+        return pid
+
+    def run(self, req: dict, control_fd: int | None = None) -> dict:
         uid = req.get("uid")
         # With mount namespaces, a call gets a fresh tmpfs as its /tmp (made by the runner, gone with
         # its namespace); otherwise a fresh directory under work_dir, owned by the call's uid.
@@ -327,20 +451,31 @@ class Supervisor:
             if uid is not None:
                 os.chown(call_dir, uid, uid)
         nonce = secrets.token_hex(16)
-        pipes = {name: os.pipe() for name in ("stdout", "stderr", "result")}
+        pipes = {name: os.pipe() for name in ("stdout", "stderr", "result", "request")}
         start = time.monotonic()
-        pid = os.fork()
-        if pid == 0:  # runner: never returns
-            self._runner(req, call_dir, pipes, nonce)
-        for _, w in pipes.values():
-            os.close(w)
-        out = _Streams({name: r for name, (r, _) in pipes.items()},
+        ends = [pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1], pipes["request"][0]]
+        try:
+            pid = self._fork_runner(ends)
+        except RuntimeError:
+            for r, w in pipes.values():
+                os.close(r)
+                os.close(w)
+            raise
+        for fd in ends:
+            os.close(fd)
+        try:  # the request goes to this runner alone (the zygote never sees it)
+            write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
+        except OSError:
+            pass  # the runner died at once: it reports nothing, which grades as a failure
+        os.close(pipes["request"][1])
+        out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
                        {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
         try:
-            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"], req.get("yield_if_idle"))
+            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"], req.get("yield_if_idle"),
+                               nonce, self._call_processes, req["limits"].get("total_memory_bytes"), control_fd)
             if ended != "exited":
                 os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
+            status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:
@@ -354,6 +489,8 @@ class Supervisor:
             "timed_out": ended == "timeout",
             "yielded": ended == "yielded",
             "output_exceeded": ended == "output_limit",
+            "memory_exceeded": ended == "memory",
+            "cancelled": ended == "cancelled",
             "stdout": out.text("stdout"),
             "stderr": out.text("stderr"),
             "stdout_bytes": out.total["stdout"],
@@ -362,17 +499,31 @@ class Supervisor:
             "duration_s": time.monotonic() - start,
         }
 
-    @staticmethod
-    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None) -> str:
-        """Pump output until the runner exits ("exited"), the deadline ("timeout") or too much output.
+    def _call_processes(self) -> list[int]:
+        """Every process of the current call: our descendants, except the zygote."""
+        return [p for p in _descendants(os.getpid()) if p != self._zygote_pid]
 
-        yield_if_idle {"after_s", "max_cpu"}: at after_s, end the call ("yielded") if its processes wanted
-        a core (ran, or waited in a run queue) less than max_cpu of the time so far, i.e. it mostly
-        sleeps or waits on I/O (the client then splits its tests over several workers); otherwise let
-        it run on.
+    @staticmethod
+    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
+              nonce: str, processes, memory_limit: int | None = None, control_fd: int | None = None) -> str:
+        """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
+        ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from
+        the client on `control_fd` ("cancelled": another part of the same split task hit a limit).
+
+        yield_if_idle {"after_s", "max_cpu"}: from after_s on, once the harness has reported the collected
+        tests (a program still loading, or sleeping at import, is never split), end the call ("yielded")
+        if its processes wanted a core (ran, or waited in a run queue) less than max_cpu of the time so
+        far, i.e. it mostly sleeps or waits on I/O (the client then splits its tests over several
+        workers); otherwise let it run on.
+
+        memory_limit: every MEMORY_POLL_S, the resident memory of all the call's processes together
+        (`processes()`; pages shared with a file not counted) is compared with it. RLIMIT_AS binds each
+        process; this binds their sum, to within one poll interval.
         """
         start = time.monotonic()
-        checkpoint = start + yield_if_idle["after_s"] if yield_if_idle else math.inf
+        after = yield_if_idle["after_s"] if yield_if_idle else math.inf
+        checkpoint = start + after
+        next_poll = start + MEMORY_POLL_S if memory_limit else math.inf
         pidfd = os.pidfd_open(pid)
         try:
             while True:
@@ -380,12 +531,28 @@ class Supervisor:
                 if now >= deadline:
                     return "timeout"
                 if now >= checkpoint:
-                    if _busy_seconds(_descendants(os.getpid())) < yield_if_idle["max_cpu"] * (now - start):
+                    if not _reported(bytes(out.kept["result"]), nonce, "collected"):
+                        checkpoint = now + after  # still loading: look again later
+                    elif _busy_seconds(processes()) < yield_if_idle["max_cpu"] * (now - start):
                         return "yielded"
-                    checkpoint = math.inf
-                ready, _, _ = select.select([*out.open_fds, pidfd], [], [], min(deadline, checkpoint) - now)
+                    else:
+                        checkpoint = math.inf
+                if now >= next_poll:
+                    if _resident_bytes(processes()) > memory_limit:
+                        return "memory"
+                    next_poll = now + MEMORY_POLL_S
+                wake = min(deadline, checkpoint, next_poll)
+                watch = [*out.open_fds, pidfd] + ([control_fd] if control_fd is not None else [])
+                ready, _, _ = select.select(watch, [], [], max(wake - now, 0))
+                if control_fd is not None and control_fd in ready:
+                    try:
+                        msg = read_msg(control_fd, timeout_s=5.0)
+                    except (EOFError, TimeoutError, ValueError):
+                        return "cancelled"  # the client is gone: nobody wants this call any more
+                    if isinstance(msg, dict) and msg.get("cancel"):
+                        return "cancelled"
                 for fd in ready:
-                    if fd != pidfd:
+                    if fd != pidfd and fd != control_fd:
                         out.pump(fd)
                 if out.total["stdout"] + out.total["stderr"] > output_limit:
                     return "output_limit"
@@ -403,7 +570,7 @@ class Supervisor:
         remaining descendant (double-forked, setsid'd or not) is our child or grandchild: kill and reap
         until none is left.
         """
-        if not _reap():
+        if not self._reap():
             return
         if uid is not None:
             helper = os.fork()
@@ -420,21 +587,40 @@ class Supervisor:
                     os._exit(0)
             os.waitpid(helper, 0)
         give_up = time.monotonic() + 10.0
-        while _reap() and time.monotonic() < give_up:
-            for p in _descendants(os.getpid()):
+        while self._reap() and time.monotonic() < give_up:
+            for p in self._call_processes():
                 try:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             time.sleep(0.005)
 
+    def _reap(self) -> bool:
+        """Reap the call's exited processes; True while any process of the call (a child other than the
+        zygote, live or not yet reaped) remains. A reaped zygote is noted: the server then stops."""
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self._zygote_pid = None
+                return False
+            if pid == 0:
+                break
+            if pid == self._zygote_pid:
+                self._zygote_pid = None
+        return any(p != self._zygote_pid for p in _children(os.getpid()))
+
     # ------------------------------------------------------------------ runner
-    def _runner(self, req: dict, call_dir: str | None, pipes: dict, nonce: str) -> None:
-        """Child side: isolate, drop privileges, run. Never returns."""
+    def _runner(self, fds: list[int]) -> None:
+        """Runner side (forked by the zygote): read the request, isolate, drop privileges, run. Never returns."""
+        stdout_w, stderr_w, result_w, request_r = fds
         try:
             os.setsid()
+            req = read_msg(request_r)
+            os.close(request_r)
+            nonce, call_dir = req.pop("nonce"), req.pop("call_dir")
             devnull = os.open(os.devnull, os.O_RDONLY)
-            targets = [devnull, pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1]]
+            targets = [devnull, stdout_w, stderr_w, result_w]
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in targets]
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
@@ -459,14 +645,19 @@ class Supervisor:
         uid = req.get("uid")
         limits = req["limits"]
         if self.private_tmp:
-            unshare(CLONE_NEWNS)
-            # A private, size-capped /tmp (also seen as /var/tmp and /dev/shm) that no other call can
-            # reach; it disappears with the mount namespace when the call's last process is gone.
+            # Own IPC namespace: System V and POSIX IPC objects die with the call.
+            unshare(CLONE_NEWNS | CLONE_NEWIPC)
+            # A private, size-capped /tmp (also seen at every world-writable directory found at start:
+            # /var/tmp, /dev/shm, /run/lock...) that no other call can reach; it disappears with the
+            # mount namespace when the call's last process is gone, and caps the call's disk writes.
             owner = f",uid={uid},gid={uid}" if uid is not None else ""
             mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={limits['tmp_bytes']}{owner}")
-            for target in ("/var/tmp", "/dev/shm"):
-                if os.path.isdir(target):
-                    mount("/tmp", target, None, MS_BIND)
+            for target in ["/var/tmp", "/dev/shm", *self.world_writable]:
+                if os.path.isdir(target) and not _within(target, "/tmp"):
+                    try:
+                        mount("/tmp", target, None, MS_BIND)
+                    except OSError:
+                        pass  # e.g. already covered through a bind above it
             call_dir = "/tmp"
         _setrlimit(resource.RLIMIT_CORE, 0)
         _setrlimit(resource.RLIMIT_AS, limits["memory_bytes"])
@@ -478,6 +669,7 @@ class Supervisor:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+            _fresh_keyrings()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         # If the server dies, so does the runner. Set after setresuid, which clears this setting.
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -534,15 +726,29 @@ def _setrlimit(which: int, soft: int | None, hard: int | None = None) -> None:
     resource.setrlimit(which, (soft, hard))
 
 
-def _reap() -> bool:
-    """Reap the children that have exited; True while any child (live or not yet reaped) remains."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (one small read per thread, no /proc walk: this is on every call's path)."""
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(p) for p in f.read().split()]
+    except OSError:
+        return [p for p in _descendants(pid)]  # kernel without the children file: the slow way
+    return out
+
+
+def _fresh_keyrings() -> None:
+    """As the worker uid: join a new session keyring and empty the keyrings that outlive processes (the
+    persistent keyring lasts days; the user keyrings last while any process of the uid does)."""
+    if SYS_KEYCTL is None:
+        return
+    _libc.syscall.restype = ctypes.c_long
+    _libc.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None)
+    persistent = _libc.syscall(SYS_KEYCTL, KEYCTL_GET_PERSISTENT, ctypes.c_long(-1),
+                               ctypes.c_long(KEY_SPEC_PROCESS_KEYRING))
+    for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, *([persistent] if persistent > 0 else [])):
+        _libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, ctypes.c_long(keyring))
 
 
 def _busy_seconds(pids: list[int]) -> float:
@@ -561,6 +767,41 @@ def _busy_seconds(pids: list[int]) -> float:
         except (OSError, ValueError):
             continue  # gone meanwhile
     return ns / 1e9 + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _resident_bytes(pids: list[int]) -> int:
+    """Anonymous memory of these processes together, each page shared by n processes counted 1/n times
+    (`Pss_Anon`): a fork shares its parent's pages until it writes them, so plain RSS would count the
+    preloaded libraries once per process. Falls back to RSS minus file-backed pages on old kernels."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss_Anon:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+                else:
+                    raise ValueError("no Pss_Anon")
+        except ValueError:
+            try:
+                with open(f"/proc/{pid}/statm", "rb") as f:
+                    fields = f.read().split()
+                total += (int(fields[1]) - int(fields[2])) * PAGE_SIZE
+            except (OSError, ValueError, IndexError):
+                continue
+        except OSError:
+            continue  # gone meanwhile
+    return total
+
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _reported(raw: bytes, nonce: str, event: str) -> bool:
+    """Whether the harness has sent `event` yet (on the result pipe, with the call's nonce)."""
+    report = _parse_report(raw, nonce) or {}
+    return report.get("event") == event or (event == "collected" and "n_tests" in report)
 
 
 def _descendants(root: int) -> list[int]:
@@ -583,17 +824,54 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
+# What a harness report line may carry (harness.py): field -> its type; anything else is dropped, so a
+# malformed, deeply nested or oversized report never travels further than this function.
+REPORT_FIELDS = {"event": str, "n_tests": int, "n_passed": int, "failures": list, "error": str, "type": str,
+                 "names": list, "ran": list, "tampered": list, "what": str}
+MAX_REPORT_TEXT = 2000
+MAX_REPORT_LIST = 500
+
+
 def _parse_report(raw: bytes, nonce: str) -> dict | None:
-    """Merge the runner's report lines that carry the call's nonce; anything else is ignored."""
+    """Merge the runner's report lines that carry the call's nonce; anything else is ignored.
+
+    Never raises: junk on the result pipe (not JSON, nested past the parser's depth, wrong types) is
+    skipped line by line. `tamper` events accumulate into "tampered", so a tamper attempt reported
+    before the run hung or exited still counts.
+    """
     report: dict = {}
+    tampered: list[str] = []
+    stamp = nonce.encode()
     for line in raw.splitlines():
+        if stamp not in line:
+            continue  # not the harness's (and not worth parsing)
         try:
             msg = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError, MemoryError):
             continue
-        if isinstance(msg, dict) and msg.pop("nonce", None) == nonce:
-            report.update(msg)
+        if not isinstance(msg, dict) or msg.pop("nonce", None) != nonce:
+            continue
+        clean = {k: _clean_field(v, REPORT_FIELDS[k]) for k, v in msg.items() if k in REPORT_FIELDS}
+        clean = {k: v for k, v in clean.items() if v is not None or k == "error"}
+        if clean.get("event") == "tamper":
+            tampered.append(clean.get("what", "?"))
+            continue
+        tampered += clean.pop("tampered", None) or []
+        report.update(clean)
+    if tampered:
+        report["tampered"] = list(dict.fromkeys(tampered))[:MAX_REPORT_LIST]
     return report or None
+
+
+def _clean_field(value: object, kind: type) -> object:
+    """`value` if it is of `kind` (lists: of strings), capped in size; else None."""
+    if kind is int:
+        return value if type(value) is int and 0 <= value < 1 << 31 else None
+    if kind is str:
+        return value[:MAX_REPORT_TEXT] if isinstance(value, str) else None
+    if isinstance(value, list):
+        return [v[:MAX_REPORT_TEXT] for v in value[:MAX_REPORT_LIST] if isinstance(v, str)]
+    return None
 
 
 if __name__ == "__main__":

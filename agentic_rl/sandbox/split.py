@@ -19,10 +19,14 @@ the random state they left), so the caller grades the task in one run, and every
 count and detail is the one-run one. Counts are summed over the parts, so a timeout counts only the
 hanging test as failed where a one-run, which never finishes, counts all of them.
 
-Time: each part gets the whole limit, and the parts' summed durations must stay within it as well,
-so splitting never passes a run that would time out unsplit. The program's own loading, repeated in
-every part, is counted every time: a run close to its limit may time out split where it would not
-unsplit, never the other way round.
+Time: all parts share ONE budget, what is left of the task's limit after the cut first run: a part
+may run only as long as the budget allows when it gets a worker, the client stops every running part
+once the parts together have used it up, and stops the others as soon as one part hits a limit
+(Sandbox._run_parts). So a hanging or sleeping candidate costs about one limit of worker time, not one
+per part. A run is split only once its harness has reported the collected tests (server.py), so a
+candidate that sleeps while loading is never split. The program's own loading, repeated in every part,
+is counted every time: a run close to its limit may time out split where it would not unsplit, never
+the other way round.
 """
 from __future__ import annotations
 
@@ -59,9 +63,11 @@ def plan_test_names(test: str, harness: str) -> list[str] | None:
 
 
 def merge_parts(
-    names: list[str], raws: list[dict], timeout_s: float, max_detail_chars: int, max_output_bytes: int
+    names: list[str], raws: list[dict], timeout_s: float, max_detail_chars: int, max_output_bytes: int,
+    first_s: float = 0.0,
 ) -> TestReport | None:
-    """The report of the whole run from the parts' raw replies (raws[i] ran names[i] alone).
+    """The report of the whole run from the parts' raw replies (raws[i] ran names[i] alone); `first_s`:
+    the duration of the cut first run, which counts towards the same limit.
 
     None when the parts cannot give the verdict (a part collected other tests than planned, failed or
     errored): the caller then grades the task in one run.
@@ -75,11 +81,19 @@ def merge_parts(
     parts = [test_report(raw, max_detail_chars) for raw in raws]
     if any(p.status in _REGRADE for p in parts):
         return None
-    worst = next((i for i, p in enumerate(parts) if not p.passed), 0)
+    # The part that hit a limit decides; parts stopped because of it ("cancelled") do not.
+    worst = next((i for i, p in enumerate(parts) if p.status not in ("passed", "cancelled")), None)
+    stopped = worst is None and any(p.status == "cancelled" for p in parts)
+    if worst is None:
+        worst = next((i for i, p in enumerate(parts) if p.status == "cancelled"), 0)
     status = parts[worst].status
     n_tests, n_failed = sum(p.n_tests for p in parts), sum(p.n_failed for p in parts)
-    duration = sum(p.duration_s for p in parts)
-    if status == "passed" and duration > timeout_s:
+    duration = first_s + sum(p.duration_s for p in parts)
+    if stopped:  # the shared budget ran out before every part was done: the unfinished ones have no verdict
+        status, n_tests, n_failed = "timeout", len(names), sum(not p.passed for p in parts)
+        detail = (f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all and "
+                  f"reached the {timeout_s:g} s limit (in {names[worst]})")
+    elif status == "passed" and duration > timeout_s:
         status, n_failed = "timeout", n_tests  # as an unsplit timeout: no test has a verdict
         detail = (f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all, "
                   f"over the {timeout_s:g} s limit")

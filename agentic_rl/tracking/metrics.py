@@ -12,13 +12,15 @@ def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, so the four rates of a tool mode sum to ~1 (turns whose
-    call was refused by the cap count in none of them).
+    call was refused by the cap count in none of them). `tools/submit/tampered_rate` = executed submissions
+    the sandbox graded `tampered` (a detected attempt to forge the verdict) / executed submissions.
     """
     n_eps = max(len(trajs), 1)
     n_turns = sum(len(t.turns) for t in trajs)
     counts: dict[str, int] = defaultdict(int)
     errors: dict[str, int] = defaultdict(int)
     latency: dict[str, list[float]] = defaultdict(list)
+    tampered = 0
     for traj in trajs:
         for kind, n in traj.calls_by_kind().items():
             counts[kind] += n
@@ -28,6 +30,7 @@ def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
                 continue
             errors[turn.call.name] += int(not obs.ok)
             latency[turn.call.name].append(obs.latency_ms)
+            tampered += turn.call.name == "submit" and obs.status == "tampered"
     out = {
         "rollout/episodes": float(len(trajs)),
         "rollout/turns_mean": n_turns / n_eps,
@@ -41,6 +44,8 @@ def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
         if latency[name]:
             out[f"tools/{name}/error_rate"] = errors[name] / len(latency[name])
             out[f"tools/{name}/latency_ms"] = sum(latency[name]) / len(latency[name])
+    if latency["submit"]:
+        out["tools/submit/tampered_rate"] = tampered / len(latency["submit"])
     return out
 
 

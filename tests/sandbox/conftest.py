@@ -28,11 +28,13 @@ def sandbox():
 
 def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
     """Processes of finished calls still around: any process of a worker uid, or anything under a
-    worker's server. (Polls a little: a process killed at the end of a call may still be exiting.)"""
+    worker's server but its zygote. (Polls a little: a process killed at the end of a call may still be
+    exiting.)"""
     deadline = time.monotonic() + wait_s
     servers = [psutil.Process(pid) for pid in sb.server_pids]
+    zygotes = set(sb.zygote_pids)
     while True:
-        found = {p.pid: p for server in servers for p in server.children(recursive=True)}
+        found = {p.pid: p for server in servers for p in server.children(recursive=True) if p.pid not in zygotes}
         if sb.worker_uids:
             for p in psutil.process_iter(["uids"]):
                 uids = p.info["uids"]

@@ -157,14 +157,14 @@ CHEATS = {
 def test_cheating_candidate_fails(sandbox, cheat, harness):
     r = grade(sandbox, CHEATS[cheat], harness, timeout_s=2.0)
     assert not r.passed, r
-    assert r.status in ("failed", "error", "timeout"), r
+    assert r.status in ("failed", "error", "timeout", "tampered"), r
     if cheat in ("never_returns", "sleeps_at_import"):
         assert r.status == "timeout"
 
 
 def test_tampering_is_named(sandbox):
     r = grade(sandbox, CHEATS["patches_assertions"], "unittest")
-    assert r.status == "error" and "modified" in r.detail
+    assert r.status == "tampered" and "TestCase.assertEqual was changed" in r.detail
 
 
 def test_candidate_output_does_not_leak_into_verdict(sandbox):

@@ -1,0 +1,464 @@
+"""Defences of the in-process graders against a candidate that tries to forge its verdict.
+
+Standard library only; loaded by path by harness.py inside the sandboxed runner. The candidate must share
+the process with the tests (they call it), so nothing here makes an in-process verdict unforgeable; each
+piece closes a route that is cheap for a policy to find, and every route it closes is *reported*: a
+refused or detected attempt becomes a `tamper` event on the result pipe at once, and the verdict
+`tampered` (a failure). README.md ("Reward hacking") lists what is blocked, detected, and still possible.
+
+* `AuditPolicy`: a `sys.addaudithook` hook, installed after the harness is set up and before candidate
+  code runs (Python code cannot remove an audit hook). It refuses object-graph walks (gc), trace/profile
+  hooks, raw-memory reads through ctypes, opening /proc/*/mem, writes to the attributes of harness-owned
+  classes and to any function's `__code__`, and frames handed to untrusted code (sys._getframe,
+  tb_frame/gi_frame/..., and the stdlib helpers that return frames: inspect.currentframe, ...). Library
+  code keeps its frames (logging, namedtuple, unittest's and pytest's tracebacks need them): a frame
+  request is refused only when the code asking is not part of the interpreter's installation.
+* `Guard`: snapshots, taken before the candidate runs, of what the harness relies on by name (the
+  attributes of harness classes, the dicts of builtins and of the unittest/pytest/pluggy modules, which
+  module object each `sys.modules` name holds, the import hooks); compared at checkpoints (after
+  loading, around every test, at the end) so a change made and undone between two of them is missed,
+  one left in place is reported.
+* `always_equal`: a returned object that claims to equal fresh random sentinels is reported.
+* `encode`: the report's JSON, written with nothing but built-in types (json's encoder is mutable
+  module state the candidate could rebind).
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import types
+from _thread import get_ident as _get_ident
+
+# Captured once, at load (before any candidate code): names the candidate could rebind later.
+_type, _isinstance, _len, _str, _int, _ord = type, isinstance, len, str, int, ord
+_getattr, _hasattr, _vars, _any, _bool, _id = getattr, hasattr, vars, any, bool, id
+_getframe = sys._getframe
+_urandom = os.urandom
+_os_dirname, _normpath = os.path.dirname, os.path.normpath
+_realpath = os.path.realpath
+_ModuleType = types.ModuleType
+_FunctionType = types.FunctionType
+_MISSING = object()
+
+MAX_TAMPER_NOTES = 20
+
+# Audit events refused whoever asks: nothing a test needs, and each a way to the harness's objects.
+ALWAYS_REFUSED = frozenset({
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+    "sys._current_frames", "sys._current_exceptions",
+    "sys.settrace", "sys.setprofile",
+})
+# Refused when untrusted code asks: ctypes reads of arbitrary memory.
+UNTRUSTED_REFUSED = frozenset({"ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof"})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+# Stdlib helpers whose purpose is to hand frames to their caller.
+FRAME_HELPERS = (("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
+                 ("traceback", ("walk_stack", "walk_tb")), ("logging", ("currentframe",)))
+# sys.modules names whose module object must stay the same (plus every guarded namespace's).
+GUARDED_MODULE_PREFIXES = ("unittest", "_pytest", "pytest", "pluggy", "builtins", "os", "sys", "_signal", "signal",
+                           "json", "inspect", "traceback", "importlib", "types", "functools", "ctypes")
+# Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
+REIMPORT_REFUSED = frozenset({"_signal"})
+WATCHED = ALWAYS_REFUSED | UNTRUSTED_REFUSED | frozenset({
+    "sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__", "open",
+    "compile", "code.__new__", "import",
+})
+
+
+def frameless_signal_handlers() -> None:
+    """Python signal handlers get `frame=None` instead of the interrupted frame (an unaudited way to a
+    frame, and from there up the stack to the harness). Called in the runner before candidate code;
+    `_signal` cannot then be imported afresh by untrusted code (REIMPORT_REFUSED)."""
+    import _signal
+
+    original = _signal.signal
+
+    def install(signalnum, handler):
+        if callable(handler):
+            user_handler = handler
+
+            def handler(signum, frame):  # noqa: F811 - the frame stops here
+                return user_handler(signum, None)
+
+            handler.__wrapped__ = user_handler
+        return original(signalnum, handler)
+
+    install.__doc__, install.__name__ = original.__doc__, "signal"
+    _signal.signal = install  # signal.signal calls _signal.signal at call time
+
+
+def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Directories whose code is the interpreter's own or installed libraries (not the candidate's)."""
+    import site
+
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), *extra}
+    return tuple(sorted({_realpath(d).rstrip("/") + "/" for d in dirs if d}))
+
+
+class AuditPolicy:
+    """The audit hook; `notes` lists what was refused. `report(note)` is called once per refusal."""
+
+    def __init__(self, protected_types: list[type], report, roots: tuple[str, ...], workdir: str,
+                 framework_dirs: tuple[str, ...]) -> None:
+        self._protected = {_id(t) for t in protected_types}
+        self._framework_dirs = framework_dirs
+        self._keep_alive = protected_types
+        self._report = report
+        self._roots = roots
+        self._workdir = workdir.rstrip("/") + "/"
+        ctypes = sys.modules.get("ctypes")
+        # ctypes' own Python wrappers (string_at...) raise the events for their caller
+        self._ctypes_dir = _os_dirname(ctypes.__file__) + "/" if ctypes is not None else "\0"
+        import importlib
+
+        self._importlib_dir = _os_dirname(importlib.__file__) + "/"
+        self._busy: set[int] = set()  # threads inside the hook (our own sys._getframe raises an event too)
+        self.notes: list[str] = []
+        self._helpers = set()
+        for module_name, names in FRAME_HELPERS:
+            module = sys.modules.get(module_name) or __import__(module_name)
+            for name in names:
+                code = _getattr(_getattr(module, name, None), "__code__", None)
+                if code is not None:
+                    self._helpers.add(_id(code))
+
+    def install(self) -> None:
+        sys.addaudithook(self)
+
+    def refuse(self, note: str) -> None:
+        """Record an attempt (and report it now, so an exit or a hang afterwards cannot hide it), then stop it."""
+        if _len(self.notes) < MAX_TAMPER_NOTES:
+            self.notes.append(note)
+            self._report(note)
+        raise PermissionError(f"sandbox: {note} is not allowed while grading")
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if event not in WATCHED:
+            return
+        thread = _get_ident()
+        if thread in self._busy:
+            return
+        self._busy.add(thread)
+        try:
+            note = self._check(event, args)
+        finally:
+            self._busy.discard(thread)
+        if note:
+            self.refuse(note)
+
+    def _check(self, event: str, args: tuple) -> str | None:
+        if event in ALWAYS_REFUSED:
+            return event
+        if event == "open":
+            return self._check_open(args[0])
+        if event == "import":
+            if args[0] not in REIMPORT_REFUSED:
+                return None
+            asking = self._asking_file(skip_importlib=True)
+            return None if self._trusted_file(asking) else f"importing {args[0]} afresh from {asking}"
+        if event in ("object.__setattr__", "object.__delattr__"):
+            obj, name = args[0], args[1]
+            if _id(obj) not in self._protected and name != "__code__":
+                return None
+            writer = self._asking_file()
+            if _id(obj) not in self._protected:  # a __code__ swap: libraries do it (types.coroutine)
+                return None if self._trusted_file(writer) else f"replacing a function's __code__ from {writer}"
+            if writer.startswith(self._framework_dirs) and not writer.endswith("/mock.py"):
+                return None  # unittest, pytest, pluggy and the harness maintain their own classes
+            return f"changing {_getattr(obj, '__qualname__', '?')}.{name} from {writer}"
+        if event == "object.__getattr__" and args[1] not in FRAME_ATTRIBUTES:
+            return None
+        asking = self._asking_file()
+        if self._trusted_file(asking):
+            return None
+        if event in UNTRUSTED_REFUSED:
+            return f"{event} from {asking}"
+        if event in ("compile", "code.__new__"):  # args[1]: the file name the code will claim
+            return f"code disguised as {args[1]}" if self._looks_trusted(args[1]) else None
+        what = f"{event} {args[1]}" if event == "object.__getattr__" else event
+        return f"frame access ({what}) from {asking}"
+
+    def _asking_file(self, skip_importlib: bool = False) -> str:
+        """The file of the code this event comes from: the frame that raised it, or, when that is one
+        of the frame-returning stdlib helpers (inspect.currentframe...), ctypes' own wrappers or (for
+        imports) the import machinery, the code that called them."""
+        frame = _getframe(3)  # 0: here, 1: _check, 2: __call__, 3: the code that raised the event
+        while frame is not None and (_id(frame.f_code) in self._helpers
+                                     or frame.f_code.co_filename.startswith(self._ctypes_dir)
+                                     or (skip_importlib and frame.f_code.co_filename.startswith(
+                                         ("<frozen importlib", self._importlib_dir)))):
+            frame = frame.f_back
+        return "<no frame>" if frame is None else frame.f_code.co_filename
+
+    def _looks_trusted(self, filename) -> bool:
+        return _isinstance(filename, _str) and self._trusted_file(filename)
+
+    def _trusted_file(self, filename: str) -> bool:
+        if filename.startswith("<frozen "):
+            return True
+        # A name with `..` in it (`<site-packages>/../../tmp/work/x.py`, reached through a sys.path entry
+        # the candidate added) only looks like library code.
+        return (filename.startswith(self._roots) and not filename.startswith(self._workdir)
+                and _normpath(filename) == filename)
+
+    def _check_open(self, path) -> str | None:
+        if _isinstance(path, bytes):
+            path = path.decode("utf-8", "replace")
+        if not _isinstance(path, _str):
+            return None  # an fd
+        if not path.startswith(self._roots) or "/proc" in path:
+            real = _realpath(path)
+            if real.startswith("/proc/") and (real.endswith("/mem") or "/map_files/" in real):
+                return f"opening {real}"
+        return None
+
+
+class Guard:
+    """Snapshots of harness-relied-on state; `changed()` names what differs now (see the module doc).
+
+    Attributes *added* to a class are not compared (unittest and pytest add their own at run time, e.g.
+    `tearDown_exceptions`); the audit hook refuses additions by untrusted code as they happen.
+    """
+
+    def __init__(self, classes: list[type], namespaces: list[tuple[str, dict]], strict: tuple[str, ...] = ()) -> None:
+        """`strict`: names of namespaces nothing may write to at all (the harness's own): any write is
+        reported, even one undone since; in the others (builtins, which tests patch with mock and
+        restore) only a name that differs at a checkpoint is."""
+        self._strict = strict
+        self._classes = [(cls, dict(vars(cls))) for cls in classes]
+        # pytest adds flags to its own classes at run time (`_pytest_diamond_inheritance_warning_shown`), so
+        # only classes outside _pytest/pluggy get the stricter version-tag check.
+        tagged = [c for c in classes if not c.__module__.startswith(("_pytest", "pluggy"))]
+        self._tags = [(cls, view, view.value) for cls, view in ((c, _version_tag_view(c)) for c in tagged) if view]
+        # Each dict with a live view of its version (CPython bumps it on every write): an unchanged
+        # version skips the name-by-name comparison, which is what makes a checkpoint cheap.
+        views = [(name, ns, dict(ns), _dict_version_view(ns)) for name, ns in namespaces]
+        self._namespaces = [(n, ns, before, view, view.value if view else None) for n, ns, before, view in views]
+        self._modules_view = _dict_version_view(sys.modules)
+        self._modules_version = self._modules_view.value if self._modules_view else None
+        # Which module object each framework module name holds (not all of sys.modules: touching every
+        # module would copy their pages in every forked call).
+        names = {n for n, _ in namespaces} | {n for n in sys.modules if n.startswith(GUARDED_MODULE_PREFIXES)}
+        self._sys_modules = {n: sys.modules[n] for n in names if n in sys.modules}
+        self._meta_path, self._path_hooks = list(sys.meta_path), list(sys.path_hooks)
+        self._builtins_dict = vars(builtins)
+
+    def changed(self, namespace: dict | None = None) -> list[str]:
+        out = []
+        unchanged = {_id(cls) for cls, view, tag in self._tags if view.value == tag}
+        for cls, before in self._classes:
+            if _id(cls) in unchanged:
+                continue  # its version tag says nothing was written to it
+            now = vars(cls)
+            out += [f"{cls.__qualname__}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
+            out += [f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys() if not k.startswith("_pytest")]
+        out += [f"{cls.__qualname__} (modified, maybe restored since)" for cls, view, tag in self._tags
+                if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)]
+        for name, now, before, view, version in self._namespaces:
+            if view is None or view.value != version:
+                diff = [f"{name}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
+                out += diff or ([f"{name} (written to, maybe restored since)"] if name in self._strict else [])
+        modules = sys.modules
+        if self._modules_view is None or self._modules_view.value != self._modules_version:
+            out += [f"sys.modules[{k!r}]" for k, v in self._sys_modules.items() if modules.get(k, _MISSING) is not v]
+        for name, before, now in (("sys.meta_path", self._meta_path, sys.meta_path),
+                                  ("sys.path_hooks", self._path_hooks, sys.path_hooks)):
+            if [h for h in before if h not in now]:
+                out.append(f"{name} (an import hook was removed)")
+        if namespace is not None:
+            b = namespace.get("__builtins__", _MISSING)
+            if b is not builtins and b is not self._builtins_dict:
+                out.append("the program's __builtins__")
+        return sorted(out)
+
+    def new_import_hooks(self, untrusted) -> list[str]:
+        """Import hooks added since the snapshot whose code is untrusted (`untrusted(filename)`)."""
+        out = []
+        for name, before, now in (("sys.meta_path", self._meta_path, sys.meta_path),
+                                  ("sys.path_hooks", self._path_hooks, sys.path_hooks)):
+            for hook in now:
+                if hook not in before and untrusted(_code_file(hook)):
+                    out.append(f"{name} (an import hook was added)")
+        return out
+
+
+def _find_version_tag_offset() -> int | None:
+    """Byte offset of `tp_version_tag` in a type object, found by experiment (not hard-coded per version).
+
+    CPython gives a class a fresh version tag (from a global counter) on the first attribute lookup after
+    any change to the class, and zeroes it on every change: a tag that differs between two checkpoints
+    means the class was written to in between, even if the old value was put back.
+    """
+    import ctypes
+
+    class Probe:
+        pass
+
+    n = type.__basicsize__ // 4
+    words = lambda: list((ctypes.c_uint * n).from_address(id(Probe)))  # noqa: E731
+    getattr(Probe, "probe", None)
+    before = words()
+    Probe.probe = 1
+    changed = words()
+    getattr(Probe, "probe", None)
+    after = words()
+    offsets = [4 * i for i in range(n) if before[i] and not changed[i] and after[i] not in (0, before[i])]
+    return offsets[0] if len(offsets) == 1 else None
+
+
+_VERSION_TAG_OFFSET = _find_version_tag_offset()
+
+
+def _find_dict_version_offset() -> int | None:
+    """Byte offset of a dict's `ma_version_tag` (PEP 509; CPython 3.11), found by experiment: the one
+    8-byte word that grows on every write and stays put on reads."""
+    import ctypes
+
+    probe: dict = {}
+    n = 6  # the dict header: refcount, type, used, version, keys, values
+    words = lambda: list((ctypes.c_uint64 * n).from_address(id(probe)))  # noqa: E731
+    samples = [words()]
+    for i in range(3):
+        probe["k"] = i
+        samples.append(words())
+    _ = probe.get("k")
+    samples.append(words())
+    offsets = [8 * i for i in range(n)
+               if all(a[i] < b[i] for a, b in zip(samples[:4], samples[1:4])) and samples[4][i] == samples[3][i]
+               and i != 2]  # word 2 is ma_used, which grows only with new keys
+    return offsets[0] if len(offsets) == 1 else None
+
+
+_DICT_VERSION_OFFSET = _find_dict_version_offset()
+
+
+def _dict_version_view(d: dict):
+    if _DICT_VERSION_OFFSET is None:
+        return None
+    import ctypes
+
+    return ctypes.c_uint64.from_address(id(d) + _DICT_VERSION_OFFSET)
+
+
+def _version_tag_view(cls: type):
+    """A live view of `cls`'s version tag (None where the offset is unknown); made before any candidate
+    runs, so reading it later needs no ctypes call the audit hook would see."""
+    if _VERSION_TAG_OFFSET is None:
+        return None
+    import ctypes
+
+    getattr(cls, "_sandbox_no_such_attribute", None)  # a lookup in the class assigns a tag if it has none
+    return ctypes.c_uint.from_address(id(cls) + _VERSION_TAG_OFFSET)
+
+
+def _code_file(obj) -> str:
+    """Where an object's code comes from: a function's file, or that of a method of its class."""
+    target = obj if _isinstance(obj, _FunctionType) else None
+    if target is None:
+        for value in vars(_type(obj)).values() if not _isinstance(obj, type) else vars(obj).values():
+            if _isinstance(value, (_FunctionType, classmethod, staticmethod)):
+                target = getattr(value, "__func__", value)
+                break
+    code = getattr(target, "__code__", None)
+    return code.co_filename if code is not None else "<unknown>"
+
+
+# ------------------------------------------------------------------------------------- sentinels
+
+_EXACT_BUILTINS = (int, float, complex, str, bytes, bool, type(None))
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+class _Sentinel:
+    """A fresh object nothing honest equals."""
+
+    __slots__ = ()
+
+
+def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
+    """True if `value` (or an element of a list/tuple/set/dict value) claims to equal things it cannot
+    equal: a private sentinel object, a random int, a random string. Honest values (numbers, strings,
+    arrays, frames, axes, mocks) compare unequal or refuse to say."""
+    budget = [200] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 3:
+        return False
+    t = _type(value)
+    if t in _EXACT_BUILTINS:
+        return False
+    if t in _CONTAINERS:
+        return any(always_equal(v, depth + 1, budget) for v in value)
+    if t is dict:
+        return any(always_equal(v, depth + 1, budget) for v in value.values())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # Probes that say nothing about where they come from: an instance of a class with a random name,
+        # a random 64-bit int, a random hex string of random length.
+        anonymous = _type("C%x" % _random_int(), (), {"__slots__": ()})()
+        for probe in (anonymous, _random_int() + 7, ("%x" % _random_int()) * (1 + _random_int() % 3)):
+            try:
+                if _truth(value == probe) or not _truth(value != probe, default=True):
+                    return True
+            except Exception:  # noqa: BLE001 - a comparison that raises claims nothing
+                continue
+    return False
+
+
+def _random_int() -> int:
+    return _int.from_bytes(_urandom(8), "little")
+
+
+def _truth(result, default: bool = False) -> bool:
+    if result is True or result is False:
+        return result
+    try:
+        return bool(result)
+    except Exception:  # noqa: BLE001 - arrays and frames refuse to be truth-tested: no claim
+        return default
+
+
+# ------------------------------------------------------------------------------------- encoder
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def encode(value) -> str:
+    """JSON text of None/bool/int/str/list/tuple/dict (str keys), ASCII only, from built-in types alone."""
+    t = _type(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if t is _int:
+        return _int.__repr__(value)
+    if t is _str:
+        return _encode_str(value)
+    if t is list or t is tuple:
+        return "[" + ",".join([encode(v) for v in value]) + "]"
+    if t is dict:
+        return "{" + ",".join([_encode_str(_str.__str__(k) if _type(k) is _str else "?") + ":" + encode(v)
+                               for k, v in dict.items(value)]) + "}"
+    return "null"  # the harness sends nothing else
+
+
+def _encode_str(s: str) -> str:
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return '"' + s + '"'
+    out = []
+    for ch in s:
+        code = _ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code <= 0xFFFF:
+            out.append("\\u%04x" % code)
+        else:  # a surrogate pair, as JSON spells characters outside the basic plane
+            code -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
+    return '"' + "".join(out) + '"'
