@@ -72,9 +72,9 @@ def run_setting(args: argparse.Namespace) -> dict:
     values = {k: v for k, v in OmegaConf.to_container(algo).items() if k in GRPOConfig.__dataclass_fields__
               and k not in ("lora", "defaults")}
     cfg = GRPOConfig(**{**values, **SETTINGS[args.setting]}).validate()
-    model_cfg = OmegaConf.load(CONF_DIR / "model" / f"{args.model}.yaml")
-    model_cfg.pop("seed", None)  # an interpolation of the train config's seed
-    loaded = build(model_cfg)
+    model_yaml = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "model" / f"{args.model}.yaml"), resolve=False)
+    model_yaml.pop("seed", None)  # `${seed}` interpolates the train config, which is not loaded here
+    loaded = build(OmegaConf.create(model_yaml))
     lora = algo.lora
     model = add_lora(loaded.model, lora.r, lora.alpha, lora.dropout, list(lora.target_modules),
                      gradient_checkpointing=cfg.gradient_checkpointing)
