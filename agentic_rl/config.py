@@ -10,7 +10,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.algo.grpo import GRPOConfig
+from agentic_rl.algo.grpo import GRPOConfig, check_training_temperature
 from agentic_rl.evaluation.evaluator import EvalConfig
 from agentic_rl.rewards import make_reward_fn
 from agentic_rl.rollout.agent import RolloutConfig
@@ -40,6 +40,7 @@ def algo_config(cfg: DictConfig) -> GRPOConfig:
 def validate(cfg: DictConfig) -> None:
     """Fail fast, before loading anything heavy, on values that cannot work."""
     algo_config(cfg)
+    check_training_temperature(cfg.rollout.temperature)
     to_dataclass(cfg.rollout, RolloutConfig)
     make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))
     to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))

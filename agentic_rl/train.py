@@ -4,7 +4,8 @@
 
 `main` only resolves the config; `run(cfg)` does the work and returns the final metrics (tests call it).
 One training step, top to bottom: rollout (tasks x G, one batch) -> reward -> group advantages ->
-masked token-level loss + KL to the base model -> one optimizer step per task group -> metrics.
+masked token-level loss + KL to the base model -> one optimizer step per task group (importance-corrected
+when an earlier group of the same batch already stepped) -> metrics.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
-from agentic_rl.algo.grpo import grpo_step
+from agentic_rl.algo.grpo import update_rollout_batch
 from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
@@ -99,7 +100,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 
         loaded = build(cfg.model)
         model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
-                         list(algo.lora.target_modules), seed=cfg.seed)
+                         list(algo.lora.target_modules), seed=cfg.seed,
+                         gradient_checkpointing=algo.gradient_checkpointing)
         policy = HFPolicy(model, loaded.tokenizer)
         pad_id = loaded.tokenizer.pad_token_id
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
@@ -126,21 +128,21 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                 trajs = run_episodes([(t, g) for t in chunk for g in range(algo.group_size)],
                                      policy, toolset, rollout_cfg)
                 rollout_s = time.perf_counter() - t0
-                # 2-5. per task group: reward -> advantages -> loss -> one optimizer step
-                for i, task in enumerate(chunk):
-                    group = trajs[i * algo.group_size:(i + 1) * algo.group_size]
-                    breakdowns = [reward_fn(t) for t in group]
-                    rewards = torch.tensor([b.total for b in breakdowns], dtype=torch.float64)
-                    stats = grpo_step(model, optimizer, group, rewards, algo, pad_id)
+                # 2. reward, per task group
+                groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
+                breakdowns = [[reward_fn(t) for t in group] for group in groups]
+                rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
+                # 3-5. advantages -> loss -> one optimizer step per task group
+                all_stats = update_rollout_batch(model, optimizer, groups, rewards, algo, pad_id,
+                                                 temperature=rollout_cfg.temperature)
+                for group, bds, group_rewards, stats in zip(groups, breakdowns, rewards, all_stats):
                     step += 1
-                    # 6. log
+                    # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
                     metrics = {
                         "train/epoch": epoch, "train/pass_rate": sum(t.passed for t in group) / len(group),
-                        "train/loss": stats.loss, "train/kl": stats.kl, "train/grad_norm": stats.grad_norm,
-                        "train/frac_zero_std": float(not group_has_signal(rewards)),
-                        "train/model_tokens": stats.n_tokens,
+                        **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
                         "rollout/tokens_per_s": sum(t.n_model_tokens for t in trajs) / max(rollout_s, 1e-9),
-                        **reward_metrics(breakdowns), **episode_metrics(group),
+                        **reward_metrics(bds), **episode_metrics(group),
                     }
                     tracker.log(metrics, step)
                     bar.update(1)

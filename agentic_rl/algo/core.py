@@ -1,17 +1,46 @@
 """Pure GRPO maths on tensors. Shapes: B = sequences, T = tokens (positions predicting token t+1).
 
-Variant: GRPO (Shao et al., 2024, DeepSeekMath) with a single on-policy update per batch, so the PPO
-ratio is exp(logp - logp.detach()) == 1 and clipping never binds; it is kept in ratio form so the gradient
-is A·∇logp and an off-policy extension stays a one-line change. Deviations from the paper, on purpose:
-- the default loss aggregation is token-level over the group (as in DAPO / Dr. GRPO), not the mean of
-  per-sequence means: long and short episodes get the same per-token weight; "seq_mean" is available;
-- the KL term uses the k3 estimator per token (Schulman, 2020) against the base model with the adapter
-  disabled; "k1" and "k2" are available;
-- groups whose rewards are all equal get zero advantages (see `group_advantages`).
+The objective, exactly (for one task's group of G episodes y_1..y_G with rewards r_1..r_G):
+
+    A_i        = (r_i - mean(r)) / (std(r) + 1e-6)          population std; A = 0 when std < ZERO_STD_TOL
+    log π(y_t) = log_softmax(logits_t / τ)[y_t]              τ = the rollout's sampling temperature
+    ρ_t        = exp(log π_θ(y_t) - log π_old(y_t))          π_old = the policy that sampled the episode
+    L          = Σ_i Σ_{t ∈ model tokens of y_i} [ -min(ρ_t A_i, clip(ρ_t, 1-ε, 1+ε) A_i) + β k3_t ] / N
+    k3_t       = exp(log π_ref - log π_θ) - (log π_ref - log π_θ) - 1,   π_ref = base model, adapter off, at τ
+
+with N = the number of model tokens in the whole group (`token_mean`). This is the clipped GRPO objective
+of DeepSeekMath (Shao et al., 2024), entry "grpo_clip" of POLICY_OBJECTIVES. Off-policy handling: the
+trainer takes one optimizer step per task group, and `algo.tasks_per_rollout` groups share one rollout
+batch, so every group after the batch's first optimizer step was sampled by an older policy. Its
+behaviour log-probs (log π_old) are scored in a no-grad pass, in eval mode, before that first step, and
+the PPO clip (ε = `algo.clip_eps`) bounds the update. The first updated group of a batch is exactly
+on-policy: π_old = sg(π_θ), so ρ = 1 in value and its gradient is A·∇log π_θ.
+
+Deviations from the paper, on purpose:
+- the loss is a token mean over the whole group (as in DAPO / Dr. GRPO), not the mean of per-sequence
+  means: long and short episodes get the same per-token weight; "seq_mean" gives the paper's weighting;
+- the KL is the per-token k3 estimator (Schulman, 2020) added to the loss, against the base model with
+  the LoRA adapter disabled (not a separate frozen copy); "k1" and "k2" are available;
+- groups whose rewards are all equal get zero advantages (see `group_advantages`) and, by default, no
+  update at all (`algo.skip_zero_std_groups`);
+- temperature: the policy, behaviour and reference log-probs are all of the *sampling* temperature,
+  softmax(logits / τ) over the full vocabulary. Top-p (nucleus) truncation is ignored in the loss: the
+  sampler drew from the renormalised nucleus, whose log-prob for a sampled token is the full one minus
+  log(nucleus mass). Renormalising in the loss would need the nucleus of every policy evaluated (and
+  give -inf to tokens that fall outside a later policy's nucleus), so the loss treats the sampler as the
+  full softmax at τ; the ratio and KL are off by the nucleus mass, small at top_p=0.95. Set
+  rollout.top_p=1.0 for an exact match (the rollout applies only τ and top-p, no other logits processor);
+- one optimizer step per task group (several per rollout batch when tasks_per_rollout > 1), with the
+  importance ratio above, rather than several epochs over one batch.
+
+Other policy objectives are entries of POLICY_OBJECTIVES: "gspo" (Zheng et al., 2025, GSPO-token form)
+uses one length-normalised sequence ratio per episode; pair it with `loss_agg=seq_mean` and a small
+`clip_eps` (the paper uses 3e-4 / 4e-4). Dr. GRPO (Liu et al., 2025) is "grpo_clip" with
+`advantage=mean_only` and `loss_agg=token_mean`.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import torch
 
@@ -28,6 +57,18 @@ KLFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 KL_ESTIMATORS: Registry[KLFn] = Registry("KL estimator")
 LossAggFn = Callable[..., torch.Tensor]  # (per_token, mask, *, group_tokens, group_size) -> scalar
 LOSS_AGGREGATIONS: Registry[LossAggFn] = Registry("loss aggregation")
+
+
+class ObjectiveTerms(NamedTuple):
+    """What a policy objective returns: the per-token loss (B, T) and where the clip bound (B, T) bool."""
+
+    per_token: torch.Tensor
+    clipped: torch.Tensor
+
+
+# (logp, old_logp, advantages, mask, *, clip_eps) -> ObjectiveTerms; logp/old_logp/mask (B, T), advantages (B,)
+PolicyObjectiveFn = Callable[..., ObjectiveTerms]
+POLICY_OBJECTIVES: Registry[PolicyObjectiveFn] = Registry("policy objective")
 
 
 def group_has_signal(rewards: torch.Tensor) -> bool:
@@ -56,9 +97,16 @@ def mean_only_advantages(rewards: torch.Tensor) -> torch.Tensor:
     return (r - r.mean()).float()
 
 
-def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """logits: (B, T, V) predicting `targets`: (B, T) -> log p(target) (B, T), in float32."""
-    logp = torch.log_softmax(logits.float(), dim=-1)
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """logits: (B, T, V) predicting `targets`: (B, T) -> log softmax(logits / temperature)[target] (B, T).
+
+    In float32. `temperature` must be the sampler's, so that these are the log-probs of the distribution
+    the tokens were drawn from (see the module docstring on top-p).
+    """
+    if temperature <= 0:
+        raise ValueError(f"the loss needs a sampling temperature > 0, got {temperature} (0 means greedy decoding, "
+                         "whose samples carry no log-probs to learn from): set rollout.temperature > 0 for training")
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
@@ -81,10 +129,41 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
     return torch.exp(d) - d - 1
 
 
-def policy_gradient_term(logp: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
-    """logp: (B, T), advantages: (B,) -> per-token loss (B, T) = -A · exp(logp - logp.detach())."""
-    ratio = torch.exp(logp - logp.detach())
-    return -advantages.unsqueeze(-1) * ratio
+def clipped_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, clip_eps: float) -> ObjectiveTerms:
+    """ratio: (B, T), advantages: (B,) -> -min(ρ·A, clip(ρ, 1-ε, 1+ε)·A) per token (the PPO surrogate).
+
+    Where the clipped term is the smaller one the token gets no gradient: the policy already moved
+    more than ε away from the behaviour policy in the direction the advantage asks for.
+    """
+    adv = advantages.unsqueeze(-1).to(ratio.dtype)
+    unclipped = ratio * adv
+    clipped = ratio.clamp(1.0 - clip_eps, 1.0 + clip_eps) * adv
+    return ObjectiveTerms(per_token=-torch.minimum(unclipped, clipped), clipped=(clipped < unclipped).detach())
+
+
+@POLICY_OBJECTIVES.register("grpo_clip")
+def grpo_clip(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
+              clip_eps: float) -> ObjectiveTerms:
+    """Clipped GRPO (DeepSeekMath): per-token ratio ρ_t = π_θ(y_t) / π_old(y_t).
+
+    logp (grad), old_logp (no grad), mask: (B, T); advantages: (B,). With old_logp = logp.detach() the
+    ratio is 1 in value and the gradient of a token's loss is -A·∇log π_θ(y_t).
+    """
+    ratio = torch.exp(logp - old_logp.detach())
+    return clipped_surrogate(ratio, advantages, clip_eps)
+
+
+@POLICY_OBJECTIVES.register("gspo")
+def gspo(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
+         clip_eps: float) -> ObjectiveTerms:
+    """GSPO-token (Zheng et al., 2025): one ratio per episode, s_i = exp(mean_t (log π_θ - log π_old)).
+
+    Each token carries sg(s_i)·π_θ(y_t)/sg(π_θ(y_t)), whose value is s_i, so the clip decision is per
+    sequence; averaged per sequence (`loss_agg=seq_mean`) its gradient is that of s_i·A_i.
+    """
+    log_s = ((logp - old_logp.detach()) * mask).sum(-1) / mask.sum(-1).clamp(min=1)  # (B,)
+    ratio = torch.exp(log_s.detach().unsqueeze(-1) + logp - logp.detach())
+    return clipped_surrogate(ratio, advantages, clip_eps)
 
 
 @LOSS_AGGREGATIONS.register("token_mean")

@@ -1,19 +1,24 @@
 """The GRPO update: one optimizer step per task group, gradients accumulated over its G trajectories.
 
-Reads top to bottom: rewards -> group advantages -> per-token log-probs (policy, and reference with the
-adapter disabled) -> per-token loss (policy gradient + KL) -> masked aggregation -> backward -> clip -> step.
+Reads top to bottom: rewards -> group advantages -> per-token log-probs at the sampling temperature
+(policy; behaviour, scored before the batch's first step; reference with the adapter disabled) ->
+per-token loss (policy objective + KL) -> masked aggregation -> backward -> clip -> step.
 The maths lives in `core.py`; this module only moves tensors.
+
+Memory: a micro-batch holds at most `micro_batch_tokens` padded tokens, only the model's own tokens go
+through the LM head, and gradient checkpointing (`algo.gradient_checkpointing`, set up in
+`models.lora.add_lora`) keeps one layer's activations instead of all of them.
 """
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 
-from agentic_rl.algo.core import (ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, group_has_signal,
-                                  policy_gradient_term, token_logprobs)
+from agentic_rl.algo.core import (ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal,
+                                  token_logprobs)
 from agentic_rl.types import Trajectory
 
 
@@ -21,7 +26,9 @@ from agentic_rl.types import Trajectory
 class LoraSchema:
     r: int = 16
     alpha: int = 32
-    dropout: float = 0.05
+    # 0 by default: LoRA dropout is active in the loss pass but off while sampling, so any dropout makes
+    # the loss pass's log-probs differ from the sampler's (the behaviour scoring runs in eval mode).
+    dropout: float = 0.0
     target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
 
 
@@ -33,10 +40,16 @@ class GRPOConfig:
     lr: AdamW learning rate of the LoRA parameters.
     kl_coeff: weight β of the per-token KL to the reference (base model, adapter off); 0 disables it.
     kl_estimator: k1 | k2 | k3.  advantage: grpo | mean_only.  loss_agg: token_mean | seq_mean.
+    objective: the policy objective, grpo_clip | gspo (core.POLICY_OBJECTIVES).
+    clip_eps: ε of the PPO clip on the importance ratio to the behaviour policy (groups updated after an
+        earlier optimizer step of the same rollout batch are off-policy).
     epochs, tasks_per_epoch: passes over the train split and tasks drawn per pass (null = all).
     tasks_per_rollout: tasks whose groups are generated together as one batch (throughput), each
-        still getting its own optimizer step.
-    micro_batch_size: trajectories per forward/backward inside a group (memory vs speed).
+        still getting its own optimizer step, importance-corrected as above.
+    micro_batch_tokens: padded tokens (sequences x longest) per forward/backward inside a group; bounds the
+        update's activation memory. A sequence longer than this gets a micro-batch of its own.
+    gradient_checkpointing: recompute each layer's activations in the backward pass instead of storing
+        them (more update time for a fraction of its memory).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
         are all equal (their advantages are zero; only the KL term would act).
     """
@@ -48,10 +61,13 @@ class GRPOConfig:
     kl_estimator: str = "k3"
     advantage: str = "grpo"
     loss_agg: str = "token_mean"
+    objective: str = "grpo_clip"
+    clip_eps: float = 0.2
     epochs: int = 1
     tasks_per_epoch: int | None = None
     tasks_per_rollout: int = 1
-    micro_batch_size: int = 4
+    micro_batch_tokens: int = 2048
+    gradient_checkpointing: bool = True
     max_grad_norm: float = 1.0
     weight_decay: float = 0.0
     skip_zero_std_groups: bool = True
@@ -65,7 +81,8 @@ class GRPOConfig:
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
             (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1, f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
             (self.tasks_per_rollout >= 1, f"algo.tasks_per_rollout must be >= 1, got {self.tasks_per_rollout}"),
-            (self.micro_batch_size >= 1, f"algo.micro_batch_size must be >= 1, got {self.micro_batch_size}"),
+            (self.micro_batch_tokens >= 1, f"algo.micro_batch_tokens must be >= 1, got {self.micro_batch_tokens}"),
+            (0 < self.clip_eps < 1, f"algo.clip_eps must be in (0, 1), got {self.clip_eps}"),
             (self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
@@ -74,18 +91,54 @@ class GRPOConfig:
             if not ok:
                 raise ValueError(message)
         for registry, name in ((KL_ESTIMATORS, self.kl_estimator), (ADVANTAGES, self.advantage),
-                               (LOSS_AGGREGATIONS, self.loss_agg)):
+                               (LOSS_AGGREGATIONS, self.loss_agg), (POLICY_OBJECTIVES, self.objective)):
             registry.get(name)  # raises with the list of available names
         return self
 
 
+def check_training_temperature(temperature: float) -> float:
+    """The rollout temperature the loss uses; training needs sampling (> 0), greedy decoding has no spread."""
+    if temperature <= 0:
+        raise ValueError(f"rollout.temperature={temperature}: training samples at this temperature and the loss "
+                         "divides the logits by it, so it must be > 0 (e.g. rollout.temperature=0.7)")
+    return temperature
+
+
 @dataclass
 class StepStats:
-    loss: float
-    kl: float
-    grad_norm: float
+    """One group's update. loss, kl, grad_norm and clip_frac are None where there is no such value (a skipped
+    group; kl when kl_coeff is 0): they are then left out of the metrics, never logged as 0."""
+
     n_tokens: int
     skipped: bool
+    loss: float | None = None
+    kl: float | None = None
+    grad_norm: float | None = None
+    clip_frac: float | None = None
+
+    def metrics(self) -> dict[str, float]:
+        """`train/*` metrics of this update, only those that have a value."""
+        values = {"train/loss": self.loss, "train/kl": self.kl, "train/grad_norm": self.grad_norm,
+                  "train/clip_frac": self.clip_frac, "train/model_tokens": self.n_tokens}
+        return {name: value for name, value in values.items() if value is not None}
+
+
+def token_budget_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Indices of sequences grouped into micro-batches of at most `budget` padded tokens (count x longest).
+
+    Shortest first, so sequences of similar length share a micro-batch and little is padding. A sequence
+    longer than the budget gets a micro-batch of its own.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda j: lengths[j]):
+        if current and (len(current) + 1) * lengths[i] > budget:  # lengths[i] is the longest so far
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _padded(trajs: Sequence[Trajectory], pad_id: int, device: torch.device) -> tuple[torch.Tensor, ...]:
@@ -102,8 +155,17 @@ def _padded(trajs: Sequence[Trajectory], pad_id: int, device: torch.device) -> t
     return ids.to(device), attn.to(device), mask.to(device)
 
 
-def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob of token t+1 given the prefix up to t.
+def _padded_rows(rows: Sequence[torch.Tensor], shape: torch.Size, device: torch.device) -> torch.Tensor:
+    """Stack 1-D per-trajectory log-probs (length L_i - 1) into a zero-padded (B, L-1) tensor."""
+    out = torch.zeros(shape, dtype=torch.float32)
+    for i, row in enumerate(rows):
+        out[i, :len(row)] = row
+    return out.to(device)
+
+
+def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
+                       temperature: float) -> torch.Tensor:
+    """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob at `temperature` of token t+1 given the prefix.
 
     Only positions where `mask` is 1 are computed (others are 0): the vocabulary projection and softmax are
     most of the cost and memory on long, mostly-prompt-and-observation sequences, so the hidden states are
@@ -112,53 +174,122 @@ def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     body, head = getattr(base, "model", None), getattr(base, "lm_head", None)
     if body is None or head is None:  # an architecture without the usual split: project every position
-        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1]
-        return token_logprobs(logits, ids[:, 1:]) * mask
-    hidden = body(input_ids=ids, attention_mask=attn).last_hidden_state[:, :-1]  # (B, L-1, H)
+        logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits[:, :-1]
+        return token_logprobs(logits, ids[:, 1:], temperature) * mask
+    hidden = body(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state[:, :-1]  # (B, L-1, H)
     keep = mask.bool()
-    picked = token_logprobs(head(hidden[keep]).unsqueeze(0), ids[:, 1:][keep].unsqueeze(0)).squeeze(0)  # (N,)
+    picked = token_logprobs(head(hidden[keep]).unsqueeze(0), ids[:, 1:][keep].unsqueeze(0), temperature).squeeze(0)
     out = torch.zeros(mask.shape, dtype=picked.dtype, device=picked.device)
     return out.index_put((keep.nonzero(as_tuple=True)), picked)
 
 
+@torch.no_grad()
+def reference_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
+                       temperature: float) -> torch.Tensor:
+    """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off."""
+    disable = getattr(model, "disable_adapter", None)
+    if disable is None:
+        raise TypeError("grpo_step needs a peft model: the reference is the base model with the adapter disabled")
+    with disable():
+        return _sequence_logprobs(model, ids, attn, mask, temperature)
+
+
+@contextlib.contextmanager
+def _eval_mode(model: Any) -> Iterator[None]:
+    was_training = model.training
+    model.eval()
+    try:
+        yield
+    finally:
+        model.train(was_training)
+
+
+@torch.no_grad()
+def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, temperature: float,
+                       micro_batch_tokens: int) -> list[torch.Tensor]:
+    """Log-probs of each trajectory's tokens under the current policy as the sampler uses it (eval mode,
+    at the sampling temperature): one (len(token_ids) - 1,) tensor per trajectory, 0 off the loss mask."""
+    device = next(model.parameters()).device
+    out: list[torch.Tensor] = [torch.empty(0)] * len(trajs)
+    with _eval_mode(model):
+        for idx in token_budget_batches([len(t.token_ids) for t in trajs], micro_batch_tokens):
+            ids, attn, mask = _padded([trajs[i] for i in idx], pad_id, device)
+            logp = _sequence_logprobs(model, ids, attn, mask[:, 1:], temperature).cpu()
+            for row, i in enumerate(idx):
+                out[i] = logp[row, :len(trajs[i].token_ids) - 1]
+    return out
+
+
+def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
+    """Whether `grpo_step` takes an optimizer step for a group with these rewards."""
+    return not cfg.skip_zero_std_groups or group_has_signal(rewards)
+
+
 def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
-              cfg: GRPOConfig, pad_id: int) -> StepStats:
-    """One optimizer step on one task's group. `model` is a peft model (adapter on = policy)."""
+              cfg: GRPOConfig, pad_id: int, *, temperature: float,
+              old_logprobs: Sequence[torch.Tensor] | None = None) -> StepStats:
+    """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
+
+    temperature: the rollout's sampling temperature; every log-prob is of softmax(logits / temperature).
+    old_logprobs: the behaviour policy's log-probs per trajectory (`behaviour_logprobs`) when the group was
+        sampled before an earlier optimizer step; None when it is on-policy (ratio 1 in value).
+    """
+    if not _updates(rewards, cfg):
+        return StepStats(n_tokens=0, skipped=True)
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
-    if cfg.skip_zero_std_groups and not group_has_signal(rewards):
-        return StepStats(loss=0.0, kl=0.0, grad_norm=0.0, n_tokens=0, skipped=True)
+    objective = POLICY_OBJECTIVES.get(cfg.objective)
     kl_fn = KL_ESTIMATORS.get(cfg.kl_estimator)
     aggregate = LOSS_AGGREGATIONS.get(cfg.loss_agg)
     device = next(model.parameters()).device
     group_tokens = sum(t.n_model_tokens for t in group)
     model.train()
     optimizer.zero_grad(set_to_none=True)
-    total_loss, kl_sum = 0.0, 0.0
-    for start in range(0, len(group), cfg.micro_batch_size):
-        trajs = group[start:start + cfg.micro_batch_size]
-        ids, attn, mask = _padded(trajs, pad_id, device)
+    total_loss, kl_sum, n_clipped = 0.0, 0.0, 0.0
+    for idx in token_budget_batches([len(t.token_ids) for t in group], cfg.micro_batch_tokens):
+        ids, attn, mask = _padded([group[i] for i in idx], pad_id, device)
         mask = mask[:, 1:]  # aligned with the predicted tokens
-        logp = _sequence_logprobs(model, ids, attn, mask)
-        per_token = policy_gradient_term(logp, advantages[start:start + len(trajs)].to(device))
-        if cfg.kl_coeff > 0:
-            with torch.no_grad(), _adapter_disabled(model):
-                ref_logp = _sequence_logprobs(model, ids, attn, mask)
+        # the no-grad reference pass first, so its transient memory is freed before activations pile up
+        ref_logp = reference_logprobs(model, ids, attn, mask, temperature) if cfg.kl_coeff > 0 else None
+        logp = _sequence_logprobs(model, ids, attn, mask, temperature)
+        old_logp = (logp.detach() if old_logprobs is None
+                    else _padded_rows([old_logprobs[i] for i in idx], mask.shape, device))
+        terms = objective(logp, old_logp, advantages[idx].to(device), mask, clip_eps=cfg.clip_eps)
+        per_token = terms.per_token
+        if ref_logp is not None:
             kl = kl_fn(logp, ref_logp)
             per_token = per_token + cfg.kl_coeff * kl
             kl_sum += float((kl.detach() * mask).sum())
         loss = aggregate(per_token, mask, group_tokens=group_tokens, group_size=len(group))
         loss.backward()
         total_loss += float(loss.detach())
+        n_clipped += float((terms.clipped * mask).sum())
     params = [p for p in model.parameters() if p.requires_grad]
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
     optimizer.step()
-    return StepStats(loss=total_loss, kl=kl_sum / max(group_tokens, 1), grad_norm=grad_norm,
-                     n_tokens=group_tokens, skipped=False)
+    denom = max(group_tokens, 1)
+    return StepStats(n_tokens=group_tokens, skipped=False, loss=total_loss, grad_norm=grad_norm,
+                     kl=kl_sum / denom if cfg.kl_coeff > 0 else None, clip_frac=n_clipped / denom)
 
 
-def _adapter_disabled(model: Any) -> contextlib.AbstractContextManager:
-    """The reference policy: the same weights with the LoRA adapter switched off."""
-    disable = getattr(model, "disable_adapter", None)
-    if disable is None:
-        raise TypeError("grpo_step needs a peft model: the reference is the base model with the adapter disabled")
-    return disable()
+def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: Sequence[Sequence[Trajectory]],
+                         rewards: Sequence[torch.Tensor], cfg: GRPOConfig, pad_id: int, *,
+                         temperature: float) -> list[StepStats]:
+    """One `grpo_step` per task group of a rollout batch, in order.
+
+    The first group that takes a step is on-policy. Every later one was sampled by the policy as it was
+    before that step, so its behaviour log-probs are scored now, before any step, and its update uses the
+    clipped importance ratio. Groups that will be skipped are not scored.
+    """
+    stepping = [i for i, r in enumerate(rewards) if _updates(r, cfg)]
+    off_policy = stepping[1:]
+    behaviour: dict[int, list[torch.Tensor]] = {}
+    if off_policy:
+        flat = [t for i in off_policy for t in groups[i]]
+        scored = behaviour_logprobs(model, flat, pad_id, temperature=temperature,
+                                    micro_batch_tokens=cfg.micro_batch_tokens)
+        start = 0
+        for i in off_policy:
+            behaviour[i] = scored[start:start + len(groups[i])]
+            start += len(groups[i])
+    return [grpo_step(model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i))
+            for i, (group, r) in enumerate(zip(groups, rewards))]

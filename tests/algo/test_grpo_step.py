@@ -31,11 +31,12 @@ def group(tokenizer, n=4):
 
 def test_step_changes_lora_weights_only(tiny):
     model, tokenizer = tiny
-    cfg = GRPOConfig(group_size=4, lr=1e-2, kl_coeff=0.05, micro_batch_size=2, lora=LoraSchema(r=4)).validate()
+    cfg = GRPOConfig(group_size=4, lr=1e-2, kl_coeff=0.05, micro_batch_tokens=60, lora=LoraSchema(r=4)).validate()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     before = lora_state(model)
     base_before = {n: p.detach().clone() for n, p in model.named_parameters() if "q_proj.base_layer" in n}
-    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([1.0, 0.0, 0.0, 0.0]), cfg, tokenizer.pad_token_id)
+    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([1.0, 0.0, 0.0, 0.0]), cfg, tokenizer.pad_token_id,
+                      temperature=0.7)
     assert not stats.skipped and torch.isfinite(torch.tensor(stats.loss)) and stats.grad_norm > 0
     after = lora_state(model)
     assert any(not torch.equal(before[n], after[n]) for n in before)
@@ -48,27 +49,44 @@ def test_zero_spread_group_is_skipped_and_changes_nothing(tiny):
     cfg = GRPOConfig(group_size=4, lr=1e-2).validate()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     before = lora_state(model)
-    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([-0.1, -0.1, -0.1, -0.1]), cfg, tokenizer.pad_token_id)
+    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([-0.1, -0.1, -0.1, -0.1]), cfg, tokenizer.pad_token_id,
+                      temperature=0.7)
     assert stats.skipped
     assert all(torch.equal(before[n], p) for n, p in lora_state(model).items())
 
 
 def test_observation_tokens_get_no_gradient(tiny):
-    """Changing an observation token changes nothing in the loss, since it is masked and comes last."""
+    """Changing the last (observation) token leaves the step's gradient unchanged: it is masked, and no
+    model token comes after it. Were it in the loss, its own log-prob would change the gradient."""
     model, tokenizer = tiny
-    cfg = GRPOConfig(group_size=2, lr=1e-9, kl_coeff=0.0).validate()
+    cfg = GRPOConfig(group_size=2, kl_coeff=0.0, max_grad_norm=1e9).validate()
     g = group(tokenizer, 2)
-    losses = []
+    grads = []
     for obs_token in (10, 11):
         trajs = [Trajectory(t.task_id, t.token_ids[:-1] + [obs_token], t.loss_mask, t.prompt_len) for t in g]
         opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
-        losses.append(grpo_step(model, opt, trajs, torch.tensor([1.0, 0.0]), cfg, tokenizer.pad_token_id).loss)
-    assert losses[0] == pytest.approx(losses[1])
+        grpo_step(model, opt, trajs, torch.tensor([1.0, 0.0]), cfg, tokenizer.pad_token_id, temperature=0.7)
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.requires_grad]))
+    assert grads[0].abs().sum() > 0
+    assert torch.allclose(grads[0], grads[1], atol=1e-7)
+
+
+def test_token_budget_micro_batches():
+    from agentic_rl.algo.grpo import token_budget_batches
+
+    # shortest first; each batch's count x longest stays within the budget; an over-long one goes alone
+    assert token_budget_batches([30, 10, 20, 100], budget=60) == [[1, 2], [0], [3]]
+    assert token_budget_batches([5, 5, 5, 5], budget=20) == [[0, 1, 2, 3]]
+    assert token_budget_batches([5, 5, 5, 5], budget=1) == [[0], [1], [2], [3]]
+    assert token_budget_batches([], budget=10) == []
 
 
 @pytest.mark.parametrize("bad, message", [({"group_size": 1}, "group_size must be >= 2"),
                                           ({"lr": -1.0}, "lr must be > 0"),
-                                          ({"kl_estimator": "k9"}, "available: k1, k2, k3")])
+                                          ({"kl_estimator": "k9"}, "available: k1, k2, k3"),
+                                          ({"objective": "ppo"}, "available: grpo_clip, gspo"),
+                                          ({"clip_eps": 0.0}, "clip_eps must be in"),
+                                          ({"micro_batch_tokens": 0}, "micro_batch_tokens must be >= 1")])
 def test_config_validation_says_how_to_fix(bad, message):
     with pytest.raises((ValueError, KeyError), match=message):
         GRPOConfig(**bad).validate()
@@ -83,7 +101,7 @@ def test_gathered_logprobs_equal_the_full_logits_path(tiny):
     ids, attn, mask = _padded(group(tokenizer), tokenizer.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     with torch.no_grad():
-        fast = _sequence_logprobs(model, ids, attn, mask)
-        full = token_logprobs(model(input_ids=ids, attention_mask=attn).logits[:, :-1], ids[:, 1:]) * mask
+        fast = _sequence_logprobs(model, ids, attn, mask, 0.7)
+        full = token_logprobs(model(input_ids=ids, attention_mask=attn).logits[:, :-1], ids[:, 1:], 0.7) * mask
     assert torch.allclose(fast, full, atol=1e-5)
     assert (fast[mask == 0] == 0).all() and (fast[mask == 1] < 0).all()
