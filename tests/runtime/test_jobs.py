@@ -142,3 +142,13 @@ def test_only_complete_jobs_of_the_same_experiment_are_skipped(tmp_path):
         jobs.completed_summary(tmp_path, OmegaConf.merge(cfg, {"algo": {"lr": 0.2}}))
     (tmp_path / "summary.json").write_text(json.dumps({**summary, "status": "finishing"}))
     assert jobs.completed_summary(tmp_path, cfg) is None  # killed between summary.json and the adapter
+
+
+def test_a_resumed_tracker_continues_the_same_wandb_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    first = Tracker(tmp_path, {"name": "wandb", "mode": "offline"}, {})
+    run_id = first.wandb_info["id"]
+    first.close(exit_code=1)
+    resumed = Tracker(tmp_path, {"name": "wandb", "mode": "offline"}, {}, resume_id=run_id)
+    assert resumed.wandb_info["id"] == run_id
+    resumed.close()
