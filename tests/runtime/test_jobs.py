@@ -152,3 +152,24 @@ def test_a_resumed_tracker_continues_the_same_wandb_run(tmp_path, monkeypatch):
     resumed = Tracker(tmp_path, {"name": "wandb", "mode": "offline"}, {}, resume_id=run_id)
     assert resumed.wandb_info["id"] == run_id
     resumed.close()
+
+
+def test_a_second_signal_exits_at_once(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    script = ("import time\nfrom agentic_rl.runtime.interrupt import InterruptGuard\n"
+              f"with InterruptGuard({str(tmp_path)!r}) as guard, guard.deferred():\n"
+              "    print('ready', flush=True)\n    time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)  # deferred: the "loop" keeps sleeping
+    time.sleep(0.5)
+    assert proc.poll() is None
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and time.monotonic() - started < 30
+    assert "second SIGINT: exiting now, without saving" in err and "Traceback" not in err
