@@ -41,29 +41,19 @@ from agentic_rl.evaluation.report import (
 )
 from agentic_rl.registry import build
 from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.runtime.jobs import run_job
+from agentic_rl.runtime.stages import finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
-from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 register_configs()
-# hydra.run.dir is `resume_dir` when given, so resuming writes .hydra/ and the log into the same run dir.
-OmegaConf.register_new_resolver("agentic_rl.or_else", lambda value, default: default if value is None else value,
-                                replace=True)
+# hydra.run.dir is `resume_dir` when given (resolver `agentic_rl.or_else`, registered by runtime.stages), so
+# resuming writes .hydra/ and the log into the same run dir.
 
 POLICIES = ("model", "replay")
 RUN_INFO_FILE = "eval_run.json"
 RUN_CONFIG = Path(".hydra") / "config.yaml"  # the resolved config Hydra writes into every run dir
-
-
-def run_dir_of(cfg: DictConfig) -> Path:
-    """`resume_dir`, else `run_dir` (tests), else Hydra's output dir."""
-    explicit = cfg.get("resume_dir") or cfg.get("run_dir")
-    if explicit:
-        return Path(explicit)
-    from hydra.core.hydra_config import HydraConfig
-
-    return Path(HydraConfig.get().runtime.output_dir)
 
 
 def resolve_adapter(path: str | Path) -> Path:
@@ -224,9 +214,11 @@ def check_resume(run_dir: Path, current: dict[str, Any]) -> None:
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
-    """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary."""
-    from agentic_rl.train import seed_everything, wandb_settings
+    """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary.
 
+    Stages as in training: build (tasks, policy; then `open_run`: tracker, sandbox), loop (`evaluate`,
+    appending to results.jsonl), finish (summary.json first, then the figure).
+    """
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
     policy_info = describe_policy(cfg)
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
@@ -248,11 +240,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
                        "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
 
-    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
-    sandbox = None
-    exit_code = 1
-    try:
-        sandbox = build(cfg.sandbox, **({"python": cfg.python} if cfg.get("python") else {}))
+    with open_run(cfg, run_dir, sandbox_overrides={"python": cfg.python} if cfg.get("python") else None) as ctx:
+        sandbox = ctx.sandbox
         toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
         store = ResultStore.in_dir(run_dir)
         results = evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True),
@@ -272,22 +261,17 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             summary["environment"] = environment_report(tasks, getattr(sandbox, "python", None), results, excluded)
         summary["results"] = str(run_dir / RESULTS_FILE)
         summary["seconds"] = round(time.perf_counter() - start, 1)
-        tracker.log(flat_metrics(results), step=0)
-        summary["figure"] = str(plot_eval_summary(summary, run_dir / FIGURE))
-        tracker.summary(summary)
+        ctx.tracker.log(flat_metrics(results), step=0)
         for mode, res in results.items():
             logger.info("eval %s: pass@1 %.3f over %d tasks", mode, res.pass_at.get(1, float("nan")), res.n_tasks)
-        exit_code = 0
-        return summary
-    finally:
-        tracker.close(exit_code)
-        if sandbox is not None and hasattr(sandbox, "close"):
-            sandbox.close()
+        return finish(ctx, summary, late=[("figure", lambda: plot_eval_summary(summary, run_dir / FIGURE), False)])
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
-def main(cfg: DictConfig) -> float:
-    summary = run(cfg)
+def main(cfg: DictConfig) -> float | None:
+    summary = run_job(cfg, run, entry="agentic_rl.evaluate", resume_key="resume_dir")
+    if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
+        return None
     print(format_table(summary))  # the CLI's final table (library code logs instead)
     for key in ("needs_network", "missing_libs"):
         env = summary.get("environment", {}).get(key)

@@ -1,22 +1,26 @@
 """Train a tool-using code policy with GRPO + LoRA.
 
     python -m agentic_rl.train [overrides]        e.g. reward=shaped tools=multi algo.lr=1e-5
+    python -m agentic_rl.train resume=RUN_DIR     continue an interrupted run exactly, with its own config
 
 `main` only resolves the config; `run(cfg)` does the work and returns the final metrics (tests call it).
+`run` reads in stages: build (data, sandbox, model + LoRA, optimizer; or restore them from the newest
+checkpoint), loop, finish (evaluate after, summary.json, then adapter and figures).
 One training step, top to bottom: rollout (tasks x G, one batch) -> reward -> group advantages ->
 masked token-level loss + KL to the base model -> one optimizer step per task group (importance-corrected
 when an earlier group of the same batch already stepped) -> metrics.
+Safe points (a checkpoint, or a stop on SIGINT/SIGTERM) fall between rollout batches.
 """
 from __future__ import annotations
 
 import logging
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import hydra
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
@@ -30,143 +34,242 @@ from agentic_rl.registry import build
 from agentic_rl.rewards import make_reward_fn
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
+                                           restore_rng_states, rng_states, save_checkpoint)
+from agentic_rl.runtime.files import disk_errors
+from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
+from agentic_rl.runtime.stages import (RunContext, finish, open_run, run_dir_of, seed_everything,  # noqa: F401
+                                       wandb_settings)
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
-from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.tracking.sinks import truncate_metrics
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 register_configs()
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+@dataclass
+class Training:
+    """What the build stage makes and the loop uses."""
+
+    cfg: DictConfig
+    algo: GRPOConfig
+    rollout_cfg: RolloutConfig
+    eval_cfg: EvalConfig
+    train_tasks: list[Task]
+    eval_tasks: list[Task]
+    model: Any
+    policy: HFPolicy
+    optimizer: torch.optim.Optimizer
+    reward_fn: Callable
+    toolset: Any
+    eval_toolsets: dict[str, Any]
+    pad_id: int
+    model_name: str
+
+    @property
+    def n_steps(self) -> int:
+        return self.algo.epochs * len(epoch_order(len(self.train_tasks), self.algo.tasks_per_epoch, random.Random(0)))
 
 
-def run_dir_of(cfg: DictConfig) -> Path:
-    from hydra.core.hydra_config import HydraConfig
+@dataclass
+class Position:
+    """Where the loop stands; with the model, optimizer and RNG states, all a checkpoint needs to continue."""
 
-    return Path(cfg.get("run_dir") or HydraConfig.get().runtime.output_dir)
-
-
-def wandb_settings(cfg: DictConfig) -> dict[str, Any]:
-    """Logger config with the W&B group/name filled in: one group per sweep, runs named by their overrides."""
-    settings = OmegaConf.to_container(cfg.logger, resolve=True)
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        hc = HydraConfig.get()
-        if settings.get("group") is None and hc.mode.name == "MULTIRUN":
-            settings["group"] = Path(hc.sweep.dir).name
-        if settings.get("run_name") is None:
-            settings["run_name"] = hc.job.override_dirname or hc.job.name
-    except ValueError:  # run(cfg) called outside Hydra (tests): no sweep to group by
-        pass
-    return settings
+    data_rng: random.Random          # draws each epoch's task order
+    step: int = 0                    # optimizer steps (task groups) done
+    epoch: int = 0
+    order: list[int] | None = None   # the current epoch's task indices, in drawn order (None: not drawn yet)
+    index: int = 0                   # next position in `order`
+    train_seconds: float = 0.0
+    checkpoint_seconds: float = 0.0
 
 
-def train_epoch_tasks(tasks: list[Task], per_epoch: int | None, rng: random.Random) -> list[Task]:
-    order = tasks[:]
+def epoch_order(n_tasks: int, per_epoch: int | None, rng: random.Random) -> list[int]:
+    """Indices of one epoch's tasks: a fresh shuffle, cut to `per_epoch`."""
+    order = list(range(n_tasks))
     rng.shuffle(order)
     return order[:per_epoch] if per_epoch else order
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
-    """Train, evaluate before/after, write metrics.jsonl, summary.json, figures/ and the adapter."""
+    """Train, evaluate before/after, write metrics.jsonl, summary.json, figures/, checkpoints/ and the adapter."""
+    cfg = resolve_resume(cfg)
     validate(cfg)
     if cfg.get("require_gpu") and not torch.cuda.is_available():
         raise RuntimeError("this experiment needs a CUDA GPU (require_gpu=true) and none is visible. Run it on a GPU "
                            "machine, or use the CPU default: python -m agentic_rl.train")
-    algo = algo_config(cfg)
-    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
-    eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
     seed_everything(cfg.seed)
     run_dir = run_dir_of(cfg)
-    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
-    sandbox = None
-    exit_code = 1
-    try:
-        train_tasks: list[Task] = build(cfg.data)
-        eval_tasks: list[Task] = build(cfg.eval_data)
-        if not train_tasks:
-            raise ValueError("the training data is empty: check data.split / data.limit")
-        sandbox = build(cfg.sandbox)
-        reward_fn = make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))
-        toolset = build_toolset(cfg.tools, sandbox)
-        eval_toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
+    if cfg.get("resume") and (done := completed_summary(run_dir, cfg)) is not None:
+        logger.info("%s is a complete run: nothing to resume", run_dir)
+        return done
+    checkpoint = resume_point(cfg, run_dir)
+    state = checkpoint.state if checkpoint else {}
+    with open_run(cfg, run_dir, wandb_id=state.get("wandb_id"), step=state.get("step", 0)) as ctx:
+        training = build_training(cfg, ctx.sandbox)
+        position = Position(data_rng=random.Random(cfg.seed))
+        summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": cfg.reward.name,
+                   "n_train_tasks": len(training.train_tasks), "n_eval_tasks": len(training.eval_tasks),
+                   "eval": {}, "wandb": ctx.tracker.wandb_info, "config_hash": experiment_hash(cfg)}
+        if checkpoint is not None:
+            summary["eval"] = restore(training, position, checkpoint)
+            logger.info("resumed %s from %s (step %d of %d)", run_dir, checkpoint.path, position.step,
+                        training.n_steps)
+        elif cfg.eval_before and training.eval_tasks:
+            summary["eval"]["before"] = evaluate_phase(training, ctx, step=0, phase="before")
+        train_loop(training, position, ctx, summary)
+        return finish_training(training, position, ctx, summary)
 
-        loaded = build(cfg.model)
-        model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
-                         list(algo.lora.target_modules), seed=cfg.seed,
-                         gradient_checkpointing=algo.gradient_checkpointing)
-        policy = HFPolicy(model, loaded.tokenizer)
-        pad_id = loaded.tokenizer.pad_token_id
-        optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
-                                      lr=algo.lr, weight_decay=algo.weight_decay)
-        summary: dict[str, Any] = {"model": loaded.name, "tools": cfg.tools.name, "reward": cfg.reward.name,
-                                   "n_train_tasks": len(train_tasks), "n_eval_tasks": len(eval_tasks), "eval": {},
-                                   "wandb": tracker.wandb_info}
 
-        if cfg.eval_before and eval_tasks:
-            summary["eval"]["before"] = _evaluate(eval_tasks, policy, eval_toolsets, rollout_cfg, eval_cfg,
-                                                  tracker, step=0, phase="before", progress=cfg.progress)
+def resume_point(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
+    """The checkpoint a resumed run (or a rerun sweep job) continues from, with metrics.jsonl cut back to it."""
+    resuming = bool(cfg.get("resume")) or multirun_dirs() is not None
+    if not resuming:
+        if (run_dir / CHECKPOINT_DIR).is_dir():
+            raise ValueError(f"{run_dir} already holds a training run. Fix: continue it with "
+                             f"python -m agentic_rl.train resume={run_dir}, or train into a new hydra.run.dir")
+        return None
+    checkpoint = load_latest(run_dir)
+    if checkpoint is not None and checkpoint.state["config_hash"] != experiment_hash(cfg):
+        raise ValueError(f"the checkpoint {checkpoint.path} belongs to a different experiment than this config. "
+                         "Fix: resume with resume=RUN_DIR and no overrides, or use a new run / sweep dir")
+    if checkpoint is None and (run_dir / "metrics.jsonl").is_file():
+        logger.warning("no usable checkpoint in %s: the run starts over", run_dir)
+    truncate_metrics(run_dir, checkpoint.state["metrics_bytes"] if checkpoint else 0)
+    return checkpoint
 
-        step = 0
-        rng = random.Random(cfg.seed)
-        n_steps = algo.epochs * len(train_epoch_tasks(train_tasks, algo.tasks_per_epoch, random.Random(0)))
-        bar = tqdm(total=n_steps, desc="train (task groups)", disable=not cfg.progress)
-        train_start = time.perf_counter()
-        for epoch in range(algo.epochs):
-            tasks = train_epoch_tasks(train_tasks, algo.tasks_per_epoch, rng)
-            for start in range(0, len(tasks), algo.tasks_per_rollout):
-                chunk = tasks[start:start + algo.tasks_per_rollout]
-                # 1. rollout: the G samples of every task in the chunk, generated as one batch
-                t0 = time.perf_counter()
-                trajs = run_episodes([(t, g) for t in chunk for g in range(algo.group_size)],
-                                     policy, toolset, rollout_cfg)
-                rollout_s = time.perf_counter() - t0
-                # 2. reward, per task group
-                groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
-                breakdowns = [[reward_fn(t) for t in group] for group in groups]
-                rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
-                # 3-5. advantages -> loss -> one optimizer step per task group
-                all_stats = update_rollout_batch(model, optimizer, groups, rewards, algo, pad_id,
-                                                 temperature=rollout_cfg.temperature)
-                for group, bds, group_rewards, stats in zip(groups, breakdowns, rewards, all_stats):
-                    step += 1
-                    # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
-                    metrics = {
-                        "train/epoch": epoch, "train/pass_rate": sum(t.passed for t in group) / len(group),
-                        **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
-                        "rollout/tokens_per_s": sum(t.n_model_tokens for t in trajs) / max(rollout_s, 1e-9),
-                        **reward_metrics(bds), **episode_metrics(group),
-                    }
-                    tracker.log(metrics, step)
-                    bar.update(1)
-                    bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}",
-                                    reward=f"{metrics['train/reward_mean']:.2f}")
-        bar.close()
-        summary["train_seconds"] = round(time.perf_counter() - train_start, 1)
-        summary["train_steps"] = step
 
-        if cfg.eval_after and eval_tasks:
-            summary["eval"]["after"] = _evaluate(eval_tasks, policy, eval_toolsets, rollout_cfg, eval_cfg,
-                                                 tracker, step=step, phase="after", progress=cfg.progress)
-        if cfg.save_adapter:
-            model.save_pretrained(run_dir / "adapter")
-        summary["frac_zero_std"] = _mean_metric(run_dir, "train/frac_zero_std")
-        tracker.summary(summary)
-        summary["figure"] = str(plot_run(run_dir))
-        tracker.summary(summary)
-        exit_code = 0
-        return summary
-    finally:
-        tracker.close(exit_code)
-        if sandbox is not None:
-            sandbox.close()
+def build_training(cfg: DictConfig, sandbox: Any) -> Training:
+    """Build stage: data, reward, tools, the model with its LoRA adapter, and the optimizer."""
+    algo = algo_config(cfg)
+    eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
+    train_tasks: list[Task] = build(cfg.data)
+    if not train_tasks:
+        raise ValueError("the training data is empty: check data.split / data.limit")
+    eval_tasks: list[Task] = build(cfg.eval_data)
+    loaded = build(cfg.model)
+    model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
+                     list(algo.lora.target_modules), seed=cfg.seed,
+                     gradient_checkpointing=algo.gradient_checkpointing)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
+                                  lr=algo.lr, weight_decay=algo.weight_decay)
+    return Training(
+        cfg=cfg, algo=algo, rollout_cfg=to_dataclass(cfg.rollout, RolloutConfig), eval_cfg=eval_cfg,
+        train_tasks=train_tasks, eval_tasks=eval_tasks, model=model, policy=HFPolicy(model, loaded.tokenizer),
+        optimizer=optimizer, reward_fn=make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True)),
+        toolset=build_toolset(cfg.tools, sandbox),
+        eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
+        pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name)
+
+
+def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
+    """Loop stage: rollout batches until the last epoch ends; checkpoint and honour signals between batches."""
+    every = int(t.cfg.get("checkpoint_every") or 0)
+    bar = tqdm(total=t.n_steps, initial=pos.step, desc="train (task groups)", disable=not t.cfg.progress)
+    started, seconds_before = time.perf_counter(), pos.train_seconds
+    with ctx.interrupts.deferred():
+        while pos.epoch < t.algo.epochs:
+            if pos.order is None:
+                pos.order, pos.index = epoch_order(len(t.train_tasks), t.algo.tasks_per_epoch, pos.data_rng), 0
+            chunk = pos.order[pos.index:pos.index + t.algo.tasks_per_rollout]
+            step_before = pos.step
+            train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar)
+            pos.index += len(chunk)
+            if pos.index >= len(pos.order):
+                pos.epoch, pos.order = pos.epoch + 1, None
+            pos.train_seconds = seconds_before + time.perf_counter() - started
+            # safe point: nothing of this batch is left in flight
+            due = every > 0 and (pos.step // every > step_before // every or pos.step == t.n_steps)
+            if due or ctx.interrupts.requested:
+                save_training(t, pos, ctx, summary)
+            if ctx.interrupts.requested:
+                bar.close()
+                raise ctx.interrupts.interrupted()
+    bar.close()
+
+
+def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContext, bar: tqdm) -> None:
+    """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group."""
+    algo = t.algo
+    # 1. rollout: the G samples of every task in the chunk, generated as one batch
+    t0 = time.perf_counter()
+    trajs = run_episodes([(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset,
+                         t.rollout_cfg)
+    rollout_s = time.perf_counter() - t0
+    # 2. reward, per task group
+    groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
+    breakdowns = [[t.reward_fn(traj) for traj in group] for group in groups]
+    rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
+    # 3-5. advantages -> loss -> one optimizer step per task group
+    all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
+                                     temperature=t.rollout_cfg.temperature)
+    for group, bds, group_rewards, stats in zip(groups, breakdowns, rewards, all_stats):
+        pos.step += 1
+        # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
+        metrics = {
+            "train/epoch": pos.epoch, "train/pass_rate": sum(traj.passed for traj in group) / len(group),
+            **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
+            "rollout/tokens_per_s": sum(traj.n_model_tokens for traj in trajs) / max(rollout_s, 1e-9),
+            **reward_metrics(bds), **episode_metrics(group),
+        }
+        ctx.tracker.log(metrics, pos.step)
+        bar.update(1)
+        bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}", reward=f"{metrics['train/reward_mean']:.2f}")
+
+
+def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
+    """A resumable checkpoint of everything the rest of the run depends on."""
+    started = time.perf_counter()
+    state = {
+        "step": pos.step, "epoch": pos.epoch, "order": pos.order, "index": pos.index,
+        "order_task_ids": [t.train_tasks[i].task_id for i in pos.order or []],
+        "data_rng": pos.data_rng.getstate(), "rng": rng_states(), "optimizer": t.optimizer.state_dict(),
+        "train_seconds": pos.train_seconds, "checkpoint_seconds": pos.checkpoint_seconds,
+        "metrics_bytes": ctx.tracker.metrics_bytes(), "eval": summary["eval"],
+        "config_hash": summary["config_hash"], "wandb_id": ctx.tracker.wandb_info.get("id"),
+    }
+    save_checkpoint(ctx.run_dir, pos.step, t.model, state, keep=max(int(t.cfg.get("checkpoint_keep") or 1), 1))
+    ctx.interrupts.saved_step = pos.step
+    pos.checkpoint_seconds += time.perf_counter() - started
+
+
+def restore(t: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any]:
+    """Put the model, optimizer, loop position and RNGs back as they were at the checkpoint; return its evals."""
+    s = checkpoint.state
+    order_ids = [t.train_tasks[i].task_id for i in s["order"] or [] if i < len(t.train_tasks)]
+    if order_ids != s["order_task_ids"]:
+        raise ValueError(f"the training tasks differ from those of {checkpoint.path} (the data files changed since "
+                         "the run started), so the run cannot continue exactly. Fix: restore the data, or start a "
+                         "new run")
+    restore_adapter(t.model, checkpoint)
+    t.optimizer.load_state_dict(s["optimizer"])
+    pos.step, pos.epoch, pos.order, pos.index = s["step"], s["epoch"], s["order"], s["index"]
+    pos.train_seconds, pos.checkpoint_seconds = s["train_seconds"], s["checkpoint_seconds"]
+    pos.data_rng.setstate(s["data_rng"])
+    restore_rng_states(s["rng"])  # last: building the model above drew from the global RNGs
+    return s["eval"]
+
+
+def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> dict[str, Any]:
+    """Finish stage: evaluate after training, then summary.json, then the adapter and the figure."""
+    if t.cfg.eval_after and t.eval_tasks:
+        summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
+    summary.update(train_steps=pos.step, train_seconds=round(pos.train_seconds, 1),
+                   checkpoint_seconds=round(pos.checkpoint_seconds, 2),
+                   frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"))
+    late = [("figure", lambda: plot_run(ctx.run_dir), False)]
+    if t.cfg.save_adapter:
+        late.insert(0, ("adapter", lambda: save_adapter(t.model, ctx.run_dir / "adapter"), True))
+    return finish(ctx, summary, late)
+
+
+def save_adapter(model: Any, path: Path) -> Path:
+    with disk_errors(path):
+        model.save_pretrained(str(path))
+    return path
 
 
 def _mean_metric(run_dir: Path, key: str) -> float | None:
@@ -174,18 +277,19 @@ def _mean_metric(run_dir: Path, key: str) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def _evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, tracker, step, phase, progress) -> dict:
-    results = evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=progress)
-    flat = flat_metrics(results)
-    tracker.log(flat, step)  # same names before (step 0) and after training: one curve per metric
+def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
+    results = evaluate(t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, t.eval_cfg, progress=t.cfg.progress)
+    ctx.tracker.log(flat_metrics(results), step)  # same names before (step 0) and after training: one curve each
     for mode, res in results.items():
         logger.info("eval %s %s: pass@1 %.3f", phase, mode, res.pass_at.get(1, float("nan")))
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train")
-def main(cfg: DictConfig) -> float:
-    summary = run(cfg)
+def main(cfg: DictConfig) -> float | None:
+    summary = run_job(cfg, run, entry="agentic_rl.train", resume_key="resume")
+    if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
+        return None
     after = summary["eval"].get("after") or {}
     return max((m.get("pass@1", 0.0) for m in after.values()), default=0.0)
 

@@ -1,0 +1,127 @@
+"""The stages every run goes through, shared by `train.py` and `evaluate.py`.
+
+    with open_run(cfg, run_dir) as ctx:      # build: tracker (+ W&B), sandbox, signal handlers
+        ...                                  # loop: the entry point's own work, logging through ctx.tracker
+        finish(ctx, summary, late=[...])     # finish: summary.json first, then whatever may fail late
+
+`open_run` always closes W&B and the sandbox, whatever happens inside. `finish` writes summary.json before
+the late artifacts (adapter, figures), so a failure there never loses the run's results.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from agentic_rl.registry import build
+from agentic_rl.runtime.files import DiskFullError
+from agentic_rl.runtime.interrupt import InterruptGuard
+from agentic_rl.tracking.sinks import Tracker
+
+logger = logging.getLogger(__name__)
+
+# `hydra.run.dir: ${agentic_rl.or_else:${resume},outputs/...}`: a resumed run writes into its own run dir.
+OmegaConf.register_new_resolver("agentic_rl.or_else", lambda value, default: default if value is None else value,
+                                replace=True)
+OmegaConf.register_new_resolver("agentic_rl.if_resume", lambda resume, then, otherwise: otherwise if resume is None
+                                else then, replace=True)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def in_hydra() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.initialized()
+
+
+def run_dir_of(cfg: DictConfig) -> Path:
+    """`resume` (train) or `resume_dir` (evaluate), else `run_dir` (tests), else Hydra's output dir."""
+    explicit = cfg.get("resume") or cfg.get("resume_dir") or cfg.get("run_dir")
+    if explicit:
+        return Path(explicit)
+    from hydra.core.hydra_config import HydraConfig
+
+    return Path(HydraConfig.get().runtime.output_dir)
+
+
+def wandb_settings(cfg: DictConfig) -> dict[str, Any]:
+    """Logger config with the W&B group/name filled in: one group per sweep, runs named by their overrides."""
+    settings = OmegaConf.to_container(cfg.logger, resolve=True)
+    if in_hydra():  # run(cfg) called outside Hydra (tests) has no sweep to group by
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+        if settings.get("group") is None and hc.mode.name == "MULTIRUN":
+            settings["group"] = Path(hc.sweep.dir).name
+        if settings.get("run_name") is None:
+            settings["run_name"] = hc.job.override_dirname or hc.job.name
+    return settings
+
+
+@dataclass
+class RunContext:
+    """What the build stage opened and the finish stage must close."""
+
+    run_dir: Path
+    tracker: Tracker
+    interrupts: InterruptGuard
+    sandbox: Any = None
+
+
+@contextlib.contextmanager
+def open_run(cfg: DictConfig, run_dir: Path, *, wandb_id: str | None = None, step: int | None = None,
+             sandbox_overrides: dict[str, Any] | None = None) -> Iterator[RunContext]:
+    """Open the tracker, the signal handlers and the sandbox; close them (W&B with the run's outcome) on exit.
+
+    `wandb_id` resumes that W&B run; `step` is the step a resume starts from (for the interruption message).
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True), resume_id=wandb_id)
+    ctx = RunContext(run_dir=run_dir, tracker=tracker, interrupts=InterruptGuard(run_dir, step))
+    exit_code = 1
+    try:
+        with ctx.interrupts:
+            ctx.sandbox = build(cfg.sandbox, **(sandbox_overrides or {}))
+            yield ctx
+            exit_code = 0
+    finally:
+        tracker.close(exit_code)
+        if ctx.sandbox is not None and hasattr(ctx.sandbox, "close"):
+            ctx.sandbox.close()
+
+
+def finish(ctx: RunContext, summary: dict[str, Any],
+           late: list[tuple[str, Callable[[], Any], bool]]) -> dict[str, Any]:
+    """Write summary.json, then each late artifact `(summary key, make it, required)`, recording its path.
+
+    A required artifact that fails (the adapter) raises after summary.json is safe; an optional one
+    (a figure) is logged and skipped. A full disk always raises: every later write would fail too.
+    `status` is "finishing" until the last write says "complete" (a sweep rerun skips complete jobs only).
+    """
+    summary["status"] = "finishing"
+    ctx.tracker.summary(summary)
+    for key, make, required in late:
+        try:
+            summary[key] = str(make())
+        except DiskFullError:
+            raise
+        except Exception:
+            if required:
+                raise
+            logger.warning("could not write the %s; metrics.jsonl and summary.json are complete", key,
+                           exc_info=True)
+    summary["status"] = "complete"
+    ctx.tracker.summary(summary)
+    return summary
