@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
-from agentic_rl.algo.grpo import update_rollout_batch
+from agentic_rl.algo.grpo import GRPOConfig, update_rollout_batch
 from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
