@@ -30,7 +30,7 @@ from agentic_rl.rewards import make_reward_fn
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.tools import build_toolset
-from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
+from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Task
@@ -122,16 +122,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             for start in range(0, len(tasks), algo.tasks_per_rollout):
                 chunk = tasks[start:start + algo.tasks_per_rollout]
                 # 1. rollout: the G samples of every task in the chunk, generated as one batch
-                t0 = time.perf_counter()
                 trajs = run_episodes([(t, g) for t in chunk for g in range(algo.group_size)],
                                      policy, toolset, rollout_cfg)
-                rollout_s = time.perf_counter() - t0
                 # 2-5. per task group: reward -> advantages -> loss -> one optimizer step
                 for i, task in enumerate(chunk):
                     group = trajs[i * algo.group_size:(i + 1) * algo.group_size]
                     breakdowns = [reward_fn(t) for t in group]
                     rewards = torch.tensor([b.total for b in breakdowns], dtype=torch.float64)
+                    update_start = time.perf_counter()
                     stats = grpo_step(model, optimizer, group, rewards, algo, pad_id)
+                    update_s = time.perf_counter() - update_start
                     step += 1
                     # 6. log
                     metrics = {
@@ -139,8 +139,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                         "train/loss": stats.loss, "train/kl": stats.kl, "train/grad_norm": stats.grad_norm,
                         "train/frac_zero_std": float(not group_has_signal(rewards)),
                         "train/model_tokens": stats.n_tokens,
-                        "rollout/tokens_per_s": sum(t.n_model_tokens for t in trajs) / max(rollout_s, 1e-9),
                         **reward_metrics(breakdowns), **episode_metrics(group),
+                        # the chunk's rollout is shared by its groups: its time counts in the first step only
+                        **rollout_metrics(trajs.stats), "time/update_s": update_s,
+                        "time/step_s": (trajs.stats.rollout_s if i == 0 else 0.0) + update_s,
                     }
                     tracker.log(metrics, step)
                     bar.update(1)
