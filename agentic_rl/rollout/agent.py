@@ -243,7 +243,7 @@ def run_episodes(
             grade_only = not active_tools
             tools_started = time.perf_counter()
             observations = list(pool.map(
-                lambda p: _run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
+                lambda p: run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
                 pending))
             stats.tools_s += time.perf_counter() - tools_started
             for (episode, turn, call), obs in zip(pending, observations):
@@ -312,7 +312,7 @@ def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observa
     episode.append(ids, trainable=False)
 
 
-def _run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
+def run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
     try:
         return tool(call, task)
     except Exception as exc:  # a broken tool is a recorded failure, never a crashed run
