@@ -23,12 +23,13 @@ evaluation behind the config's back. Each row draws its randomness from its own 
 global torch RNG, so the tokens of an episode do not depend on which other episodes share its batch.
 
 Cache storage: transformers' `DynamicCache` carries the prefill chunks (a batch of one, no padding); the
-batched decode uses `_SlotLayer`, a `DynamicLayer` whose keys/values are views into a buffer allocated once
+batched decode uses `SlotLayer`, a `DynamicLayer` whose keys/values are views into a buffer allocated once
 per turn, because `DynamicLayer.update` concatenates, which copies the whole batch cache at every token.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import logging
 import time
@@ -225,11 +226,9 @@ class _Session:
     prefix: _EpisodeCache | None = None
 
 
+@functools.lru_cache(maxsize=None)
 def _slot_layer_class() -> type:
-    """`_SlotLayer`, built on first use so that importing this module does not import transformers."""
-    global _SlotLayer
-    if _SlotLayer is not None:
-        return _SlotLayer
+    """The `SlotLayer` class, defined on first use so that importing this module does not import transformers."""
     from transformers.cache_utils import DynamicLayer
 
     class SlotLayer(DynamicLayer):
@@ -262,11 +261,7 @@ def _slot_layer_class() -> type:
         def get_seq_length(self) -> int:
             return self.length
 
-    _SlotLayer = SlotLayer
     return SlotLayer
-
-
-_SlotLayer: type | None = None
 
 
 def _slot_cache(layers: list[Any]) -> Any:
