@@ -16,6 +16,7 @@ The first step of each is a warm-up and not counted; the median of the others is
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import statistics
 import time
@@ -72,6 +73,22 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
     return times
 
 
+def unflagged_copy(model: Any) -> Any:
+    """The same weights in a model without a quantization flag.
+
+    The embedded model's config still names its GGUF origin although its cached weights are plain floats, and
+    transformers' Trainer refuses to train a model flagged as GGUF-quantized.
+    """
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
+    fresh.load_state_dict(model.state_dict())
+    return fresh
+
+
 def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -> list[float]:
     from datasets import Dataset
     from peft import LoraConfig
@@ -83,6 +100,7 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -
 
     algo = algo_config(cfg)
     loaded = build(cfg.model)
+    model = unflagged_copy(loaded.model)
     by_prompt = {task.prompt: task for task in tasks}
 
     def graded(prompts: list, completions: list, **kwargs: Any) -> list[float]:
@@ -117,7 +135,7 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -
     timer = StepTimer()
     lora = LoraConfig(r=algo.lora.r, lora_alpha=algo.lora.alpha, lora_dropout=algo.lora.dropout,
                       target_modules=list(algo.lora.target_modules), task_type="CAUSAL_LM")
-    trainer = GRPOTrainer(model=loaded.model, reward_funcs=[graded], args=args, train_dataset=dataset,
+    trainer = GRPOTrainer(model=model, reward_funcs=[graded], args=args, train_dataset=dataset,
                           processing_class=loaded.tokenizer, peft_config=lora, callbacks=[timer])
     trainer.train()
     return timer.times
