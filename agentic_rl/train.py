@@ -41,7 +41,7 @@ from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun
 from agentic_rl.runtime.stages import (RunContext, finish, open_run, run_dir_of, seed_everything,  # noqa: F401
                                        wandb_settings)
 from agentic_rl.tools import build_toolset
-from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
+from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.sinks import truncate_metrics
 from agentic_rl.types import Task
@@ -195,10 +195,8 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group."""
     algo = t.algo
     # 1. rollout: the G samples of every task in the chunk, generated as one batch
-    t0 = time.perf_counter()
     trajs = run_episodes([(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset,
                          t.rollout_cfg)
-    rollout_s = time.perf_counter() - t0
     # 2. reward, per task group
     groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
     breakdowns = [[t.reward_fn(traj) for traj in group] for group in groups]
@@ -206,14 +204,19 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     # 3-5. advantages -> loss -> one optimizer step per task group
     all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
                                      temperature=t.rollout_cfg.temperature)
+    # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
+    # time/* columns add up to its wall time
+    shared = rollout_metrics(trajs.stats)
+    for key in ("time/rollout_s", "time/tools_s"):
+        shared[key] /= len(groups)
     for group, bds, group_rewards, stats in zip(groups, breakdowns, rewards, all_stats):
         pos.step += 1
         # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
         metrics = {
             "train/epoch": pos.epoch, "train/pass_rate": sum(traj.passed for traj in group) / len(group),
             **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
-            "rollout/tokens_per_s": sum(traj.n_model_tokens for traj in trajs) / max(rollout_s, 1e-9),
-            **reward_metrics(bds), **episode_metrics(group),
+            **reward_metrics(bds), **episode_metrics(group), **shared,
+            "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
         }
         ctx.tracker.log(metrics, pos.step)
         bar.update(1)

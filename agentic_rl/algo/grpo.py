@@ -11,7 +11,9 @@ through the LM head, and gradient checkpointing (`algo.gradient_checkpointing`, 
 """
 from __future__ import annotations
 
+
 import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -115,6 +117,7 @@ class StepStats:
     kl: float | None = None
     grad_norm: float | None = None
     clip_frac: float | None = None
+    update_s: float = 0.0  # wall time of this group's update, its share of the behaviour scoring included
 
     def metrics(self) -> dict[str, float]:
         """`train/*` metrics of this update, only those that have a value."""
@@ -283,6 +286,7 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
     stepping = [i for i, r in enumerate(rewards) if _updates(r, cfg)]
     off_policy = stepping[1:]
     behaviour: dict[int, list[torch.Tensor]] = {}
+    scoring_started = time.perf_counter()
     if off_policy:
         flat = [t for i in off_policy for t in groups[i]]
         scored = behaviour_logprobs(model, flat, pad_id, temperature=temperature,
@@ -291,5 +295,12 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
         for i in off_policy:
             behaviour[i] = scored[start:start + len(groups[i])]
             start += len(groups[i])
-    return [grpo_step(model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i))
-            for i, (group, r) in enumerate(zip(groups, rewards))]
+    scoring_share = (time.perf_counter() - scoring_started) / max(len(off_policy), 1)
+    all_stats = []
+    for i, (group, r) in enumerate(zip(groups, rewards)):
+        started = time.perf_counter()
+        stats = grpo_step(model, optimizer, group, r, cfg, pad_id, temperature=temperature,
+                          old_logprobs=behaviour.get(i))
+        stats.update_s = time.perf_counter() - started + (scoring_share if i in behaviour else 0.0)
+        all_stats.append(stats)
+    return all_stats

@@ -42,6 +42,7 @@ from agentic_rl.evaluation.records import (
 )
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, run_episodes
 from agentic_rl.rollout.policy import Policy
+from agentic_rl.tracking.metrics import merge_rollout_stats, rollout_metrics
 from agentic_rl.types import Task, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -172,6 +173,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
             todo = [(t, s) for t, s in todo if has_sample(t.task_id, s)]
 
     trajs: list[Trajectory] = []
+    rollout_stats = []
     passed = sum(r["passed"] for r in records.values())
     bar = tqdm(total=len(jobs), initial=len(records), desc=f"eval {mode}", disable=not progress, leave=False)
     bar.set_postfix(pass_rate=f"{passed / max(len(records), 1):.3f}")
@@ -181,6 +183,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
         new = [record_from_trajectory(t, mode) for t in chunk]
         _keep(records, new, store)
         trajs.extend(chunk)
+        rollout_stats.append(chunk.stats)
         passed += sum(r["passed"] for r in new)
         bar.update(len(chunk))
         bar.set_postfix(pass_rate=f"{passed / len(records):.3f}")
@@ -192,7 +195,10 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
         per_task.setdefault(r["task_id"], []).append(bool(r["passed"]))
     pass_at = {k: sum(pass_at_k(len(v), sum(v), k) for v in per_task.values()) / max(len(per_task), 1)
                for k in cfg.ks}
-    return ModeResult(mode=mode, pass_at=pass_at, metrics=mode_metrics(ordered, toolset), trajectories=trajs,
+    metrics = mode_metrics(ordered, toolset)
+    if rollout_stats:  # throughput and prefill counters of the episodes run now (resumed ones have none)
+        metrics.update(rollout_metrics(merge_rollout_stats(rollout_stats)))
+    return ModeResult(mode=mode, pass_at=pass_at, metrics=metrics, trajectories=trajs,
                       records=ordered, n_tasks=len(tasks))
 
 

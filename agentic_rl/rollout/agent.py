@@ -12,17 +12,22 @@ Token ids are kept verbatim: history ids + generated ids + tokenized observation
 alongside (1 for generated ids, 0 for prompt and observation ids) and checked to have the same length.
 All active episodes generate as one batch each turn (the G rollouts of a task, or several tasks' groups),
 and their tool calls run concurrently in a thread pool (the sandbox bounds real concurrency).
+
+A policy with a `session()` (HFPolicy) keeps each episode's KV cache across the turns of one call of
+`run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from agentic_rl.rollout.policy import Policy, SamplingParams, TurnRequest
-from agentic_rl.tools.base import Tool, find_first_call
+from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
+from agentic_rl.tools.base import CALL_PATTERNS, Tool, find_first_call
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
 logger = logging.getLogger(__name__)
@@ -154,46 +159,96 @@ class _Episode:
                           sample_index=self.sample_index, grade=self.grade)
 
 
+@dataclass
+class RolloutStats:
+    """Counters and timings of one `run_episodes` call (logged by `tracking.metrics.rollout_metrics`).
+
+    prefill_tokens: positions the policy's model computed (see `GenerationStats`); None when the policy does
+        not report it (scripted and replay policies).
+    context_tokens: the episodes' final lengths, summed.  generated_tokens: the model's tokens in them.
+    rollout_s: wall time of the whole rollout; generate_s: inside the policy; tools_s: waiting for tool calls.
+    """
+
+    prefill_tokens: int | None = None
+    context_tokens: int = 0
+    generated_tokens: int = 0
+    rollout_s: float = 0.0
+    generate_s: float = 0.0
+    tools_s: float = 0.0
+
+
+class RolloutResult(list):
+    """The trajectories of a rollout, in job order (a plain list to its callers), plus `stats`."""
+
+    def __init__(self, trajectories: Sequence[Trajectory], stats: RolloutStats) -> None:
+        super().__init__(trajectories)
+        self.stats = stats
+
+
+def closing_marker(pattern: re.Pattern[str]) -> str | None:
+    """The literal a call pattern's match ends with (`</search>`, a closing fence), if it has one.
+
+    Derived from the pattern's source: the text after its last group, when that text is a plain literal.
+    """
+    tail = pattern.pattern.rsplit(")", 1)[-1]
+    return tail if tail and not re.search(r"[\\.^$*+?{}\[\]|()]", tail) else None
+
+
+def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
+    """Stop once a call of the active set has closed; the closing markers let a policy check incrementally."""
+    active = tuple(active_tools)
+    markers = [closing_marker(CALL_PATTERNS[name]) for name in active if name in CALL_PATTERNS]
+
+    def closed(text: str) -> bool:
+        return bool(active) and find_first_call(text, active) is not None
+
+    return StopCondition(closed, None if None in markers else sorted(set(markers)))
+
+
 def run_episodes(
     jobs: Sequence[tuple[Task, int]],
     policy: Policy,
     toolset: ToolSet,
     cfg: RolloutConfig,
     on_turn: Callable[[int, int], None] | None = None,
-) -> list[Trajectory]:
+) -> RolloutResult:
     """Roll out one episode per (task, sample_index) job, all batched together; returns them in order.
 
     `on_turn(n_active, n_done)` is called after each turn (progress bars).
     """
+    started = time.perf_counter()
     tok = policy.tokenizer
     episodes = []
     for task, sample_index in jobs:
         prompt = tok.chat_prompt_ids(prompt_messages(toolset, task, cfg.observation_format))
         episodes.append(_Episode(task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
     active_tools = toolset.active
+    stop = call_stop_condition(active_tools)
+    stats = RolloutStats()
+    session = policy.session() if hasattr(policy, "session") else contextlib.nullcontext(None)
 
-    def stop(text: str) -> bool:
-        return bool(active_tools) and find_first_call(text, active_tools) is not None
-
-    with ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+    with session as gen_stats, ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
         for turn_index in range(cfg.max_turns):
-            live = [e for e in episodes if not e.done]
+            live = [(n, e) for n, e in enumerate(episodes) if not e.done]
             if not live:
                 break
-            requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index) for e in live]
+            requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index, episode=n,
+                                    keep_cache=turn_index + 1 < cfg.max_turns) for n, e in live]
             generated = policy.generate(requests, cfg.sampling, stop)
             pending: list[tuple[_Episode, Turn, ToolCall]] = []
-            for episode, new_ids in zip(live, generated):
+            for (_, episode), new_ids in zip(live, generated):
                 turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
                 if call is not None:
                     pending.append((episode, turn, call))
             grade_only = not active_tools
-            observations = pool.map(
-                lambda p: _run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
-                pending)
+            tools_started = time.perf_counter()
+            observations = list(pool.map(
+                lambda p: run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
+                pending))
+            stats.tools_s += time.perf_counter() - tools_started
             for (episode, turn, call), obs in zip(pending, observations):
                 _observe(episode, turn, call, obs, tok, grade_only, cfg.observation_format)
-            for episode in live:
+            for _, episode in live:
                 if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
                     episode.finish_reason = "length"
             if on_turn:
@@ -201,7 +256,14 @@ def run_episodes(
     for episode in episodes:
         if not episode.done:
             episode.finish_reason = "max_turns"
-    return [e.to_trajectory() for e in episodes]
+    trajectories = [e.to_trajectory() for e in episodes]
+    if isinstance(gen_stats, GenerationStats):
+        stats.prefill_tokens = gen_stats.prefill_tokens
+        stats.generate_s = gen_stats.generate_s
+    stats.context_tokens = sum(len(t.token_ids) for t in trajectories)
+    stats.generated_tokens = sum(t.n_model_tokens for t in trajectories)
+    stats.rollout_s = time.perf_counter() - started
+    return RolloutResult(trajectories, stats)
 
 
 def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, toolset: ToolSet,
@@ -250,7 +312,7 @@ def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observa
     episode.append(ids, trainable=False)
 
 
-def _run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
+def run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
     try:
         return tool(call, task)
     except Exception as exc:  # a broken tool is a recorded failure, never a crashed run

@@ -1,14 +1,40 @@
 """Policies: whatever produces the model's next turn for a batch of episodes.
 
-The rollout hands a policy the token-id histories of the active episodes and a `stop` predicate on the
-decoded new text (true once a tool call of the active set has closed). A policy returns, per episode,
-the new token ids of this turn, cut right after the stop point or after EOS.
+The rollout hands a policy the token-id histories of the active episodes and a `StopCondition` (true once
+a tool call of the active set has closed). A policy returns, per episode, the new token ids of this turn,
+cut right after the stop point or after EOS. `Policy` is the seam for other backends (vLLM comes with the
+GPU work); a backend may also offer `session()`, a context manager around one rollout that yields the
+`GenerationStats` it fills in (see `HFPolicy`).
+
+`HFPolicy` runs its own decoding loop on a transformers model rather than `model.generate`, because the
+rollout needs three things `generate` does not give:
+- **every context token is computed once per episode.** Inside a session each episode's KV cache is kept
+  across turns, so a turn only prefills the observation tokens appended since the last one; the prompt
+  prefix shared by the batch (system prompt, tool descriptions, worked examples) is prefilled once, and
+  identical prompts (the G samples of a task) once each;
+- **finished sequences leave the batch** at once (the batch is compacted by swapping rows), instead of
+  being padded until the longest one ends;
+- **incremental stop detection**: each step decodes only the newest token (plus the few before it that
+  an unfinished UTF-8 sequence needs), and the full call parser runs only when the new text, with an
+  overlap as long as the longest closing marker, contains the closing marker of some tool.
+Sampling is explicit: temperature, then top-p, nothing else. The model's own `generation_config`
+(repetition_penalty, top_k, ... which Qwen ships) is never read, so it cannot change sampling or greedy
+evaluation behind the config's back. Each row draws its randomness from its own generator seeded from the
+global torch RNG, so the tokens of an episode do not depend on which other episodes share its batch.
+
+Cache storage: transformers' `DynamicCache` carries the prefill chunks (a batch of one, no padding); the
+batched decode uses `SlotLayer`, a `DynamicLayer` whose keys/values are views into a buffer allocated once
+per turn, because `DynamicLayer.update` concatenates, which copies the whole batch cache at every token.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import logging
-from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import torch
 
@@ -17,7 +43,7 @@ from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 
-StopFn = Callable[[str], bool]
+KV_CACHE_MODES = ("episode", "turn", "none")
 
 
 @dataclass(frozen=True)
@@ -37,94 +63,468 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class TurnRequest:
+    """One episode's next turn.
+
+    `episode` names the episode across turns (a policy may keep its cache under that key; None = do not);
+    `keep_cache` is False on an episode's last possible turn, so nothing is kept for a turn that never comes.
+    """
+
     history_ids: list[int]
     task: Task
     sample_index: int
     turn_index: int
+    episode: int | None = None
+    keep_cache: bool = True
+
+
+class StopCondition:
+    """Whether a turn's text is complete, and the closing markers that a text which just became complete
+    must end with; a policy then runs `check` only when new text brings one of them (see `StopScanner`).
+
+    `markers=None` means they are unknown: the check runs after every token.
+    """
+
+    def __init__(self, check: Callable[[str], bool], markers: Sequence[str] | None = None) -> None:
+        self.check = check
+        self.markers = tuple(markers) if markers is not None else None
+
+    def __call__(self, text: str) -> bool:
+        return self.check(text)
+
+
+StopFn = Callable[[str], bool]  # a plain predicate is accepted too (checked after every token)
+
+
+@dataclass
+class GenerationStats:
+    """What a policy computed during one session (one rollout).
+
+    prefill_tokens: positions whose keys/values the model computed: prefilled prompt and observation tokens
+        (a shared prefix counted once) plus each generated token fed back. With a cache kept across turns this
+        is at most the episodes' final lengths, summed; re-prefilling each turn makes it grow with every turn.
+    generated_tokens: tokens sampled.  generate_s: wall time inside `generate`.
+    """
+
+    prefill_tokens: int = 0
+    generated_tokens: int = 0
+    generate_s: float = 0.0
 
 
 class Policy(Protocol):
     tokenizer: ChatTokenizer
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopFn) -> list[list[int]]: ...
+    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                 stop: StopCondition | StopFn) -> list[list[int]]: ...
 
 
-class _StopAtToolCall:
-    """Per-sequence stopping criterion: a sequence is done once its new text contains a completed call.
+class TextStream:
+    """Incremental detokenization: the new text each appended token brings, decoding a few tokens at a time.
 
-    Records, for each sequence, how many new tokens it had when it stopped, because transformers pads
-    finished sequences and the pad id may equal EOS (SmolLM2), so the cut point cannot be recovered later.
+    Decodes ids[prefix:] against ids[prefix:read] (the text already emitted from the same starting point), so
+    tokenizers whose decoding depends on the preceding token (leading spaces, multi-byte characters split
+    across tokens) give the same text as decoding the whole sequence. A trailing U+FFFD means an unfinished
+    UTF-8 sequence: the token's text is held back until the next one completes it.
     """
 
-    def __init__(self, tokenizer: ChatTokenizer, prompt_len: int, batch: int, stop: StopFn) -> None:
-        self.tokenizer, self.prompt_len, self.stop = tokenizer, prompt_len, stop
-        self.stop_len: list[int | None] = [None] * batch
+    def __init__(self, tokenizer: ChatTokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""
+        self._prefix = self._read = 0
 
-    def __call__(self, input_ids: torch.Tensor, scores: Any, **kwargs: Any) -> torch.Tensor:
-        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
-        new_len = input_ids.shape[1] - self.prompt_len
-        for i in range(input_ids.shape[0]):
-            if self.stop_len[i] is not None:
-                done[i] = True
-                continue
-            text = self.tokenizer.decode(input_ids[i, self.prompt_len:].tolist())
-            if self.stop(text):
-                self.stop_len[i] = new_len
-                done[i] = True
-        return done
+    def push(self, token: int) -> str:
+        self.ids.append(token)
+        emitted = self.tokenizer.decode(self.ids[self._prefix:self._read])
+        current = self.tokenizer.decode(self.ids[self._prefix:])
+        if len(current) <= len(emitted) or current.endswith("\ufffd"):
+            return ""
+        chunk = current[len(emitted):]
+        self._prefix, self._read = self._read, len(self.ids)
+        self.text += chunk
+        return chunk
+
+
+class StopScanner:
+    """Per-sequence stop detection that looks only at new text (plus an overlap for markers split across
+    tokens); the full `stop` check runs only when a closing marker shows up in that window."""
+
+    def __init__(self, tokenizer: ChatTokenizer, stop: StopCondition | StopFn) -> None:
+        self.stream = TextStream(tokenizer)
+        self.stop = stop
+        self.markers = getattr(stop, "markers", None)
+        self._overlap = max((len(m) for m in self.markers), default=1) - 1 if self.markers is not None else 0
+        self.full_checks = 0
+
+    def push(self, token: int) -> bool:
+        chunk = self.stream.push(token)
+        if not chunk or self.markers == ():
+            return False
+        if self.markers is not None:
+            window = self.stream.text[-(len(chunk) + self._overlap):]
+            if not any(m in window for m in self.markers):
+                return False
+        self.full_checks += 1
+        return bool(self.stop(self.stream.text))
+
+
+NUCLEUS_CANDIDATES = 1024  # top-p looks for its nucleus among this many top tokens before sorting the vocabulary
+
+
+def sample_tokens(logits: torch.Tensor, sampling: SamplingParams,
+                  generators: Sequence[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Next token and its log-probability per row of `logits` (B, V).
+
+    Greedy (temperature 0): argmax, log-prob under log_softmax(logits). Otherwise the distribution is
+    softmax(logits / T) restricted to the top-p nucleus (the smallest set of most likely tokens whose mass
+    reaches top_p), sampled exactly by an exponential race: argmax_i p_i / E_i with E_i ~ Exp(1) drawn, per
+    vocabulary id, from the row's own generator (so a tiny numeric difference in the logits cannot reassign
+    the noise). The log-prob returned is log_softmax(logits / T) over the full vocabulary (top-p ignored),
+    the quantity the GRPO loss recomputes.
+    """
+    logits = logits.float()
+    if sampling.temperature == 0:
+        logp = torch.log_softmax(logits, dim=-1)
+        tokens = logp.argmax(dim=-1)
+        return tokens, logp.gather(1, tokens[:, None])[:, 0]
+    logp = torch.log_softmax(logits / sampling.temperature, dim=-1)
+    probs = logp.exp()
+    tokens = []
+    for row, gen in enumerate(generators):
+        p = probs[row]
+        noise = torch.empty_like(p).exponential_(generator=gen)
+        if sampling.top_p < 1:
+            p = _nucleus(p, sampling.top_p)
+        tokens.append((p / noise).argmax())
+    chosen = torch.stack(tokens)
+    return chosen, logp.gather(1, chosen[:, None])[:, 0]
+
+
+def _nucleus(p: torch.Tensor, top_p: float) -> torch.Tensor:
+    """`p` with every token outside its top-p nucleus set to 0; sorts the vocabulary only when the nucleus
+    is not within the top NUCLEUS_CANDIDATES tokens (a flat distribution)."""
+    k = min(NUCLEUS_CANDIDATES, p.shape[0])
+    top, idx = p.topk(k)
+    if float(top.sum()) < top_p and k < p.shape[0]:
+        top, idx = p.sort(descending=True)
+    inside = (top.cumsum(0) - top) < top_p  # the mass before a token has not yet reached top_p
+    return torch.zeros_like(p).index_put_((idx[inside],), top[inside])
+
+
+@dataclass
+class _EpisodeCache:
+    """Keys/values of `ids` (a batch of one per layer), and the logits after the last of them if known."""
+
+    ids: list[int]
+    layers: list[tuple[torch.Tensor, torch.Tensor]]
+    last_logits: torch.Tensor | None = None
+
+
+@dataclass
+class _Session:
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    episodes: dict[int, _EpisodeCache] = field(default_factory=dict)
+    prefix: _EpisodeCache | None = None
+
+
+@functools.lru_cache(maxsize=None)
+def _slot_layer_class() -> type:
+    """The `SlotLayer` class, defined on first use so that importing this module does not import transformers."""
+    from transformers.cache_utils import DynamicLayer
+
+    class SlotLayer(DynamicLayer):
+        """A cache layer over a preallocated buffer (B, H, capacity, D): `update` writes the new positions in
+        place and returns views of the first `rows` rows, where `DynamicLayer.update` would concatenate
+        (copying the whole batch cache at every token)."""
+
+        is_croppable = False
+
+        def __init__(self, buf_k: torch.Tensor, buf_v: torch.Tensor, length: int) -> None:
+            super().__init__()
+            self.buf_k, self.buf_v, self.length = buf_k, buf_v, length
+            self.device = buf_k.device
+            self.is_initialized = True
+            self.set_rows(buf_k.shape[0])
+
+        def set_rows(self, rows: int) -> None:
+            self.rows = rows
+            self.keys = self.buf_k[:rows, :, :self.length]
+            self.values = self.buf_v[:rows, :, :self.length]
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
+            n = key_states.shape[-2]
+            self.buf_k[:self.rows, :, self.length:self.length + n] = key_states
+            self.buf_v[:self.rows, :, self.length:self.length + n] = value_states
+            self.length += n
+            self.set_rows(self.rows)
+            return self.keys, self.values
+
+        def get_seq_length(self) -> int:
+            return self.length
+
+    return SlotLayer
+
+
+def _slot_cache(layers: list[Any]) -> Any:
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    cache.layers = layers
+    return cache
+
+
+def _cache_kwarg(model: Any) -> str:
+    """Newer transformers call the cache argument `cache` (`past_key_values` is deprecated there)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
 
 
 class HFPolicy:
-    """Batched sampling from a transformers model (with or without a LoRA adapter)."""
+    """Batched sampling from a transformers model (with or without a LoRA adapter); see the module doc.
 
-    def __init__(self, model: Any, tokenizer: Any, max_batch_size: int = 32) -> None:
+    kv_cache: "episode" keeps each episode's cache across the turns of a session and shares prompt prefixes
+        (the default); "turn" prefills each episode's whole history at every turn (what `model.generate` in a
+        loop does); "none" runs the full sequence through the model for every token (the uncached reference
+        the tests compare against).
+    min_shared_prefix: a common prefix of the batch's new prompts shorter than this is not worth a separate pass.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, max_batch_size: int = 32, kv_cache: str = "episode",
+                 min_shared_prefix: int = 16) -> None:
+        if kv_cache not in KV_CACHE_MODES:
+            raise ValueError(f"kv_cache must be one of {KV_CACHE_MODES}, got {kv_cache!r}")
+        if max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
         self.model = model
         self.hf_tokenizer = tokenizer
         self.tokenizer = HFChatTokenizer(tokenizer)
         self.max_batch_size = max_batch_size
+        self.kv_cache = kv_cache
+        self.min_shared_prefix = min_shared_prefix
+        self._session: _Session | None = None
+        self._cache_arg = _cache_kwarg(model)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[GenerationStats]:
+        """Scope of one rollout: caches live until it ends (the weights must not change inside it)."""
+        outer, self._session = self._session, _Session()
+        try:
+            yield self._session.stats
+        finally:
+            self._session = outer
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                 stop: StopCondition | StopFn) -> list[list[int]]:
+        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
     @torch.no_grad()
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopFn) -> list[list[int]]:
-        out: list[list[int]] = []
-        for start in range(0, len(requests), self.max_batch_size):
-            out.extend(self._generate_batch([r.history_ids for r in requests[start:start + self.max_batch_size]],
-                                            sampling, stop))
-        return out
-
-    def _generate_batch(self, histories: list[list[int]], sampling: SamplingParams, stop: StopFn) -> list[list[int]]:
-        from transformers import StoppingCriteriaList
-
-        pad_id = self.hf_tokenizer.pad_token_id
-        width = max(len(h) for h in histories)
-        device = next(self.model.parameters()).device
-        ids = torch.full((len(histories), width), pad_id, dtype=torch.long)
-        attn = torch.zeros((len(histories), width), dtype=torch.long)
-        for i, h in enumerate(histories):  # left padding: the new tokens line up on the right
-            ids[i, width - len(h):] = torch.tensor(h, dtype=torch.long)
-            attn[i, width - len(h):] = 1
-        criterion = _StopAtToolCall(self.tokenizer, width, len(histories), stop)
-        greedy = sampling.temperature == 0
+    def generate_with_logprobs(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                               stop: StopCondition | StopFn) -> list[tuple[list[int], list[float]]]:
+        """Per request: the new ids of this turn and their log-probs (see `sample_tokens`)."""
+        if self._session is None:  # a call outside a session is a session of its own
+            with self.session():
+                return self.generate_with_logprobs(requests, sampling, stop)
+        session = self._session
+        if self.kv_cache != "episode":
+            session.episodes.clear()
+        else:  # episodes not asked for again have finished: free their caches
+            wanted = {r.episode for r in requests}
+            for key in [k for k in session.episodes if k not in wanted]:
+                del session.episodes[key]
+        # one seed per row from the global RNG: reproducible under seed_everything, independent of batching
+        seeds = torch.randint(0, 2 ** 62, (len(requests),)).tolist()
+        start = time.perf_counter()
         was_training = self.model.training
         self.model.eval()
+        out: list[tuple[list[int], list[float]]] = []
         try:
-            gen = self.model.generate(
-                input_ids=ids.to(device), attention_mask=attn.to(device),
-                max_new_tokens=sampling.max_new_tokens, do_sample=not greedy,
-                temperature=None if greedy else sampling.temperature, top_p=None if greedy else sampling.top_p,
-                top_k=None, pad_token_id=pad_id, eos_token_id=self.tokenizer.eos_token_id,
-                stopping_criteria=StoppingCriteriaList([criterion]),
-            )
+            for lo in range(0, len(requests), self.max_batch_size):
+                chunk = list(requests[lo:lo + self.max_batch_size])
+                gens = [torch.Generator(device=self.device).manual_seed(s) for s in seeds[lo:lo + len(chunk)]]
+                run = self._decode_uncached if self.kv_cache == "none" else self._decode_cached
+                out.extend(run(chunk, sampling, stop, gens, session))
         finally:
             self.model.train(was_training)
-        new = gen[:, width:].tolist()
-        return [self._cut(row, criterion.stop_len[i]) for i, row in enumerate(new)]
+            session.stats.generate_s += time.perf_counter() - start
+        session.stats.generated_tokens += sum(len(ids) for ids, _ in out)
+        return out
 
-    def _cut(self, row: list[int], stop_len: int | None) -> list[int]:
+    # ---- prefill -------------------------------------------------------------------------------------
+
+    def _forward(self, ids: list[int], past: _EpisodeCache | None,
+                 stats: GenerationStats) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]:
+        """Run `ids` after `past` (batch of one): the new layers' keys/values and the last position's logits."""
+        from transformers import DynamicCache
+
+        past_len = len(past.ids) if past is not None else 0
+        cache = DynamicCache(ddp_cache_data=past.layers) if past is not None else DynamicCache()
+        input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
+        positions = torch.arange(past_len, past_len + len(ids), device=self.device)[None]
+        out = self.model(input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1,
+                         **{self._cache_arg: cache})  # the prompt's other positions' logits are never needed
+        stats.prefill_tokens += len(ids)
+        layers = [(layer.keys, layer.values) for layer in cache.layers]
+        return layers, out.logits[0, -1].float()
+
+    def _extend(self, past: _EpisodeCache | None, history: list[int], stats: GenerationStats) -> _EpisodeCache:
+        """The cache of `history`, computing only what `past` (a cache of a prefix of it) lacks."""
+        if past is not None and len(past.ids) == len(history) and past.last_logits is not None:
+            return past
+        if past is not None and len(past.ids) >= len(history):  # nothing new to run: recompute the last token
+            past = _crop(past, len(history) - 1)
+        start = len(past.ids) if past is not None else 0
+        layers, logits = self._forward(history[start:], past, stats)
+        return _EpisodeCache(list(history), layers, logits)
+
+    def _prefill(self, requests: list[TurnRequest], session: _Session) -> list[_EpisodeCache]:
+        """Bring each request's cache up to its history; new prompts share their common prefix and duplicates."""
+        caches: list[_EpisodeCache | None] = [None] * len(requests)
+        fresh: list[int] = []
+        for i, req in enumerate(requests):
+            cached = session.episodes.pop(req.episode, None) if req.episode is not None else None
+            if cached is not None and req.history_ids[:len(cached.ids)] == cached.ids:
+                caches[i] = self._extend(cached, req.history_ids, session.stats)
+            else:
+                fresh.append(i)
+        if fresh and self.kv_cache == "episode":
+            self._share_prefix([requests[i].history_ids for i in fresh], session)
+        by_history: dict[tuple[int, ...], _EpisodeCache] = {}
+        for i in fresh:
+            history = requests[i].history_ids
+            # identical prompts (a task's G samples) share one prefill; the other modes redo each, as generate would
+            key = tuple(history) if self.kv_cache == "episode" else (i,)
+            if key not in by_history:
+                prefix = session.prefix
+                usable = prefix is not None and len(prefix.ids) < len(history) and \
+                    history[:len(prefix.ids)] == prefix.ids
+                by_history[key] = self._extend(prefix if usable else None, history, session.stats)
+            caches[i] = by_history[key]
+        return caches  # type: ignore[return-value]
+
+    def _share_prefix(self, histories: list[list[int]], session: _Session) -> None:
+        """Prefill the longest prefix common to these new prompts once (if it is long enough to matter)."""
+        prefix = session.prefix
+        if prefix is not None and all(len(h) > len(prefix.ids) and h[:len(prefix.ids)] == prefix.ids
+                                      for h in histories):
+            return
+        if len({tuple(h) for h in histories}) < 2:
+            return  # identical prompts share their whole cache anyway
+        n = min(len(h) for h in histories) - 1  # each prompt keeps >= 1 token of its own to run
+        first = histories[0]
+        for h in histories[1:]:
+            n = next((j for j in range(n) if h[j] != first[j]), n)
+        if n >= self.min_shared_prefix:
+            layers, _ = self._forward(first[:n], None, session.stats)
+            session.prefix = _EpisodeCache(first[:n], layers)
+
+    # ---- decode --------------------------------------------------------------------------------------
+
+    def _decode_cached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
+                       gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:
+        caches = self._prefill(requests, session)
+        n = len(requests)
+        width = max(len(c.ids) for c in caches)
+        capacity = width + sampling.max_new_tokens
+        n_layers = len(caches[0].layers)
+        slots = []
+        for layer in range(n_layers):  # right-align each episode's cache: pad on the left, masked out
+            k0, v0 = caches[0].layers[layer]
+            buf_k = k0.new_zeros((n, k0.shape[1], capacity, k0.shape[3]))
+            buf_v = v0.new_zeros((n, v0.shape[1], capacity, v0.shape[3]))
+            for row, c in enumerate(caches):
+                k, v = c.layers[layer]
+                buf_k[row, :, width - k.shape[2]:width] = k[0]
+                buf_v[row, :, width - v.shape[2]:width] = v[0]
+            slots.append(_slot_layer_class()(buf_k, buf_v, width))
+        mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
+        for row, c in enumerate(caches):
+            mask[row, width - len(c.ids):width] = 1
+        lengths = torch.tensor([len(c.ids) for c in caches], device=self.device)
+        logits = torch.stack([c.last_logits for c in caches])
+        del caches  # the buffers now hold them; per-episode copies are made again when an episode stops
+
+        order = list(range(n))  # order[row] = index of the request in that batch row
+        scanners = [StopScanner(self.tokenizer, stop) for _ in requests]
+        new_ids: list[list[int]] = [[] for _ in requests]
+        logps: list[list[float]] = [[] for _ in requests]
         eos = self.tokenizer.eos_token_id
-        end = len(row) if stop_len is None else stop_len
-        if eos is not None and eos in row[:end]:
-            end = row.index(eos) + 1  # keep EOS: ending the turn is the model's own decision
-        return row[:end]
+        live = n
+        for step in range(sampling.max_new_tokens):
+            tokens, token_logps = sample_tokens(logits[:live], sampling, [gens[i] for i in order[:live]])
+            finished = []
+            for row in range(live):
+                i = order[row]
+                token = int(tokens[row])
+                new_ids[i].append(token)
+                logps[i].append(float(token_logps[row]))
+                if token == eos or scanners[i].push(token) or step == sampling.max_new_tokens - 1:
+                    finished.append(row)
+            for row in sorted(finished, reverse=True):  # highest first: swaps never move a finished row
+                i = order[row]
+                if requests[i].keep_cache and requests[i].episode is not None and self.kv_cache == "episode":
+                    session.episodes[requests[i].episode] = self._row_cache(
+                        slots, mask, row, requests[i].history_ids + new_ids[i][:-1])
+                live -= 1
+                if row != live:
+                    _swap_rows(slots, mask, lengths, logits, order, row, live)
+            if live == 0:
+                break
+            for slot in slots:
+                slot.set_rows(live)
+            fed = torch.tensor([[new_ids[i][-1]] for i in order[:live]], device=self.device)
+            pos = width + step
+            mask[:live, pos] = 1
+            out = self.model(input_ids=fed, attention_mask=mask[:live, :pos + 1], position_ids=lengths[:live, None],
+                             use_cache=True, **{self._cache_arg: _slot_cache(slots)})
+            session.stats.prefill_tokens += live
+            lengths[:live] += 1
+            logits = out.logits[:, -1].float()
+        return [(new_ids[i], logps[i]) for i in range(n)]
+
+    def _row_cache(self, slots: list[Any], mask: torch.Tensor, row: int, ids: list[int]) -> _EpisodeCache:
+        """Copy one batch row's real positions (mask 1) out of the buffers, as a batch-of-one cache of `ids`."""
+        keep = mask[row, :slots[0].length].nonzero()[:, 0]
+        assert len(keep) == len(ids), "cache length and token history disagree"
+        return _EpisodeCache(ids, [(s.buf_k[row:row + 1, :, keep], s.buf_v[row:row + 1, :, keep]) for s in slots])
+
+    def _decode_uncached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
+                         gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:
+        """Reference path: each request alone, the whole sequence through the model for every new token."""
+        out = []
+        for req, gen in zip(requests, gens):
+            ids, logps = list(req.history_ids), []
+            new: list[int] = []
+            for _ in range(sampling.max_new_tokens):
+                logits = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[:, -1]
+                session.stats.prefill_tokens += len(ids)
+                token, logp = sample_tokens(logits, sampling, [gen])
+                new.append(int(token[0]))
+                logps.append(float(logp[0]))
+                ids.append(new[-1])
+                if new[-1] == self.tokenizer.eos_token_id or stop(self.tokenizer.decode(new)):
+                    break
+            out.append((new, logps))
+        return out
+
+
+def _crop(cache: _EpisodeCache, length: int) -> _EpisodeCache:
+    return _EpisodeCache(cache.ids[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in cache.layers])
+
+
+def _swap_rows(slots: list[Any], mask: torch.Tensor, lengths: torch.Tensor, logits: torch.Tensor,
+               order: list[int], a: int, b: int) -> None:
+    """Exchange batch rows a and b everywhere, so the live rows stay a contiguous block at the front."""
+    idx = torch.tensor([b, a], device=mask.device)
+    for slot in slots:
+        slot.buf_k[[a, b]] = slot.buf_k[idx]
+        slot.buf_v[[a, b]] = slot.buf_v[idx]
+    mask[[a, b]] = mask[idx]
+    lengths[[a, b]] = lengths[idx]
+    logits[[a, b]] = logits[idx]
+    order[a], order[b] = order[b], order[a]
 
 
 class ScriptedPolicy:
@@ -138,7 +538,8 @@ class ScriptedPolicy:
         self.script = script
         self.tokenizer = tokenizer or ByteChatTokenizer()
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopFn) -> list[list[int]]:
+    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                 stop: StopCondition | StopFn) -> list[list[int]]:
         out = []
         for req in requests:
             ids = self.tokenizer.encode(self.script(req))
@@ -153,7 +554,7 @@ class ScriptedPolicy:
         return out
 
 
-def _first_stop_prefix(ids: list[int], tokenizer: ChatTokenizer, stop: StopFn) -> int | None:
+def _first_stop_prefix(ids: list[int], tokenizer: ChatTokenizer, stop: StopCondition | StopFn) -> int | None:
     """Length of the shortest prefix of `ids` whose text satisfies `stop` (None if even the whole fails).
 
     `stop` is monotone (a closed call stays closed as text is appended), so binary search applies.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Sequence
+from typing import Any, Sequence
 
 from agentic_rl.types import TOOL_NAMES, RewardBreakdown, Trajectory
 
@@ -59,3 +59,34 @@ def reward_metrics(rewards: Sequence[RewardBreakdown]) -> dict[str, float]:
     out = {f"reward/{k}": v / n for k, v in terms.items()}
     out["train/reward_mean"] = sum(r.total for r in rewards) / n
     return out
+
+
+def rollout_metrics(stats: Any) -> dict[str, float]:
+    """Throughput, timing and prefill counters of one rollout (an `agentic_rl.rollout.agent.RolloutStats`).
+
+    `rollout/prefill_tokens` / `rollout/context_tokens` near 1 or below means every context token was computed
+    once per episode (below 1: a shared prompt prefix computed once for the batch). A policy that does not count
+    prefill (scripted, replay) leaves `rollout/prefill_tokens` absent, not 0.
+    """
+    out = {
+        "rollout/context_tokens": float(stats.context_tokens),
+        "rollout/tokens_per_s": stats.generated_tokens / max(stats.rollout_s, 1e-9),
+        "time/rollout_s": stats.rollout_s,
+        "time/tools_s": stats.tools_s,
+    }
+    if stats.prefill_tokens is not None:
+        out["rollout/prefill_tokens"] = float(stats.prefill_tokens)
+    return out
+
+
+def merge_rollout_stats(parts: Sequence[Any]) -> Any:
+    """The stats of several rollouts (an evaluation's batches) as one: counts and times summed."""
+    from agentic_rl.rollout.agent import RolloutStats
+
+    total = RolloutStats(prefill_tokens=None if any(p.prefill_tokens is None for p in parts) else 0)
+    for p in parts:
+        for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s"):
+            setattr(total, name, getattr(total, name) + getattr(p, name))
+        if total.prefill_tokens is not None:
+            total.prefill_tokens += p.prefill_tokens
+    return total

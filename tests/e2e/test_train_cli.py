@@ -12,7 +12,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 METRICS = ["train/pass_rate", "train/reward_mean", "train/frac_zero_std",
            "tools/search_rate", "tools/execute_rate", "tools/submit_rate", "tools/none_rate",
-           "tools/calls_per_episode", "rollout/turns_mean", "rollout/tokens_per_s", "reward/passed"]
+           "tools/calls_per_episode", "rollout/turns_mean", "rollout/tokens_per_s", "reward/passed",
+           "rollout/prefill_tokens", "rollout/context_tokens", "time/rollout_s", "time/tools_s", "time/update_s",
+           "time/step_s"]
 
 
 def train(args: list[str], timeout: int) -> subprocess.CompletedProcess:
@@ -42,6 +44,10 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
         assert not update_metrics & set(train_steps[0])
     else:
         assert update_metrics <= set(train_steps[0])
+    step = train_steps[0]
+    # the engine computes each context token at most once per episode (a shared prompt prefix once in all)
+    assert 0 < step["rollout/prefill_tokens"] <= 1.1 * step["rollout/context_tokens"]
+    assert step["time/step_s"] >= step["time/rollout_s"] >= step["time/tools_s"] >= 0
     summary = json.loads((run_dir / "summary.json").read_text())
     for phase in ("before", "after"):
         assert set(summary["eval"][phase]) == {"no_tools", "multi_tool"}

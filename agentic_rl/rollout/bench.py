@@ -1,0 +1,183 @@
+"""Multi-tool rollout throughput: the project's engine against a notebook-style loop, in one process.
+
+    python -m agentic_rl.rollout.bench [--tasks 4] [--group 4] [--turns 2] [--max-new-tokens 128]
+                                       [--modes episode turn] [--notebook-jobs N] [--ceiling-tokens 64]
+                                       [overrides ...]          e.g. model=smollm2-135m tools=multi
+
+Workload (issue #10, first row): `--tasks` KodCode tasks from the shared sample x G=`--group`, `--turns` turns
+of `--max-new-tokens` tokens, the tool set of `tools=` (multi), the model of `model=` (SmolLM2-135M), real tools
+in the sandbox. The tasks and config are composed from conf/train.yaml exactly as training does.
+
+notebook: the reference notebook's loop, made faithful: one trajectory at a time, `model.generate` on the
+          whole history every turn (full re-prefill), no stop at the tool call (it generates max_new_tokens or
+          to EOS, then the first completed call is run); `--notebook-jobs` runs it on the first N episodes only
+          (one per task first), since its rate per episode does not depend on how many run.
+engine:   `run_episodes` with `HFPolicy(kv_cache=mode)` for each of `--modes` ("episode" is the default engine;
+          "turn" re-prefills every turn, to show what the kept cache buys).
+ceiling:  raw `model.generate`, batch 32, short prompts, `--ceiling-tokens` new tokens each (no early stop).
+tokens/s = generated tokens / wall time of the phase (tool calls included). prefill/context = tokens run through
+the model / the episodes' final lengths. Peak RSS is the process's high-water mark after each phase.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
+from agentic_rl.rollout.agent import (RolloutConfig, ToolSet, run_tool, observation_ids, prompt_messages,
+                                      run_episodes)
+from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.tools.base import find_first_call
+from agentic_rl.types import Task
+
+logger = logging.getLogger(__name__)
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+CEILING_PROMPT = "Write a Python function that returns the sum of a list of numbers."
+
+
+def peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # ru_maxrss is in KiB on Linux
+
+
+def compose(args: argparse.Namespace) -> Any:
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    defaults = ["data=kodcode", f"data.path={shared_data_dir() / KODCODE_SAMPLE}", f"data.limit={args.tasks}",
+                f"rollout.max_turns={args.turns}", f"rollout.max_new_tokens={args.max_new_tokens}",
+                "tools=multi", "model=smollm2-135m"]
+    given = {o.split("=", 1)[0] for o in args.overrides}
+    overrides = [o for o in defaults if o.split("=", 1)[0] not in given] + list(args.overrides)
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name="train", overrides=overrides)
+
+
+def notebook_loop(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet,
+                  cfg: RolloutConfig) -> dict[str, float]:
+    """One trajectory at a time, full re-prefill each turn, no stop at the call (see the module doc)."""
+    chat = HFPolicy(model, tok).tokenizer
+    device = next(model.parameters()).device
+    generated = prefill = context = 0
+    tools_s = 0.0
+    start = time.perf_counter()
+    for task, _ in jobs:
+        ids = chat.chat_prompt_ids(prompt_messages(toolset, task, cfg.observation_format))
+        for _ in range(cfg.max_turns):
+            prefill += len(ids)
+            with torch.no_grad():
+                out = model.generate(input_ids=torch.tensor([ids], device=device),
+                                     attention_mask=torch.ones((1, len(ids)), dtype=torch.long, device=device),
+                                     max_new_tokens=cfg.max_new_tokens, do_sample=cfg.temperature > 0,
+                                     temperature=cfg.temperature or None, top_p=cfg.top_p, top_k=None,
+                                     pad_token_id=tok.pad_token_id)
+            new = out[0, len(ids):].tolist()
+            generated += len(new)
+            prefill += len(new) - 1  # decode steps feed each generated token but the last
+            call = find_first_call(chat.decode(new), toolset.active)
+            obs_text, passed = "<feedback>No tool call found.</feedback>", False
+            if call is not None:
+                t0 = time.perf_counter()
+                obs = run_tool(toolset.tools[call.name], call, task)
+                tools_s += time.perf_counter() - t0
+                obs_text, passed = obs.text, bool(obs.passed)
+            ids = ids + new + observation_ids(chat, obs_text, new, cfg.observation_format)
+            if passed:
+                break
+        context += len(ids)
+    wall = time.perf_counter() - start
+    return {"episodes": len(jobs), "generated": generated, "wall_s": wall, "tools_s": tools_s,
+            "tokens_per_s": generated / wall, "prefill": prefill, "context": context}
+
+
+def engine(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig,
+           kv_cache: str) -> dict[str, float]:
+    result = run_episodes(jobs, HFPolicy(model, tok, kv_cache=kv_cache), toolset, cfg)
+    s = result.stats
+    return {"episodes": len(jobs), "generated": s.generated_tokens, "wall_s": s.rollout_s, "tools_s": s.tools_s,
+            "tokens_per_s": s.generated_tokens / s.rollout_s, "prefill": s.prefill_tokens,
+            "context": s.context_tokens}
+
+
+def ceiling(model: Any, tok: Any, batch: int, new_tokens: int, cfg: RolloutConfig) -> float:
+    """Raw batched `generate` tokens/s on short prompts: what this machine does at best at this batch size."""
+    chat = HFPolicy(model, tok).tokenizer
+    prompt = chat.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
+    device = next(model.parameters()).device
+    ids = torch.tensor([prompt] * batch, device=device)
+    start = time.perf_counter()
+    with torch.no_grad():
+        model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new_tokens,
+                       min_new_tokens=new_tokens, do_sample=True, temperature=cfg.temperature or 1.0,
+                       top_p=cfg.top_p, top_k=None, pad_token_id=tok.pad_token_id)
+    return batch * new_tokens / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--group", type=int, default=4)
+    parser.add_argument("--turns", type=int, default=2)
+    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--modes", nargs="+", default=["episode"], choices=["episode", "turn"])
+    parser.add_argument("--notebook-jobs", type=int, default=None, help="notebook loop on the first N episodes")
+    parser.add_argument("--ceiling-batch", type=int, default=32)
+    parser.add_argument("--ceiling-tokens", type=int, default=64)
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    from agentic_rl.config import register_configs, to_dataclass
+    from agentic_rl.registry import build
+    from agentic_rl.tools import build_toolset
+
+    register_configs()
+    cfg = compose(args)
+    torch.manual_seed(cfg.seed)
+    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
+    tasks: list[Task] = build(cfg.data)[: args.tasks]
+    if len(tasks) < args.tasks:
+        raise ValueError(f"only {len(tasks)} tasks in {cfg.data.path}; lower --tasks")
+    loaded = build(cfg.model)
+    model, tok = loaded.model.eval(), loaded.tokenizer
+    sandbox = build(cfg.sandbox)
+    rows: dict[str, dict[str, float]] = {}
+    rss: dict[str, float] = {"loaded": peak_rss_gib()}
+    try:
+        toolset = build_toolset(cfg.tools, sandbox)
+        jobs = [(t, g) for t in tasks for g in range(args.group)]
+        logger.info("workload: %d tasks x G=%d, %d turns x %d tokens, tools=%s, model=%s", len(tasks), args.group,
+                    rollout_cfg.max_turns, rollout_cfg.max_new_tokens, toolset.name, loaded.name)
+        for mode in args.modes:
+            logger.info("engine (kv_cache=%s) ...", mode)
+            rows[f"engine ({mode})"] = engine(model, tok, jobs, toolset, rollout_cfg, mode)
+            rss[f"engine ({mode})"] = peak_rss_gib()
+        nb_jobs = sorted(jobs, key=lambda j: j[1])[: args.notebook_jobs or len(jobs)]  # one per task first
+        logger.info("notebook loop on %d episodes ...", len(nb_jobs))
+        rows["notebook loop"] = notebook_loop(model, tok, nb_jobs, toolset, rollout_cfg)
+        rss["notebook loop"] = peak_rss_gib()
+        logger.info("raw generate ceiling, batch %d ...", args.ceiling_batch)
+        ceiling_tps = ceiling(model, tok, args.ceiling_batch, args.ceiling_tokens, rollout_cfg)
+    finally:
+        sandbox.close()
+
+    notebook_tps = rows["notebook loop"]["tokens_per_s"]
+    lines = ["| loop | episodes | generated tok | wall s | tools s | tok/s | x notebook | of ceiling "
+             "| prefill / context tok | peak RSS GiB |", "|" + "---|" * 10]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['episodes']} | {r['generated']} | {r['wall_s']:.1f} | {r['tools_s']:.1f} "
+                     f"| {r['tokens_per_s']:.1f} | {r['tokens_per_s'] / notebook_tps:.2f} "
+                     f"| {r['tokens_per_s'] / ceiling_tps:.2f} | {r['prefill']} / {r['context']} = "
+                     f"{r['prefill'] / r['context']:.2f} | {rss[name]:.2f} |")
+    lines.append(f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
+                 f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB")
+    logger.info("\n%s", "\n".join(lines))
+    return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss}
+
+
+if __name__ == "__main__":
+    main()

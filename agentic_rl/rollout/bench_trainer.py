@@ -1,0 +1,189 @@
+"""Single-turn GRPO step time: this project against TRL's `GRPOTrainer` on the same workload, in one process.
+
+    pip install -e .[bench]        # TRL, never a core dependency
+    python -m agentic_rl.rollout.bench_trainer [--steps 3] [--max-new-tokens 128] [overrides ...]
+
+Workload (issue #10, last row): one built-in task per step, G=4 completions of up to `--max-new-tokens` tokens,
+no tools (one turn, the reply's code graded by the sandbox), LoRA r16 on q/v, KL coefficient 0.05, one
+optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temperature and top-p.
+
+project: `run_episodes` (tools=none) -> reward -> `grpo_step`, with `algo.skip_zero_std_groups` off, since TRL
+         runs its passes for every group (pass `--allow-skip` to time the project's default instead).
+TRL:     `GRPOTrainer` with the same LoRA, beta, sampling, generation batch = one group; gradient checkpointing
+         off (the project's update does not use it); the reward calls the same grader.
+The first step of each is a warm-up and not counted; the median of the others is reported, with peak RSS.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import logging
+import statistics
+import time
+from typing import Any
+
+import torch
+
+from agentic_rl.rollout.agent import RolloutConfig, extract_code, prompt_messages, run_episodes, run_tool
+from agentic_rl.rollout.bench import CONF_DIR, peak_rss_gib
+from agentic_rl.types import ToolCall
+
+logger = logging.getLogger(__name__)
+
+
+def compose(overrides: list[str]) -> Any:
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    defaults = ["tools=none", "model=smollm2-135m", "data=builtin", "rollout.max_turns=1",
+                "algo.group_size=4", "algo.kl_coeff=0.05", "algo.lora.r=16", "algo.lora.alpha=32"]
+    given = {o.split("=", 1)[0] for o in overrides}
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return hydra_compose(config_name="train", overrides=[o for o in defaults if o.split("=", 1)[0] not in given]
+                             + overrides)
+
+
+def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, allow_skip: bool) -> list[float]:
+    from dataclasses import replace
+
+    from agentic_rl.algo.grpo import grpo_step
+    from agentic_rl.config import algo_config
+    from agentic_rl.models.lora import add_lora
+    from agentic_rl.registry import build
+    from agentic_rl.rewards import make_reward_fn
+    from agentic_rl.rollout.policy import HFPolicy
+    from omegaconf import OmegaConf
+
+    algo = algo_config(cfg)
+    if not allow_skip:
+        algo = replace(algo, skip_zero_std_groups=False)
+    loaded = build(cfg.model)
+    model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout, list(algo.lora.target_modules),
+                     seed=cfg.seed)
+    policy = HFPolicy(model, loaded.tokenizer)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
+    reward_fn = make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))
+    times = []
+    for task in tasks:
+        start = time.perf_counter()
+        group = run_episodes([(task, g) for g in range(algo.group_size)], policy, toolset, rollout_cfg)
+        rewards = torch.tensor([reward_fn(t).total for t in group], dtype=torch.float64)
+        grpo_step(model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id)
+        times.append(time.perf_counter() - start)
+        logger.info("project step %d: %.1f s", len(times), times[-1])
+    return times
+
+
+def unflagged_copy(model: Any) -> Any:
+    """The same weights in a model without a quantization flag.
+
+    The embedded model's config still names its GGUF origin although its cached weights are plain floats, and
+    transformers' Trainer refuses to train a model flagged as GGUF-quantized.
+    """
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
+    fresh.load_state_dict(model.state_dict())
+    return fresh
+
+
+def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -> list[float]:
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentic_rl.config import algo_config
+    from agentic_rl.registry import build
+
+    algo = algo_config(cfg)
+    loaded = build(cfg.model)
+    model = unflagged_copy(loaded.model)
+    by_prompt = {task.prompt: task for task in tasks}
+
+    def graded(prompts: list, completions: list, **kwargs: Any) -> list[float]:
+        """1.0 when the reply's code passes the task's tests: the same grader as the project's no-tools mode."""
+        out = []
+        for prompt, completion in zip(prompts, completions):
+            task = by_prompt[prompt[-1]["content"]]
+            code = extract_code(completion[0]["content"])
+            obs = run_tool(toolset.grader, ToolCall("submit", code, 0, 0), task) if code else None
+            out.append(1.0 if obs is not None and obs.passed else 0.0)
+        return out
+
+    class StepTimer(TrainerCallback):
+        def __init__(self) -> None:
+            self.times: list[float] = []
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.times.append(time.perf_counter() - self.start)
+            logger.info("TRL step %d: %.1f s", len(self.times), self.times[-1])
+
+    G = algo.group_size
+    args = GRPOConfig(output_dir="outputs/bench_trainer_trl", use_cpu=not torch.cuda.is_available(),
+                      per_device_train_batch_size=G, num_generations=G, max_completion_length=rollout_cfg.max_new_tokens,
+                      beta=algo.kl_coeff, learning_rate=algo.lr, temperature=rollout_cfg.temperature,
+                      top_p=rollout_cfg.top_p, max_steps=len(tasks), logging_steps=1, report_to="none",
+                      save_strategy="no", gradient_checkpointing=False, disable_tqdm=True, seed=cfg.seed)
+    dataset = Dataset.from_list([{"prompt": prompt_messages(toolset, task, rollout_cfg.observation_format)}
+                                 for task in tasks])
+    timer = StepTimer()
+    lora = LoraConfig(r=algo.lora.r, lora_alpha=algo.lora.alpha, lora_dropout=algo.lora.dropout,
+                      target_modules=list(algo.lora.target_modules), task_type="CAUSAL_LM")
+    trainer = GRPOTrainer(model=model, reward_funcs=[graded], args=args, train_dataset=dataset,
+                          processing_class=loaded.tokenizer, peft_config=lora, callbacks=[timer])
+    trainer.train()
+    return timer.times
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=3, help="timed steps each (plus one warm-up)")
+    parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--allow-skip", action="store_true", help="time the project with skip_zero_std_groups on")
+    parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        import trl  # noqa: F401
+    except ImportError:
+        raise SystemExit("TRL is not installed: pip install -e .[bench]") from None
+
+    from agentic_rl.config import register_configs, to_dataclass
+    from agentic_rl.registry import build
+    from agentic_rl.tools import build_toolset
+
+    register_configs()
+    cfg = compose([f"rollout.max_new_tokens={args.max_new_tokens}", *args.overrides])
+    torch.manual_seed(cfg.seed)
+    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
+    tasks = build(cfg.data)[: args.steps + 1]
+    sandbox = build(cfg.sandbox)
+    try:
+        toolset = build_toolset(cfg.tools, sandbox)
+        ours = project_steps(cfg, tasks, toolset, rollout_cfg, args.allow_skip)
+        rss_ours = peak_rss_gib()
+        theirs = trl_steps(cfg, tasks, toolset, rollout_cfg)
+        rss_all = peak_rss_gib()
+    finally:
+        sandbox.close()
+    ours_s, theirs_s = statistics.median(ours[1:] or ours), statistics.median(theirs[1:] or theirs)
+    table = "\n".join([
+        "| trainer | steps timed | median step s | all steps s | peak RSS GiB (process, cumulative) |",
+        "|---|---|---|---|---|",
+        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {', '.join(f'{t:.1f}' for t in ours)} | {rss_ours:.2f} |",
+        f"| TRL GRPOTrainer | {len(theirs) - 1} | {theirs_s:.1f} | {', '.join(f'{t:.1f}' for t in theirs)} "
+        f"| {rss_all:.2f} |",
+        f"\nratio agentic_rl / TRL: {ours_s / theirs_s:.2f} (target <= 0.5)",
+    ])
+    logger.info("\n%s", table)
+    return {"project_s": ours, "trl_s": theirs, "ratio": ours_s / theirs_s}
+
+
+if __name__ == "__main__":
+    main()
