@@ -11,7 +11,6 @@ through the LM head, and gradient checkpointing (`algo.gradient_checkpointing`, 
 """
 from __future__ import annotations
 
-
 import contextlib
 import time
 from dataclasses import dataclass, field
