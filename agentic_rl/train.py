@@ -21,8 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
-from agentic_rl.algo.grpo import grpo_step
 from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
+from agentic_rl.distributed import Distributed, SilentTracker, launch_ranks_or
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.registry import build
@@ -83,8 +83,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
     seed_everything(cfg.seed)
-    run_dir = run_dir_of(cfg)
-    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
+    dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
+    run_dir = dist.shared_run_dir(run_dir_of(cfg))
+    tracker = (Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
+               if dist.is_main else SilentTracker())
     sandbox = None
     exit_code = 1
     try:
@@ -100,6 +102,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         loaded = build(cfg.model)
         model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
                          list(algo.lora.target_modules), seed=cfg.seed)
+        dist.align(model, cfg.seed)
         policy = HFPolicy(model, loaded.tokenizer)
         pad_id = loaded.tokenizer.pad_token_id
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
@@ -108,17 +111,17 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                    "n_train_tasks": len(train_tasks), "n_eval_tasks": len(eval_tasks), "eval": {},
                                    "wandb": tracker.wandb_info}
 
-        if cfg.eval_before and eval_tasks:
+        if cfg.eval_before and eval_tasks and dist.is_main:
             summary["eval"]["before"] = _evaluate(eval_tasks, policy, eval_toolsets, rollout_cfg, eval_cfg,
                                                   tracker, step=0, phase="before", progress=cfg.progress)
 
         step = 0
         rng = random.Random(cfg.seed)
-        n_steps = algo.epochs * len(train_epoch_tasks(train_tasks, algo.tasks_per_epoch, random.Random(0)))
-        bar = tqdm(total=n_steps, desc="train (task groups)", disable=not cfg.progress)
+        n_steps = algo.epochs * len(dist.shard(train_epoch_tasks(train_tasks, algo.tasks_per_epoch, random.Random(0))))
+        bar = tqdm(total=n_steps, desc="train (task groups)", disable=not (cfg.progress and dist.is_main))
         train_start = time.perf_counter()
         for epoch in range(algo.epochs):
-            tasks = train_epoch_tasks(train_tasks, algo.tasks_per_epoch, rng)
+            tasks = dist.shard(train_epoch_tasks(train_tasks, algo.tasks_per_epoch, rng))  # this rank's groups
             for start in range(0, len(tasks), algo.tasks_per_rollout):
                 chunk = tasks[start:start + algo.tasks_per_rollout]
                 # 1. rollout: the G samples of every task in the chunk, generated as one batch
@@ -131,7 +134,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                     group = trajs[i * algo.group_size:(i + 1) * algo.group_size]
                     breakdowns = [reward_fn(t) for t in group]
                     rewards = torch.tensor([b.total for b in breakdowns], dtype=torch.float64)
-                    stats = grpo_step(model, optimizer, group, rewards, algo, pad_id)
+                    stats = dist.grpo_step(model, optimizer, group, rewards, algo, pad_id)
                     step += 1
                     # 6. log
                     metrics = {
@@ -142,13 +145,16 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                         "rollout/tokens_per_s": sum(t.n_model_tokens for t in trajs) / max(rollout_s, 1e-9),
                         **reward_metrics(breakdowns), **episode_metrics(group),
                     }
-                    tracker.log(metrics, step)
+                    tracker.log(dist.reduce_step(metrics, model), step)
                     bar.update(1)
                     bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}",
                                     reward=f"{metrics['train/reward_mean']:.2f}")
         bar.close()
         summary["train_seconds"] = round(time.perf_counter() - train_start, 1)
         summary["train_steps"] = step
+        summary.update(dist.summary())
+        if not dist.is_main:
+            return summary  # rank 0 alone evaluates and writes the run dir
 
         if cfg.eval_after and eval_tasks:
             summary["eval"]["after"] = _evaluate(eval_tasks, policy, eval_toolsets, rollout_cfg, eval_cfg,
@@ -189,4 +195,4 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    launch_ranks_or(main, "agentic_rl.train")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -122,8 +122,13 @@ def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: 
 
 
 def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
-              cfg: GRPOConfig, pad_id: int) -> StepStats:
-    """One optimizer step on one task's group. `model` is a peft model (adapter on = policy)."""
+              cfg: GRPOConfig, pad_id: int,
+              grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None) -> StepStats:
+    """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
+
+    `grad_sync` (data parallel, `agentic_rl.distributed`) replaces the gradients by their mean over ranks
+    after the backward pass, before clipping, so every rank clips and steps on the same gradient.
+    """
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
     if cfg.skip_zero_std_groups and not group_has_signal(rewards):
         return StepStats(loss=0.0, kl=0.0, grad_norm=0.0, n_tokens=0, skipped=True)
@@ -150,6 +155,8 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
         loss.backward()
         total_loss += float(loss.detach())
     params = [p for p in model.parameters() if p.requires_grad]
+    if grad_sync is not None:
+        grad_sync(params)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
     optimizer.step()
     return StepStats(loss=total_loss, kl=kl_sum / max(group_tokens, 1), grad_norm=grad_norm,
