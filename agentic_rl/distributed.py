@@ -231,8 +231,12 @@ class Distributed:
         return reduce_metrics([m for m, _ in gathered])
 
     def summary(self) -> dict[str, Any]:
-        return {"world_size": self.world_size, "backend": self.backend, "device": str(self.device),
-                "steps_weights_identical": self.steps_verified if self.world_size > 1 else None}
+        """What summary.json records about the job's layout (and, on a GPU, rank 0's peak memory)."""
+        out = {"world_size": self.world_size, "backend": self.backend, "device": str(self.device),
+               "steps_weights_identical": self.steps_verified if self.world_size > 1 else None}
+        if self.device.type == "cuda":
+            out["cuda_peak_memory_gb"] = round(torch.cuda.max_memory_allocated(self.device) / 2**30, 2)
+        return out
 
 
 class SilentTracker:
@@ -316,10 +320,15 @@ def cpu_processes_requested() -> int | None:
     if any(var in os.environ for var in _RANK_VARS):
         return None  # already one rank of several (torchrun, MPI)
     import psutil
-    from accelerate.commands.launch import launch_command_parser
 
     parent = psutil.Process().parent()
-    cmdline = parent.cmdline() if parent is not None else []
+    return processes_from_launch_cmdline(parent.cmdline() if parent is not None else [])
+
+
+def processes_from_launch_cmdline(cmdline: list[str]) -> int | None:
+    """--num_processes of an `accelerate launch` command line, when above 1 (None if it is not one)."""
+    from accelerate.commands.launch import launch_command_parser
+
     if "launch" not in cmdline:
         return None
     args, _ = launch_command_parser().parse_known_args(cmdline[cmdline.index("launch") + 1:])

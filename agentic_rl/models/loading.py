@@ -96,6 +96,8 @@ def _place(model: Any, device: torch.device, gradient_checkpointing: bool) -> An
         # Non-reentrant checkpointing: gradients reach the LoRA weights although the frozen embeddings'
         # outputs do not require grad (the reentrant variant would need enable_input_require_grads()).
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    logger.info("model on %s in %s, gradient checkpointing %s", device, next(model.parameters()).dtype,
+                "on" if gradient_checkpointing else "off")
     return model
 
 
@@ -157,7 +159,8 @@ def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: in
                      device: str = "cpu", gradient_checkpointing: bool = False) -> LoadedModel:
     """A few-layer Llama with random weights and a real tokenizer (loaded like `tokenizer_from`).
 
-    The weights are drawn on the CPU (the same for a seed on every machine), then placed like a real model's.
+    The weights are drawn on the target device itself (a GPU draws a 3B-shaped model in seconds), so for one
+    seed they are the same on every device of a kind, not across kinds.
     """
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -171,7 +174,8 @@ def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: in
     )
     torch.manual_seed(seed)
     target = _device(device)
-    model = LlamaForCausalLM(config).to(_dtype(dtype, target))
+    with target:
+        model = LlamaForCausalLM(config).to(_dtype(dtype, target))
     return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
                        name=name)
 
