@@ -326,12 +326,14 @@ def cpu_processes_requested() -> int | None:
 
 
 def processes_from_launch_cmdline(cmdline: list[str]) -> int | None:
-    """--num_processes of an `accelerate launch` command line, when above 1 (None if it is not one)."""
+    """--num_processes of an `accelerate launch` (or `python -m accelerate.commands.launch`) command line, when
+    above 1; None if the command is not one."""
     from accelerate.commands.launch import launch_command_parser
 
-    if "launch" not in cmdline:
+    starts = [i for i, arg in enumerate(cmdline) if arg in ("launch", "accelerate.commands.launch")]
+    if not starts:
         return None
-    args, _ = launch_command_parser().parse_known_args(cmdline[cmdline.index("launch") + 1:])
+    args, _ = launch_command_parser().parse_known_args(cmdline[starts[0] + 1:])
     if (args.num_machines or 1) > 1:
         raise RuntimeError("accelerate launch --cpu over several machines needs MPI: run `accelerate config`, "
                            "choose multi-CPU with an mpirun hostfile, and launch with that config")

@@ -38,6 +38,7 @@ def test_rank_argv_keeps_rank0_and_sends_other_ranks_hydra_dirs_elsewhere():
 @pytest.mark.parametrize("cmdline, expected", [
     (["python", "/bin/accelerate", "launch", "--cpu", "--num_processes", "2", "-m", "agentic_rl.train", "x=1"], 2),
     (["accelerate", "launch", "--cpu", "--num_processes=3", "-m", "agentic_rl.train"], 3),
+    (["python", "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "train.py"], 2),
     (["accelerate", "launch", "--cpu", "-m", "agentic_rl.train"], None),
     (["python", "-m", "agentic_rl.train"], None),
 ])
