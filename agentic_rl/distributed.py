@@ -123,11 +123,8 @@ class Distributed:
         return broadcast_object_list([obj], from_process=0)[0]
 
     def shared_run_dir(self, own: Path) -> Path:
-        """Rank 0's run dir. Other ranks' Hydra dirs are temporary (see `rank_argv`) and are removed at exit."""
-        shared = Path(self.broadcast_object(str(own)))
-        if not self.is_main and shared != own:
-            atexit.register(shutil.rmtree, own, ignore_errors=True)
-        return shared
+        """Rank 0's run dir, on every rank (other ranks' Hydra dirs are private temporary ones: `rank_argv`)."""
+        return Path(self.broadcast_object(str(own)))
 
     def align(self, model: torch.nn.Module, seed: int) -> None:
         """Start every rank from rank 0's adapter, then give ranks > 0 their own sampling stream.
