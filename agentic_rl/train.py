@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import GRPOConfig, update_rollout_batch
 from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
+from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.registry import build
@@ -68,10 +69,12 @@ class Training:
     eval_toolsets: dict[str, Any]
     pad_id: int
     model_name: str
+    dist: Distributed                # this process's rank under `accelerate launch` (or the only one)
 
     @property
     def n_steps(self) -> int:
-        return self.algo.epochs * len(epoch_order(len(self.train_tasks), self.algo.tasks_per_epoch, random.Random(0)))
+        per_epoch = epoch_order(len(self.train_tasks), self.algo.tasks_per_epoch, random.Random(0))
+        return self.algo.epochs * len(self.dist.shard(per_epoch))
 
 
 @dataclass
@@ -102,14 +105,20 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise RuntimeError("this experiment needs a CUDA GPU (require_gpu=true) and none is visible. Run it on a GPU "
                            "machine, or use the CPU default: python -m agentic_rl.train")
     seed_everything(cfg.seed)
-    run_dir = run_dir_of(cfg)
+    dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
+    run_dir = dist.shared_run_dir(run_dir_of(cfg))
+    if cfg.get("resume") and dist.world_size > 1:
+        raise ValueError("resume= under accelerate launch is not supported yet: a checkpoint holds rank 0's RNG "
+                         "states only, so the ranks could not continue exactly. Fix: resume with one process, "
+                         "python -m agentic_rl.train resume=RUN_DIR")
     if cfg.get("resume") and (done := completed_summary(run_dir, cfg)) is not None:
         logger.info("%s is a complete run: nothing to resume", run_dir)
         return done
     checkpoint = resume_point(cfg, run_dir)
     state = checkpoint.state if checkpoint else {}
-    with open_run(cfg, run_dir, wandb_id=state.get("wandb_id"), step=state.get("step", 0)) as ctx:
-        training = build_training(cfg, ctx.sandbox)
+    with open_run(cfg, run_dir, wandb_id=state.get("wandb_id"), step=state.get("step", 0),
+                  writer=dist.is_main) as ctx:
+        training = build_training(cfg, ctx.sandbox, dist)
         position = Position(data_rng=random.Random(cfg.seed))
         summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": cfg.reward.name,
                    "n_train_tasks": len(training.train_tasks), "n_eval_tasks": len(training.eval_tasks),
@@ -118,7 +127,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             summary["eval"] = restore(training, position, checkpoint)
             logger.info("resumed %s from %s (step %d of %d)", run_dir, checkpoint.path, position.step,
                         training.n_steps)
-        elif cfg.eval_before and training.eval_tasks:
+        elif cfg.eval_before and training.eval_tasks and dist.is_main:
             summary["eval"]["before"] = evaluate_phase(training, ctx, step=0, phase="before")
         train_loop(training, position, ctx, summary)
         return finish_training(training, position, ctx, summary)
@@ -142,7 +151,7 @@ def resume_point(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     return checkpoint
 
 
-def build_training(cfg: DictConfig, sandbox: Any) -> Training:
+def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training:
     """Build stage: data, reward, tools, the model with its LoRA adapter, and the optimizer."""
     algo = algo_config(cfg)
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
@@ -154,6 +163,7 @@ def build_training(cfg: DictConfig, sandbox: Any) -> Training:
     model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
                      list(algo.lora.target_modules), seed=cfg.seed,
                      gradient_checkpointing=algo.gradient_checkpointing)
+    dist.align(model, cfg.seed)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                   lr=algo.lr, weight_decay=algo.weight_decay)
     return Training(
@@ -162,18 +172,21 @@ def build_training(cfg: DictConfig, sandbox: Any) -> Training:
         optimizer=optimizer, reward_fn=make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True)),
         toolset=build_toolset(cfg.tools, sandbox),
         eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
-        pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name)
+        pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name, dist=dist)
 
 
 def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
     """Loop stage: rollout batches until the last epoch ends; checkpoint and honour signals between batches."""
     every = int(t.cfg.get("checkpoint_every") or 0)
-    bar = tqdm(total=t.n_steps, initial=pos.step, desc="train (task groups)", disable=not t.cfg.progress)
+    bar = tqdm(total=t.n_steps, initial=pos.step, desc="train (task groups)",
+               disable=not (t.cfg.progress and t.dist.is_main))
     started, seconds_before = time.perf_counter(), pos.train_seconds
     with ctx.interrupts.deferred():
         while pos.epoch < t.algo.epochs:
             if pos.order is None:
-                pos.order, pos.index = epoch_order(len(t.train_tasks), t.algo.tasks_per_epoch, pos.data_rng), 0
+                # every rank draws the same order and takes its own share of it
+                order = epoch_order(len(t.train_tasks), t.algo.tasks_per_epoch, pos.data_rng)
+                pos.order, pos.index = t.dist.shard(order), 0
             chunk = pos.order[pos.index:pos.index + t.algo.tasks_per_rollout]
             step_before = pos.step
             train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar)
@@ -183,7 +196,7 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
             pos.train_seconds = seconds_before + time.perf_counter() - started
             # safe point: nothing of this batch is left in flight
             due = every > 0 and (pos.step // every > step_before // every or pos.step == t.n_steps)
-            if due or ctx.interrupts.requested:
+            if (due or ctx.interrupts.requested) and t.dist.is_main:
                 save_training(t, pos, ctx, summary)
             if ctx.interrupts.requested:
                 bar.close()
@@ -203,7 +216,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
     # 3-5. advantages -> loss -> one optimizer step per task group
     all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
-                                     temperature=t.rollout_cfg.temperature)
+                                     temperature=t.rollout_cfg.temperature, step=t.dist.grpo_step)
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
     shared = rollout_metrics(trajs.stats)
@@ -218,7 +231,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
             **reward_metrics(bds), **episode_metrics(group), **shared,
             "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
         }
-        ctx.tracker.log(metrics, pos.step)
+        ctx.tracker.log(t.dist.reduce_step(metrics, t.model), pos.step)
         bar.update(1)
         bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}", reward=f"{metrics['train/reward_mean']:.2f}")
 
@@ -257,7 +270,10 @@ def restore(t: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any
 
 
 def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> dict[str, Any]:
-    """Finish stage: evaluate after training, then summary.json, then the adapter and the figure."""
+    """Finish stage: evaluate after training, then summary.json, then the adapter and the figure (rank 0 only)."""
+    summary.update(t.dist.summary())
+    if not t.dist.is_main:
+        return summary
     if t.cfg.eval_after and t.eval_tasks:
         summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
     summary.update(train_steps=pos.step, train_seconds=round(pos.train_seconds, 1),
@@ -298,4 +314,4 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
-    main()
+    launch_ranks_or(main, "agentic_rl.train")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -229,12 +229,15 @@ def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
 
 def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
               cfg: GRPOConfig, pad_id: int, *, temperature: float,
-              old_logprobs: Sequence[torch.Tensor] | None = None) -> StepStats:
+              old_logprobs: Sequence[torch.Tensor] | None = None,
+              grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None) -> StepStats:
     """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
 
     temperature: the rollout's sampling temperature; every log-prob is of softmax(logits / temperature).
     old_logprobs: the behaviour policy's log-probs per trajectory (`behaviour_logprobs`) when the group was
         sampled before an earlier optimizer step; None when it is on-policy (ratio 1 in value).
+    grad_sync: (data parallel, `agentic_rl.distributed`) replaces the gradients by their mean over ranks
+        after the backward pass, before clipping, so every rank clips and steps on the same gradient.
     """
     if not _updates(rewards, cfg):
         return StepStats(n_tokens=0, skipped=True)
@@ -266,6 +269,8 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
         total_loss += float(loss.detach())
         n_clipped += float((terms.clipped * mask).sum())
     params = [p for p in model.parameters() if p.requires_grad]
+    if grad_sync is not None:
+        grad_sync(params)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
     optimizer.step()
     denom = max(group_tokens, 1)
@@ -275,8 +280,9 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
 
 def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: Sequence[Sequence[Trajectory]],
                          rewards: Sequence[torch.Tensor], cfg: GRPOConfig, pad_id: int, *,
-                         temperature: float) -> list[StepStats]:
-    """One `grpo_step` per task group of a rollout batch, in order.
+                         temperature: float, step: Callable[..., StepStats] | None = None) -> list[StepStats]:
+    """One `grpo_step` per task group of a rollout batch, in order (`step` stands in for `grpo_step`, with
+    the same signature: data-parallel training passes `Distributed.grpo_step`).
 
     The first group that takes a step is on-policy. Every later one was sampled by the policy as it was
     before that step, so its behaviour log-probs are scored now, before any step, and its update uses the
@@ -298,8 +304,8 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
     all_stats = []
     for i, (group, r) in enumerate(zip(groups, rewards)):
         started = time.perf_counter()
-        stats = grpo_step(model, optimizer, group, r, cfg, pad_id, temperature=temperature,
-                          old_logprobs=behaviour.get(i))
+        stats = (step or grpo_step)(model, optimizer, group, r, cfg, pad_id, temperature=temperature,
+                                    old_logprobs=behaviour.get(i))
         stats.update_s = time.perf_counter() - started + (scoring_share if i in behaviour else 0.0)
         all_stats.append(stats)
     return all_stats

