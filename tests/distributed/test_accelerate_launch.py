@@ -56,6 +56,9 @@ def test_rank_zero_alone_wrote_one_run_dir_and_one_adapter(launched):
     run_dir, proc = launched
     root = run_dir.parent
     assert [p.name for p in root.iterdir()] == ["run"]
-    assert [p.relative_to(root) for p in root.rglob("adapter_model.safetensors")] == [Path("run/adapter/adapter_model.safetensors")]
+    adapters = sorted(p.relative_to(root) for p in root.rglob("adapter_model.safetensors"))
+    # the final adapter once, plus rank 0's checkpoints (resumable snapshots), nothing from rank 1
+    assert [a for a in adapters if a.parts[1] != "checkpoints"] == [Path("run/adapter/adapter_model.safetensors")]
+    assert all(a.parts[:2] == ("run", "checkpoints") for a in adapters if a.parts[1] == "checkpoints")
     assert len(list(root.rglob(".hydra"))) == 1
     assert "rank 1 of 2" in proc.stderr + proc.stdout  # the second rank really ran

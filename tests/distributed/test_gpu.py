@@ -22,7 +22,7 @@ def policy(gradient_checkpointing: bool):
 def lora_grads(model, pad_id) -> dict[str, torch.Tensor]:
     params = [p for p in model.parameters() if p.requires_grad]
     stats = grpo_step(model, torch.optim.SGD(params, lr=0.0), make_group(1), rewards_of([1.0, 0.0, 0.0, 0.5]),
-                      CFG, pad_id)
+                      CFG, pad_id, temperature=1.0)
     assert not stats.skipped and torch.isfinite(torch.tensor(stats.loss))
     return {n: p.grad.detach().float().clone() for n, p in model.named_parameters() if p.requires_grad}
 

@@ -42,7 +42,8 @@ def single_process_reference() -> list[dict]:
         counted = []
         for rank in (0, 1):
             seed, rewards = schedule[rank]
-            if not grpo_step(model, probe, make_group(seed), rewards_of(rewards), CFG, pad_id).skipped:
+            stats = grpo_step(model, probe, make_group(seed), rewards_of(rewards), CFG, pad_id, temperature=1.0)
+            if not stats.skipped:
                 counted.append({n: p.grad.detach().clone() for n, p in params.items()})
         mean = {n: sum(g[n] for g in counted) / len(counted) for n in params} if counted else None
         if mean is not None:
