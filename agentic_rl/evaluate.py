@@ -22,7 +22,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.config import register_configs, to_dataclass
+from agentic_rl.config import CONFIG_PATH, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
@@ -158,6 +158,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary."""
     from agentic_rl.train import seed_everything, wandb_settings
 
+    validate(cfg, "evaluate")
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     policy_info = describe_policy(cfg)
@@ -213,7 +214,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             sandbox.close()
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="evaluate")
 def main(cfg: DictConfig) -> float:
     summary = run(cfg)
     print(format_table(summary))  # the CLI's final table (library code logs instead)
@@ -226,4 +227,6 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from agentic_rl.cli import run_cli
+
+    run_cli(main, "evaluate")

@@ -22,11 +22,10 @@ from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import grpo_step
-from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
+from agentic_rl.config import CONFIG_PATH, algo_config, component_name, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.registry import build
-from agentic_rl.rewards import make_reward_fn
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.tools import build_toolset
@@ -93,7 +92,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         if not train_tasks:
             raise ValueError("the training data is empty: check data.split / data.limit")
         sandbox = build(cfg.sandbox)
-        reward_fn = make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))
+        reward_fn = build(cfg.reward)
         toolset = build_toolset(cfg.tools, sandbox)
         eval_toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
 
@@ -104,7 +103,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         pad_id = loaded.tokenizer.pad_token_id
         optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                       lr=algo.lr, weight_decay=algo.weight_decay)
-        summary: dict[str, Any] = {"model": loaded.name, "tools": cfg.tools.name, "reward": cfg.reward.name,
+        summary: dict[str, Any] = {"model": loaded.name, "tools": cfg.tools.name, "reward": component_name(cfg.reward),
                                    "n_train_tasks": len(train_tasks), "n_eval_tasks": len(eval_tasks), "eval": {},
                                    "wandb": tracker.wandb_info}
 
@@ -181,7 +180,7 @@ def _evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, tracker, step, pha
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="train")
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="train")
 def main(cfg: DictConfig) -> float:
     summary = run(cfg)
     after = summary["eval"].get("after") or {}
@@ -189,4 +188,6 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from agentic_rl.cli import run_cli
+
+    run_cli(main, "train")
