@@ -33,8 +33,9 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 # A source checkout keeps conf/ at the top level; an installed package carries it as agentic_rl/conf.
 CONF_DIR = _PACKAGE_DIR.parent / "conf" if (_PACKAGE_DIR.parent / "conf" / "train.yaml").is_file() \
     else _PACKAGE_DIR / "conf"
-# For @hydra.main, relative to the entry modules (agentic_rl/train.py, agentic_rl/evaluate.py).
-CONFIG_PATH = "../conf" if CONF_DIR.parent == _PACKAGE_DIR.parent else "conf"
+# For @hydra.main: an absolute directory, so Hydra reads it as files whichever copy this is (a `pkg://`
+# module path would need an __init__.py inside conf/).
+CONFIG_PATH = str(CONF_DIR)
 
 HYDRA_KEYS = frozenset({"_target_", "_partial_", "_recursive_", "_convert_", "_args_"})
 LOGGERS = ("none", "wandb")
