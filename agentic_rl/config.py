@@ -56,7 +56,8 @@ class LoggerConfig:
     group: W&B group; null = one group per sweep, named by the sweep config (single runs: none).
     run_name: null = the arm: experiment and overrides, seed excluded (seeds of one arm share the name).
     tags: extra tags; experiment, tools, reward and model tags are always added.
-    table_every: a table of sample trajectories every N training steps (0 = never).
+    log_every: a one-line summary of the step's metrics in train.log every N training steps (0 = never).
+    table_every: a W&B table of sample trajectories every N training steps (0 = never).
     log_artifacts: upload the adapter and the evaluation results as W&B artifacts.
     """
 
@@ -67,6 +68,7 @@ class LoggerConfig:
     group: str | None = None
     run_name: str | None = None
     tags: list[str] = field(default_factory=list)
+    log_every: int = 1
     table_every: int = 10
     log_artifacts: bool = True
 
@@ -76,6 +78,8 @@ class LoggerConfig:
         if self.mode not in WANDB_MODES:
             raise ConfigError(f"logger.mode={self.mode!r}: must be one of {list(WANDB_MODES)} "
                               "(or set WANDB_MODE)")
+        if self.log_every < 0:
+            raise ConfigError(f"logger.log_every must be >= 0 (0 = no step lines in train.log), got {self.log_every}")
         if self.table_every < 0:
             raise ConfigError(f"logger.table_every must be >= 0 (0 = no trajectory tables), got {self.table_every}")
         return self

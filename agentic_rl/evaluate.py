@@ -37,6 +37,7 @@ from agentic_rl.registry import build
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.tracking.wandb_run import wandb_settings
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -156,7 +157,7 @@ def check_resume(run_dir: Path, current: dict[str, Any]) -> None:
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary."""
-    from agentic_rl.train import seed_everything, wandb_settings
+    from agentic_rl.train import seed_everything
 
     validate(cfg, "evaluate")
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
@@ -179,7 +180,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
                        "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
 
-    tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True))
+    tracker = Tracker(run_dir, wandb_settings(cfg, job_type="eval"), OmegaConf.to_container(cfg, resolve=True))
     sandbox = None
     exit_code = 1
     try:

@@ -32,6 +32,7 @@ from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.tracking.wandb_run import wandb_settings
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -48,22 +49,6 @@ def run_dir_of(cfg: DictConfig) -> Path:
     from hydra.core.hydra_config import HydraConfig
 
     return Path(cfg.get("run_dir") or HydraConfig.get().runtime.output_dir)
-
-
-def wandb_settings(cfg: DictConfig) -> dict[str, Any]:
-    """Logger config with the W&B group/name filled in: one group per sweep, runs named by their overrides."""
-    settings = OmegaConf.to_container(cfg.logger, resolve=True)
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
-        hc = HydraConfig.get()
-        if settings.get("group") is None and hc.mode.name == "MULTIRUN":
-            settings["group"] = Path(hc.sweep.dir).name
-        if settings.get("run_name") is None:
-            settings["run_name"] = hc.job.override_dirname or hc.job.name
-    except ValueError:  # run(cfg) called outside Hydra (tests): no sweep to group by
-        pass
-    return settings
 
 
 def train_epoch_tasks(tasks: list[Task], per_epoch: int | None, rng: random.Random) -> list[Task]:
@@ -142,6 +127,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                         **reward_metrics(breakdowns), **episode_metrics(group),
                     }
                     tracker.log(metrics, step)
+                    tracker.log_trajectories(step, group, breakdowns, task.prompt)
                     bar.update(1)
                     bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}",
                                     reward=f"{metrics['train/reward_mean']:.2f}")
