@@ -199,6 +199,8 @@ def plot_sweep(sweep_dir: Path) -> Path:
                     ax.plot(steps, rolling_mean(values), marker=".", label=labels[run])
             ax.set_xlabel("training step (one task group each)")
             ax.grid(alpha=0.3)
+            if panel.ylabel.startswith("share"):  # rates on their full scale
+                ax.set_ylim(-0.02, 1.02)
             if not ax.lines:
                 ax.text(0.5, 0.5, f"{panel.metric}\nnot logged by these runs", ha="center", va="center",
                         transform=ax.transAxes, fontsize=8)

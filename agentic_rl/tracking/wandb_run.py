@@ -2,8 +2,9 @@
 tables, artifacts. `sinks.Tracker` calls these; nothing here is needed when W&B is off.
 
 - job_type: "train" or "eval".
-- name: the arm — the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`), so
-  the seeds of one arm share a name and W&B can average them.
+- name: the arm — the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`); in a
+  sweep, only the keys its sweep config varies (`tools=code`). The seeds of one arm share a name, so W&B can
+  average them.
 - group: one group per sweep, named by the sweep config and its start time (`tools-2026-11-30_17-40-00`);
   single runs have none.
 - tags: `experiment:<name>`, `tools:<set>`, `reward:<fn>`, `model:<option>`, plus `logger.tags`.
@@ -37,8 +38,9 @@ def hydra_context() -> dict[str, Any]:
         hc = HydraConfig.get()
     except ValueError:
         return {}
+    params = hc.sweeper.get("params") or {}
     return {"choices": dict(hc.runtime.choices), "overrides": hc.job.override_dirname,
-            "multirun": hc.mode.name == "MULTIRUN", "sweep_dir": hc.sweep.dir}
+            "multirun": hc.mode.name == "MULTIRUN", "sweep_dir": hc.sweep.dir, "swept": list(params)}
 
 
 def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -49,6 +51,9 @@ def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None 
     choices = ctx.get("choices", {})
     experiment = choices.get("experiment")
     overrides = [o for o in str(ctx.get("overrides") or "").split(",") if o]
+    swept = ctx.get("swept") or []
+    if ctx.get("multirun") and swept:  # a sweep's arms differ in its swept keys; shared overrides are noise here
+        overrides = [o for o in overrides if o.split("=", 1)[0] in swept]
     name = " ".join(([experiment] if experiment else []) + overrides) or "default"
     group = None
     if ctx.get("multirun"):

@@ -42,9 +42,13 @@ def _env(venv: Path) -> dict[str, str]:
 def test_installed_console_scripts_work_from_another_directory(venv, tmp_path):
     run = lambda *args: subprocess.run(list(args), cwd=tmp_path, env=_env(venv), capture_output=True, text=True,
                                        timeout=300)
+    installed = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "agentic_rl"
+    # every module of the source tree is in the installed copy (a folder without __init__.py would be left
+    # out, and --system-site-packages could then hide it behind an editable install elsewhere)
+    source = sorted(str(p.relative_to(REPO / "agentic_rl")) for p in (REPO / "agentic_rl").rglob("*.py"))
+    assert sorted(str(p.relative_to(installed)) for p in installed.rglob("*.py")) == source
     where = run(str(venv / "bin" / "python"), "-c", "import agentic_rl.config as c; print(c.CONF_DIR)")
-    assert where.stdout.strip() == str(venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-                                       / "site-packages" / "agentic_rl" / "conf")
+    assert where.stdout.strip() == str(installed / "conf"), where.stderr
 
     helped = run("agentic-rl-train", "--help")
     assert helped.returncode == 0, helped.stderr

@@ -40,9 +40,11 @@ def test_identity_names_the_arm_without_the_seed_and_groups_by_sweep():
     ctx = {"choices": {"experiment": "smoke", "model": "tiny-random", "tools": "code", "reward": "torl",
                        "sweep": "exec_penalty"},
            "overrides": "model=tiny-random,reward.use_exec_penalty=true", "multirun": True,
-           "sweep_dir": "outputs/multiruns/2026-11-30/17-40-00"}
+           "sweep_dir": "outputs/multiruns/2026-11-30/17-40-00", "swept": ["reward.use_exec_penalty"]}
     ident = run_identity(cfg, "train", ctx)
-    assert ident["run_name"] == "smoke model=tiny-random reward.use_exec_penalty=true"
+    assert ident["run_name"] == "smoke reward.use_exec_penalty=true"  # the arm: what the sweep varies
+    assert run_identity(cfg, "train", {**ctx, "swept": []})["run_name"] == \
+        "smoke model=tiny-random reward.use_exec_penalty=true"  # a command-line grid: every override
     assert ident["group"] == "exec_penalty-2026-11-30_17-40-00"
     assert ident["tags"] == ["experiment:smoke", "tools:code", "reward:torl", "model:tiny-random"]
     single = run_identity(compose_cfg([]), "eval", {})
