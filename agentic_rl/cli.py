@@ -67,19 +67,49 @@ def _explain_unknown_override(key: str, config_name: str, overrides: list[str]) 
                                group_dirs(config_name).get(parent))
 
 
+class _HeldJobLine:
+    """stderr that holds back Hydra's "Error executing job with overrides: [...]" line, so a config error
+    prints as one message (the line is written back for any other error)."""
+
+    PREFIX = "Error executing job with overrides:"
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.held = stream, ""
+
+    def write(self, text: str) -> int:
+        if text.startswith(self.PREFIX):
+            self.held = text.strip()
+            return len(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def run_cli(hydra_main: Callable[[], Any], config_name: str) -> None:
     """Run a `@hydra.main` function, reporting config errors as one message with exit code 2."""
     verbose = "--verbose" in sys.argv[1:] or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = [sys.argv[0]] + [a for a in sys.argv[1:] if a != "--verbose"]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing; this function reports
+    stderr = sys.stderr
+    sys.stderr = held = _HeldJobLine(stderr)
     try:
         hydra_main()
     except CONFIG_ERRORS as exc:
+        sys.stderr = stderr
         if verbose:
             raise
         message = config_error_message(exc, config_name, sys.argv[1:])
-        sys.stderr.write(f"config error: {message}\n(--verbose or HYDRA_FULL_ERROR=1 shows the traceback)\n")
+        where = f" in the job {held.held[len(held.PREFIX):].strip()}" if "-m" in sys.argv[1:] and held.held else ""
+        stderr.write(f"config error{where}: {message}\n(--verbose or HYDRA_FULL_ERROR=1 shows the traceback)\n")
         sys.exit(EXIT_CONFIG_ERROR)
+    except BaseException:
+        sys.stderr = stderr
+        if held.held:
+            stderr.write(held.held + "\n")
+        raise
+    finally:
+        sys.stderr = stderr
 
 
 def train() -> None:

@@ -190,6 +190,8 @@ def test_a_config_error_is_one_message_and_exit_code_2(tmp_path):
     proc = _cli("+algo.learning_rate=1e-5", f"hydra.run.dir={tmp_path}")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("config error: ") and "--verbose" in lines[1]  # one message
     assert "config error: unknown config key 'algo.learning_rate'" in proc.stderr
     assert "Closest valid keys: algo.lr" in proc.stderr
     typo = _cli("algo.learning_rate=1e-5", f"hydra.run.dir={tmp_path}")  # without `+`: Hydra's own refusal
