@@ -186,6 +186,7 @@ def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=300)
 
 
+@pytest.mark.slow  # two interpreter starts with torch imports: 15-70 s depending on load
 def test_a_config_error_is_one_message_and_exit_code_2(tmp_path):
     proc = _cli("+algo.learning_rate=1e-5", f"hydra.run.dir={tmp_path}")
     assert proc.returncode == 2
@@ -199,6 +200,7 @@ def test_a_config_error_is_one_message_and_exit_code_2(tmp_path):
     assert "+algo.learning_rate" not in typo.stderr  # Hydra's hint to add it with `+` is dropped
 
 
+@pytest.mark.slow
 def test_verbose_and_hydra_full_error_show_the_traceback(tmp_path):
     verbose = _cli("+algo.learning_rate=1e-5", "--verbose", f"hydra.run.dir={tmp_path}")
     assert "Traceback" in verbose.stderr and "ConfigError" in verbose.stderr
