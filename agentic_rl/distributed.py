@@ -250,6 +250,9 @@ class SilentTracker:
     def close(self, exit_code: int = 0) -> None:
         pass
 
+    def log_trajectories(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
 
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]

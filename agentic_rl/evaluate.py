@@ -28,7 +28,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.config import register_configs, to_dataclass
+from agentic_rl.config import CONFIG_PATH, register_configs, to_dataclass, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics, token_budget
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
@@ -219,6 +219,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     Stages as in training: build (tasks, policy; then `open_run`: tracker, sandbox), loop (`evaluate`,
     appending to results.jsonl), finish (summary.json first, then the figure).
     """
+    validate(cfg, "evaluate")
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
     policy_info = describe_policy(cfg)
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
@@ -240,7 +241,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
                        "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
 
-    with open_run(cfg, run_dir, sandbox_overrides={"python": cfg.python} if cfg.get("python") else None) as ctx:
+    with open_run(cfg, run_dir, sandbox_overrides={"python": cfg.python} if cfg.get("python") else None,
+                  job_type="eval") as ctx:
         sandbox = ctx.sandbox
         toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
         store = ResultStore.in_dir(run_dir)
@@ -267,7 +269,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         return finish(ctx, summary, late=[("figure", lambda: plot_eval_summary(summary, run_dir / FIGURE), False)])
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="evaluate")
 def main(cfg: DictConfig) -> float | None:
     summary = run_job(cfg, run, entry="agentic_rl.evaluate", resume_key="resume_dir")
     if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
@@ -282,4 +284,6 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
-    main()
+    from agentic_rl.cli import run_cli
+
+    run_cli(main, "evaluate")

@@ -39,7 +39,21 @@ class Registry(Generic[T]):
 
 
 def build(cfg: Any, **runtime: Any) -> Any:
-    """Instantiate a component from its `_target_` config; runtime objects are passed as kwargs."""
+    """Instantiate a component from its `_target_` config; runtime objects are passed as kwargs.
+
+    A constructor that rejects a config value (ValueError, or FileNotFoundError for a path) becomes a
+    `ConfigError` naming the config node, so the CLI reports it as one message (exit 2), not a traceback.
+    """
+    from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
-    return instantiate(cfg, _recursive_=False, **runtime)
+    try:
+        return instantiate(cfg, _recursive_=False, **runtime)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        if not isinstance(cause, (ValueError, FileNotFoundError)):
+            raise
+        from agentic_rl.config import ConfigError
+
+        where = getattr(cfg, "_get_full_key", lambda _: "")(None) or cfg.get("_target_", "?")
+        raise ConfigError(f"{where}: {cause}") from exc

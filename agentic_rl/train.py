@@ -22,25 +22,23 @@ from typing import Any, Callable
 
 import hydra
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import GRPOConfig, update_rollout_batch
-from agentic_rl.config import algo_config, register_configs, to_dataclass, validate
+from agentic_rl.config import CONFIG_PATH, algo_config, component_name, register_configs, to_dataclass, validate
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.registry import build
-from agentic_rl.rewards import make_reward_fn
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
-from agentic_rl.runtime.stages import (RunContext, finish, open_run, run_dir_of, seed_everything,  # noqa: F401
-                                       wandb_settings)
+from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
@@ -120,7 +118,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                   writer=dist.is_main) as ctx:
         training = build_training(cfg, ctx.sandbox, dist)
         position = Position(data_rng=random.Random(cfg.seed))
-        summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": cfg.reward.name,
+        summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": component_name(cfg.reward),
                    "n_train_tasks": len(training.train_tasks), "n_eval_tasks": len(training.eval_tasks),
                    "eval": {}, "wandb": ctx.tracker.wandb_info, "config_hash": experiment_hash(cfg)}
         if checkpoint is not None:
@@ -169,7 +167,7 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
     return Training(
         cfg=cfg, algo=algo, rollout_cfg=to_dataclass(cfg.rollout, RolloutConfig), eval_cfg=eval_cfg,
         train_tasks=train_tasks, eval_tasks=eval_tasks, model=model, policy=HFPolicy(model, loaded.tokenizer),
-        optimizer=optimizer, reward_fn=make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True)),
+        optimizer=optimizer, reward_fn=build(cfg.reward),
         toolset=build_toolset(cfg.tools, sandbox),
         eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
         pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name, dist=dist)
@@ -222,7 +220,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     shared = rollout_metrics(trajs.stats)
     for key in ("time/rollout_s", "time/tools_s"):
         shared[key] /= len(groups)
-    for group, bds, group_rewards, stats in zip(groups, breakdowns, rewards, all_stats):
+    for task, group, bds, group_rewards, stats in zip(chunk, groups, breakdowns, rewards, all_stats):
         pos.step += 1
         # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
         metrics = {
@@ -232,6 +230,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
             "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
         }
         ctx.tracker.log(t.dist.reduce_step(metrics, t.model), pos.step)
+        ctx.tracker.log_trajectories(pos.step, group, bds, task.prompt)
         bar.update(1)
         bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}", reward=f"{metrics['train/reward_mean']:.2f}")
 
@@ -304,7 +303,7 @@ def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="train")
+@hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="train")
 def main(cfg: DictConfig) -> float | None:
     summary = run_job(cfg, run, entry="agentic_rl.train", resume_key="resume")
     if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
@@ -314,4 +313,6 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
-    launch_ranks_or(main, "agentic_rl.train")
+    from agentic_rl.cli import run_cli
+
+    launch_ranks_or(lambda: run_cli(main, "train"), "agentic_rl.train")

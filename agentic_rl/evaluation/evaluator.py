@@ -179,13 +179,19 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
     bar.set_postfix(pass_rate=f"{passed / max(len(records), 1):.3f}")
     step = cfg.batch_tasks * cfg.n_samples
     for start in range(0, len(todo), step):
-        chunk = run_episodes(todo[start:start + step], policy, toolset, rollout)
+        shown = [0]  # episodes of this batch already counted on the bar
+
+        def advance(_n_active: int, n_done: int) -> None:  # the bar moves as each episode ends, not per batch
+            bar.update(n_done - shown[0])
+            shown[0] = n_done
+
+        chunk = run_episodes(todo[start:start + step], policy, toolset, rollout, on_turn=advance)
         new = [record_from_trajectory(t, mode) for t in chunk]
         _keep(records, new, store)
         trajs.extend(chunk)
         rollout_stats.append(chunk.stats)
         passed += sum(r["passed"] for r in new)
-        bar.update(len(chunk))
+        bar.update(len(chunk) - shown[0])  # episodes still running at the turn cap end with the batch
         bar.set_postfix(pass_rate=f"{passed / len(records):.3f}")
     bar.close()
 

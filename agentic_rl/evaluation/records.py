@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.tracking.metrics import aggregate_metrics, episode_counts
 from agentic_rl.types import TOOL_NAMES, Observation, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -57,30 +58,13 @@ def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
         status = obs.status if obs.status != "passed" else "failed"
     else:
         status = "no_submission"
-    calls = traj.calls_by_kind()
-    errors = {name: 0 for name in TOOL_NAMES}
-    latency = {name: 0.0 for name in TOOL_NAMES}
-    tampered = 0
-    for turn in traj.turns:
-        o = turn.observation
-        if turn.call is None or o is None or not o.executed:
-            continue
-        errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not o.ok)
-        tampered += turn.call.name == "submit" and o.status == "tampered"
-        latency[turn.call.name] = latency.get(turn.call.name, 0.0) + o.latency_ms
     return {
         "task_id": traj.task_id,
         "mode": mode,
         "sample": traj.sample_index,
         "passed": bool(traj.passed),
         "status": status,
-        "finish_reason": traj.finish_reason,
-        "turns": len(traj.turns),
-        "tool_calls": calls,
-        "tool_errors": errors,
-        "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()},
-        "tampered_submissions": tampered,
-        "model_tokens": traj.n_model_tokens,
+        **episode_counts(traj),  # turns, tool calls / errors / latency, model tokens, finish reason
         "submitted_code": traj.submitted_code,
         "detail": observation_detail(obs) if obs is not None else _no_submission_detail(traj),
     }
@@ -186,29 +170,6 @@ class ResultStore:
 
 
 def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Tool-usage and rollout metrics of a set of records, with `episode_metrics`' names and definitions.
-
-    Rates are shares of turns (`tools/search_rate` = turns that ran a search / all turns); `tools/<name>/error_rate`
-    and `tools/<name>/latency_ms` are over the executed calls of that tool. Records of missing replay samples
-    (no episode was run) count as episodes with zero turns.
-    """
-    records = list(records)
-    n_eps = max(len(records), 1)
-    n_turns = sum(r["turns"] for r in records)
-    calls = {name: sum(r["tool_calls"].get(name, 0) for r in records) for name in (*TOOL_NAMES, "none")}
-    out = {
-        "rollout/episodes": float(len(records)),
-        "rollout/turns_mean": n_turns / n_eps,
-        "rollout/model_tokens_mean": sum(r["model_tokens"] for r in records) / n_eps,
-        "rollout/truncated_rate": sum(r["finish_reason"] in ("length", "max_turns") for r in records) / n_eps,
-        "tools/calls_per_episode": sum(calls[k] for k in TOOL_NAMES) / n_eps,
-        "tools/none_rate": calls["none"] / max(n_turns, 1),
-    }
-    for name in TOOL_NAMES:
-        out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)
-        if calls[name]:
-            out[f"tools/{name}/error_rate"] = sum(r["tool_errors"].get(name, 0) for r in records) / calls[name]
-            out[f"tools/{name}/latency_ms"] = sum(r["tool_latency_ms"].get(name, 0.0) for r in records) / calls[name]
-    if calls.get("submit"):  # records written before this field existed count as untampered
-        out["tools/submit/tampered_rate"] = sum(r.get("tampered_submissions", 0) for r in records) / calls["submit"]
-    return out
+    """Tool-usage and rollout metrics of a set of records: the same function training uses
+    (`tracking.metrics.aggregate_metrics`; records hold each episode's `episode_counts`)."""
+    return aggregate_metrics(records)

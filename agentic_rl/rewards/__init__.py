@@ -1,6 +1,9 @@
-"""Episode rewards: small functions `(trajectory, **params) -> RewardBreakdown`, looked up by name.
+"""Episode rewards: small functions `(trajectory, **params) -> RewardBreakdown`.
 
-Every function returns all of its terms (logged as `reward/<term>`), and `total` is their sum.
+A reward config names its function with `_target_` and `_partial_: true` (conf/reward/*.yaml), so
+`registry.build(cfg.reward)` binds the parameters and returns `traj -> RewardBreakdown`; a parameter the
+function does not take fails at start (`config.check_keys`). Every function returns all of its terms
+(logged as `reward/<term>`), and `total` is their sum.
 
 - shaped (the reference notebook's): 1.0 for a pass; a failed episode that submitted earns
   0.05·min(n_search, 3) for its searches; an episode that never submitted gets -0.1 (and no search bonus).
@@ -9,20 +12,13 @@ Every function returns all of its terms (logged as `reward/<term>`), and `total`
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from agentic_rl.registry import Registry
 from agentic_rl.types import RewardBreakdown, Trajectory
-
-RewardFn = Callable[..., RewardBreakdown]
-REWARDS: Registry[RewardFn] = Registry("reward")
 
 
 def _breakdown(**terms: float) -> RewardBreakdown:
     return RewardBreakdown(total=float(sum(terms.values())), terms={k: float(v) for k, v in terms.items()})
 
 
-@REWARDS.register("shaped")
 def shaped(traj: Trajectory, pass_reward: float = 1.0, search_bonus: float = 0.05, max_searches: int = 3,
            no_submit_penalty: float = -0.1) -> RewardBreakdown:
     """>>> shaped(failed_episode_with_two_searches).total  # 0.05 * 2
@@ -37,7 +33,6 @@ def shaped(traj: Trajectory, pass_reward: float = 1.0, search_bonus: float = 0.0
     )
 
 
-@REWARDS.register("binary")
 def binary(traj: Trajectory, pass_reward: float = 1.0) -> RewardBreakdown:
     """>>> binary(passing_episode).total
     1.0
@@ -45,7 +40,6 @@ def binary(traj: Trajectory, pass_reward: float = 1.0) -> RewardBreakdown:
     return _breakdown(passed=pass_reward if traj.passed else 0.0)
 
 
-@REWARDS.register("torl")
 def torl(traj: Trajectory, exec_penalty: float = -0.5, use_exec_penalty: bool = False) -> RewardBreakdown:
     """>>> torl(failed_episode_whose_code_crashed, use_exec_penalty=True).total  # -1 - 0.5
     -1.5
@@ -55,14 +49,3 @@ def torl(traj: Trajectory, exec_penalty: float = -0.5, use_exec_penalty: bool = 
         exec_penalty=exec_penalty if use_exec_penalty and traj.exec_failed() else 0.0,
     )
 
-
-def make_reward_fn(name: str, **params: Any) -> Callable[[Trajectory], RewardBreakdown]:
-    """Bind a reward's parameters from config; unknown names or parameters fail at start-up."""
-    import inspect
-
-    fn = REWARDS.get(name)
-    allowed = set(inspect.signature(fn).parameters) - {"traj"}
-    unknown = set(params) - allowed
-    if unknown:
-        raise ValueError(f"reward {name!r} has no parameter(s) {sorted(unknown)}; it takes {sorted(allowed)}")
-    return lambda traj: fn(traj, **params)

@@ -24,6 +24,7 @@ from agentic_rl.registry import build
 from agentic_rl.runtime.files import DiskFullError
 from agentic_rl.runtime.interrupt import InterruptGuard
 from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.tracking.wandb_run import wandb_settings
 
 logger = logging.getLogger(__name__)
 
@@ -56,20 +57,6 @@ def run_dir_of(cfg: DictConfig) -> Path:
     return Path(HydraConfig.get().runtime.output_dir)
 
 
-def wandb_settings(cfg: DictConfig) -> dict[str, Any]:
-    """Logger config with the W&B group/name filled in: one group per sweep, runs named by their overrides."""
-    settings = OmegaConf.to_container(cfg.logger, resolve=True)
-    if in_hydra():  # run(cfg) called outside Hydra (tests) has no sweep to group by
-        from hydra.core.hydra_config import HydraConfig
-
-        hc = HydraConfig.get()
-        if settings.get("group") is None and hc.mode.name == "MULTIRUN":
-            settings["group"] = Path(hc.sweep.dir).name
-        if settings.get("run_name") is None:
-            settings["run_name"] = hc.job.override_dirname or hc.job.name
-    return settings
-
-
 @dataclass
 class RunContext:
     """What the build stage opened and the finish stage must close."""
@@ -82,15 +69,18 @@ class RunContext:
 
 @contextlib.contextmanager
 def open_run(cfg: DictConfig, run_dir: Path, *, wandb_id: str | None = None, step: int | None = None,
-             sandbox_overrides: dict[str, Any] | None = None, writer: bool = True) -> Iterator[RunContext]:
+             sandbox_overrides: dict[str, Any] | None = None, writer: bool = True,
+             job_type: str = "train") -> Iterator[RunContext]:
     """Open the tracker, the signal handlers and the sandbox; close them (W&B with the run's outcome) on exit.
 
     `wandb_id` resumes that W&B run; `step` is the step a resume starts from (for the interruption message).
     `writer=False` (a rank other than 0 under `accelerate launch`) gets a tracker that writes nothing.
+    `job_type` ("train" / "eval") names the W&B job type.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     if writer:
-        tracker = Tracker(run_dir, wandb_settings(cfg), OmegaConf.to_container(cfg, resolve=True), resume_id=wandb_id)
+        tracker = Tracker(run_dir, wandb_settings(cfg, job_type), OmegaConf.to_container(cfg, resolve=True),
+                          resume_id=wandb_id)
     else:
         from agentic_rl.distributed import SilentTracker
 

@@ -1,52 +1,67 @@
-"""Episode statistics under the metric names of DESIGN.md §3 (shared by training and evaluation)."""
+"""Episode statistics under the metric names of DESIGN.md §3, one code path for training and evaluation:
+`episode_counts` (per episode) -> `aggregate_metrics` (per batch); evaluation records carry the counts."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from agentic_rl.types import TOOL_NAMES, RewardBreakdown, Trajectory
 
 
-def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
-    """Tool-usage and rollout metrics over a batch of episodes.
+def episode_counts(traj: Trajectory) -> dict[str, Any]:
+    """What one episode contributes to the metrics: turns, executed calls / errors / latency per tool, model
+    tokens, finish reason. Evaluation stores exactly these fields in each results.jsonl record, so metrics
+    recomputed from records (a resumed evaluation) and from live trajectories are the same numbers."""
+    errors = {name: 0 for name in TOOL_NAMES}
+    latency = {name: 0.0 for name in TOOL_NAMES}
+    tampered = 0
+    for turn in traj.turns:
+        obs = turn.observation
+        if turn.call is None or obs is None or not obs.executed:
+            continue
+        errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
+        latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
+        tampered += turn.call.name == "submit" and obs.status == "tampered"
+    return {"turns": len(traj.turns), "tool_calls": traj.calls_by_kind(), "tool_errors": errors,
+            "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
+            "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
+
+
+def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Tool-usage and rollout metrics (DESIGN.md §3 names) over episodes given as `episode_counts` dicts.
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, so the four rates of a tool mode sum to ~1 (turns whose
-    call was refused by the cap count in none of them). `tools/submit/tampered_rate` = executed submissions
-    the sandbox graded `tampered` (a detected attempt to forge the verdict) / executed submissions.
+    call was refused by the cap count in none of them). `tools/<name>/error_rate` and `latency_ms` are over
+    that tool's executed calls, and absent when it made none. `tools/submit/tampered_rate` = submissions the
+    sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
+    ran (a missing replay sample) counts with zero turns.
     """
-    n_eps = max(len(trajs), 1)
-    n_turns = sum(len(t.turns) for t in trajs)
-    counts: dict[str, int] = defaultdict(int)
-    errors: dict[str, int] = defaultdict(int)
-    latency: dict[str, list[float]] = defaultdict(list)
-    tampered = 0
-    for traj in trajs:
-        for kind, n in traj.calls_by_kind().items():
-            counts[kind] += n
-        for turn in traj.turns:
-            obs = turn.observation
-            if turn.call is None or obs is None or not obs.executed:
-                continue
-            errors[turn.call.name] += int(not obs.ok)
-            latency[turn.call.name].append(obs.latency_ms)
-            tampered += turn.call.name == "submit" and obs.status == "tampered"
+    counts = list(counts)
+    n_eps = max(len(counts), 1)
+    n_turns = sum(c["turns"] for c in counts)
+    calls = {name: sum(c["tool_calls"].get(name, 0) for c in counts) for name in (*TOOL_NAMES, "none")}
     out = {
-        "rollout/episodes": float(len(trajs)),
+        "rollout/episodes": float(len(counts)),
         "rollout/turns_mean": n_turns / n_eps,
-        "rollout/model_tokens_mean": sum(t.n_model_tokens for t in trajs) / n_eps,
-        "rollout/truncated_rate": sum(t.finish_reason in ("length", "max_turns") for t in trajs) / n_eps,
-        "tools/calls_per_episode": sum(counts[k] for k in TOOL_NAMES) / n_eps,
-        "tools/none_rate": counts["none"] / max(n_turns, 1),
+        "rollout/model_tokens_mean": sum(c["model_tokens"] for c in counts) / n_eps,
+        "rollout/truncated_rate": sum(c["finish_reason"] in ("length", "max_turns") for c in counts) / n_eps,
+        "tools/calls_per_episode": sum(calls[k] for k in TOOL_NAMES) / n_eps,
+        "tools/none_rate": calls["none"] / max(n_turns, 1),
     }
     for name in TOOL_NAMES:
-        out[f"tools/{name}_rate"] = counts[name] / max(n_turns, 1)
-        if latency[name]:
-            out[f"tools/{name}/error_rate"] = errors[name] / len(latency[name])
-            out[f"tools/{name}/latency_ms"] = sum(latency[name]) / len(latency[name])
-    if latency["submit"]:
-        out["tools/submit/tampered_rate"] = tampered / len(latency["submit"])
+        out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)
+        if calls[name]:
+            out[f"tools/{name}/error_rate"] = sum(c["tool_errors"].get(name, 0) for c in counts) / calls[name]
+            out[f"tools/{name}/latency_ms"] = sum(c["tool_latency_ms"].get(name, 0.0) for c in counts) / calls[name]
+    if calls.get("submit"):  # records written before this field existed count as untampered
+        out["tools/submit/tampered_rate"] = sum(c.get("tampered_submissions", 0) for c in counts) / calls["submit"]
     return out
+
+
+def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
+    """Tool-usage and rollout metrics over a batch of episodes (training); see `aggregate_metrics`."""
+    return aggregate_metrics(episode_counts(t) for t in trajs)
 
 
 def reward_metrics(rewards: Sequence[RewardBreakdown]) -> dict[str, float]:

@@ -1,12 +1,13 @@
 """Figures from a run dir (metrics.jsonl + summary.json) or a sweep dir (one run dir per job).
 
-Run: the reference notebook's three panels — pass@1 per mode before/after training, training pass rate
-and reward per epoch, search and submit rate per epoch. Sweep: tool-rate and pass-rate curves per job
+Run: pass@1 per mode before/after training (95% Wilson intervals), training pass rate and reward on
+separate axes, and the tool-call rates; the title names model, tools, reward and run. Sweep: tool-rate and pass-rate curves per job
 and final pass@1 per mode per job, so ablations are compared at a glance.
 """
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -57,53 +58,100 @@ def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]
             [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
 
 
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion; sound at small n and at 0 or n successes
+    (where the normal approximation collapses to a zero-width bar)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def run_title(summary: dict, run_dir: Path) -> str:
+    """model / tools / reward / run, as far as summary.json knows them."""
+    parts = [f"{key} {summary[key]}" for key in ("model", "tools", "reward") if summary.get(key)]
+    return " | ".join(parts + [f"run {Path(run_dir).resolve().parent.name}/{Path(run_dir).name}"])
+
+
+PHASE_COLORS = {"before": "#90a4ae", "after": "#43a047"}
+
+
+def plot_pass_at_1_bars(ax, evals: dict, n_tasks: int | None) -> None:
+    """pass@1 per mode, before and after training side by side, with 95% Wilson intervals over n tasks."""
+    modes = list(dict.fromkeys(m for phase in ("before", "after") for m in (evals.get(phase) or {})))
+    if not modes:
+        ax.text(0.5, 0.5, "no evaluation in this run", ha="center", va="center", transform=ax.transAxes)
+    phases = [p for p in ("before", "after") if evals.get(p)]
+    width = 0.8 / max(len(phases), 1)
+    top = 0.1
+    for j, phase in enumerate(phases):
+        xs, values, lows, highs = [], [], [], []
+        for i, mode in enumerate(modes):
+            if mode not in evals[phase]:
+                continue
+            v = evals[phase][mode].get("pass@1", 0.0)
+            lo, hi = wilson_interval(v * n_tasks, n_tasks) if n_tasks else (v, v)
+            xs.append(i + (j - (len(phases) - 1) / 2) * width)
+            values.append(v)
+            lows.append(v - lo)
+            highs.append(hi - v)
+            top = max(top, hi)
+        bars = ax.bar(xs, values, width=width, color=PHASE_COLORS[phase], edgecolor="#333",
+                      yerr=[lows, highs] if n_tasks else None, capsize=3, label=f"{phase} training")
+        for bar, v in zip(bars, values):
+            ax.text(bar.get_x() + bar.get_width() / 2, v / 2, f"{v:.0%}", ha="center", fontsize=8)
+    ax.set_xticks(range(len(modes)), modes, fontsize=8)
+    ax.set_ylim(0, min(1.0, top * 1.15))
+    ax.set_xlabel("evaluation mode")
+    ax.set_ylabel("pass@1 (share of tasks)")
+    ax.set_title(f"held-out pass@1, 95% Wilson CI (n={n_tasks or '?'} tasks)", fontsize=10)
+    if phases:
+        ax.legend(fontsize=8)
+
+
+def plot_curves(ax, records: list[dict], keys: tuple[tuple[str, str], ...], title: str, ylabel: str,
+                shares: bool = False) -> None:
+    """Per-step rolling means with epoch means as dots, one line per metric."""
+    for key, label in keys:
+        steps, values = per_step(records, key)
+        if not steps:
+            continue
+        line, = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
+        xs, ys = per_epoch_end(records, key)
+        ax.plot(xs, ys, "o", color=line.get_color(), label=f"{label} (epoch mean)")
+    ax.set_xlabel("training step (one task group each)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if shares:  # rates on their full 0..1 scale, so a flat 0.02 does not look like a swing
+        ax.set_ylim(-0.02, 1.02)
+    if ax.lines:
+        ax.legend(fontsize=7)
+    else:
+        ax.text(0.5, 0.5, "no training steps logged", ha="center", va="center", transform=ax.transAxes)
+
+
+TOOL_RATES = (("tools/search_rate", "search"), ("tools/execute_rate", "execute"), ("tools/submit_rate", "submit"),
+              ("tools/none_rate", "no call"))
+
+
 def plot_run(run_dir: Path) -> Path:
+    """figures/training_summary.png: pass@1 before/after, training pass rate, reward, tool rates."""
     run_dir = Path(run_dir)
     records = read_metrics(run_dir)
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-
-    ax = axes[0]
-    labels, values, colors = [], [], []
-    evals = summary.get("eval", {})
-    modes = list(dict.fromkeys(m for phase in ("before", "after") for m in (evals.get(phase) or {})))
-    for mode in modes:  # before/after side by side for each mode
-        for phase, color in (("before", "#90a4ae"), ("after", "#43a047")):
-            if mode in (evals.get(phase) or {}):
-                labels.append(f"{mode}\n({phase})")
-                values.append(evals[phase][mode].get("pass@1", 0.0))
-                colors.append(color)
-    if values:
-        bars = ax.bar(range(len(values)), values, color=colors, edgecolor="#333")
-        ax.set_xticks(range(len(values)), labels, fontsize=8)
-        for bar, v in zip(bars, values):
-            ax.text(bar.get_x() + bar.get_width() / 2, v + 0.005, f"{v:.1%}", ha="center", fontsize=9)
-        ax.set_ylim(0, max(max(values) * 1.3, 0.1))
-    else:
-        ax.text(0.5, 0.5, "no evaluation in this run", ha="center", va="center", transform=ax.transAxes)
-    ax.set_ylabel("pass@1")
-    ax.set_title(f"held-out pass@1 per mode (n={summary.get('n_eval_tasks', '?')})")
-
-    curves = ((axes[1], "training pass rate and reward", (("train/pass_rate", "pass rate"),
-                                                          ("train/reward_mean", "mean reward"))),
-              (axes[2], "tool-call rates (share of turns)", (("tools/search_rate", "search"),
-                                                            ("tools/execute_rate", "execute"),
-                                                            ("tools/submit_rate", "submit"))))
-    for ax, title, keys in curves:
-        for key, label in keys:
-            steps, values = per_step(records, key)
-            if not steps:
-                continue
-            line, = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
-            xs, ys = per_epoch_end(records, key)
-            ax.plot(xs, ys, "o", color=line.get_color(), label=f"{label} (epoch mean)")
-        ax.set_xlabel("training step (one task group each)")
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        if ax.lines:
-            ax.legend(fontsize=7)
-
+    fig, axes = plt.subplots(1, 4, figsize=(22, 5))
+    plot_pass_at_1_bars(axes[0], summary.get("eval", {}), summary.get("n_eval_tasks"))
+    plot_curves(axes[1], records, (("train/pass_rate", "pass rate"),), "training pass rate",
+                "pass rate (share of episodes)", shares=True)
+    plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward",
+                "mean episode reward")
+    plot_curves(axes[3], records, TOOL_RATES, "tool-call rates", "share of turns", shares=True)
+    fig.suptitle(run_title(summary, run_dir), fontsize=11)
     fig.tight_layout()
     out = run_dir / "figures" / "training_summary.png"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -126,42 +174,62 @@ def job_labels(runs: list[Path]) -> dict[Path, str]:
     return {run: ",".join(sorted(o - common)) or run.name for run, o in overrides.items()}
 
 
+def eval_after(run: Path) -> dict:
+    path = run / "summary.json"
+    return (json.loads(path.read_text()).get("eval", {}).get("after") or {}) if path.is_file() else {}
+
+
 def plot_sweep(sweep_dir: Path) -> Path:
+    """figures/sweep_summary.png: the dashboard's panels (`tracking.panels`), one line or bar per job."""
+    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, PANELS
+
     sweep_dir = Path(sweep_dir)
     runs = find_runs(sweep_dir)
     labels = job_labels(runs)
-    fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-    for run in runs:
-        records = read_metrics(run)
-        name = labels[run]
-        for ax, key in ((axes[0], "train/pass_rate"), (axes[1], "tools/calls_per_episode")):
-            steps = [r["step"] for r in records if r.get(key) is not None and "train/epoch" in r]
-            vals = [r[key] for r in records if r.get(key) is not None and "train/epoch" in r]
-            if steps:
-                ax.plot(steps, vals, marker=".", label=name)
-    axes[0].set_title("training pass rate per step")
-    axes[1].set_title("tool calls per episode per step")
-    for ax in axes[:2]:
-        ax.set_xlabel("step")
-        ax.grid(alpha=0.3)
-        if ax.lines:
+    records = {run: read_metrics(run) for run in runs}
+    cols = 4
+    fig, axes = plt.subplots(-(-len(PANELS) // cols), cols, figsize=(22, 9), squeeze=False)
+    for ax, panel in zip(axes.flat, PANELS):
+        if panel.metric == EVAL_PASS_AT_1:
+            plot_eval_per_job(ax, runs, labels)
+        else:
+            for run in runs:
+                steps, values = per_step(records[run], panel.metric)
+                if steps:
+                    ax.plot(steps, rolling_mean(values), marker=".", label=labels[run])
+            ax.set_xlabel("training step (one task group each)")
+            ax.grid(alpha=0.3)
+            if panel.ylabel.startswith("share"):  # rates on their full scale
+                ax.set_ylim(-0.02, 1.02)
+            if not ax.lines:
+                ax.text(0.5, 0.5, f"{panel.metric}\nnot logged by these runs", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=8)
+        ax.set_title(f"{panel.section}: {panel.title}", fontsize=10)
+        ax.set_ylabel(panel.ylabel)
+        if ax.lines or ax.patches:
             ax.legend(fontsize=7)
-    ax = axes[2]
-    width = 0.8 / max(len(runs), 1)
-    modes: list[str] = []
-    for i, run in enumerate(runs):
-        s_path = run / "summary.json"
-        after = (json.loads(s_path.read_text()).get("eval", {}).get("after") or {}) if s_path.is_file() else {}
-        modes = modes or list(after)
-        ax.bar([j + i * width for j in range(len(modes))], [after.get(m, {}).get("pass@1", 0.0) for m in modes],
-               width=width, label=labels[run])
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(modes))], modes)
-    ax.set_title("pass@1 after training, per job")
-    if runs:
-        ax.legend(fontsize=7)
+    fig.suptitle(f"sweep {sweep_dir.resolve().parent.name}/{sweep_dir.name}: {len(runs)} jobs "
+                 "(curves: rolling means per step)", fontsize=11)
     fig.tight_layout()
     out = sweep_dir / "figures" / "sweep_summary.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def plot_eval_per_job(ax, runs: list[Path], labels: dict[Path, str]) -> None:
+    """pass@1 after training per mode, one bar per job, with 95% Wilson intervals."""
+    afters = {run: eval_after(run) for run in runs}
+    modes = list(dict.fromkeys(m for after in afters.values() for m in after))
+    width = 0.8 / max(len(runs), 1)
+    for i, run in enumerate(runs):
+        summary_path = run / "summary.json"
+        n = json.loads(summary_path.read_text()).get("n_eval_tasks") if summary_path.is_file() else None
+        values = [afters[run].get(m, {}).get("pass@1", 0.0) for m in modes]
+        errs = [[v - wilson_interval(v * n, n)[0] for v in values], [wilson_interval(v * n, n)[1] - v for v in values]] \
+            if n else None
+        ax.bar([j + i * width for j in range(len(modes))], values, width=width, yerr=errs, capsize=3,
+               label=labels[run])
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(modes))], modes, fontsize=8)
+    ax.set_xlabel("evaluation mode (after training)")

@@ -4,7 +4,9 @@ W&B runs offline unless WANDB_MODE says otherwise, never prompts, and any failur
 logged and ignored: a run without an account must never block. `close()` always finishes the W&B run
 (call it in `finally`) so multirun jobs in one process do not merge into one run. A resumed training run
 passes `resume_id` to continue the same W&B run, and cuts metrics.jsonl back to its checkpoint first
-(`truncate_metrics`), so every step is logged exactly once.
+(`truncate_metrics`), so every step is logged exactly once. How the run looks in W&B (name, group, tags,
+metric axes, tables, artifacts) is in `wandb_run.py`; the W&B summary is written once, at `close()`, from
+the last `summary()`.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import logging
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from agentic_rl.runtime.files import atomic_write_text, disk_errors
+from agentic_rl.tracking import wandb_run
+from agentic_rl.types import RewardBreakdown, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -32,8 +36,11 @@ class Tracker:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.run_dir / "metrics.jsonl"
+        self.settings = dict(wandb_cfg or {})
         self._wandb = None
+        self._summary: dict[str, Any] | None = None
         self.wandb_info: dict[str, Any] = {}
+        logger.info("run dir: %s", self.run_dir.resolve())
         if wandb_cfg and wandb_cfg.get("name") == "wandb":
             self._wandb = _start_wandb(self.run_dir, wandb_cfg, config or {}, resume_id)
             if self._wandb is not None:
@@ -44,9 +51,12 @@ class Tracker:
         record = {"step": step, **{k: _jsonable(v) for k, v in metrics.items()}}
         with disk_errors(self.metrics_path), self.metrics_path.open("a") as f:  # append-only: a killed run
             f.write(json.dumps(record) + "\n")                                  # keeps every logged step
+        log_every = self.settings.get("log_every") or 0
+        if "train/epoch" in metrics and log_every and step % log_every == 0:
+            logger.info(step_line(metrics, step))
         if self._wandb is not None:
             try:
-                self._wandb.log(metrics, step=step)
+                self._wandb.log({**metrics, wandb_run.STEP_METRIC: step}, step=step)
             except Exception:  # W&B trouble never stops training
                 logger.warning("W&B log failed; metrics.jsonl still has this step", exc_info=True)
 
@@ -54,23 +64,29 @@ class Tracker:
         """Length of metrics.jsonl now: a checkpoint records it to cut the file back on resume."""
         return self.metrics_path.stat().st_size if self.metrics_path.is_file() else 0
 
+    def log_trajectories(self, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
+                         prompt: str = "") -> None:
+        """A W&B table of these episodes, every `logger.table_every` steps (no-op without W&B)."""
+        every = self.settings.get("table_every") or 0
+        if self._wandb is None or not every or step % every:
+            return
+        try:
+            wandb_run.log_trajectory_table(self._wandb, step, trajs, rewards, prompt)
+        except Exception:
+            logger.warning("W&B trajectory table failed", exc_info=True)
+
     def summary(self, values: dict[str, Any]) -> None:
+        """Write summary.json now; W&B gets the last one, in one update, at close()."""
         # atomic: a kill or a full disk mid-write keeps the previous summary.json, never half of one
         atomic_write_text(self.run_dir / "summary.json", json.dumps(values, indent=2, default=str))
-        if self._wandb is not None:
-            try:
-                for k, v in _flatten(values).items():
-                    self._wandb.summary[k] = v
-            except Exception:
-                logger.warning("W&B summary failed", exc_info=True)
+        self._summary = values
 
     def close(self, exit_code: int = 0) -> None:
         if self._wandb is not None:
-            try:
-                self._wandb.finish(exit_code=exit_code)
-            except Exception:
-                logger.warning("W&B finish failed", exc_info=True)
+            _finish_wandb(self._wandb, self._summary if exit_code == 0 else None, self.run_dir,
+                          artifacts=exit_code == 0 and bool(self.settings.get("log_artifacts")), exit_code=exit_code)
             self._wandb = None
+        logger.info("run dir: %s", self.run_dir.resolve())
 
 
 def truncate_metrics(run_dir: Path, n_bytes: int) -> None:
@@ -108,6 +124,33 @@ def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def step_line(metrics: dict[str, Any], step: int) -> str:
+    """One line of the main training numbers for train.log (absent metrics are left out, never shown as 0)."""
+    fields = (("pass", "train/pass_rate", ".2f"), ("reward", "train/reward_mean", ".3f"), ("loss", "train/loss", ".4f"),
+              ("kl", "train/kl", ".4f"), ("search", "tools/search_rate", ".2f"), ("exec", "tools/execute_rate", ".2f"),
+              ("submit", "tools/submit_rate", ".2f"), ("none", "tools/none_rate", ".2f"),
+              ("tok/s", "rollout/tokens_per_s", ".0f"), ("s/step", "time/step_s", ".1f"))
+    parts = [f"step {step}", f"epoch {metrics['train/epoch']}"]
+    parts += [f"{label} {metrics[key]:{fmt}}" for label, key, fmt in fields
+              if isinstance(metrics.get(key), (int, float)) and math.isfinite(metrics[key])]
+    return " | ".join(parts)
+
+
+def _finish_wandb(run: Any, summary: dict[str, Any] | None, run_dir: Path, artifacts: bool, exit_code: int) -> None:
+    """One summary update, the artifacts, then finish; each step's failure is logged and never raised."""
+    try:
+        if summary is not None:
+            run.summary.update(_flatten(summary))
+        if artifacts:
+            wandb_run.log_run_artifacts(run, run_dir)
+    except Exception:
+        logger.warning("W&B summary or artifacts failed; summary.json has the results", exc_info=True)
+    try:
+        run.finish(exit_code=exit_code)
+    except Exception:
+        logger.warning("W&B finish failed", exc_info=True)
+
+
 def _start_wandb(run_dir: Path, cfg: dict, config: dict, resume_id: str | None = None) -> Any:
     os.environ.setdefault("WANDB_MODE", "offline")
     os.environ.setdefault("WANDB_SILENT", "true")
@@ -115,13 +158,18 @@ def _start_wandb(run_dir: Path, cfg: dict, config: dict, resume_id: str | None =
     try:
         import wandb
 
-        return wandb.init(
+        run = wandb.init(
             project=cfg.get("project", "agentic_rl"), entity=cfg.get("entity"), group=cfg.get("group"),
             name=cfg.get("run_name"), tags=list(cfg.get("tags") or []), config=config, dir=str(run_dir),
-            mode=cfg.get("mode") or os.environ["WANDB_MODE"], reinit="create_new",
+            job_type=cfg.get("job_type"), mode=cfg.get("mode") or os.environ["WANDB_MODE"], reinit="create_new",
             settings=wandb.Settings(silent=True, console="off"),
             **({"id": resume_id, "resume": "allow"} if resume_id else {}),
         )
     except Exception:
         logger.warning("W&B could not start; continuing with metrics.jsonl only", exc_info=True)
         return None
+    try:
+        wandb_run.define_metrics(run)
+    except Exception:  # the run still records everything, only the default step axis
+        logger.warning("W&B define_metric failed", exc_info=True)
+    return run

@@ -70,7 +70,7 @@ def test_three_job_multirun_gives_three_runs_in_one_wandb_group(tmp_path):
     assert {s["tools"] for s in summaries} == {"none", "code", "multi"}
     # one W&B run per job (never merged), all in the sweep's group, named by their overrides
     assert len({s["wandb"]["id"] for s in summaries}) == 3
-    assert {s["wandb"]["group"] for s in summaries} == {sweep_dir.name}
+    assert {s["wandb"]["group"] for s in summaries} == {f"tools-{tmp_path.name}_sweep"}  # sweep config + its dir
     assert len({s["wandb"]["name"] for s in summaries}) == 3
     for job in jobs:
         assert len(list((job / "wandb").glob("offline-run-*"))) == 1

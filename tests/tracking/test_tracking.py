@@ -83,3 +83,15 @@ def test_figures_render_from_files(tmp_path):
         (run / ".hydra" / "overrides.yaml").write_text(f"- tools={'code' if job == '0' else 'multi'}\n- seed=1\n")
         assert plot_run(run).stat().st_size > 10_000
     assert plot_sweep(tmp_path).stat().st_size > 10_000
+
+
+def test_training_and_evaluation_metrics_are_the_same_numbers():
+    from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
+
+    trajs = [traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
+             traj(turn(None), turn("execute", latency=10.0), turn("search", executed=False))]
+    from_training = episode_metrics(trajs)
+    from_records = metrics_from_records([json.loads(json.dumps(record_from_trajectory(t, "multi_tool")))
+                                         for t in trajs])  # as read back from results.jsonl
+    assert from_records == pytest.approx(from_training)
+    assert from_training["tools/execute/error_rate"] == 0.5

@@ -1,0 +1,95 @@
+"""`python -m agentic_rl.dashboard`: a saved W&B workspace with the panels researchers came for.
+
+    pip install 'agentic_rl[dashboard]'          # the wandb-workspaces library
+    wandb login                                  # a saved workspace lives on the W&B server
+    python -m agentic_rl.dashboard --entity ME --project agentic_rl [--group tools-2026-11-30_17-40-00]
+
+Sections and panels come from `agentic_rl.tracking.panels` (the same ones `python -m agentic_rl.plot
+SWEEP_DIR` draws offline): tool-rate curves (search / execute / submit / none) per arm, reward and pass-rate
+curves, eval pass@1 per mode and the tampered-submission rate. Curves are plotted against `train/step` and
+grouped by run name (the arm, seed excluded), so the seeds of one arm form one line with a band. With
+`--group` the workspace shows one sweep; `--dry-run` prints the panels without any network.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from agentic_rl.tracking.panels import EVAL_PASS_AT_1, PANELS, SECTIONS, Panel
+from agentic_rl.tracking.wandb_run import STEP_METRIC
+
+logger = logging.getLogger(__name__)
+EVAL_MODES = ("no_tools", "code_only", "multi_tool")
+
+
+def _require_workspaces() -> tuple[Any, Any]:
+    try:
+        import wandb_workspaces.reports.v2 as wr
+        import wandb_workspaces.workspaces as ws
+    except ImportError:
+        raise SystemExit("the dashboard needs the wandb-workspaces library: pip install 'agentic_rl[dashboard]' "
+                         "(offline, draw the same panels with: python -m agentic_rl.plot SWEEP_DIR)") from None
+    return ws, wr
+
+
+def panel_spec(panel: Panel, wr: Any) -> Any:
+    if panel.metric == EVAL_PASS_AT_1:
+        return wr.BarPlot(title=panel.title, metrics=[f"eval/{mode}/pass@1" for mode in EVAL_MODES],
+                          orientation="v", title_y=panel.ylabel, groupby="Name", groupby_aggfunc="mean",
+                          groupby_rangefunc="stderr")
+    return wr.LinePlot(title=panel.title, x=STEP_METRIC, y=[panel.metric], title_x="training step",
+                       title_y=panel.ylabel, groupby="Name", groupby_aggfunc="mean", groupby_rangefunc="stderr",
+                       smoothing_factor=0.6, smoothing_type="exponential")
+
+
+def build_workspace(entity: str, project: str, group: str | None = None, name: str | None = None) -> Any:
+    """The workspace object (no network): one section per panel section, runs grouped by their arm."""
+    ws, wr = _require_workspaces()
+    sections = [ws.Section(name=section, is_open=True,
+                           panels=[panel_spec(p, wr) for p in PANELS if p.section == section])
+                for section in SECTIONS]
+    filters = ws.And(ws.Metric("Group") == group) if group else ""
+    return ws.Workspace(
+        entity=entity, project=project, name=name or (f"agentic_rl sweep {group}" if group else "agentic_rl runs"),
+        sections=sections,
+        runset_settings=ws.RunsetSettings(filters=filters, groupby=[ws.Metric("Name")]),
+    )
+
+
+def describe(workspace: Any) -> str:
+    lines = [f"workspace {workspace.name!r} ({workspace.entity}/{workspace.project})"]
+    for section in workspace.sections:
+        lines.append(f"  {section.name}:")
+        for panel in section.panels:
+            metrics = getattr(panel, "y", None) or getattr(panel, "metrics", [])
+            lines.append(f"    {type(panel).__name__} {panel.title!r}: {', '.join(map(str, metrics))}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entity", required=True, help="W&B entity (user or team)")
+    parser.add_argument("--project", default="agentic_rl", help="W&B project (logger.project)")
+    parser.add_argument("--group", help="only the runs of this sweep group (its W&B group, e.g. tools-<date>_<time>)")
+    parser.add_argument("--name", help="workspace name")
+    parser.add_argument("--dry-run", action="store_true", help="print the panels; save nothing (no network)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    workspace = build_workspace(args.entity, args.project, args.group, args.name)
+    logger.info(describe(workspace))
+    if args.dry_run:
+        return 0
+    try:
+        workspace.save()
+    except Exception as exc:  # no login, no network: say what to do instead of a traceback
+        logger.error("could not save the workspace (%s: %s). Run `wandb login` first, or draw the same panels "
+                     "offline: python -m agentic_rl.plot SWEEP_DIR", type(exc).__name__, exc)
+        return 1
+    logger.info("saved: %s", workspace.url)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

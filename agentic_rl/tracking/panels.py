@@ -1,0 +1,31 @@
+"""The panels of the comparison dashboard, defined once: `python -m agentic_rl.dashboard` builds them as a
+saved W&B workspace, and `python -m agentic_rl.plot SWEEP_DIR` draws the same panels locally (offline).
+
+Each line panel plots one metric per arm (a job of the sweep) against the training step; the eval panel is
+pass@1 per mode after training.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Panel:
+    section: str
+    title: str
+    metric: str  # a metric name of DESIGN.md §3; "eval/*/pass@1" = one bar group per mode
+    ylabel: str
+
+
+EVAL_PASS_AT_1 = "eval/*/pass@1"
+PANELS: tuple[Panel, ...] = (
+    Panel("Tool use", "search rate", "tools/search_rate", "share of turns"),
+    Panel("Tool use", "execute rate", "tools/execute_rate", "share of turns"),
+    Panel("Tool use", "submit rate", "tools/submit_rate", "share of turns"),
+    Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),
+    Panel("Learning", "training pass rate", "train/pass_rate", "share of episodes"),
+    Panel("Learning", "training reward", "train/reward_mean", "mean episode reward"),
+    Panel("Evaluation", "eval pass@1 per mode", EVAL_PASS_AT_1, "pass@1"),
+    Panel("Evaluation", "tampered submissions", "tools/submit/tampered_rate", "share of submissions"),
+)
+SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(p.section for p in PANELS))

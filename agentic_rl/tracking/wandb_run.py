@@ -1,0 +1,146 @@
+"""How a run appears in Weights & Biases: identity (job type, name, group, tags), metric axes, trajectory
+tables, artifacts. `sinks.Tracker` calls these; nothing here is needed when W&B is off.
+
+- job_type: "train" or "eval".
+- name: the arm — the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`); in a
+  sweep, only the keys its sweep config varies (`tools=code`). The seeds of one arm share a name, so W&B can
+  average them.
+- group: one group per sweep, named by the sweep config and its start time (`tools-2026-11-30_17-40-00`);
+  single runs have none.
+- tags: `experiment:<name>`, `tools:<set>`, `reward:<fn>`, `model:<option>`, plus `logger.tags`.
+- axes: `train/*`, `reward/*`, `tools/*`, `rollout/*`, `time/*` are plotted against `train/step` (the optimizer
+  step, logged with every record); `eval/*` too (0 = before training), with max and last in the summary.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+from omegaconf import DictConfig
+
+from agentic_rl.types import RewardBreakdown, Trajectory
+
+logger = logging.getLogger(__name__)
+
+STEP_METRIC = "train/step"
+STEPPED_PREFIXES = ("train", "reward", "tools", "rollout", "time")
+TABLE_KEY = "samples/trajectories"
+MAX_TAG_CHARS = 64  # W&B refuses longer tags
+
+
+def hydra_context() -> dict[str, Any]:
+    """The Hydra job's choices, overrides and sweep dir; empty outside Hydra (tests calling run(cfg))."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+    except ValueError:
+        return {}
+    params = hc.sweeper.get("params") or {}
+    return {"choices": dict(hc.runtime.choices), "overrides": hc.job.override_dirname,
+            "multirun": hc.mode.name == "MULTIRUN", "sweep_dir": hc.sweep.dir, "swept": list(params)}
+
+
+def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """job_type, name, group and tags of a run (see the module doc)."""
+    from agentic_rl.config import component_name
+
+    ctx = hydra_context() if context is None else context
+    choices = ctx.get("choices", {})
+    experiment = choices.get("experiment")
+    overrides = [o for o in str(ctx.get("overrides") or "").split(",") if o]
+    swept = ctx.get("swept") or []
+    if ctx.get("multirun") and swept:  # a sweep's arms differ in its swept keys; shared overrides are noise here
+        overrides = [o for o in overrides if o.split("=", 1)[0] in swept]
+    name = " ".join(([experiment] if experiment else []) + overrides) or "default"
+    group = None
+    if ctx.get("multirun"):
+        stamp = "_".join(Path(str(ctx["sweep_dir"])).parts[-2:])
+        group = f"{choices.get('sweep') or 'multirun'}-{stamp}"
+    tags = [f"experiment:{experiment or 'none'}"]
+    for key in ("tools", "reward", "model"):
+        if key in cfg:
+            tags.append(f"{key}:{choices.get(key) or component_name(cfg[key])}")
+    if "evaluator" in cfg and job_type == "eval":
+        tags.append("modes:" + "+".join(cfg.evaluator.modes))
+    tags += [str(t) for t in cfg.logger.get("tags") or []]
+    return {"job_type": job_type, "run_name": name, "group": group,
+            "tags": list(dict.fromkeys(t[:MAX_TAG_CHARS] for t in tags))}
+
+
+def wandb_settings(cfg: DictConfig, job_type: str = "train") -> dict[str, Any]:
+    """The logger settings (every LoggerConfig field) with W&B identity filled in where the config leaves null."""
+    from agentic_rl.config import logger_config
+
+    settings = dataclasses.asdict(logger_config(cfg))
+    identity = run_identity(cfg, job_type)
+    settings["job_type"] = job_type
+    settings["run_name"] = settings["run_name"] or identity["run_name"]
+    settings["group"] = settings["group"] or identity["group"]
+    settings["tags"] = identity["tags"]
+    return settings
+
+
+def define_metrics(run: Any) -> None:
+    run.define_metric(STEP_METRIC)
+    for prefix in STEPPED_PREFIXES:
+        run.define_metric(f"{prefix}/*", step_metric=STEP_METRIC)
+    run.define_metric("eval/*", step_metric=STEP_METRIC, summary="max,last")
+
+
+def transcript(traj: Trajectory) -> str:
+    """The episode as a reader follows it: each model turn, then the tool's answer (tags kept)."""
+    parts = []
+    for i, turn in enumerate(traj.turns, 1):
+        call = f" -> {turn.call.name}" if turn.call else " -> no tool call"
+        parts.append(f"--- turn {i}{call}\n{turn.text.strip()}")
+        if turn.observation is not None:
+            parts.append(turn.observation.text.strip())
+    return "\n".join(parts)
+
+
+def trajectory_rows(step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
+                    prompt: str = "") -> tuple[list[str], list[list[Any]]]:
+    """Columns and rows of the sample-trajectory table: task, transcript, tool calls, reward terms, passed."""
+    terms = sorted({k for r in rewards for k in r.terms})
+    columns = ["step", "task", "prompt", "sample", "transcript", "tool_calls", "reward",
+               *[f"reward/{t}" for t in terms], "passed", "finish_reason"]
+    rows = []
+    for traj, reward in zip(trajs, rewards):
+        calls = ", ".join(f"{k}={n}" for k, n in traj.calls_by_kind().items() if n)
+        rows.append([step, traj.task_id, prompt, traj.sample_index, transcript(traj), calls, reward.total,
+                     *[reward.terms.get(t, 0.0) for t in terms], bool(traj.passed), traj.finish_reason])
+    return columns, rows
+
+
+def log_trajectory_table(run: Any, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
+                         prompt: str = "") -> None:
+    import wandb
+
+    columns, rows = trajectory_rows(step, trajs, rewards, prompt)
+    run.log({TABLE_KEY: wandb.Table(columns=columns, data=rows), STEP_METRIC: step}, step=step)
+
+
+def log_run_artifacts(run: Any, run_dir: Path) -> list[str]:
+    """The adapter (type model) and the evaluation results (type evaluation) of a finished run dir."""
+    import wandb
+
+    logged = []
+    adapter = run_dir / "adapter"
+    if adapter.is_dir():
+        art = wandb.Artifact(f"adapter-{run.id}", type="model", description="LoRA adapter (peft save_pretrained)")
+        art.add_dir(str(adapter))
+        run.log_artifact(art)
+        logged.append(art.name)
+    results = [p for p in (run_dir / "summary.json", run_dir / "results.jsonl") if p.is_file()]
+    if results:
+        art = wandb.Artifact(f"eval-{run.id}", type="evaluation",
+                             description="summary.json (pass@k per mode) and per-episode results when present")
+        for path in results:
+            art.add_file(str(path))
+        run.log_artifact(art)
+        logged.append(art.name)
+    return logged
+

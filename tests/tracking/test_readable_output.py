@@ -1,0 +1,132 @@
+"""Readable output: the evaluation bar advances per finished episode; figures carry a title, axis labels,
+separate reward and pass-rate axes, a before/after legend and Wilson intervals on pass@1."""
+from __future__ import annotations
+
+import json
+
+import matplotlib.pyplot as plt
+import pytest
+
+import agentic_rl.evaluation.evaluator as evaluator_module
+from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
+from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.rollout.policy import ScriptedPolicy
+from agentic_rl.tracking.plots import plot_pass_at_1_bars, plot_run, plot_sweep, run_title, wilson_interval
+from agentic_rl.tracking.sinks import Tracker
+from tests.evaluation.test_evaluator import GOOD, FakeSandbox, compose_cfg, tasks, toolsets
+
+
+class RecordingBar:
+    """Stands in for tqdm: records every update."""
+
+    instances: list["RecordingBar"] = []
+
+    def __init__(self, total=0, initial=0, **_):
+        self.total, self.n, self.updates = total, initial, []
+        RecordingBar.instances.append(self)
+
+    def update(self, n=1):
+        self.updates.append(n)
+        self.n += n
+
+    def set_postfix(self, **_):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_eval_progress_advances_as_each_episode_ends(monkeypatch):
+    monkeypatch.setattr(evaluator_module, "tqdm", RecordingBar)
+    RecordingBar.instances.clear()
+
+    def script(req):  # task 0 submits at once; the others try code first and submit at their 2nd/3rd turn
+        index = int(req.task.task_id.split("/")[1])
+        return f"```submit\n{GOOD}\n```" if req.turn_index >= index else "```python\nprint(1)\n```"
+
+    cfg = compose_cfg("evaluator.toolsets.multi_tool.search.backend=docstore")
+    evaluate(tasks(3), ScriptedPolicy(script), toolsets(cfg, FakeSandbox(), ["code_only"]),
+             RolloutConfig(max_turns=3, max_new_tokens=400), EvalConfig(modes=["code_only"], batch_tasks=3))
+    bar = RecordingBar.instances[-1]
+    assert bar.total == 3 and bar.n == 3
+    assert [u for u in bar.updates if u] == [1, 1, 1]  # one episode per turn, all in one generation batch
+
+
+def test_wilson_interval_matches_hand_computed_values():
+    lo, hi = wilson_interval(0, 28)  # z^2/(n+z^2) = 3.8416/31.8416
+    assert lo == 0.0 and hi == pytest.approx(0.12065, abs=1e-4)
+    lo, hi = wilson_interval(14, 28)
+    assert (lo, hi) == (pytest.approx(0.3263, abs=1e-3), pytest.approx(0.6737, abs=1e-3))
+
+
+def test_pass_at_1_bars_have_legend_labels_and_wilson_error_bars():
+    fig, ax = plt.subplots()
+    evals = {"before": {"no_tools": {"pass@1": 0.0}, "multi_tool": {"pass@1": 0.25}},
+             "after": {"no_tools": {"pass@1": 0.5}, "multi_tool": {"pass@1": 0.5}}}
+    plot_pass_at_1_bars(ax, evals, n_tasks=28)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["before training", "after training"]
+    assert ax.get_ylabel() == "pass@1 (share of tasks)" and ax.get_xlabel() == "evaluation mode"
+    caps = [c for c in ax.containers if hasattr(c, "lines") and c.lines[1]]  # error bars with caps
+    assert len(caps) == 2
+    tops = sorted(round(float(y), 3) for c in caps for y in c.lines[1][1].get_ydata())
+    assert tops[-1] == pytest.approx(0.674, abs=1e-3)  # upper Wilson bound of 14/28
+    plt.close(fig)
+
+
+def test_run_figure_has_a_title_and_separate_axes(tmp_path):
+    tracker = Tracker(tmp_path)
+    for step in range(1, 5):
+        tracker.log({"train/epoch": 0, "train/pass_rate": 0.25 * step, "train/reward_mean": -0.1 + 0.3 * step,
+                     "tools/search_rate": 0.1, "tools/execute_rate": 0.2, "tools/submit_rate": 0.4,
+                     "tools/none_rate": 0.3}, step)
+    summary = {"model": "tiny-random", "tools": "multi", "reward": "shaped", "n_eval_tasks": 2,
+               "eval": {"before": {"multi_tool": {"pass@1": 0.0}}, "after": {"multi_tool": {"pass@1": 0.5}}}}
+    tracker.summary(summary)
+    assert run_title(summary, tmp_path).startswith("model tiny-random | tools multi | reward shaped | run ")
+    captured = {}
+    real_savefig = plt.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        captured["fig"] = fig
+        return real_savefig(fig, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt.Figure, "savefig", keep)
+        out = plot_run(tmp_path)
+    assert out.is_file() and out.stat().st_size > 10_000
+    fig = captured["fig"]
+    assert fig._suptitle.get_text() == run_title(summary, tmp_path)
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["pass@1 (share of tasks)", "pass rate (share of episodes)", "mean episode reward",
+                      "share of turns"]
+    assert all(ax.get_xlabel() for ax in fig.axes)
+
+
+def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
+    from agentic_rl.tracking.panels import PANELS
+
+    for job, tampered in (("0", 0.0), ("1", 0.5)):
+        t = Tracker(tmp_path / job)
+        for step in range(1, 4):
+            t.log({"train/epoch": 0, "train/pass_rate": 0.5, "train/reward_mean": 0.2, "tools/search_rate": 0.1,
+                   "tools/execute_rate": 0.2, "tools/submit_rate": 0.3, "tools/none_rate": 0.4,
+                   "tools/submit/tampered_rate": tampered}, step)
+        t.summary({"n_eval_tasks": 4, "eval": {"after": {"multi_tool": {"pass@1": 0.5}}}})
+        (tmp_path / job / ".hydra").mkdir()
+        (tmp_path / job / ".hydra" / "overrides.yaml").write_text(json.dumps([f"tools={'code' if job == '0' else 'multi'}"]))
+    captured = {}
+    real_savefig = plt.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        captured["fig"] = fig
+        return real_savefig(fig, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt.Figure, "savefig", keep)
+        out = plot_sweep(tmp_path)
+    assert out.is_file()
+    axes = captured["fig"].axes
+    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" for p in PANELS]
+    tampered = axes[[p.metric for p in PANELS].index("tools/submit/tampered_rate")]
+    assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
+    assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]
