@@ -49,9 +49,7 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
     from agentic_rl.config import algo_config
     from agentic_rl.models.lora import add_lora
     from agentic_rl.registry import build
-    from agentic_rl.rewards import make_reward_fn
     from agentic_rl.rollout.policy import HFPolicy
-    from omegaconf import OmegaConf
 
     algo = algo_config(cfg)
     if not allow_skip:
@@ -61,13 +59,14 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
                      seed=cfg.seed)
     policy = HFPolicy(model, loaded.tokenizer)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
-    reward_fn = make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))
+    reward_fn = build(cfg.reward)
     times = []
     for task in tasks:
         start = time.perf_counter()
         group = run_episodes([(task, g) for g in range(algo.group_size)], policy, toolset, rollout_cfg)
         rewards = torch.tensor([reward_fn(t).total for t in group], dtype=torch.float64)
-        grpo_step(model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id)
+        grpo_step(model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id,
+                  temperature=rollout_cfg.temperature)
         times.append(time.perf_counter() - start)
         logger.info("project step %d: %.1f s", len(times), times[-1])
     return times

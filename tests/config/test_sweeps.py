@@ -23,10 +23,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import OmegaConf
 
 from agentic_rl.config import register_configs, to_dataclass
-from agentic_rl.rewards import make_reward_fn
+from agentic_rl.registry import build
 from agentic_rl.rollout.agent import CAP_TEXT, RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
 from tests.rollout.fakes import TASK, toolset
@@ -85,7 +84,7 @@ def signature(cfg) -> tuple:
     rollout = to_dataclass(cfg.rollout, RolloutConfig)
     tools = toolset(tuple(cfg.tools.active), log=[])
     [traj] = run_episodes([(TASK, 0)], probe_policy(), tools, rollout)
-    reward = make_reward_fn(**OmegaConf.to_container(cfg.reward, resolve=True))(traj)
+    reward = build(cfg.reward)(traj)
     turns = tuple((t.call.name if t.call else None, t.observation.status if t.observation else None)
                   for t in traj.turns)
     return turns, traj.finish_reason, traj.passed, tuple(sorted(reward.terms.items()))
