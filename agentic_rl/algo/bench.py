@@ -12,7 +12,7 @@ Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows 
   whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before #10)
   micro-batches: `algo.micro_batch_tokens` (default) padded tokens per micro-batch, no checkpointing
   default:       micro-batches and gradient checkpointing (conf/algo/grpo.yaml)
-Prints, per setting, the update's wall time (median over `--repeats` updates), the RSS after loading
+Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
 """
@@ -36,6 +36,12 @@ SETTINGS = {
     "default": {},
 }
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process (user + system): on a shared machine it varies far less than wall time."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_rss_gib() -> float:
@@ -82,12 +88,14 @@ def run_setting(args: argparse.Namespace) -> dict:
     group = synthetic_group(args.episodes, args.length, args.model_tokens, len(loaded.tokenizer))
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
     loaded_rss = peak_rss_gib()
-    times = []
+    times, cpu_times = [], []
     for _ in range(args.repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         grpo_step(model, optimizer, group, rewards, cfg, loaded.tokenizer.pad_token_id, temperature=0.7)
         times.append(time.perf_counter() - start)
-    return {"setting": args.setting, "update_s": statistics.median(times), "rss_after_load_gib": loaded_rss,
+        cpu_times.append(cpu_seconds() - start_cpu)
+    return {"setting": args.setting, "update_s": statistics.median(times), "update_cpu_s": statistics.median(cpu_times),
+            "rss_after_load_gib": loaded_rss,
             "peak_rss_gib": peak_rss_gib(), "micro_batch_tokens": cfg.micro_batch_tokens,
             "gradient_checkpointing": cfg.gradient_checkpointing}
 
@@ -120,10 +128,11 @@ def main(argv: list[str] | None = None) -> None:
     base = rows[0]["update_s"]
     logger.info("\nupdate of one group: %d episodes x %d tokens (%d model tokens each), model %s",
                 args.episodes, args.length, args.model_tokens, args.model)
-    logger.info("%-14s %10s %10s %14s %14s", "setting", "update_s", "x first", "RSS loaded GiB", "peak RSS GiB")
+    logger.info("%-14s %10s %10s %12s %14s %14s", "setting", "update_s", "x first", "update_cpu_s", "RSS loaded GiB",
+                "peak RSS GiB")
     for row in rows:
-        logger.info("%-14s %10.1f %10.2f %14.2f %14.2f", row["setting"], row["update_s"], row["update_s"] / base,
-                    row["rss_after_load_gib"], row["peak_rss_gib"])
+        logger.info("%-14s %10.1f %10.2f %12.1f %14.2f %14.2f", row["setting"], row["update_s"], row["update_s"] / base,
+                    row["update_cpu_s"], row["rss_after_load_gib"], row["peak_rss_gib"])
 
 
 if __name__ == "__main__":
