@@ -27,7 +27,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.types import TOOL_NAMES, Observation, Trajectory
+from agentic_rl.tools.base import counted_tools
+from agentic_rl.types import Observation, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +58,8 @@ def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
     else:
         status = "no_submission"
     calls = traj.calls_by_kind()
-    errors = {name: 0 for name in TOOL_NAMES}
-    latency = {name: 0.0 for name in TOOL_NAMES}
+    errors = {name: 0 for name in counted_tools(calls)}
+    latency = {name: 0.0 for name in counted_tools(calls)}
     for turn in traj.turns:
         o = turn.observation
         if turn.call is None or o is None or not o.executed:
@@ -95,9 +96,9 @@ def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> 
     return {
         "task_id": task_id, "mode": mode, "sample": sample, "passed": False, "status": "no_sample",
         "finish_reason": "no_sample", "turns": 0,
-        "tool_calls": {name: 0 for name in (*TOOL_NAMES, "none")},
-        "tool_errors": {name: 0 for name in TOOL_NAMES},
-        "tool_latency_ms": {name: 0.0 for name in TOOL_NAMES},
+        "tool_calls": {name: 0 for name in (*counted_tools(), "none")},
+        "tool_errors": {name: 0 for name in counted_tools()},
+        "tool_latency_ms": {name: 0.0 for name in counted_tools()},
         "model_tokens": 0, "submitted_code": None,
         "detail": f"no sample {sample} for this task in {source}",
     }
@@ -191,16 +192,17 @@ def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
     records = list(records)
     n_eps = max(len(records), 1)
     n_turns = sum(r["turns"] for r in records)
-    calls = {name: sum(r["tool_calls"].get(name, 0) for r in records) for name in (*TOOL_NAMES, "none")}
+    names = counted_tools(name for r in records for name, n in r["tool_calls"].items() if n)
+    calls = {name: sum(r["tool_calls"].get(name, 0) for r in records) for name in (*names, "none")}
     out = {
         "rollout/episodes": float(len(records)),
         "rollout/turns_mean": n_turns / n_eps,
         "rollout/model_tokens_mean": sum(r["model_tokens"] for r in records) / n_eps,
         "rollout/truncated_rate": sum(r["finish_reason"] in ("length", "max_turns") for r in records) / n_eps,
-        "tools/calls_per_episode": sum(calls[k] for k in TOOL_NAMES) / n_eps,
+        "tools/calls_per_episode": sum(calls[k] for k in names) / n_eps,
         "tools/none_rate": calls["none"] / max(n_turns, 1),
     }
-    for name in TOOL_NAMES:
+    for name in names:
         out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)
         if calls[name]:
             out[f"tools/{name}/error_rate"] = sum(r["tool_errors"].get(name, 0) for r in records) / calls[name]

@@ -4,15 +4,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Sequence
 
-from agentic_rl.types import TOOL_NAMES, RewardBreakdown, Trajectory
+from agentic_rl.tools.base import counted_tools
+from agentic_rl.types import RewardBreakdown, Trajectory
 
 
 def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
     """Tool-usage and rollout metrics over a batch of episodes.
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
-    `tools/none_rate` = turns with no valid call, so the four rates of a tool mode sum to ~1 (turns whose
-    call was refused by the cap count in none of them).
+    `tools/none_rate` = turns with no valid call, so the rates of a tool mode sum to ~1 (turns whose
+    call was refused by the cap count in none of them). There is a rate for every declared tool
+    (`agentic_rl.tools.base.counted_tools`).
     """
     n_eps = max(len(trajs), 1)
     n_turns = sum(len(t.turns) for t in trajs)
@@ -28,15 +30,16 @@ def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
                 continue
             errors[turn.call.name] += int(not obs.ok)
             latency[turn.call.name].append(obs.latency_ms)
+    names = counted_tools(counts)
     out = {
         "rollout/episodes": float(len(trajs)),
         "rollout/turns_mean": n_turns / n_eps,
         "rollout/model_tokens_mean": sum(t.n_model_tokens for t in trajs) / n_eps,
         "rollout/truncated_rate": sum(t.finish_reason in ("length", "max_turns") for t in trajs) / n_eps,
-        "tools/calls_per_episode": sum(counts[k] for k in TOOL_NAMES) / n_eps,
+        "tools/calls_per_episode": sum(counts[k] for k in names) / n_eps,
         "tools/none_rate": counts["none"] / max(n_turns, 1),
     }
-    for name in TOOL_NAMES:
+    for name in names:
         out[f"tools/{name}_rate"] = counts[name] / max(n_turns, 1)
         if latency[name]:
             out[f"tools/{name}/error_rate"] = errors[name] / len(latency[name])

@@ -57,6 +57,18 @@ def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]
             [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
 
 
+def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
+    """(metric, label) of every tool-call rate the run logged, declared tools first in their order."""
+    from agentic_rl.tools.base import tool_names
+
+    logged = {key for r in records for key in r
+              if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    names = [n for n in tool_names() if f"tools/{n}_rate" in logged]
+    names += sorted(k[len("tools/"):-len("_rate")] for k in logged
+                    if k[len("tools/"):-len("_rate")] not in names and k != "tools/none_rate")
+    return tuple((f"tools/{n}_rate", n) for n in names)
+
+
 def plot_run(run_dir: Path) -> Path:
     run_dir = Path(run_dir)
     records = read_metrics(run_dir)
@@ -87,9 +99,7 @@ def plot_run(run_dir: Path) -> Path:
 
     curves = ((axes[1], "training pass rate and reward", (("train/pass_rate", "pass rate"),
                                                           ("train/reward_mean", "mean reward"))),
-              (axes[2], "tool-call rates (share of turns)", (("tools/search_rate", "search"),
-                                                            ("tools/execute_rate", "execute"),
-                                                            ("tools/submit_rate", "submit"))))
+              (axes[2], "tool-call rates (share of turns)", tool_rate_curves(records)))
     for ax, title, keys in curves:
         for key, label in keys:
             steps, values = per_step(records, key)
