@@ -535,7 +535,7 @@ def test_query_expansion_maps_needs_to_api_words():
 
 def test_fields_and_usage_survive_a_save_and_load(small):
     loaded = P.load_index(small.index.path)
-    assert set(loaded.retrievers) == {"name", "params", "summary", "body"}
+    assert set(loaded.retrievers) == set(P.DEFAULT_RANKING.field_weights())
     assert loaded.uses == small.index.uses and max(loaded.uses["last"]) > 0  # the stdlib's sources were read
     assert loaded.search("json dumps", 1)[0].name == small.index.search("json dumps", 1)[0].name
     entries, usage = P.load_raw(small.index.path)
@@ -547,4 +547,16 @@ def test_bench_reports_both_query_sets_and_an_ablation(capsys):
     assert bench.main(["--backends", "docstore", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "== search_queries\n" in out and "== search_queries_heldout\n" in out
-    assert {"earlier ranker (one BM25 field)", "full (chosen)"} <= set(bench.ablation_variants())
+    assert {"earlier ranker (BM25 + boosts)", "full (chosen)", "full + fields"} <= set(bench.ablation_variants())
+
+
+def test_field_weighted_variant_scores_each_field():
+    entries = [fake_entry("lib.sort_rows", "Order the rows."), fake_entry("lib.order", "Sort the rows.")]
+    fielded = replace(P.DEFAULT_RANKING, fielded=True, summary_weight=0.0, params_weight=0.0, body_weight=0.0)
+    index = P.build_index(entries, {}, {}, fielded)
+    assert set(index.retrievers) == {"name", "params", "summary", "body"}
+    assert index.search("sort", 1)[0].name == "lib.sort_rows"  # only the name field counts here
+    index.set_ranking(replace(fielded, name_weight=0.0, summary_weight=1.0))
+    assert index.bm25("sort")[1] > 0 and index.bm25("sort")[0] == 0  # only the summary counts
+    with pytest.raises(ValueError, match="no BM25 field"):
+        index.set_ranking(replace(fielded, fielded=False))

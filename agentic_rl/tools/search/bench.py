@@ -173,17 +173,18 @@ def ablation_variants() -> dict[str, Any]:
     earlier = replace(full, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
                       **no_usage)
     return {
-        "earlier ranker (one BM25 field)": earlier,
+        "earlier ranker (BM25 + boosts)": earlier,
+        "+ usage prior": replace(earlier, usage_last=full.usage_last, usage_pair=full.usage_pair,
+                                 usage_parent=full.usage_parent),
+        "+ expansion": replace(earlier, expansion_weight=full.expansion_weight),
         "+ fields": replace(earlier, fielded=True),
-        "+ fields + usage prior": replace(full, expansion_weight=0.0),
-        "+ fields + expansion": replace(full, **no_usage),
         "full (chosen)": full,
-        "full - fields": replace(full, fielded=False),
+        "full + fields": replace(full, fielded=True),
         "full - usage prior": replace(full, **no_usage),
         "full - pair/parent usage": replace(full, usage_pair=0.0, usage_parent=0.0),
         "full - expansion": replace(full, expansion_weight=0.0),
         "full - deprecated penalty": replace(full, deprecated_penalty=0.0),
-        "full - rescaled relevance": replace(full, relevance_scale=0.0),
+        "full - scaled relevance": replace(full, relevance_scale=0.0),
     }
 
 
