@@ -184,7 +184,7 @@ def ablation_variants() -> dict[str, Any]:
         "full - pair/parent usage": replace(full, usage_pair=0.0, usage_parent=0.0),
         "full - expansion": replace(full, expansion_weight=0.0),
         "full - deprecated penalty": replace(full, deprecated_penalty=0.0),
-        "full - scaled relevance": replace(full, relevance_scale=0.0),
+        "full + scaled relevance (30)": replace(full, relevance_scale=30.0),
     }
 
 
