@@ -17,7 +17,7 @@ import logging
 import sys
 from typing import Any
 
-from agentic_rl.tracking.panels import EVAL_PASS_AT_1, PANELS, SECTIONS, Panel
+from agentic_rl.tracking.panels import EVAL_PASS_AT_1, Panel, panel_sections, panels
 from agentic_rl.tracking.wandb_run import STEP_METRIC
 
 logger = logging.getLogger(__name__)
@@ -47,9 +47,10 @@ def panel_spec(panel: Panel, wr: Any) -> Any:
 def build_workspace(entity: str, project: str, group: str | None = None, name: str | None = None) -> Any:
     """The workspace object (no network): one section per panel section, runs grouped by their arm."""
     ws, wr = _require_workspaces()
+    all_panels = panels()
     sections = [ws.Section(name=section, is_open=True,
-                           panels=[panel_spec(p, wr) for p in PANELS if p.section == section])
-                for section in SECTIONS]
+                           panels=[panel_spec(p, wr) for p in all_panels if p.section == section])
+                for section in panel_sections(all_panels)]
     filters = ws.And(ws.Metric("Group") == group) if group else ""
     return ws.Workspace(
         entity=entity, project=project, name=name or (f"agentic_rl sweep {group}" if group else "agentic_rl runs"),

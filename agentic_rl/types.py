@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HARNESSES = ("pytest", "unittest", "humaneval")
-TOOL_NAMES = ("search", "execute", "submit")
 
 
 @dataclass(frozen=True)
@@ -92,14 +91,16 @@ class Trajectory:
         assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"
 
     def calls_by_kind(self) -> dict[str, int]:
-        """Executed tool calls per tool name, plus `none` = turns that ended without a valid call."""
-        counts = {name: 0 for name in TOOL_NAMES}
-        counts["none"] = 0
-        for turn in self.turns:
-            if turn.call is None:
-                counts["none"] += 1
-            elif turn.observation is not None and turn.observation.executed:
-                counts[turn.call.name] = counts.get(turn.call.name, 0) + 1
+        """Executed tool calls per tool name (every declared tool, see `counted_tools`), plus `none` = turns
+        that ended without a valid call."""
+        from agentic_rl.tools.base import counted_tools  # the declarations live with the tools
+
+        executed = [t.call.name for t in self.turns
+                    if t.call is not None and t.observation is not None and t.observation.executed]
+        counts = {name: 0 for name in counted_tools(executed)}
+        counts["none"] = sum(t.call is None for t in self.turns)
+        for name in executed:
+            counts[name] += 1
         return counts
 
     def exec_failed(self) -> bool:

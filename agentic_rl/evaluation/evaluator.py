@@ -129,7 +129,7 @@ def mode_rollout(rollout: RolloutConfig, toolset: ToolSet, cfg: EvalConfig) -> R
     holding the whole token budget (a tool mode may generate up to `max_turns x max_new_tokens` tokens)."""
     temperature, top_p = cfg.sampling
     rollout = replace(rollout, temperature=temperature, top_p=top_p)
-    if not toolset.active:
+    if toolset.answers_once:  # the no-tools mode: its one tool is the final answer
         rollout = replace(rollout, max_turns=1, max_new_tokens=token_budget(rollout))
     return rollout
 
@@ -139,7 +139,7 @@ def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet) -> dict[st
     there: the answer is graded without a call, so `tools/none_rate` ("turns with no valid call") would read 1.0
     and every call rate 0, as if the model had failed to use tools it was never given."""
     metrics = metrics_from_records(records)
-    if not toolset.active:
+    if toolset.answers_once:  # the no-tools mode: its one tool is the final answer
         metrics = {k: v for k, v in metrics.items() if not k.startswith("tools/")}
     return metrics
 

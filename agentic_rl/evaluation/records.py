@@ -28,8 +28,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.tools.base import counted_tools
 from agentic_rl.tracking.metrics import aggregate_metrics, episode_counts
-from agentic_rl.types import TOOL_NAMES, Observation, Trajectory
+from agentic_rl.types import Observation, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +84,9 @@ def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> 
     return {
         "task_id": task_id, "mode": mode, "sample": sample, "passed": False, "status": "no_sample",
         "finish_reason": "no_sample", "turns": 0,
-        "tool_calls": {name: 0 for name in (*TOOL_NAMES, "none")},
-        "tool_errors": {name: 0 for name in TOOL_NAMES},
-        "tool_latency_ms": {name: 0.0 for name in TOOL_NAMES}, "tampered_submissions": 0,
+        "tool_calls": {name: 0 for name in (*counted_tools(), "none")},
+        "tool_errors": {name: 0 for name in counted_tools()},
+        "tool_latency_ms": {name: 0.0 for name in counted_tools()}, "tampered_submissions": 0,
         "model_tokens": 0, "submitted_code": None,
         "detail": f"no sample {sample} for this task in {source}",
     }

@@ -21,7 +21,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from agentic_rl.evaluation.evaluator import ModeResult  # noqa: E402
 from agentic_rl.evaluation.records import ERROR_STATUSES  # noqa: E402
-from agentic_rl.types import TOOL_NAMES, Task  # noqa: E402
+from agentic_rl.tools.base import tool_names  # noqa: E402
+from agentic_rl.types import Task  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +111,8 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
 
     ax = axes[1]
     bottom = [0.0] * len(modes)
-    colors = {"search": "#1e88e5", "execute": "#fb8c00", "submit": "#43a047"}
-    for name in TOOL_NAMES:
+    colors = dict(zip(tool_names(), plt.get_cmap("tab10").colors))
+    for name in reported_tools(per_mode):
         vals = [per_mode[m].get(f"tools/{name}_rate", 0.0) * per_mode[m].get("rollout/turns_mean", 0.0)
                 for m in modes]
         ax.bar(range(len(modes)), vals, bottom=bottom, label=name, color=colors.get(name), edgecolor="#333")
@@ -132,17 +133,26 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
     return out
 
 
+def reported_tools(per_mode: dict[str, dict[str, Any]]) -> list[str]:
+    """The tools with a call rate in any mode's metrics: every declared tool, in declaration order,
+    then any other tool a summary from elsewhere records (never silently dropped)."""
+    present = {key[len("tools/"):-len("_rate")] for m in per_mode.values() for key in m
+               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    present.discard("none")
+    return [n for n in tool_names() if n in present] + sorted(present - set(tool_names()))
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """A plain-text table of the per-mode results (what the CLI prints at the end)."""
     per_mode = summary.get("eval", {})
     ks = sorted({int(key.split("@")[1]) for m in per_mode.values() for key in m if key.startswith("pass@")})
-    head = ["mode", *[f"pass@{k}" for k in ks], "passed", "calls/ep", "search", "execute", "submit",
-            "timeouts", "errors", "no_sub"]
+    tools = reported_tools(per_mode)
+    head = ["mode", *[f"pass@{k}" for k in ks], "passed", "calls/ep", *tools, "timeouts", "errors", "no_sub"]
     rows = [head]
     for mode, m in per_mode.items():
         rows.append([mode, *[f"{m.get(f'pass@{k}', 0.0):.3f}" for k in ks], f"{m['n_passed']}/{m['n_episodes']}",
                      f"{m.get('tools/calls_per_episode', 0.0):.2f}",
-                     *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in TOOL_NAMES],
+                     *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in tools],
                      str(m["timeouts"]), str(m["errors"]), str(m["no_submission"] + m["no_sample"])])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]

@@ -1,5 +1,6 @@
 """Rollout: policies (HF model, scripted, replay) and the multi-turn agent loop."""
-from agentic_rl.rollout.agent import RolloutConfig, ToolSet, extract_code, run_episodes
+from agentic_rl.rollout.agent import RolloutConfig, extract_code, run_episodes
+from agentic_rl.tools.base import ToolSet
 from agentic_rl.rollout.policy import HFPolicy, Policy, SamplingParams, ScriptedPolicy, TurnRequest
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, HFChatTokenizer
 

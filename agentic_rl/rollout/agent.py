@@ -2,11 +2,12 @@
 
 Each episode is GENERATING until its turn closes, then one of:
   - a completed call of the active tool set   -> TOOL: run it, append the observation, back to GENERATING
-  - a call over the cap C (search/execute)     -> refused: append a short notice, back to GENERATING
+  - a call over the cap C (tools whose spec counts toward it) -> refused: append a short notice, back to GENERATING
   - no call                                    -> nudge (append a reminder) or DONE("no_call"), per config
   - a passing submission                       -> DONE("passed")
   - out of turns / context                     -> DONE("max_turns" / "length")
-With no active tools (`tools=none`) there is one turn and the code in the reply is graded as the answer.
+A final tool (the no-tools mode's `answer`, whose parser takes the code out of the reply) ends the episode
+with its grade. What each tool is (pattern, cap, grading) is looked up in its ToolSpec (agentic_rl.tools.base).
 
 Token ids are kept verbatim: history ids + generated ids + tokenized observation. The loss mask is built
 alongside (1 for generated ids, 0 for prompt and observation ids) and checked to have the same length.
@@ -27,18 +28,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
-from agentic_rl.tools.base import CALL_PATTERNS, Tool, find_first_call
+from agentic_rl.tools.base import TOOL_SPECS, ToolLike, ToolSet, has_completed_call, spec_for
+from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
 logger = logging.getLogger(__name__)
 
-CAPPED_TOOLS = ("search", "execute")  # the cap C counts these; a submission is always allowed
 NUDGE_TEXT = "<feedback>No tool call found. Use a tool, or submit your solution in a ```submit block.</feedback>"
 CAP_TEXT = "<feedback>Tool-call limit reached: {name} was not run. Submit your solution now.</feedback>"
 OBSERVATION_FORMATS = ("chat", "inline")
-OBSERVATION_BLOCK = re.compile(r"<(doc_result|exec_result|test_result|feedback)>.*?</\1>", re.DOTALL)
-FENCED_CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
-OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)", re.DOTALL)
 
 
 @dataclass
@@ -84,21 +82,6 @@ class RolloutConfig:
         return SamplingParams(self.max_new_tokens, self.temperature, self.top_p)
 
 
-@dataclass
-class ToolSet:
-    """The tools the model is told about and whose calls are parsed; `grader` grades no-tool answers."""
-
-    name: str
-    tools: dict[str, Tool]
-    grader: Tool
-    system_prompt: str
-    examples: tuple[tuple[str, str], ...] = ()  # worked (task, reply) exchanges shown before the task
-
-    @property
-    def active(self) -> tuple[str, ...]:
-        return tuple(self.tools)
-
-
 def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> list[dict[str, str]]:
     """System prompt, each worked example as earlier chat turns, then the task."""
     messages = [{"role": "system", "content": toolset.system_prompt}] if toolset.system_prompt else []
@@ -112,7 +95,8 @@ def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> li
 def split_example_reply(reply: str) -> list[dict[str, str]]:
     """An example reply written inline (calls and observations interleaved) as alternating chat turns."""
     messages, pos = [], 0
-    for m in OBSERVATION_BLOCK.finditer(reply):
+    tags = "|".join(sorted({re.escape(spec.result_tag) for spec in TOOL_SPECS.values()} | {"feedback"}))
+    for m in re.finditer(rf"<({tags})>.*?</\1>", reply, re.DOTALL):
         if reply[pos:m.start()].strip():
             messages.append({"role": "assistant", "content": reply[pos:m.start()].strip()})
         messages.append({"role": "user", "content": m.group(0)})
@@ -120,14 +104,6 @@ def split_example_reply(reply: str) -> list[dict[str, str]]:
     if reply[pos:].strip():
         messages.append({"role": "assistant", "content": reply[pos:].strip()})
     return messages
-
-
-def extract_code(text: str) -> str | None:
-    """The answer code of a no-tools reply: the first fenced block, an unclosed block, or bare code."""
-    m = FENCED_CODE.search(text) or OPEN_FENCE.search(text)
-    if m:
-        return m.group(1).strip("\n") or None
-    return text.strip() if re.search(r"^\s*(def|class|import|from)\s", text, re.MULTILINE) else None
 
 
 @dataclass
@@ -195,14 +171,14 @@ def closing_marker(pattern: re.Pattern[str]) -> str | None:
 
 
 def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
-    """Stop once a call of the active set has closed; the closing markers let a policy check incrementally."""
+    """Stop once a call of the active set has closed; the closing markers let a policy check incrementally.
+
+    Tools called by the whole reply (no call pattern, e.g. the no-tools answer) never stop a turn early.
+    """
     active = tuple(active_tools)
-    markers = [closing_marker(CALL_PATTERNS[name]) for name in active if name in CALL_PATTERNS]
-
-    def closed(text: str) -> bool:
-        return bool(active) and find_first_call(text, active) is not None
-
-    return StopCondition(closed, None if None in markers else sorted(set(markers)))
+    markers = [closing_marker(p) for name in active if (p := spec_for(name).call_pattern) is not None]
+    return StopCondition(lambda text: has_completed_call(text, active),
+                         None if None in markers else sorted(set(markers)))
 
 
 def run_episodes(
@@ -222,8 +198,7 @@ def run_episodes(
     for task, sample_index in jobs:
         prompt = tok.chat_prompt_ids(prompt_messages(toolset, task, cfg.observation_format))
         episodes.append(_Episode(task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
-    active_tools = toolset.active
-    stop = call_stop_condition(active_tools)
+    stop = call_stop_condition(toolset.active)
     stats = RolloutStats()
     session = policy.session() if hasattr(policy, "session") else contextlib.nullcontext(None)
 
@@ -240,14 +215,11 @@ def run_episodes(
                 turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
                 if call is not None:
                     pending.append((episode, turn, call))
-            grade_only = not active_tools
             tools_started = time.perf_counter()
-            observations = list(pool.map(
-                lambda p: run_tool(toolset.grader if grade_only else toolset.tools[p[2].name], p[2], p[0].task),
-                pending))
+            observations = list(pool.map(lambda p: run_tool(toolset.tools[p[2].name], p[2], p[0].task), pending))
             stats.tools_s += time.perf_counter() - tools_started
             for (episode, turn, call), obs in zip(pending, observations):
-                _observe(episode, turn, call, obs, tok, grade_only, cfg.observation_format)
+                _observe(episode, turn, call, obs, tok, cfg.observation_format)
             for _, episode in live:
                 if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
                     episode.finish_reason = "length"
@@ -271,29 +243,22 @@ def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, toolset: ToolSet
     """Append the model's ids and decide what happens next; returns the call to run, if any."""
     text = tok.decode(new_ids)
     episode.append(new_ids, trainable=True)
-    if not toolset.active:  # no-tools mode: one turn, the reply's code is graded as the answer
-        turn = Turn(generated_ids=new_ids, text=text)
-        episode.turns.append(turn)
-        episode.submitted_code = extract_code(text)
-        if episode.submitted_code is None:
-            episode.finish_reason = "no_call"
-            return turn, None
-        return turn, ToolCall("submit", episode.submitted_code, 0, len(text))
-    call = find_first_call(text, toolset.active)
+    call = toolset.parse(text)
     turn = Turn(generated_ids=new_ids, text=text, call=call)
     episode.turns.append(turn)
     if call is None:
-        if cfg.on_no_call == "stop":
+        if cfg.on_no_call == "stop" or toolset.answers_once:
             episode.finish_reason = "no_call"
         else:
             _append_feedback(episode, turn, tok, NUDGE_TEXT, cfg.observation_format)
         return turn, None
-    if call.name in CAPPED_TOOLS and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
+    capped = toolset.counts_toward_cap(call.name)
+    if capped and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
         notice = CAP_TEXT.format(name=call.name)
         turn.observation = Observation(tool=call.name, text=notice, ok=False, status="capped", executed=False)
         _append_feedback(episode, turn, tok, notice, cfg.observation_format)
         return turn, None
-    if call.name in CAPPED_TOOLS:
+    if capped:
         episode.n_capped_calls += 1
     return turn, call
 
@@ -312,29 +277,28 @@ def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observa
     episode.append(ids, trainable=False)
 
 
-def run_tool(tool: Tool, call: ToolCall, task: Task) -> Observation:
+def run_tool(tool: ToolLike, call: ToolCall, task: Task) -> Observation:
     try:
         return tool(call, task)
     except Exception as exc:  # a broken tool is a recorded failure, never a crashed run
         logger.exception("tool %s failed on task %s", call.name, task.task_id)
         return Observation(tool=call.name, text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
-                           ok=False, status="tool_error", passed=False if call.name == "submit" else None)
+                           ok=False, status="tool_error", passed=False if spec_for(call.name).grades else None)
 
 
-def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, grade_only: bool,
+def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any,
              observation_format: str) -> None:
-    if call.name == "submit":
+    spec = spec_for(call.name)
+    turn.observation = obs
+    if spec.grades:
         episode.grade = obs
-    if grade_only:  # no-tools answer: record the grade; nothing is appended to the context
+        episode.submitted_code = call.content
         episode.passed = bool(obs.passed)
+    if spec.final:  # the no-tools answer: its grade ends the episode; nothing is appended to the context
         episode.finish_reason = "passed" if episode.passed else "failed"
         return
-    turn.observation = obs
     ids = observation_ids(tok, obs.text, turn.generated_ids, observation_format)
     turn.observation_ids = ids
     episode.append(ids, trainable=False)
-    if call.name == "submit":
-        episode.submitted_code = call.content
-        episode.passed = bool(obs.passed)
-        if episode.passed:
-            episode.finish_reason = "passed"
+    if episode.passed:
+        episode.finish_reason = "passed"

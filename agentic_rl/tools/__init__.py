@@ -1,28 +1,51 @@
-"""Tools (search docs, execute code, submit to tests), the call parser, and tool-set assembly."""
+"""Tools (search docs, execute code, submit to tests, the no-tools answer), the call parser, and tool sets.
+
+Each tool declares itself in a `ToolSpec` (see `base.py`); everything here reads those declarations.
+"""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from omegaconf import DictConfig
 
 from agentic_rl.registry import build
-from agentic_rl.tools.base import CALL_PATTERNS, Tool, find_first_call
+from agentic_rl.tools.base import (TOOL_SPECS, Tool, ToolSet, ToolSpec, find_first_call, spec_for,
+                                   tool_names)
+# imported in the order their columns and curves should appear (defining a tool class registers it)
+from agentic_rl.tools.search import SearchTool  # noqa: I001
+from agentic_rl.tools.code import AnswerTool, ExecuteTool, SubmitTool, extract_code
 
-SANDBOX_TOOLS = ("execute", "submit")
+log = logging.getLogger(__name__)
 
 
-def build_tool(name: str, cfg: Any, sandbox: Any) -> Tool:
-    return build(cfg, sandbox=sandbox) if name in SANDBOX_TOOLS else build(cfg)
+def tool_class(cfg: Any) -> type:
+    """The class a `conf/tool/*.yaml` node builds (its `_target_`), imported, which registers its spec."""
+    import hydra.utils
+
+    target = cfg.get("_target_") if hasattr(cfg, "get") else None
+    if not target:
+        raise ValueError(f"a tool config needs a `_target_` naming its class, got {cfg}")
+    return hydra.utils.get_class(target)
 
 
-def build_toolset(cfg: DictConfig, sandbox: Any):
+def build_tool(name: str, cfg: Any, sandbox: Any = None, **runtime: Any) -> Tool:
+    """Build the tool `name` from its config, passing the runtime objects its spec `needs` (e.g. sandbox).
+
+    Needs that are not runtime objects (a search `index`) are built by the tool itself."""
+    runtime = {"sandbox": sandbox, **runtime}
+    cls = tool_class(cfg)
+    spec = getattr(cls, "spec", None)
+    if spec is None or spec.name != name:
+        raise ValueError(f"tool config for {name!r} builds {cls.__name__}, which declares "
+                         f"{getattr(spec, 'name', None)!r}; fix its `_target_` or the name it is listed under")
+    kwargs = {need: runtime[need] for need in spec.needs if need in runtime}
+    return build(cfg, **kwargs)
+
+
+def build_toolset(cfg: DictConfig, sandbox: Any) -> ToolSet:
     """A ToolSet from a `conf/tools/*.yaml` node: its `active` tools, the submit grader and the prompt."""
-    from agentic_rl.rollout.agent import ToolSet
-
     active = list(cfg.active)
-    unknown = [n for n in active if n not in CALL_PATTERNS]
-    if unknown:
-        raise ValueError(f"tools.active has unknown tool(s) {unknown}; available: {sorted(CALL_PATTERNS)}")
     missing = [n for n in active + ["submit"] if n not in cfg]
     if missing:
         raise ValueError(f"tool set {cfg.name!r} lists {missing} but has no config for it (add `/tool@{missing[0]}` "
@@ -36,14 +59,18 @@ def build_toolset(cfg: DictConfig, sandbox: Any):
 
 
 def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
-    """The preamble, then each active tool's description, then the strategy."""
-    if not tools:
+    """The preamble, then each callable tool's description, then the strategy. A final tool (the no-tools
+    answer) is not listed: the preamble says how to answer."""
+    described = [tool for tool in tools.values() if not spec_for(tool.name).final]
+    if not described:
         return cfg.preamble.strip()
-    parts = [cfg.preamble.strip().format(n_tools=len(tools))]
-    parts += [f"{i}. {tool.description}" for i, tool in enumerate(tools.values(), 1)]
+    parts = [cfg.preamble.strip().format(n_tools=len(described))]
+    parts += [f"{i}. {tool.description}" for i, tool in enumerate(described, 1)]
     if cfg.get("strategy"):
         parts.append(cfg.strategy.strip())
     return "\n\n".join(parts)
 
 
-__all__ = ["build_tool", "build_toolset", "system_prompt", "find_first_call", "Tool"]
+__all__ = ["TOOL_SPECS", "AnswerTool", "ExecuteTool", "SearchTool", "SubmitTool", "Tool", "ToolSet", "ToolSpec",
+           "build_tool", "build_toolset", "extract_code", "find_first_call", "spec_for", "system_prompt",
+           "tool_names"]

@@ -1,52 +1,161 @@
-"""The Tool interface and the tag protocol parser.
+"""Tool declarations, the Tool base class, the tool-call parser and the ToolSet.
 
-The model calls a tool by writing one of:
+A tool declares everything the framework needs to know about it in one `ToolSpec` (its class's `spec`):
+  - `call_pattern`: how the model calls it (a regex matching a *completed* call, content in group 1);
+    generation stops at the first completed call of the active tools;
+  - `result_tag`: the tag its observation is wrapped in (`<doc_result>…</doc_result>`);
+  - `counts_toward_cap`: whether its calls count toward the rollout's cap C;
+  - `grades`: whether its observation is the episode's verdict (submit);
+  - `final`: whether the episode ends after it, its observation not shown (a no-tools answer);
+  - `parse_reply`: for a tool called by the whole reply rather than a pattern, how the reply becomes the call;
+  - `needs`: runtime objects passed to its constructor (`sandbox`) or built by it (`index`);
+  - `description`: what the system prompt tells the model.
+Observation limits (`max_chars`) are constructor arguments, so they live in the tool's YAML file, and
+`Tool.observation` applies them and the result tag in one place.
+
+Defining a subclass of `Tool` with a `spec` registers it: the parser, the cap, the metric names
+(`tool_names()`), the report columns and the figures all read the registry, so a new tool is one class
+plus its YAML files (conf/tool/<name>.yaml and a tool set in conf/tools/ that lists it).
+
+The built-in call forms:
   <search>query</search>            -> search docs
   ```python\\n...\\n```              -> execute code
   ```submit\\n...\\n```              -> run the task's tests
-
 Only the tools of the active tool set are recognised: with `tools=code` a `<search>` block is plain
 text, never executed (the ablation must really change the tool set).
 """
 from __future__ import annotations
 
 import re
-from typing import Protocol, runtime_checkable
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Protocol, runtime_checkable
 
 from agentic_rl.types import Observation, Task, ToolCall
 
-# Each pattern must match a *completed* call only; generation stops at the first one.
-CALL_PATTERNS: dict[str, re.Pattern[str]] = {
-    "search": re.compile(r"<search>(.*?)</search>", re.DOTALL),
-    "execute": re.compile(r"```(?:python|py)[ \t]*\n(.*?)```", re.DOTALL),
-    "submit": re.compile(r"```submit[ \t]*\n(.*?)```", re.DOTALL),
-}
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What a tool is, for everything outside it (see the module docstring)."""
+
+    name: str
+    result_tag: str
+    call_pattern: re.Pattern[str] | None = None
+    counts_toward_cap: bool = True
+    grades: bool = False
+    final: bool = False
+    parse_reply: Callable[[str], str | None] | None = None
+    needs: tuple[str, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"tool name {self.name!r} must be lowercase letters, digits and _ "
+                             "(it becomes the metric name tools/<name>_rate)")
+        if (self.call_pattern is None) == (self.parse_reply is None):
+            raise ValueError(f"tool {self.name!r} must declare exactly one of call_pattern or parse_reply")
+        if self.call_pattern is not None and self.call_pattern.groups < 1:
+            raise ValueError(f"tool {self.name!r}: call_pattern needs a group that captures the call's content")
+
+
+# name -> spec, in registration order (the order of report columns and figure curves)
+TOOL_SPECS: dict[str, ToolSpec] = {}
+
+
+def register_spec(spec: ToolSpec) -> ToolSpec:
+    """Add a tool's declaration to the registry (done by defining a `Tool` subclass with a `spec`)."""
+    known = TOOL_SPECS.get(spec.name)
+    if known is not None and known != spec:
+        raise ValueError(f"two different tools declare the name {spec.name!r}; rename one")
+    TOOL_SPECS[spec.name] = spec
+    return spec
+
+
+def tool_names() -> tuple[str, ...]:
+    """Every declared tool's name: what `tools/<name>_rate` and the report columns are made of."""
+    return tuple(TOOL_SPECS)
+
+
+def counted_tools(used: Iterable[str] = ()) -> tuple[str, ...]:
+    """The tools whose calls are counted (zeros included): every declared tool that a model chooses to
+    call, in declaration order, plus those in `used`. A final tool (the no-tools `answer`) is listed only
+    where it was used, so a tool mode's counts do not carry a column that can only be zero there."""
+    used = set(used) - {"none"}
+    names = [n for n, spec in TOOL_SPECS.items() if not spec.final or n in used]
+    return tuple(names + sorted(used - set(names)))
+
+
+def spec_for(name: str) -> ToolSpec:
+    try:
+        return TOOL_SPECS[name]
+    except KeyError:
+        raise ValueError(f"unknown tool {name!r}; declared tools: {sorted(TOOL_SPECS)}") from None
 
 
 @runtime_checkable
-class Tool(Protocol):
-    """A tool the agent can call. Implementations hold their limits (from config) and backends."""
+class ToolLike(Protocol):
+    """What the rollout calls: a name (looked up in the registry), a description and `__call__`."""
 
-    name: str  # one of "search", "execute", "submit"
-    description: str  # how the system prompt tells the model to call it
+    name: str
+    description: str
 
     def __call__(self, call: ToolCall, task: Task) -> Observation: ...
+
+
+class Tool:
+    """Base class of the tools: subclasses set `spec` (which registers them) and implement `__call__`."""
+
+    spec: ClassVar[ToolSpec]
+    name: ClassVar[str]  # copied from the spec, so the class itself answers (SearchTool.description)
+    description: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__:
+            register_spec(cls.spec)
+            cls.name, cls.description = cls.spec.name, cls.spec.description
+
+    def __init__(self, max_chars: int = 800) -> None:
+        if max_chars < 1:
+            raise ValueError(f"tools.{self.spec.name}.max_chars must be >= 1, got {max_chars}")
+        self.max_chars = max_chars
+
+    def observation(self, body: str, *, start: float, ok: bool = True, status: str = "ok",
+                    passed: bool | None = None) -> Observation:
+        """`body` capped to `max_chars` and wrapped in the result tag; `start` is a perf_counter() value."""
+        text = f"<{self.spec.result_tag}>\n{cap_text(body, self.max_chars)}\n</{self.spec.result_tag}>"
+        return Observation(tool=self.spec.name, text=text, ok=ok, status=status, passed=passed,
+                           latency_ms=(time.perf_counter() - start) * 1e3)
+
+    def __call__(self, call: ToolCall, task: Task) -> Observation:
+        raise NotImplementedError
 
 
 def find_first_call(text: str, active: tuple[str, ...] | list[str]) -> ToolCall | None:
     """The earliest completed call in `text` among the `active` tool names, or None.
 
     Earliest by end offset: the call whose closing tag comes first is the one generation stopped at.
+    Tools called by the whole reply (`parse_reply`) are tried only when no pattern call is found.
     """
     best: ToolCall | None = None
     for name in active:
-        pattern = CALL_PATTERNS.get(name)
-        if pattern is None:
-            continue
-        m = pattern.search(text)
+        pattern = spec_for(name).call_pattern
+        m = pattern.search(text) if pattern is not None else None
         if m and (best is None or m.end() < best.end):
             best = ToolCall(name=name, content=m.group(1).strip("\n"), start=m.start(), end=m.end())
-    return best
+    if best is not None:
+        return best
+    for name in active:
+        parse = spec_for(name).parse_reply
+        content = parse(text) if parse is not None else None
+        if content is not None:
+            return ToolCall(name=name, content=content, start=0, end=len(text))
+    return None
+
+
+def has_completed_call(text: str, active: tuple[str, ...] | list[str]) -> bool:
+    """True once `text` holds a completed pattern call: where generation of a turn stops."""
+    return any((p := spec_for(n).call_pattern) is not None and p.search(text) for n in active)
 
 
 def cap_text(text: str, max_chars: int) -> str:
@@ -54,3 +163,44 @@ def cap_text(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     return text[:max_chars] + f"\n... [truncated {len(text) - max_chars} chars]"
+
+
+@dataclass
+class ToolSet:
+    """The tools the model is told about and whose calls are parsed.
+
+    `grader` grades submissions outside the tool calls; a set built with no tools at all answers with it:
+    its one tool is `answer`, whose parser takes the code out of the reply (the no-tools mode).
+    """
+
+    name: str
+    tools: dict[str, Any]
+    grader: Any
+    system_prompt: str
+    examples: tuple[tuple[str, str], ...] = ()  # worked (task, reply) exchanges shown before the task
+    specs: dict[str, ToolSpec] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.tools:
+            from agentic_rl.tools.code import AnswerTool
+
+            self.tools = {"answer": AnswerTool(grader=self.grader)}
+        self.specs = {name: spec_for(name) for name in self.tools}
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        return tuple(self.tools)
+
+    @property
+    def answers_once(self) -> bool:
+        """Every tool ends the episode (no-tools mode): one turn, no nudge, nothing appended."""
+        return all(spec.final for spec in self.specs.values())
+
+    def parse(self, text: str) -> ToolCall | None:
+        return find_first_call(text, self.active)
+
+    def stops(self, text: str) -> bool:
+        return has_completed_call(text, self.active)
+
+    def counts_toward_cap(self, name: str) -> bool:
+        return self.specs[name].counts_toward_cap

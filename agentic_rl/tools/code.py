@@ -1,11 +1,24 @@
-"""The two sandbox-backed tools: execute a ```python block, and submit a ```submit block to the tests."""
+"""The sandbox-backed tools: execute a ```python block, submit a ```submit block to the tests, and the
+no-tools answer (the code in the whole reply, graded once)."""
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
-from agentic_rl.tools.base import cap_text
+from agentic_rl.tools.base import Tool, ToolSpec
 from agentic_rl.types import Observation, Task, ToolCall
+
+FENCED_CODE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+OPEN_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*)", re.DOTALL)
+
+
+def extract_code(text: str) -> str | None:
+    """The answer code of a no-tools reply: the first fenced block, an unclosed block, or bare code."""
+    m = FENCED_CODE.search(text) or OPEN_FENCE.search(text)
+    if m:
+        return m.group(1).strip("\n") or None
+    return text.strip() if re.search(r"^\s*(def|class|import|from)\s", text, re.MULTILINE) else None
 
 
 def _short_error(stderr: str, max_lines: int) -> str:
@@ -14,17 +27,26 @@ def _short_error(stderr: str, max_lines: int) -> str:
     return "\n".join(lines[-max_lines:]) if lines else "(no error output)"
 
 
-class ExecuteTool:
-    name = "execute"
-    description = (
-        "Execute code: run Python to try an idea and see its output.\n"
-        "Format:\n```python\n# your code\nprint(result)\n```"
+def _check_timeout(name: str, timeout_s: float) -> None:
+    if timeout_s <= 0:
+        raise ValueError(f"tools.{name}.timeout_s must be > 0, got {timeout_s}")
+
+
+class ExecuteTool(Tool):
+    spec = ToolSpec(
+        name="execute",
+        call_pattern=re.compile(r"```(?:python|py)[ \t]*\n(.*?)```", re.DOTALL),
+        result_tag="exec_result",
+        counts_toward_cap=True,
+        needs=("sandbox",),
+        description=("Execute code: run Python to try an idea and see its output.\n"
+                     "Format:\n```python\n# your code\nprint(result)\n```"),
     )
 
     def __init__(self, sandbox: Any, timeout_s: float = 10.0, max_chars: int = 500, error_lines: int = 3) -> None:
-        if timeout_s <= 0:
-            raise ValueError(f"tools.execute.timeout_s must be > 0, got {timeout_s}")
-        self.sandbox, self.timeout_s, self.max_chars, self.error_lines = sandbox, timeout_s, max_chars, error_lines
+        super().__init__(max_chars)
+        _check_timeout(self.name, timeout_s)
+        self.sandbox, self.timeout_s, self.error_lines = sandbox, timeout_s, error_lines
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
@@ -34,30 +56,62 @@ class ExecuteTool:
         else:
             detail = _short_error(result.stderr, self.error_lines) if result.stderr.strip() else result.status
             body = (result.stdout.strip() + "\n" if result.stdout.strip() else "") + f"ERROR ({result.status}): {detail}"
-        return Observation(tool=self.name, text=f"<exec_result>\n{cap_text(body, self.max_chars)}\n</exec_result>",
-                           ok=result.ok, status=result.status, latency_ms=(time.perf_counter() - start) * 1e3)
+        return self.observation(body, start=start, ok=result.ok, status=result.status)
 
 
-class SubmitTool:
-    name = "submit"
-    description = (
-        "Run tests: submit your final solution; it is run against the hidden tests.\n"
-        "Format:\n```submit\ndef your_solution(...):\n    ...\n```"
+class SubmitTool(Tool):
+    spec = ToolSpec(
+        name="submit",
+        call_pattern=re.compile(r"```submit[ \t]*\n(.*?)```", re.DOTALL),
+        result_tag="test_result",
+        counts_toward_cap=False,  # a submission is always allowed, whatever the cap C
+        grades=True,
+        needs=("sandbox",),
+        description=("Run tests: submit your final solution; it is run against the hidden tests.\n"
+                     "Format:\n```submit\ndef your_solution(...):\n    ...\n```"),
     )
 
     def __init__(self, sandbox: Any, timeout_s: float = 30.0, max_chars: int = 400) -> None:
-        if timeout_s <= 0:
-            raise ValueError(f"tools.submit.timeout_s must be > 0, got {timeout_s}")
-        self.sandbox, self.timeout_s, self.max_chars = sandbox, timeout_s, max_chars
+        super().__init__(max_chars)
+        _check_timeout(self.name, timeout_s)
+        self.sandbox, self.timeout_s = sandbox, timeout_s
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
         report = self.sandbox.run_tests(call.content, task.tests, harness=task.harness,
                                         entry_point=task.entry_point, timeout_s=self.timeout_s)
-        if report.passed:
-            body = f"PASS: {report.n_tests} tests passed"
-        else:
-            body = f"FAIL: {report.detail or report.status}"
-        return Observation(tool=self.name, text=f"<test_result>\n{cap_text(body, self.max_chars)}\n</test_result>",
-                           ok=report.status in ("passed", "failed"), status=report.status,
-                           latency_ms=(time.perf_counter() - start) * 1e3, passed=report.passed)
+        body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
+        return self.observation(body, start=start, ok=report.status in ("passed", "failed", "tampered"), status=report.status,
+                                passed=report.passed)
+
+
+class AnswerTool(Tool):
+    """The no-tools mode's only tool: the code in the reply is the answer, graded once, never shown back.
+
+    It grades with `grader` (a submit tool; built from `sandbox` when not given)."""
+
+    spec = ToolSpec(
+        name="answer",
+        parse_reply=extract_code,
+        result_tag="test_result",
+        counts_toward_cap=False,
+        grades=True,
+        final=True,
+        needs=("sandbox",),
+        # not listed in the system prompt (a final tool: the tool set's preamble says how to answer)
+        description="Answer: reply with the complete solution in one ```python code block; it is graded once.",
+    )
+
+    def __init__(self, sandbox: Any = None, timeout_s: float = 30.0, max_chars: int = 400,
+                 grader: Any = None) -> None:
+        super().__init__(max_chars)
+        if grader is None:
+            if sandbox is None:
+                raise ValueError("tools.answer needs a sandbox (or a grader) to grade the answer")
+            grader = SubmitTool(sandbox, timeout_s=timeout_s, max_chars=max_chars)
+        self.grader = grader
+
+    def __call__(self, call: ToolCall, task: Task) -> Observation:
+        obs = self.grader(call, task)
+        obs.tool = self.name
+        return obs

@@ -5,15 +5,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Sequence
 
-from agentic_rl.types import TOOL_NAMES, RewardBreakdown, Trajectory
+from agentic_rl.tools.base import counted_tools
+from agentic_rl.types import RewardBreakdown, Trajectory
 
 
 def episode_counts(traj: Trajectory) -> dict[str, Any]:
     """What one episode contributes to the metrics: turns, executed calls / errors / latency per tool, model
     tokens, finish reason. Evaluation stores exactly these fields in each results.jsonl record, so metrics
     recomputed from records (a resumed evaluation) and from live trajectories are the same numbers."""
-    errors = {name: 0 for name in TOOL_NAMES}
-    latency = {name: 0.0 for name in TOOL_NAMES}
+    calls = traj.calls_by_kind()
+    errors = {name: 0 for name in counted_tools(calls)}
+    latency = {name: 0.0 for name in counted_tools(calls)}
     tampered = 0
     for turn in traj.turns:
         obs = turn.observation
@@ -22,7 +24,7 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
         tampered += turn.call.name == "submit" and obs.status == "tampered"
-    return {"turns": len(traj.turns), "tool_calls": traj.calls_by_kind(), "tool_errors": errors,
+    return {"turns": len(traj.turns), "tool_calls": calls, "tool_errors": errors,
             "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
             "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
 
@@ -33,23 +35,25 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, so the four rates of a tool mode sum to ~1 (turns whose
     call was refused by the cap count in none of them). `tools/<name>/error_rate` and `latency_ms` are over
-    that tool's executed calls, and absent when it made none. `tools/submit/tampered_rate` = submissions the
+    that tool's executed calls, and absent when it made none. There is a rate for every declared tool
+    (`agentic_rl.tools.base.counted_tools`). `tools/submit/tampered_rate` = submissions the
     sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.
     """
     counts = list(counts)
     n_eps = max(len(counts), 1)
     n_turns = sum(c["turns"] for c in counts)
-    calls = {name: sum(c["tool_calls"].get(name, 0) for c in counts) for name in (*TOOL_NAMES, "none")}
+    names = counted_tools(name for c in counts for name, n in c["tool_calls"].items() if n)
+    calls = {name: sum(c["tool_calls"].get(name, 0) for c in counts) for name in (*names, "none")}
     out = {
         "rollout/episodes": float(len(counts)),
         "rollout/turns_mean": n_turns / n_eps,
         "rollout/model_tokens_mean": sum(c["model_tokens"] for c in counts) / n_eps,
         "rollout/truncated_rate": sum(c["finish_reason"] in ("length", "max_turns") for c in counts) / n_eps,
-        "tools/calls_per_episode": sum(calls[k] for k in TOOL_NAMES) / n_eps,
+        "tools/calls_per_episode": sum(calls[k] for k in names) / n_eps,
         "tools/none_rate": calls["none"] / max(n_turns, 1),
     }
-    for name in TOOL_NAMES:
+    for name in names:
         out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)
         if calls[name]:
             out[f"tools/{name}/error_rate"] = sum(c["tool_errors"].get(name, 0) for c in counts) / calls[name]

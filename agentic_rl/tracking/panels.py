@@ -18,14 +18,24 @@ class Panel:
 
 
 EVAL_PASS_AT_1 = "eval/*/pass@1"
-PANELS: tuple[Panel, ...] = (
-    Panel("Tool use", "search rate", "tools/search_rate", "share of turns"),
-    Panel("Tool use", "execute rate", "tools/execute_rate", "share of turns"),
-    Panel("Tool use", "submit rate", "tools/submit_rate", "share of turns"),
-    Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),
-    Panel("Learning", "training pass rate", "train/pass_rate", "share of episodes"),
-    Panel("Learning", "training reward", "train/reward_mean", "mean episode reward"),
-    Panel("Evaluation", "eval pass@1 per mode", EVAL_PASS_AT_1, "pass@1"),
-    Panel("Evaluation", "tampered submissions", "tools/submit/tampered_rate", "share of submissions"),
-)
-SECTIONS: tuple[str, ...] = tuple(dict.fromkeys(p.section for p in PANELS))
+
+
+def panels() -> tuple[Panel, ...]:
+    """The panels, in order: one tool-use rate per declared tool that a model calls by choice (so a new
+    tool gets its curve), the no-call rate, learning curves, evaluation."""
+    from agentic_rl.tools.base import TOOL_SPECS
+
+    tool_use = tuple(Panel("Tool use", f"{name} rate", f"tools/{name}_rate", "share of turns")
+                     for name, spec in TOOL_SPECS.items() if not spec.final)
+    return (
+        *tool_use,
+        Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),
+        Panel("Learning", "training pass rate", "train/pass_rate", "share of episodes"),
+        Panel("Learning", "training reward", "train/reward_mean", "mean episode reward"),
+        Panel("Evaluation", "eval pass@1 per mode", EVAL_PASS_AT_1, "pass@1"),
+        Panel("Evaluation", "tampered submissions", "tools/submit/tampered_rate", "share of submissions"),
+    )
+
+
+def panel_sections(of: tuple[Panel, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.section for p in of))

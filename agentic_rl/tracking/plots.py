@@ -134,8 +134,18 @@ def plot_curves(ax, records: list[dict], keys: tuple[tuple[str, str], ...], titl
         ax.text(0.5, 0.5, "no training steps logged", ha="center", va="center", transform=ax.transAxes)
 
 
-TOOL_RATES = (("tools/search_rate", "search"), ("tools/execute_rate", "execute"), ("tools/submit_rate", "submit"),
-              ("tools/none_rate", "no call"))
+
+
+def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
+    """(metric, label) of every tool-call rate the run logged, declared tools first in their order."""
+    from agentic_rl.tools.base import tool_names
+
+    logged = {key for r in records for key in r
+              if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    names = [n for n in tool_names() if f"tools/{n}_rate" in logged]
+    names += sorted(k[len("tools/"):-len("_rate")] for k in logged
+                    if k[len("tools/"):-len("_rate")] not in names and k != "tools/none_rate")
+    return tuple((f"tools/{n}_rate", n) for n in names)
 
 
 def plot_run(run_dir: Path) -> Path:
@@ -150,7 +160,7 @@ def plot_run(run_dir: Path) -> Path:
                 "pass rate (share of episodes)", shares=True)
     plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward",
                 "mean episode reward")
-    plot_curves(axes[3], records, TOOL_RATES, "tool-call rates", "share of turns", shares=True)
+    plot_curves(axes[3], records, (*tool_rate_curves(records), ("tools/none_rate", "no call")), "tool-call rates", "share of turns", shares=True)
     fig.suptitle(run_title(summary, run_dir), fontsize=11)
     fig.tight_layout()
     out = run_dir / "figures" / "training_summary.png"
@@ -181,15 +191,16 @@ def eval_after(run: Path) -> dict:
 
 def plot_sweep(sweep_dir: Path) -> Path:
     """figures/sweep_summary.png: the dashboard's panels (`tracking.panels`), one line or bar per job."""
-    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, PANELS
+    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, panels
 
     sweep_dir = Path(sweep_dir)
     runs = find_runs(sweep_dir)
     labels = job_labels(runs)
     records = {run: read_metrics(run) for run in runs}
     cols = 4
-    fig, axes = plt.subplots(-(-len(PANELS) // cols), cols, figsize=(22, 9), squeeze=False)
-    for ax, panel in zip(axes.flat, PANELS):
+    all_panels = panels()
+    fig, axes = plt.subplots(-(-len(all_panels) // cols), cols, figsize=(22, 9), squeeze=False)
+    for ax, panel in zip(axes.flat, all_panels):
         if panel.metric == EVAL_PASS_AT_1:
             plot_eval_per_job(ax, runs, labels)
         else:

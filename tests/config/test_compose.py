@@ -58,7 +58,7 @@ def test_every_tool_set_builds_and_describes_only_its_tools(option):
     for name in ("search", "execute", "submit"):
         marker = {"search": "<search>", "execute": "Execute code", "submit": "```submit"}[name]
         assert (marker in toolset.system_prompt) == (name in toolset.active)
-    assert ("tool" in toolset.system_prompt) == bool(toolset.active)
+    assert ("tool" in toolset.system_prompt) == (not toolset.answers_once)  # no-tools: one final `answer` tool
     assert toolset.grader.name == "submit"
 
 

@@ -131,7 +131,7 @@ def test_no_tools_prompt_has_no_tool_instructions_and_the_answer_is_graded(cfg):
     for tool in (SearchTool, ExecuteTool, SubmitTool):
         assert tool.description.splitlines()[0] not in prompt
     assert "<search>" not in prompt and "```submit" not in prompt and "tool" not in prompt.lower()
-    assert ts["no_tools"].active == ()
+    assert ts["no_tools"].active == ("answer",) and ts["no_tools"].answers_once  # its parser takes the code
 
     results = run_eval(cfg, sandbox, lambda req: "Here:\n```python\n" + GOOD + "\n```", ["no_tools"])
     rec = results["no_tools"].records[0]
@@ -139,6 +139,7 @@ def test_no_tools_prompt_has_no_tool_instructions_and_the_answer_is_graded(cfg):
     assert rec["detail"] == "PASS: 2 tests passed"  # the grader's text, although no observation is in context
     assert rec["submitted_code"] == GOOD
     assert sum(rec["tool_calls"][k] for k in ("search", "execute", "submit")) == 0
+    assert rec["tool_calls"]["answer"] == 1
     assert len(sandbox.graded) == 2  # one per task
 
 

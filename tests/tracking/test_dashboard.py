@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from agentic_rl.dashboard import build_workspace, describe, main
-from agentic_rl.tracking.panels import PANELS
+from agentic_rl.tracking.panels import panels
 
 
 def test_workspace_has_the_tool_reward_eval_and_tampered_panels_for_one_sweep():
@@ -17,7 +17,7 @@ def test_workspace_has_the_tool_reward_eval_and_tampered_panels_for_one_sweep():
     assert by_title["eval pass@1 per mode"].metrics == [f"eval/{m}/pass@1" for m in
                                                         ("no_tools", "code_only", "multi_tool")]
     assert by_title["tampered submissions"].y == ["tools/submit/tampered_rate"]
-    assert len(by_title) == len(PANELS)
+    assert len(by_title) == len(panels())
     assert str(workspace.runset_settings.filters) == "Metric(\"Group\") == 'tools-2026-11-30_17-40-00'"
     assert build_workspace("me", "agentic_rl").runset_settings.filters == ""  # no --group: every run
     view = workspace._to_model()  # what save() would send: the spec must convert without errors

@@ -103,7 +103,7 @@ def test_run_figure_has_a_title_and_separate_axes(tmp_path):
 
 
 def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
-    from agentic_rl.tracking.panels import PANELS
+    from agentic_rl.tracking.panels import panels
 
     for job, tampered in (("0", 0.0), ("1", 0.5)):
         t = Tracker(tmp_path / job)
@@ -126,7 +126,7 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
         out = plot_sweep(tmp_path)
     assert out.is_file()
     axes = captured["fig"].axes
-    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" for p in PANELS]
-    tampered = axes[[p.metric for p in PANELS].index("tools/submit/tampered_rate")]
+    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" for p in panels()]
+    tampered = axes[[p.metric for p in panels()].index("tools/submit/tampered_rate")]
     assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
     assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]

@@ -4,12 +4,13 @@ Backends are looked up by name in `BACKENDS` (config: `tools.search.backend`).
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from agentic_rl.registry import Registry
-from agentic_rl.tools.base import cap_text
+from agentic_rl.tools.base import Tool, ToolSpec
 from agentic_rl.types import Observation, Task, ToolCall
 
 
@@ -32,6 +33,7 @@ NO_RESULTS = "No documentation found. Try other keywords or an exact name such a
 
 
 def format_hits(hits: list[SearchHit], max_doc_chars: int = 300) -> str:
+    """Each hit as `[qualified.name(signature)]` and the first lines of its doc (cut at max_doc_chars)."""
     if not hits:
         return NO_RESULTS
     blocks = []
@@ -41,20 +43,24 @@ def format_hits(hits: list[SearchHit], max_doc_chars: int = 300) -> str:
     return "\n\n".join(blocks)
 
 
-class SearchTool:
-    name = "search"
-    description = (
-        "Search documentation: look up an API you are unsure about.\n"
-        "Format: <search>your query</search>\n"
-        "Example: <search>collections Counter most_common</search>"
+class SearchTool(Tool):
+    spec = ToolSpec(
+        name="search",
+        call_pattern=re.compile(r"<search>(.*?)</search>", re.DOTALL),
+        result_tag="doc_result",
+        counts_toward_cap=True,
+        needs=("index",),  # built or loaded from the cache by the backend when the tool is made
+        description=("Search documentation: look up an API you are unsure about.\n"
+                     "Format: <search>your query</search>\n"
+                     "Example: <search>collections Counter most_common</search>"),
     )
 
     def __init__(self, backend: str = "docstore", k: int = 3, max_chars: int = 800,
                  max_doc_chars: int = 300, backend_options: dict | None = None) -> None:
+        super().__init__(max_chars)
         if k < 1:
             raise ValueError(f"tools.search.k must be >= 1, got {k}")
         self.k = k
-        self.max_chars = max_chars
         self.max_doc_chars = max_doc_chars
         self.backend_name = backend
         self.backend = BACKENDS.get(backend)(**dict(backend_options or {}))
@@ -67,9 +73,7 @@ class SearchTool:
             body, ok, status = format_hits(hits, self.max_doc_chars), True, "ok"
         except Exception as exc:  # a backend failure is an observation, never a crashed run
             body, ok, status = f"search failed: {type(exc).__name__}: {exc}", False, "error"
-        text = f"<doc_result>\n{cap_text(body, self.max_chars)}\n</doc_result>"
-        return Observation(tool=self.name, text=text, ok=ok, status=status,
-                           latency_ms=(time.perf_counter() - start) * 1e3)
+        return self.observation(body, start=start, ok=ok, status=status)
 
 
 # Register the built-in backends (imported last: they use the names defined above).

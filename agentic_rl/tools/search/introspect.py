@@ -17,6 +17,12 @@ CONFIG.json keys (all optional except modules):
     max_doc_chars: cap on the first docstring paragraph (default 400)
     max_extra_chars: cap on the further description text used for ranking only (default 300)
     module_timeout_s: wall-clock budget for importing and walking one listed module (default 60)
+    usage: count how often names are used in the Python sources that ship with the standard
+        library and the indexed packages (their own tests included), for the popularity prior
+        (default true)
+    usage_max_bytes: cap on the source bytes read per package, and for the standard library
+        (default 40 MB)
+    usage_aliases: {alias: name} read as the name when counting dotted uses (pd -> pandas)
 
 Each entry: {"name", "module", "kind", "signature", "doc", "extra"} (module: the walked module
 the name starts with); kind is one of
@@ -49,6 +55,10 @@ SECTION_RE = re.compile(
     r"|^\s*[-=]{3,}\s*$|^\s*:(param|type|return|rtype|raises)\b|^\s*>>>",
     re.MULTILINE,
 )
+# A dotted chain of identifiers in source text: np.linalg.norm, df.groupby, defaultdict
+CHAIN_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+USAGE_SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "idlelib", "tkinter", "turtledemo",
+                   "lib2to3", "ensurepip", "pydoc_data"}
 SIG_LINE_RE = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)\s*(-+>.*)?$", re.DOTALL)
 
 
@@ -330,6 +340,69 @@ def _is_enum_member(obj):
         return False
 
 
+def usage_source_dirs(modules):
+    """Folders whose .py files show how names are used: the standard library, then the package
+    folder of every indexed third-party module (with the tests it ships)."""
+    import sysconfig
+
+    dirs = [sysconfig.get_paths()["stdlib"]]
+    stdlib_prefix = os.path.realpath(dirs[0]) + os.sep
+    for name in modules:
+        spec = module_root_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for loc in spec.submodule_search_locations:
+            real = os.path.realpath(loc)
+            if not real.startswith(stdlib_prefix) or "site-packages" in real:
+                dirs.append(loc)
+    return list(dict.fromkeys(dirs))
+
+
+def usage_counts(cfg, entries):
+    """How often the entries' names are used in the sources of usage_source_dirs().
+
+    Returns {"last": {name: uses}, "pair": {"parent.name": uses}, "bytes": n}: `last` counts
+    every appearance of an entry's last name component (defaultdict, groupby); `pair` counts a
+    name right after its parent's (json.dumps, DataFrame.groupby, with aliases read as names:
+    pd.read_csv counts as pandas.read_csv). Only names some entry has are counted.
+    """
+    aliases = cfg.get("usage_aliases") or {}
+    max_bytes = int(cfg.get("usage_max_bytes", 40_000_000))
+    lasts, pairs = set(), set()
+    for entry in entries:
+        parts = entry["name"].split(".")
+        lasts.add(parts[-1])
+        if len(parts) > 1:
+            lasts.add(parts[-2])
+            pairs.add(parts[-2] + "." + parts[-1])
+    last_counts, pair_counts, total = {}, {}, 0
+    for root in usage_source_dirs(cfg["modules"]):
+        read = 0
+        for folder, subdirs, files in os.walk(root):
+            subdirs[:] = sorted(d for d in subdirs if d not in USAGE_SKIP_DIRS and not d.startswith("."))
+            for fname in sorted(files):
+                if not fname.endswith(".py") or read >= max_bytes:
+                    continue
+                try:
+                    with open(os.path.join(folder, fname), encoding="utf-8", errors="ignore") as f:
+                        text = f.read()
+                except OSError:
+                    continue
+                read += len(text)
+                for chain in CHAIN_RE.findall(text):
+                    parts = chain.split(".")
+                    for i, part in enumerate(parts):
+                        if part in lasts:
+                            last_counts[part] = last_counts.get(part, 0) + 1
+                        if i:
+                            prev = aliases.get(parts[i - 1], parts[i - 1]).rsplit(".", 1)[-1]
+                            pair = prev + "." + part
+                            if pair in pairs:
+                                pair_counts[pair] = pair_counts.get(pair, 0) + 1
+        total += read
+    return {"last": last_counts, "pair": pair_counts, "bytes": total}
+
+
 def module_root_spec(name):
     """(spec or None) for the top-level package of `name`, without importing it."""
     try:
@@ -414,8 +487,9 @@ def build(cfg):
         status["entries"] = len(walker.entries) - before
         status["seconds"] = round(time.perf_counter() - start, 3)
         statuses[name] = status
+    usage = usage_counts(cfg, walker.entries) if cfg.get("usage", True) else {}
     return {"executable": sys.executable, "version": sys.version, "modules": statuses,
-            "entries": walker.entries}
+            "entries": walker.entries, "usage": usage}
 
 
 def main(argv):

@@ -8,9 +8,11 @@ the interpreter, its version, the versions (and install stamps) of the indexed p
 list and the walk options; a changed package therefore means a rebuild, and a warm load takes well
 under a second.
 
-Ranking: BM25 (bm25s) over name tokens (last component weighted), parameter names and the first
-paragraphs of the docstring, plus boosts for exact names, dotted-name suffixes
-(`Counter.most_common`, `pd.DataFrame.groupby`) and identifier-like words equal to an API's name.
+Ranking (see `Ranking` and README.md): BM25 (bm25s) over name tokens (last component weighted),
+parameter names and the first paragraphs of the docstring, with query-expansion synonyms at half
+weight; a usage prior (how often the name is used in the sources shipped with the stdlib and the
+indexed packages); boosts for exact names, dotted-name suffixes (`Counter.most_common`,
+`pd.DataFrame.groupby`) and identifier-like words equal to an API's name; a deprecated penalty.
 """
 from __future__ import annotations
 
@@ -18,13 +20,14 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,7 +36,7 @@ from agentic_rl.tools.search import text as T
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 4  # bump when the on-disk layout or the tokenisation changes
+INDEX_FORMAT = 7  # bump when the on-disk layout or the tokenisation changes
 INTROSPECT_PATH = Path(__file__).with_name("introspect.py")
 
 # Standard-library modules BigCodeBench(-Hard) tasks and everyday coding need.
@@ -88,7 +91,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 # Score adjustments on top of BM25 (typical BM25 scores here are 5..40).
 EXACT_BOOST = 100.0  # the query is exactly the entry's name
 DOTTED_BOOST = 40.0  # a dotted name in the query is a suffix of the entry's name
-IDENT_BOOST = 8.0  # an identifier-like word (most_common, argsort alone) is the entry's last name
+IDENT_BOOST = 16.0  # an identifier-like word (most_common, argsort alone) is the entry's last name
 JOINED_BOOST = 6.0  # adjacent words run together are the entry's last name ("most common")
 WORD_BOOST = 1.5  # a plain word equals the entry's last name (bar, sort)
 MENTION_BOOST = 4.0  # the query names the entry's package ("pandas ...", "sns ...")
@@ -96,6 +99,51 @@ DEPTH_PENALTY = 0.5  # per level below module.function (a method is one level do
 KIND_PRIOR = {"module": -3.0, "data": -1.5, "attribute": -1.0}
 MAX_QUERY_CHARS = 300
 BM25_CANDIDATES = 200
+# Read as their name when counting dotted uses in source code (pd.read_csv is pandas.read_csv).
+USAGE_ALIASES = {alias: name for alias, name in T.DOTTED_ALIASES.items()}
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the parts of the score are weighted. `bench --ablation` switches each part off.
+
+    fielded: True scores one BM25 per field, weighted (*_weight: name tokens, parameter names,
+        the docstring's first sentence, the rest of its description); False (chosen: it tied on
+        recall@3 and won on MRR on the development set) scores one BM25 over all of them, the
+        name counted three times.
+    usage_*: the popularity prior, from how often a name is used in the sources of the stdlib
+        and of the indexed packages (their shipped tests included): never an evaluation set.
+        Each count enters as log1p(count)/log1p(max count), in [0, 1].
+    expansion_weight: weight of the BM25 score of query-expansion synonyms (0: no expansion).
+    deprecated_penalty: subtracted when the summary says the API is deprecated.
+    relevance_scale: > 0 scales BM25 down so that a query's best candidate scores at most this; off
+        (0) by default: at its best dev setting (30) it changed no ranking on either query set.
+
+    The defaults were chosen on the development query set by a random search over these weights
+    (the held-out set was never used to choose); `bench --ablation` shows what each part adds.
+    """
+
+    fielded: bool = False
+    name_weight: float = 1.0
+    params_weight: float = 0.3
+    summary_weight: float = 2.0
+    body_weight: float = 0.8
+    usage_last: float = 1.0
+    usage_pair: float = 4.0
+    usage_parent: float = 1.0
+    expansion_weight: float = 0.5
+    deprecated_penalty: float = 6.0
+    relevance_scale: float = 0.0  # > 0: BM25 scaled down so the query's best candidate scores at most this
+
+    def field_weights(self) -> dict[str, float]:
+        if not self.fielded:
+            return {"all": 1.0}
+        return {"name": self.name_weight, "params": self.params_weight,
+                "summary": self.summary_weight, "body": self.body_weight}
+
+
+DEFAULT_RANKING = Ranking()
+_DEPRECATED_RE = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 
 
 def default_cache_dir() -> Path:
@@ -141,20 +189,20 @@ def version_key(python: str, modules: Sequence[str], timeout: float = 60.0) -> d
 
 @dataclass
 class PydocIndex:
-    """Entries plus the BM25 model and name lookup tables; what `PydocBackend` searches."""
+    """Entries plus one BM25 model per field and name lookup tables; what `PydocBackend` searches."""
 
     names: list[str]
     kinds: list[str]
     signatures: list[str]
     docs: list[str]
     depths: list[int]  # levels below the module the entry was found in (numpy.argsort: 1)
-    retriever: Any  # bm25s.BM25
+    retrievers: dict[str, Any]  # field -> bm25s.BM25 (see Ranking.field_weights)
+    uses: dict[str, list[int]] = field(default_factory=dict)  # "last", "pair", "parent" counts
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    ranking: Ranking = DEFAULT_RANKING
 
     def __post_init__(self) -> None:
-        import numpy as np
-
         self.by_name: dict[str, int] = {}
         self.by_suffix: dict[str, list[int]] = {}
         self.by_last: dict[str, list[int]] = {}
@@ -166,11 +214,30 @@ class PydocIndex:
             self.by_last.setdefault(T.name_key(parts[-1]), []).append(i)
             for j in range(1, len(parts) - 1):  # proper suffixes with at least two parts
                 self.by_suffix.setdefault(".".join(parts[j:]), []).append(i)
+        self.packages = frozenset(self.root_of)
+        self.set_ranking(self.ranking)
+
+    def set_ranking(self, ranking: Ranking) -> None:
+        """Recompute the static prior for `ranking` (the BM25 fields must already exist)."""
+        import numpy as np
+
+        missing = set(ranking.field_weights()) - set(self.retrievers)
+        if missing:
+            raise ValueError(f"search: this index has no BM25 field(s) {sorted(missing)}; "
+                             f"build it with the same `fielded` setting")
+        self.ranking = ranking
         depth = np.asarray(self.depths, dtype=np.float32)
         kind = np.asarray([KIND_PRIOR.get(k, 0.0) for k in self.kinds], dtype=np.float32)
-        self.prior = kind - DEPTH_PENALTY * np.maximum(depth - 1, 0)
-        self.packages = frozenset(self.root_of)
-        self.vocab = self.retriever.vocab_dict
+        prior = kind - DEPTH_PENALTY * np.maximum(depth - 1, 0)
+        for key, weight in (("last", ranking.usage_last), ("pair", ranking.usage_pair),
+                            ("parent", ranking.usage_parent)):
+            counts = np.log1p(np.asarray(self.uses.get(key) or [0] * len(self.names), dtype=np.float32))
+            top = float(counts.max()) if len(counts) else 0.0
+            if weight and top > 0:
+                prior += weight * counts / top
+        deprecated = np.asarray([bool(_DEPRECATED_RE.search(d[:200])) for d in self.docs], dtype=np.float32)
+        self.prior = prior - ranking.deprecated_penalty * deprecated
+        self.vocabs = {f: r.vocab_dict for f, r in self.retrievers.items()}
 
     def __len__(self) -> int:
         return len(self.names)
@@ -179,6 +246,22 @@ class PydocIndex:
         """Functions, methods and classes among `idxs`: the looser name matches (joined words,
         abbreviations) skip properties and constants ("file name" is not GzipFile.filename)."""
         return [i for i in idxs if self.kinds[i] in ("function", "method", "class")]
+
+    def bm25(self, query: str) -> Any:
+        """Weighted sum over fields of BM25 scores: the query's own tokens at full weight, its
+        expansion synonyms at `expansion_weight`."""
+        import numpy as np
+
+        own = T.query_tokens(query)
+        extra = [t for t in T.expansion_tokens(query) if t not in own] if self.ranking.expansion_weight else []
+        total = np.zeros(len(self.names), dtype=np.float32)
+        for fname, weight in self.ranking.field_weights().items():
+            vocab, retriever = self.vocabs[fname], self.retrievers[fname]
+            for tokens, scale in ((own, 1.0), (extra, self.ranking.expansion_weight)):
+                ids = [vocab[t] for t in tokens if t in vocab]
+                if ids and weight and scale:
+                    total += (weight * scale) * retriever.get_scores_from_ids(ids)
+        return total
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
@@ -216,16 +299,20 @@ class PydocIndex:
                 boost(self.callables(self.by_last.get(key[:n], ())), WORD_BOOST, by_depth=True)
         mentioned = T.mentioned_packages(query, self.packages)
 
-        token_ids = [self.vocab[t] for t in T.query_tokens(query) if t in self.vocab]
-        if token_ids:
-            scores = self.retriever.get_scores_from_ids(token_ids)
-        else:
-            scores = np.zeros(len(self.names), dtype=np.float32)
-        if not token_ids and not boosts:
+        scores = self.bm25(query)
+        if not scores.any() and not boosts:
             return []
         n = min(BM25_CANDIDATES, len(scores))
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         candidates = set(int(i) for i in top if scores[i] > 0) | set(boosts)
+        if self.ranking.relevance_scale > 0:
+            # BM25's scale grows with the query's length; rescaled, the prior and boosts weigh
+            # the same against relevance for a two-word and a ten-word query
+            # (only ever scaled down: scaling a short query's scores up would turn BM25's noise
+            # between same-named entries, numpy.argsort vs numpy.generic.argsort, into a lead)
+            best = max((float(scores[i]) for i in candidates), default=0.0)
+            if best > self.ranking.relevance_scale:
+                scores = scores * (self.ranking.relevance_scale / best)
 
         def final(i: int) -> float:
             mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
@@ -256,12 +343,19 @@ def short_signature(sig: str, max_len: int = 160) -> str:
     return (sig[:cut] if cut > 0 else sig[: max_len - 6]) + ", ...)"
 
 
-def _entry_tokens(entry: dict[str, Any], vocabulary: set[str]) -> list[str]:
-    toks = T.name_tokens(entry["name"], vocabulary)
-    toks.extend(T.param_tokens(entry.get("signature", ""), vocabulary))
-    toks.extend(T.prose_tokens(entry.get("doc", "")))
-    toks.extend(T.prose_tokens(entry.get("extra", "")))
-    return toks or [""]
+def entry_fields(entry: dict[str, Any], vocabulary: set[str]) -> dict[str, list[str]]:
+    """BM25 tokens of one entry, per field; "all" is the single-field form (name counted 3x)."""
+    doc = entry.get("doc", "")
+    summary, _, rest = doc.partition(". ")
+    fields = {
+        "name": T.name_tokens(entry["name"], vocabulary, last_weight=1),
+        "params": T.param_tokens(entry.get("signature", ""), vocabulary),
+        "summary": T.prose_tokens(summary),
+        "body": T.prose_tokens(rest + " " + entry.get("extra", "")),
+    }
+    fields["all"] = (T.name_tokens(entry["name"], vocabulary) + fields["params"] + fields["summary"]
+                     + fields["body"])
+    return fields
 
 
 def _import_bm25s() -> Any:
@@ -272,22 +366,46 @@ def _import_bm25s() -> Any:
     return bm25s
 
 
-def build_index(entries: list[dict[str, Any]], meta: dict[str, Any]) -> PydocIndex:
+def entry_uses(entries: list[dict[str, Any]], usage: dict[str, Any]) -> dict[str, list[int]]:
+    """Per entry: uses of its last name, of parent.name, and of its parent's name."""
+    last, pair = usage.get("last") or {}, usage.get("pair") or {}
+    out: dict[str, list[int]] = {"last": [], "pair": [], "parent": []}
+    for e in entries:
+        parts = e["name"].split(".")
+        parent = parts[-2] if len(parts) > 1 else ""
+        out["last"].append(int(last.get(parts[-1], 0)))
+        out["pair"].append(int(pair.get(f"{parent}.{parts[-1]}", 0)) if parent else 0)
+        # a member of a much-used class (DataFrame.sort_values over Index.sort_values), counted by
+        # the class's own qualified uses (pd.DataFrame), not by its bare name: a class named with a
+        # common word (numpy.generic) is not thereby popular. A module-level name gets nothing here.
+        is_member = e.get("kind") in ("method", "property", "attribute") and len(parts) > 2
+        out["parent"].append(int(pair.get(f"{parts[-3]}.{parent}", 0)) if is_member else 0)
+    return out
+
+
+def build_index(entries: list[dict[str, Any]], meta: dict[str, Any], usage: dict[str, Any] | None = None,
+                ranking: Ranking = DEFAULT_RANKING) -> PydocIndex:
     bm25s = _import_bm25s()
 
     counts = Counter(w.lower() for e in entries for w in T.words(e.get("doc", "") + " " + e.get("extra", "")))
     vocabulary = {w for w, c in counts.items() if c >= 2 and len(w) >= 2}
-    corpus = [_entry_tokens(e, vocabulary) for e in entries]
-    retriever = bm25s.BM25(k1=1.2, b=0.75)
-    retriever.index(corpus, show_progress=False)
+    per_entry = [entry_fields(e, vocabulary) for e in entries]
+    retrievers = {}
+    for fname in ranking.field_weights():
+        retriever = bm25s.BM25(k1=1.2, b=0.75)
+        retriever.index([f[fname] or [""] for f in per_entry], show_progress=False)
+        retrievers[fname] = retriever
+    uses = entry_uses(entries, usage or {})
     return PydocIndex(
         names=[e["name"] for e in entries],
         kinds=[e.get("kind", "") for e in entries],
         signatures=[short_signature(e.get("signature", "")) for e in entries],
         docs=[e.get("doc", "") for e in entries],
         depths=[entry_depth(e) for e in entries],
-        retriever=retriever,
+        retrievers=retrievers,
+        uses=uses,
         meta=meta,
+        ranking=ranking,
     )
 
 
@@ -298,16 +416,25 @@ def entry_depth(entry: dict[str, Any]) -> int:
     return entry["name"].count(".") - module.count(".")
 
 
-def save_index(index: PydocIndex, path: Path) -> None:
-    """Write atomically: build in a sibling temp folder, then rename into place."""
+def save_index(index: PydocIndex, path: Path, entries: list[dict[str, Any]] | None = None,
+               usage: dict[str, Any] | None = None) -> None:
+    """Write atomically: build in a sibling temp folder, then rename into place.
+
+    The raw entries and usage counts are kept too (raw.json), so `bench --ablation` can re-rank
+    and re-index the same entries without introspecting again."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
     try:
-        index.retriever.save(str(tmp / "bm25"), show_progress=False)
+        for fname, retriever in index.retrievers.items():
+            retriever.save(str(tmp / f"bm25-{fname}"), show_progress=False)
         with open(tmp / "entries.json", "w", encoding="utf-8") as f:
             json.dump({"names": index.names, "kinds": index.kinds, "signatures": index.signatures,
-                       "docs": index.docs, "depths": index.depths}, f, ensure_ascii=False,
-                      separators=(",", ":"))
+                       "docs": index.docs, "depths": index.depths, "uses": index.uses}, f,
+                      ensure_ascii=False, separators=(",", ":"))
+        if entries is not None:
+            with open(tmp / "raw.json", "w", encoding="utf-8") as f:
+                json.dump({"entries": entries, "usage": usage or {}}, f, ensure_ascii=False,
+                          separators=(",", ":"))
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(index.meta, f, indent=1, ensure_ascii=False)
         try:
@@ -320,6 +447,13 @@ def save_index(index: PydocIndex, path: Path) -> None:
     index.path = path
 
 
+def load_raw(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The introspected entries and usage counts an index was built from."""
+    with open(path / "raw.json", encoding="utf-8") as f:
+        data = json.load(f)
+    return data["entries"], data["usage"]
+
+
 def load_index(path: Path) -> PydocIndex:
     bm25s = _import_bm25s()
 
@@ -327,10 +461,11 @@ def load_index(path: Path) -> PydocIndex:
         meta = json.load(f)
     with open(path / "entries.json", encoding="utf-8") as f:
         data = json.load(f)
-    retriever = bm25s.BM25.load(str(path / "bm25"), show_progress=False)
+    retrievers = {d.name.removeprefix("bm25-"): bm25s.BM25.load(str(d), show_progress=False)
+                  for d in sorted(path.glob("bm25-*")) if d.is_dir()}
     return PydocIndex(names=data["names"], kinds=data["kinds"], signatures=data["signatures"],
-                      docs=data["docs"], depths=data["depths"], retriever=retriever, meta=meta,
-                      path=path)
+                      docs=data["docs"], depths=data["depths"], retrievers=retrievers,
+                      uses=data.get("uses") or {}, meta=meta, path=path)
 
 
 def dir_size(path: Path) -> int:
@@ -398,14 +533,14 @@ class PydocBackend:
         index = self._build(payload)
         self.build_seconds = time.perf_counter() - start
         index.meta["build_seconds"] = round(self.build_seconds, 3)
-        save_index(index, path)
+        save_index(index, path, *self._raw)
         self.built = True
         log.info("search: built pydoc index of %d entries in %.1fs -> %s", len(index),
                  self.build_seconds, path)
         return index
 
     def _build(self, payload: dict[str, Any]) -> PydocIndex:
-        cfg = {"modules": self.modules, **self.walk_options}
+        cfg = {"modules": self.modules, "usage_aliases": USAGE_ALIASES, **self.walk_options}
         result = _run_introspect(self.python, "build", cfg, self.build_timeout_s)
         statuses = result.get("modules", {})
         warned_roots: set[str] = set()
@@ -418,8 +553,10 @@ class PydocBackend:
             elif st.get("status") != "ok":
                 log.warning("search: indexing %s: %s %s", name, st.get("status"), st.get("error", ""))
         meta = {"key": payload, "modules": statuses, "python_version": result.get("version"),
-                "n_entries": len(result.get("entries", [])), "built_at": time.time()}
-        return build_index(result.get("entries", []), meta)
+                "n_entries": len(result.get("entries", [])), "built_at": time.time(),
+                "usage_bytes": (result.get("usage") or {}).get("bytes", 0)}
+        self._raw = (result.get("entries", []), result.get("usage") or {})
+        return build_index(*self._raw[:1], meta, self._raw[1])
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:

@@ -46,6 +46,67 @@ WORD_ALIASES: dict[str, tuple[str, ...]] = {
     "delete": ("delete", "remove"),
     "remove": ("remove", "delete"),
 }
+# Query expansion: how people phrase a need (left) -> the words API names and docstrings use for it
+# (right). General programming vocabulary, not tied to any query set; the synonyms' BM25 score
+# counts at `Ranking.expansion_weight` of the query's own words.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "serialize": ("dump", "dumps", "encode"), "serialise": ("dump", "dumps", "encode"),
+    "deserialize": ("load", "loads", "decode"), "deserialise": ("load", "loads", "decode"),
+    "parse": ("load", "loads", "read", "decode"),
+    "replace": ("sub", "substitute"), "substitute": ("replace", "sub"),
+    "frequency": ("count", "counts"), "frequencies": ("count", "counts"),
+    "occurrence": ("count",), "occurrences": ("count",), "tally": ("count",),
+    "missing": ("na", "nan", "null", "default"), "null": ("na", "none"), "nan": ("na",),
+    "erase": ("remove", "delete", "drop"), "discard": ("remove", "drop"), "drop": ("remove",),
+    "combine": ("concat", "join", "merge"), "concatenate": ("concat", "join"),
+    "merge": ("join", "concat"), "join": ("concat", "merge"), "glue": ("concat", "join"),
+    "add": ("append", "insert"), "append": ("add", "insert"), "push": ("append", "add"),
+    "length": ("len", "size"), "size": ("len", "length"),
+    "largest": ("max", "maximum"), "biggest": ("max", "largest"), "highest": ("max", "largest"),
+    "maximum": ("max",), "smallest": ("min", "minimum"), "lowest": ("min", "smallest"),
+    "minimum": ("min",), "order": ("sort",), "ordered": ("sort",), "arrange": ("sort",),
+    "now": ("current", "today"), "current": ("now",), "today": ("now", "current"),
+    "distinct": ("unique",), "unique": ("distinct",), "different": ("unique", "diff"),
+    "draw": ("plot",), "visualize": ("plot",), "visualise": ("plot",),
+    "text": ("str", "string"), "string": ("str", "text"), "integer": ("int",), "int": ("integer",),
+    "numeric": ("number", "num"), "number": ("num", "numeric"), "float": ("real",),
+    "fetch": ("get", "request"), "download": ("get", "request", "urlopen", "retrieve"),
+    "webpage": ("url", "html"), "website": ("url", "html"), "web": ("url", "http"),
+    "encrypt": ("cipher", "encrypt"), "decrypt": ("cipher", "decrypt"), "checksum": ("hash", "digest"),
+    "compress": ("zip", "gzip", "compress"), "archive": ("zip", "tar"),
+    "environment": ("environ", "env"), "temporary": ("temp", "tmp"), "temp": ("temporary",),
+    "table": ("dataframe", "frame"), "spreadsheet": ("excel", "xlsx"), "timezone": ("tz", "zone"),
+    "date": ("datetime",), "datetime": ("date",), "timestamp": ("datetime", "time"),
+    "iterate": ("iter", "loop"), "loop": ("iter",), "reverse": ("reversed", "flip"),
+    "flatten": ("chain", "ravel"), "find": ("search", "locate", "index"), "locate": ("find", "index"),
+    "lookup": ("find", "get"), "search": ("find",),
+    "read": ("load", "open"), "load": ("read", "open"), "open": ("read", "load"),
+    "write": ("dump", "save", "to"), "save": ("dump", "write", "to"), "store": ("save", "dump"),
+    "run": ("call", "exec", "execute"), "execute": ("run", "call"), "launch": ("start", "run"),
+    "pause": ("sleep", "wait"), "wait": ("sleep",), "quit": ("exit",), "terminate": ("exit", "kill"),
+    "display": ("show", "print"), "show": ("display", "print"),
+    "folder": ("directory", "dir"), "directory": ("dir", "folder"), "files": ("file", "path"),
+    "regular": ("re", "regex"), "expression": ("re", "regex"), "pattern": ("re", "regex"),
+    "words": ("word", "token", "tokenize"), "tokens": ("token", "word"), "tokenize": ("token", "split"),
+    "statistics": ("stats",), "stat": ("stats",), "probability": ("distribution", "pdf"),
+    "correlation": ("corr", "correlate"), "regression": ("fit", "linear"),
+    "classifier": ("classification", "classify"), "duplicate": ("duplicated", "unique"),
+    "duplicates": ("duplicated", "unique"), "copy": ("clone",), "clone": ("copy",),
+    "mapping": ("dict", "map"), "dictionary": ("dict", "mapping"), "list": ("sequence", "array"),
+    "array": ("ndarray",), "matrix": ("array", "ndarray", "linalg"), "vector": ("array",),
+    "image": ("img", "picture"), "picture": ("image",), "photo": ("image",),
+    "email": ("mail", "smtp"), "mail": ("email", "smtp"), "password": ("hash", "secret"),
+    "random": ("rand", "random"), "shuffle": ("permutation",), "sample": ("choice", "sample"),
+    "split": ("divide",), "divide": ("split",), "cut": ("split", "bin"), "bucket": ("bin", "cut"),
+    "round": ("floor", "ceil"), "convert": ("transform", "cast"), "cast": ("astype", "convert"),
+    "type": ("dtype",), "check": ("validate", "test"), "validate": ("check",),
+    "compare": ("diff", "equal"), "difference": ("diff",), "similarity": ("ratio", "match"),
+    "elapsed": ("time", "duration"), "duration": ("timedelta",), "interval": ("range", "timedelta"),
+    "process": ("subprocess", "proc"), "command": ("shell", "subprocess", "cmd"),
+    "parallel": ("pool", "concurrent", "thread"), "thread": ("threading",), "queue": ("fifo",),
+    "log": ("logging", "logger"), "logging": ("log",), "exception": ("error",), "error": ("exception",),
+}
+
 # Words that name a package: a query mentioning one prefers that package's entries. Package
 # names are added from the index itself; these are the other ways a query names them.
 MENTION_ALIASES: dict[str, str] = {
@@ -230,6 +291,15 @@ def query_tokens(query: str) -> list[str]:
         expanded: Iterable[str] = WORD_ALIASES.get(word.lower(), (word,))
         for w in expanded:
             out.extend(prose_tokens(w))
+    return list(dict.fromkeys(out))
+
+
+def expansion_tokens(query: str) -> list[str]:
+    """BM25 tokens of the synonyms of the query's words (see SYNONYMS), stemmed, unique."""
+    out: list[str] = []
+    for word in words(query):
+        for synonym in SYNONYMS.get(word.lower(), ()):
+            out.extend(prose_tokens(synonym))
     return list(dict.fromkeys(out))
 
 
