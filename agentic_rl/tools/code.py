@@ -81,8 +81,9 @@ class SubmitTool(Tool):
         report = self.sandbox.run_tests(call.content, task.tests, harness=task.harness,
                                         entry_point=task.entry_point, timeout_s=self.timeout_s)
         body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
-        return self.observation(body, start=start, ok=report.status in ("passed", "failed", "tampered"), status=report.status,
-                                passed=report.passed)
+        # a tampered verdict is a failed candidate, not a broken tool: it is not a submit error
+        graded = report.status in ("passed", "failed", "tampered")
+        return self.observation(body, start=start, ok=graded, status=report.status, passed=report.passed)
 
 
 class AnswerTool(Tool):
