@@ -90,7 +90,8 @@ class ToolSetSchema:
     """A tool set (conf/tools/*.yaml, and each `evaluator.toolsets.<mode>`); read by `tools.build_toolset`.
 
     name: what `tools=` selects.  active: the tools described to the model and parsed from its replies.
-    search / execute / submit: each tool's config (`_target_` + limits); submit grades even when inactive.
+    <tool name>: one key per declared tool (`tools.base.tool_names()`: search, execute, submit, answer, and any
+        tool a project adds), holding that tool's config (`_target_` + limits); submit grades even when inactive.
     preamble, strategy: the system prompt around the tools' own descriptions ({n_tools} is filled in).
     worked_example, examples: worked exchanges shown as earlier chat turns, when worked_example is true.
     """
@@ -101,9 +102,6 @@ class ToolSetSchema:
     strategy: str | None = None
     worked_example: bool = False
     examples: list[Any] = field(default_factory=list)
-    search: Any = None
-    execute: Any = None
-    submit: Any = None
 
 
 # Groups without `_target_`: path in the config -> schema. "*" matches any one key.
@@ -165,7 +163,12 @@ def target_schema(target: str, present: Any = ()) -> dict[str, Any] | None:
 
 def dataclass_schema(cls: type) -> dict[str, Any]:
     hints = _hints(cls)
-    return {**{f.name: hints.get(f.name, Any) for f in fields(cls)}, **EXTRA_KEYS.get(cls, {})}
+    schema = {**{f.name: hints.get(f.name, Any) for f in fields(cls)}, **EXTRA_KEYS.get(cls, {})}
+    if cls is ToolSetSchema:  # a tool's config sits under its name, for every tool the registry declares
+        from agentic_rl.tools.base import tool_names
+
+        schema.update(dict.fromkeys(tool_names(), Mapping))
+    return schema
 
 
 def _primary(primary: str) -> dict[str, Any]:
