@@ -197,7 +197,7 @@ class AuditPolicy:
     def _trusted_file(self, filename: str) -> bool:
         if filename.startswith("<frozen "):
             return True
-        # A name with `..` in it (`<site-packages>/../../tmp/work/x.py`, reached through a sys.path entry
+        # A name with `..` in it (`<site-packages>/../../srv/x.py`, reached through a sys.path entry
         # the candidate added) only looks like library code.
         return (filename.startswith(self._roots) and not filename.startswith(self._workdir)
                 and _normpath(filename) == filename)
