@@ -10,9 +10,9 @@ Three sources, one per `conf/model/` option:
 Placement (`_place`): `device: auto` is the device accelerate gives this process (`cuda:<local rank>` under
 `accelerate launch` on GPUs, `cpu` with `--cpu` or without an accelerator), never a hard-coded `cuda`;
 `dtype: auto` is bfloat16 where that device supports it (the reference model's own dtype) and float32
-elsewhere, float16 being left out because LoRA training in it needs loss scaling; `gradient_checkpointing`
-recomputes each layer's activations in the backward pass (less memory on long multi-turn episodes, ~30 %
-more compute). The LoRA weights that peft adds stay float32 whatever the base dtype.
+elsewhere, float16 being left out because LoRA training in it needs loss scaling. Gradient checkpointing is a
+training setting (`algo.gradient_checkpointing`, switched on by `models.lora.add_lora`). The LoRA weights that
+peft adds stay float32 whatever the base dtype.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _prepare_tokenizer(tokenizer: Any) -> Any:
 
 
 def load_pretrained(name_or_path: str, dtype: str = "auto", device: str = "auto", name: str | None = None,
-                    trust_remote_code: bool = False, gradient_checkpointing: bool = False) -> LoadedModel:
+                    trust_remote_code: bool = False) -> LoadedModel:
     """Load from a hub id or a local directory. A hub failure says how to use a local copy instead."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -77,7 +77,7 @@ def load_pretrained(name_or_path: str, dtype: str = "auto", device: str = "auto"
             "If the Hugging Face hub is unreachable, download the model elsewhere and pass a local directory: "
             "model.name_or_path=/path/to/model"
         ) from exc
-    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
                        name=name or name_or_path)
 
 
@@ -89,15 +89,10 @@ def _device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def _place(model: Any, device: torch.device, gradient_checkpointing: bool) -> Any:
-    """Move the model to its device and switch on gradient checkpointing if asked."""
+def _place(model: Any, device: torch.device) -> Any:
+    """Move the model to its device."""
     model.to(device)
-    if gradient_checkpointing:
-        # Non-reentrant checkpointing: gradients reach the LoRA weights although the frozen embeddings'
-        # outputs do not require grad (the reentrant variant would need enable_input_require_grads()).
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    logger.info("model on %s in %s, gradient checkpointing %s", device, next(model.parameters()).dtype,
-                "on" if gradient_checkpointing else "off")
+    logger.info("model on %s in %s", device, next(model.parameters()).dtype)
     return model
 
 
@@ -116,8 +111,7 @@ def gguf_package_file(package: str, filename: str) -> Path:
 
 
 def load_gguf_package(package: str, filename: str, dtype: str = "float32", device: str = "auto",
-                      name: str | None = None, cache_dir: str | None = None,
-                      gradient_checkpointing: bool = False) -> LoadedModel:
+                      name: str | None = None, cache_dir: str | None = None) -> LoadedModel:
     """Load a GGUF model shipped in a package, caching the de-quantized weights on first load."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -128,7 +122,7 @@ def load_gguf_package(package: str, filename: str, dtype: str = "float32", devic
     tokenizer = AutoTokenizer.from_pretrained(cached)
     target = _device(device)
     model = AutoModelForCausalLM.from_pretrained(cached, dtype=_dtype(dtype, target))
-    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
                        name=name or gguf_path.stem)
 
 
@@ -156,7 +150,7 @@ def _cache_dequantized(gguf_path: Path, target: Path) -> None:
 
 def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4,
                      intermediate_size: int = 128, seed: int = 0, name: str = "tiny-random", dtype: str = "float32",
-                     device: str = "cpu", gradient_checkpointing: bool = False) -> LoadedModel:
+                     device: str = "cpu") -> LoadedModel:
     """A few-layer Llama with random weights and a real tokenizer (loaded like `tokenizer_from`).
 
     The weights are drawn on the target device itself (a GPU draws a 3B-shaped model in seconds), so for one
@@ -176,7 +170,7 @@ def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: in
     target = _device(device)
     with target:
         model = LlamaForCausalLM(config).to(_dtype(dtype, target))
-    return LoadedModel(model=_place(model, target, gradient_checkpointing), tokenizer=_prepare_tokenizer(tokenizer),
+    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
                        name=name)
 
 

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 
 def policy(gradient_checkpointing: bool):
-    loaded = load_tiny_random(TOKENIZER, hidden_size=128, num_layers=4, dtype="auto", device="auto",
-                              gradient_checkpointing=gradient_checkpointing)
-    model = add_lora(loaded.model, r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"], seed=0)
+    loaded = load_tiny_random(TOKENIZER, hidden_size=128, num_layers=4, dtype="auto", device="auto")
+    model = add_lora(loaded.model, r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"], seed=0,
+                     gradient_checkpointing=gradient_checkpointing)
     return model, loaded.tokenizer.pad_token_id
 
 
