@@ -24,6 +24,7 @@ ratio on the remaining tasks.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -63,6 +64,9 @@ _SNIPPET_TEMPLATES: list[Callable[[int], str]] = [
 ]
 
 
+log = logging.getLogger(__name__)
+
+
 def snippets(n: int) -> list[str]:
     return [_SNIPPET_TEMPLATES[i % len(_SNIPPET_TEMPLATES)](i) for i in range(n)]
 
@@ -100,9 +104,9 @@ def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[list[
 
 
 def _report(name: str, n: int, naive_s: float, sandbox_s: float, goal: float | None = None) -> None:
-    print(f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
-          f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {naive_s / sandbox_s:5.2f}"
-          + (f" (goal >= {goal:g})" if goal else ""), flush=True)
+    log.info(f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
+             f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {naive_s / sandbox_s:5.2f}"
+             + (f" (goal >= {goal:g})" if goal else ""))
 
 
 def _timed_sandbox(python: str, workers: int, run: Callable[[Sandbox], list], split: bool = True
@@ -121,7 +125,7 @@ def bench_snippets(python: str, n: int, workers: list[int]) -> None:
         sandbox_s, results = _timed_sandbox(python, w, lambda sb: sb.execute_many(progs, timeout_s=30))
         differ = [i for i, (a, r) in enumerate(zip(naive_ok, results)) if a != r.ok]
         if differ:
-            print(f"    snippets where the exit status differs: {differ[:10]}")
+            log.info(f"    snippets where the exit status differs: {differ[:10]}")
         _report(f"a: snippets, {w} workers", n, sum(naive_s), sandbox_s, 2)
 
 
@@ -134,11 +138,11 @@ def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool]
     for w in workers:
         for split in splits:
             sandbox_s, reports = _timed_sandbox(python, w, lambda sb: sb.run_tests_many(jobs), split)
-            print(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
+            log.info(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
             for t, a, r in zip(tasks, naive_ok, reports):
                 if a != r.passed:
-                    print(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
-                          f"{r.detail[:200]}")
+                    log.info(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
+                             f"{r.detail[:200]}")
             how = "tests split" if split else "one run per task"
             _report(f"b: BigCodeBench-Hard, {w} workers, {how}", len(tasks), sum(naive_s), sandbox_s, 3)
 
@@ -146,8 +150,8 @@ def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool]
     # test): one run per task can go no faster than the longest task, and the longest single test
     # bounds even a split run. (b') shows the per-call cost without them.
     slow = sorted((i for i, s in enumerate(naive_s) if s > slow_s), key=lambda i: -naive_s[i])
-    print(f"    tasks over {slow_s:g} s naive: " + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
-          + f"; ceiling of the ratio for one run per task, unlimited workers: {sum(naive_s) / max(naive_s):.2f}")
+    log.info(f"    tasks over {slow_s:g} s naive: " + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
+             + f"; ceiling of the ratio for one run per task, unlimited workers: {sum(naive_s) / max(naive_s):.2f}")
     rest = [i for i in range(len(tasks)) if i not in slow]
     for w in workers:
         for split in splits:
@@ -173,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slow", type=float, default=10.0,
                     help="(b') also measures the tasks whose naive run is at most this many seconds")
     args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")  # the report is the command's output
     python = resolve_python(bcb_python(args.python))
-    print(f"python: {python}; sandbox workers: {args.workers}; cores: {os.cpu_count()}", flush=True)
+    log.info(f"python: {python}; sandbox workers: {args.workers}; cores: {os.cpu_count()}")
     if args.n_snippets > 0:
         bench_snippets(python, args.n_snippets, args.workers)
     if args.n_bcb > 0:
