@@ -259,7 +259,11 @@ def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, 
     took = time.perf_counter() - start
     replayed = {r["task_id"]: (r["passed"], r["status"]) for r in res.records}
     own = {t.task_id: (rep.passed, rep.status) for t, rep in zip(tasks, direct)}
-    differ = {tid: (replayed[tid], own[tid]) for tid in own if replayed[tid] != own[tid]}
+    # The two runs share worker slots, so a task whose tests run close to the limit may time out in one and
+    # fail in the other (BigCodeBench/1040's sockets): a `timeout` against a plain failure is load, not a
+    # different verdict. Pass/fail must always agree, and every other status too.
+    differ = {tid: (replayed[tid], own[tid]) for tid in own if replayed[tid] != own[tid]
+              and not (not replayed[tid][0] and not own[tid][0] and "timeout" in (replayed[tid][1], own[tid][1]))}
     n_pass = sum(p for p, _ in replayed.values())
     print(f"\nBigCodeBench-Hard replay, main interpreter: {n_pass}/148 pass, the sandbox's run_tests "
           f"{sum(p for p, _ in own.values())}/148; {len(differ)} verdicts differ ({took:.0f} s for both)")
