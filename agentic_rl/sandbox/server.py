@@ -91,6 +91,10 @@ BASE_ENV = {
     "PYTHONIOENCODING": "utf-8",
     "MPLBACKEND": "Agg",
     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    # Candidate code never sees the trainer's accelerators: on a GPU machine a snippet that imports torch or
+    # jax could otherwise take the GPU's memory from the training run (jax reserves 75% of it on first use).
+    "CUDA_VISIBLE_DEVICES": "",
+    "JAX_PLATFORMS": "cpu",
     **THREAD_ENV,
 }
 

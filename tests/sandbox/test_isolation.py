@@ -202,6 +202,15 @@ def test_secrets_are_scrubbed(monkeypatch):
         assert v not in r.stdout
 
 
+def test_accelerators_are_hidden_from_candidate_code(monkeypatch, sandbox):
+    # the trainer's own environment may point at a GPU; the candidate must not inherit it
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    r = run(sandbox, "import os\nprint(repr(os.environ.get('CUDA_VISIBLE_DEVICES')), os.environ.get('JAX_PLATFORMS'))\n")
+    assert r.ok, r.stderr
+    assert r.stdout == "'' cpu\n"
+
+
 def test_module_level_functions_use_one_default_sandbox(monkeypatch, sandbox):
     import agentic_rl.sandbox as sbx
     from agentic_rl.sandbox import sandbox as impl

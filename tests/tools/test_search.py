@@ -560,3 +560,14 @@ def test_field_weighted_variant_scores_each_field():
     assert index.bm25("sort")[1] > 0 and index.bm25("sort")[0] == 0  # only the summary counts
     with pytest.raises(ValueError, match="no BM25 field"):
         index.set_ranking(replace(fielded, fielded=False))
+
+
+def test_bm25s_import_never_claims_a_gpu_for_jax(monkeypatch):
+    from agentic_rl.tools.search import pydoc_backend
+
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    pydoc_backend._import_bm25s()
+    assert os.environ["JAX_PLATFORMS"] == "cpu"
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")  # a user's explicit choice is kept
+    pydoc_backend._import_bm25s()
+    assert os.environ["JAX_PLATFORMS"] == "cuda"

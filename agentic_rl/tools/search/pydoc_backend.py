@@ -359,6 +359,9 @@ def entry_fields(entry: dict[str, Any], vocabulary: set[str]) -> dict[str, list[
 
 
 def _import_bm25s() -> Any:
+    # bm25s runs a jax op at import when jax is installed; jax would then reserve 75% of a GPU's memory in the
+    # trainer's process (seen on an H200: one such process held 106 GiB and every other job ran out of memory).
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import bm25s
 
     # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
