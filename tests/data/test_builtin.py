@@ -221,7 +221,10 @@ def test_config_instantiates():
     cfg = OmegaConf.load(REPO_ROOT / "conf" / "data" / "builtin.yaml")
     assert cfg._target_ == "agentic_rl.data.builtin.load_builtin"
     root = OmegaConf.merge({"seed": 3}, {"data": cfg})
+    # the CPU default's pool: 6 train tasks drawn by the run's seed
     tasks = instantiate(root.data)
-    assert tasks == load_builtin("train")
-    shuffled = instantiate(root.data, shuffle=True, limit=4)
-    assert shuffled == load_builtin("train", shuffle=True, seed=3, limit=4)
+    assert tasks == load_builtin("train", shuffle=True, seed=3, limit=6) and len(tasks) == 6
+    other_seed = instantiate(OmegaConf.merge({"seed": 4}, {"data": cfg}).data)
+    assert {t.task_id for t in other_seed} != {t.task_id for t in tasks}
+    everything = instantiate(root.data, shuffle=False, limit=None)
+    assert everything == load_builtin("train")
