@@ -156,7 +156,7 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
     train_tasks: list[Task] = build(cfg.data)
     if not train_tasks:
         raise ValueError("the training data is empty: check data.split / data.limit")
-    eval_tasks: list[Task] = build(cfg.eval_data)
+    eval_tasks = eval_cfg.scored_tasks(build(cfg.eval_data))  # summary.json's n_eval_tasks is what was scored
     loaded = build(cfg.model)
     model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
                      list(algo.lora.target_modules), seed=cfg.seed,

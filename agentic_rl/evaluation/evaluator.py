@@ -97,6 +97,10 @@ class EvalConfig:
             raise ValueError(f"evaluator.limit must be null or >= 0, got {self.limit}")
         return self
 
+    def scored_tasks(self, tasks: Sequence[Task]) -> list[Task]:
+        """The tasks an evaluation scores: the first `limit` (all when null)."""
+        return list(tasks)[: self.limit] if self.limit is not None else list(tasks)
+
     @property
     def sampling(self) -> tuple[float, float]:
         """(temperature, top_p) of the evaluation episodes."""
@@ -219,7 +223,7 @@ def evaluate(tasks: Sequence[Task], policy: Policy, toolsets: dict[str, ToolSet]
              cfg: EvalConfig, progress: bool = True, store: ResultStore | None = None) -> dict[str, ModeResult]:
     """Evaluate `policy` on `tasks` in each of `cfg.modes` (tool set `toolsets[mode]`); see the module doc."""
     cfg.validate(list(toolsets))
-    tasks = list(tasks)[: cfg.limit] if cfg.limit is not None else list(tasks)
+    tasks = cfg.scored_tasks(tasks)
     return {mode: evaluate_mode(tasks, policy, toolsets[mode], rollout, cfg, mode, progress, store)
             for mode in cfg.modes}
 

@@ -32,7 +32,8 @@ def read_jsonl(path: Path) -> list[dict]:
 @pytest.mark.slow
 def test_smoke_experiment_writes_the_run_dir(tmp_path):
     run_dir = tmp_path / "smoke"
-    train(["experiment=smoke", f"hydra.run.dir={run_dir}"], timeout=600)
+    # the smoke experiment's eval data has 2 tasks; evaluator.limit scores the first one only
+    train(["experiment=smoke", "evaluator.limit=1", f"hydra.run.dir={run_dir}"], timeout=600)
     assert (run_dir / ".hydra" / "config.yaml").is_file()
     records = read_jsonl(run_dir / "metrics.jsonl")
     train_steps = [r for r in records if "train/epoch" in r]
@@ -52,6 +53,8 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
     for phase in ("before", "after"):
         assert set(summary["eval"][phase]) == {"no_tools", "multi_tool"}
         assert all(0.0 <= m["pass@1"] <= 1.0 for m in summary["eval"][phase].values())
+        assert all(m["rollout/episodes"] == 1 for m in summary["eval"][phase].values())
+    assert summary["n_eval_tasks"] == 1  # what was scored, not the size of the eval data
     assert records[0]["step"] == 0 and "eval/multi_tool/pass@1" in records[0]
     assert (run_dir / "figures" / "training_summary.png").stat().st_size > 10_000
     assert (run_dir / "adapter" / "adapter_config.json").is_file()
