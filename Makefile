@@ -1,6 +1,8 @@
 # agentic_rl — every entry point. `make setup` once, then any target.
 PYTHON ?= python
 SWEEP ?= tools
+# seeds per arm of `make sweep`, e.g. SEEDS=1,2,3,4,5; empty = the sweep config's own list (seed: 1,2,3)
+SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
@@ -27,7 +29,7 @@ test: setup
 	$(PYTHON) -m pytest -q $(ARGS)
 
 sweep: setup
-	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(ARGS)
+	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(if $(SEEDS),seed=$(SEEDS)) $(ARGS)
 
 eval: setup
 	$(PYTHON) -m agentic_rl.evaluate $(ARGS)
