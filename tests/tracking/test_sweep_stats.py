@@ -161,6 +161,9 @@ def test_table_over_a_list_of_run_dirs_one_arm_and_one_seed_wilson(tmp_path, cap
     data = json.loads((study / "table.json").read_text())  # the runs' common parent
     assert list(data["arms"]) == ["default"] and [r["seed"] for r in data["arms"]["default"]] == [1, 2, None]
     assert data["pass_at_1"][0]["after"]["mean"] == pytest.approx(0.3)
+    md, _ = write_table(runs, out_dir=tmp_path / "report")  # --out DIR
+    assert md == tmp_path / "report" / "table.md" and "| default | multi_tool | 3 | – | 0.300 [0.052, 0.548] |" in \
+        md.read_text()
     # a single run: the Wilson interval of its 3 / 10 tasks
     single = build_table([runs[0].parent / "seed-2"])["pass_at_1"][0]["after"]
     assert single["method"] == "wilson" and (single["low"], single["high"]) == \
