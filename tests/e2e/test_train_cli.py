@@ -79,3 +79,6 @@ def test_multirun_over_arms_and_seeds_gives_one_wandb_group_per_arm(tmp_path):
     for job in jobs:
         assert len(list((job / "wandb").glob("offline-run-*"))) == 1
     assert (sweep_dir / "figures" / "sweep_summary.png").stat().st_size > 10_000  # drawn when the sweep ended
+    table = json.loads((sweep_dir / "table.json").read_text())  # written when the sweep ended
+    assert {arm: [r["seed"] for r in runs] for arm, runs in table["arms"].items()} == {"tools=none": [1, 2],
+                                                                                      "tools=code": [1, 2]}

@@ -170,6 +170,14 @@ def test_table_over_a_list_of_run_dirs_one_arm_and_one_seed_wilson(tmp_path, cap
         (pytest.approx(0.168180, abs=1e-6), pytest.approx(0.687326, abs=1e-6))
     assert table.main([str(tmp_path / "empty")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err
+    # an interrupted run (metrics, no summary) is listed as unfinished; a record kept without metrics still counts
+    (runs[2] / "summary.json").rename(tmp_path / "kept.json")
+    (runs[1] / "metrics.jsonl").unlink()
+    data = build_table(runs)
+    assert [r["finished"] for r in data["arms"]["default"]] == [True, True, False]
+    assert data["pass_at_1"][0]["after"]["n"] == 2 and [r.get("n_steps") for r in data["training"][0]["runs"]] == \
+        [2, None, 2]
+    assert "seed-3 (unfinished: no summary.json)" in write_table(runs)[0].read_text()
 
 
 def test_sweep_figure_has_one_legend_entry_per_arm_and_seed_means(sweep, monkeypatch):
@@ -197,3 +205,21 @@ def test_sweep_figure_has_one_legend_entry_per_arm_and_seed_means(sweep, monkeyp
     assert heights == [0.1, 0.3, 0.1, round(1.6 / 3, 6)]  # code: no_tools, multi_tool; multi: no_tools, multi_tool
     assert "Evaluation: eval pass@1 per mode (before training)" in axes
     assert [t.get_text() for t in after.get_xticklabels()] == ["no_tools", "multi_tool"]
+
+
+def test_sweep_end_writes_the_tables_and_an_error_never_fails_the_sweep(sweep, caplog, monkeypatch):
+    from omegaconf import OmegaConf
+
+    from agentic_rl.tracking import tables
+    from agentic_rl.tracking.callbacks import TabulateSweepOnEnd
+
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}})
+    TabulateSweepOnEnd().on_multirun_end(config)
+    assert "| tools=multi | multi_tool | 3 |" in (sweep / "table.md").read_text()
+
+    def broken(paths, out_dir=None):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tables, "write_table", broken)
+    TabulateSweepOnEnd().on_multirun_end(config)
+    assert f"could not write the sweep tables; run python -m agentic_rl.table {sweep}" in caplog.text
