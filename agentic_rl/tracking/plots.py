@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from agentic_rl.evaluation.stats import wilson_interval  # noqa: E402
 from agentic_rl.tracking.runs import (Estimate, across_seeds, eval_sections, find_runs, group_by_arm,  # noqa: E402
@@ -163,6 +164,7 @@ def plot_arm_curves(ax, arms: dict[str, list[Path]], records: dict[Path, list[di
         ax.fill_between(steps, [e.low for e in estimates], [e.high for e in estimates], color=colors[label],
                         alpha=0.2, linewidth=0)
     ax.set_xlabel("training step (one task group each)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     if rate:  # rates on their full scale, so a flat 0.02 does not look like a swing
         ax.set_ylim(-0.02, 1.02)

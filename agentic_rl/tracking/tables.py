@@ -176,10 +176,11 @@ def table_markdown(table: dict[str, Any]) -> str:
               "|---|---|---|---|---|---|---|"]
     for row in table["training"]:
         for run in row["runs"]:
+            seed = "–" if run["seed"] is None else run["seed"]
             if "difference" not in run:
-                lines.append(f"| {row['arm']} | {run['run']} | {run['seed']} | 0 | – | – | – |")
+                lines.append(f"| {row['arm']} | {run['run']} | {seed} | 0 | – | – | – |")
                 continue
-            lines.append(f"| {row['arm']} | {run['run']} | {run['seed']} | {run['n_steps']} "
+            lines.append(f"| {row['arm']} | {run['run']} | {seed} | {run['n_steps']} "
                          f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
                          f"| {run['difference']:+.3f} |")
         lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
