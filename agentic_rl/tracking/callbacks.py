@@ -1,4 +1,5 @@
-"""Hydra callbacks: draw the sweep's comparison figure and report failed jobs when a multirun ends."""
+"""Hydra callbacks: draw the sweep's comparison figure, write its tables and report failed jobs when a multirun
+ends."""
 from __future__ import annotations
 
 import logging
@@ -12,24 +13,56 @@ from omegaconf import DictConfig
 logger = logging.getLogger(__name__)
 
 
-class PlotSweepOnEnd(Callback):
+class SweepOutputOnEnd(Callback):
+    """Writes one output of a finished sweep from its job dirs. A figure or table must never turn a finished sweep
+    into a failure: an error is logged with the command that writes the output again."""
+
+    what = "output"
+    command = "agentic_rl.plot"
+
+    def write(self, sweep_dir: Path) -> Any:
+        raise NotImplementedError
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from agentic_rl.tracking.plots import find_runs, plot_sweep
+        from agentic_rl.tracking.runs import find_runs
 
         sweep_dir = Path(config.hydra.sweep.dir)
         if not find_runs(sweep_dir):
             return
         try:
-            logger.info("sweep figure: %s", plot_sweep(sweep_dir))
-        except Exception:  # a figure must never turn a finished sweep into a failure
-            logger.warning("could not draw the sweep figure; run python -m agentic_rl.plot %s", sweep_dir,
+            logger.info("sweep %s: %s", self.what, self.write(sweep_dir))
+        except Exception:
+            logger.warning("could not write the sweep %s; run python -m %s %s", self.what, self.command, sweep_dir,
                            exc_info=True)
+
+
+class PlotSweepOnEnd(SweepOutputOnEnd):
+    """<sweep dir>/figures/sweep_summary.png (tracking/plots.py)."""
+
+    what, command = "figure", "agentic_rl.plot"
+
+    def write(self, sweep_dir: Path) -> Path:
+        from agentic_rl.tracking.plots import plot_sweep
+
+        return plot_sweep(sweep_dir)
+
+
+class TabulateSweepOnEnd(SweepOutputOnEnd):
+    """<sweep dir>/table.md and table.json: per arm, its seeds' numbers with 95% CIs (tracking/tables.py)."""
+
+    what, command = "tables", "agentic_rl.table"
+
+    def write(self, sweep_dir: Path) -> str:
+        from agentic_rl.tracking.tables import write_table
+
+        return ", ".join(map(str, write_table([sweep_dir])))
 
 
 class ReportSweepFailures(Callback):
     """After the last job: name the failed jobs and the command that reruns only them, and exit non-zero.
 
-    Listed after PlotSweepOnEnd in the config, so the figure of the jobs that finished is drawn first.
+    Listed after PlotSweepOnEnd and TabulateSweepOnEnd in the config, so the figure and tables of the jobs that
+    finished are written first.
     `entry` is the module the sweep ran (`agentic_rl.train`).
     """
 

@@ -1,40 +1,25 @@
 """Figures from a run dir (metrics.jsonl + summary.json) or a sweep dir (one run dir per job).
 
 Run: pass@1 per mode before/after training (95% Wilson intervals), training pass rate and reward on
-separate axes, and the tool-call rates; the title names model, tools, reward and run. Sweep: tool-rate and pass-rate curves per job
-and final pass@1 per mode per job, so ablations are compared at a glance.
+separate axes, and the tool-call rates; the title names model, tools, reward and run. Sweep: the jobs grouped
+into arms (`runs.group_by_arm`: overrides without the seed); per arm the tool-rate, pass-rate and reward curves
+as the mean over seeds with a 95% t band, and pass@1 per mode before/after as the mean over seeds ± 95% t CI
+(one seed: Wilson over its tasks), so ablations are compared at a glance and with their noise.
 """
 from __future__ import annotations
 
-import json
-import math
 from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
-import yaml
 
 matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-
-def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:  # a half-written last line of an interrupted run
-            continue
-    return records
-
-
-def per_step(records: list[dict], key: str) -> tuple[list[int], list[float]]:
-    """(steps, values) of a training metric."""
-    rows = [(r["step"], r[key]) for r in records if r.get(key) is not None and "train/epoch" in r]
-    return [s for s, _ in rows], [v for _, v in rows]
+from agentic_rl.evaluation.stats import wilson_interval  # noqa: E402
+from agentic_rl.tracking.runs import (Estimate, across_seeds, eval_sections, find_runs, group_by_arm,  # noqa: E402
+                                      pass_at_1_estimate, per_step, read_metrics, read_summary)
 
 
 def rolling_mean(values: list[float], window: int | None = None) -> list[float]:
@@ -56,18 +41,6 @@ def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]
     epochs = sorted(groups)
     return ([groups[e][-1][0] for e in epochs],
             [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
-
-
-def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a binomial proportion; sound at small n and at 0 or n successes
-    (where the normal approximation collapses to a zero-width bar)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def run_title(summary: dict, run_dir: Path) -> str:
@@ -152,8 +125,7 @@ def plot_run(run_dir: Path) -> Path:
     """figures/training_summary.png: pass@1 before/after, training pass rate, reward, tool rates."""
     run_dir = Path(run_dir)
     records = read_metrics(run_dir)
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    summary = read_summary(run_dir)
     fig, axes = plt.subplots(1, 4, figsize=(22, 5))
     plot_pass_at_1_bars(axes[0], summary.get("eval", {}), summary.get("n_eval_tasks"))
     plot_curves(axes[1], records, (("train/pass_rate", "pass rate"),), "training pass rate",
@@ -170,77 +142,99 @@ def plot_run(run_dir: Path) -> Path:
     return out
 
 
-def find_runs(sweep_dir: Path) -> list[Path]:
-    return sorted(p.parent for p in Path(sweep_dir).glob("*/metrics.jsonl"))
+def arm_curve(runs_records: list[list[dict]], metric: str, rate: bool) -> tuple[list[int], list[Estimate]]:
+    """An arm's curve of `metric`: each seed's rolling mean, then per step the mean over the seeds that logged
+    that step with its 95% t interval (no band where only one seed has the step)."""
+    by_step: dict[int, list[float]] = defaultdict(list)
+    for records in runs_records:
+        steps, values = per_step(records, metric)
+        for step, value in zip(steps, rolling_mean(values)):
+            by_step[step].append(value)
+    steps = sorted(by_step)
+    return steps, [across_seeds(by_step[s], rate=rate) for s in steps]
 
 
-def job_labels(runs: list[Path]) -> dict[Path, str]:
-    """Label each job by the overrides that differ between the jobs (e.g. `tools=code`)."""
-    overrides = {}
-    for run in runs:
-        path = run / ".hydra" / "overrides.yaml"
-        overrides[run] = set(yaml.safe_load(path.read_text()) or []) if path.is_file() else set()
-    common = set.intersection(*overrides.values()) if overrides else set()
-    return {run: ",".join(sorted(o - common)) or run.name for run, o in overrides.items()}
+def plot_arm_curves(ax, arms: dict[str, list[Path]], records: dict[Path, list[dict]], metric: str,
+                    colors: dict[str, str], rate: bool) -> None:
+    for label, runs in arms.items():
+        steps, estimates = arm_curve([records[run] for run in runs], metric, rate)
+        if not steps:
+            continue
+        ax.plot(steps, [e.mean for e in estimates], marker=".", color=colors[label], label=label)
+        ax.fill_between(steps, [e.low for e in estimates], [e.high for e in estimates], color=colors[label],
+                        alpha=0.2, linewidth=0)
+    ax.set_xlabel("training step (one task group each)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    if rate:  # rates on their full scale, so a flat 0.02 does not look like a swing
+        ax.set_ylim(-0.02, 1.02)
+    if not ax.lines:
+        ax.text(0.5, 0.5, f"{metric}\nnot logged by these runs", ha="center", va="center", transform=ax.transAxes,
+                fontsize=8)
 
 
-def eval_after(run: Path) -> dict:
-    path = run / "summary.json"
-    return (json.loads(path.read_text()).get("eval", {}).get("after") or {}) if path.is_file() else {}
+def plot_arm_pass_at_1(ax, arms: dict[str, list[Path]], phase: str, colors: dict[str, str]) -> None:
+    """pass@1 per mode in one evaluation phase: one bar per arm, the mean over its seeds with the 95% t interval
+    (one seed: the Wilson interval over its tasks)."""
+    sections = {label: eval_sections(runs, phase) for label, runs in arms.items()}
+    modes = list(dict.fromkeys(m for per_run in sections.values() for section in per_run for m in section))
+    width = 0.8 / max(len(arms), 1)
+    for i, (label, runs) in enumerate(arms.items()):
+        xs, estimates = [], []
+        for j, mode in enumerate(modes):
+            rows = [(s[mode]["pass@1"], read_summary(run).get("n_eval_tasks"))
+                    for run, s in zip(runs, sections[label]) if "pass@1" in s.get(mode, {})]
+            if rows:
+                xs.append(j + (i - (len(arms) - 1) / 2) * width)
+                estimates.append(pass_at_1_estimate([r for r, _ in rows], [n for _, n in rows]))
+        bars = ax.bar(xs, [e.mean for e in estimates], width=width, color=colors[label], edgecolor="#333",
+                      yerr=[[e.mean - e.low for e in estimates], [e.high - e.mean for e in estimates]], capsize=3,
+                      label=label)
+        for bar, e in zip(bars, estimates):
+            ax.text(bar.get_x() + bar.get_width() / 2, e.mean / 2, f"{e.mean:.0%}", ha="center", fontsize=7)
+    ax.set_xticks(range(len(modes)), modes, fontsize=8)
+    ax.set_xlabel(f"evaluation mode ({phase} training)")
+    ax.set_ylim(0, 1)
+    if not modes:
+        ax.text(0.5, 0.5, f"no evaluation {phase} training", ha="center", va="center", transform=ax.transAxes)
 
 
 def plot_sweep(sweep_dir: Path) -> Path:
-    """figures/sweep_summary.png: the dashboard's panels (`tracking.panels`), one line or bar per job."""
-    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, panels
+    """figures/sweep_summary.png: the dashboard's panels (`tracking.panels`), one row per section (tool use,
+    learning, evaluation), one colour per arm (its seeds aggregated: mean and 95% CI), one legend for the figure."""
+    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, panel_sections, panels
 
     sweep_dir = Path(sweep_dir)
     runs = find_runs(sweep_dir)
-    labels = job_labels(runs)
+    arms = group_by_arm(runs)
     records = {run: read_metrics(run) for run in runs}
-    cols = 4
-    all_panels = panels()
-    fig, axes = plt.subplots(-(-len(all_panels) // cols), cols, figsize=(22, 9), squeeze=False)
-    for ax, panel in zip(axes.flat, all_panels):
-        if panel.metric == EVAL_PASS_AT_1:
-            plot_eval_per_job(ax, runs, labels)
-        else:
-            for run in runs:
-                steps, values = per_step(records[run], panel.metric)
-                if steps:
-                    ax.plot(steps, rolling_mean(values), marker=".", label=labels[run])
-            ax.set_xlabel("training step (one task group each)")
-            ax.grid(alpha=0.3)
-            if panel.ylabel.startswith("share"):  # rates on their full scale
-                ax.set_ylim(-0.02, 1.02)
-            if not ax.lines:
-                ax.text(0.5, 0.5, f"{panel.metric}\nnot logged by these runs", ha="center", va="center",
-                        transform=ax.transAxes, fontsize=8)
-        ax.set_title(f"{panel.section}: {panel.title}", fontsize=10)
-        ax.set_ylabel(panel.ylabel)
-        if ax.lines or ax.patches:
-            ax.legend(fontsize=7)
-    fig.suptitle(f"sweep {sweep_dir.resolve().parent.name}/{sweep_dir.name}: {len(runs)} jobs "
-                 "(curves: rolling means per step)", fontsize=11)
-    fig.tight_layout()
+    colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}
+    phases = [p for p in ("after", "before") if any(any(eval_sections(r, p)) for r in arms.values())] or ["after"]
+    # the eval panel is one axes per evaluation phase present
+    rows = [[(p, phase) for p in panels() if p.section == section
+             for phase in (phases if p.metric == EVAL_PASS_AT_1 else [None])] for section in panel_sections(panels())]
+    cols = max(len(row) for row in rows)
+    fig, axes = plt.subplots(len(rows), cols, figsize=(5.5 * cols, 4.2 * len(rows)), squeeze=False)
+    for row, row_axes in zip(rows, axes):
+        for ax in row_axes[len(row):]:
+            ax.remove()
+        for ax, (panel, phase) in zip(row_axes, row):
+            if panel.metric == EVAL_PASS_AT_1:
+                plot_arm_pass_at_1(ax, arms, phase, colors)
+                ax.set_title(f"{panel.section}: {panel.title} ({phase} training)", fontsize=10)
+            else:
+                plot_arm_curves(ax, arms, records, panel.metric, colors, rate=panel.ylabel.startswith("share"))
+                ax.set_title(f"{panel.section}: {panel.title}", fontsize=10)
+            ax.set_ylabel(panel.ylabel)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colors[label]) for label in arms]
+    fig.legend(handles, [f"{label} ({len(arms[label])} seed{'s' * (len(arms[label]) > 1)})" for label in arms],
+               loc="upper center", bbox_to_anchor=(0.5, 0.97), ncol=min(len(arms), 6), fontsize=9)
+    fig.suptitle(f"sweep {sweep_dir.resolve().parent.name}/{sweep_dir.name}: {len(arms)} arms, {len(runs)} runs. "
+                 "Curves: each seed's rolling mean; line = mean over seeds, band = 95% t CI. Bars: mean over seeds "
+                 "± 95% t CI (one seed: Wilson CI over its tasks)", fontsize=10, y=0.995)
+    fig.tight_layout(rect=(0, 0, 1, 0.945))
     out = sweep_dir / "figures" / "sweep_summary.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
-
-
-def plot_eval_per_job(ax, runs: list[Path], labels: dict[Path, str]) -> None:
-    """pass@1 after training per mode, one bar per job, with 95% Wilson intervals."""
-    afters = {run: eval_after(run) for run in runs}
-    modes = list(dict.fromkeys(m for after in afters.values() for m in after))
-    width = 0.8 / max(len(runs), 1)
-    for i, run in enumerate(runs):
-        summary_path = run / "summary.json"
-        n = json.loads(summary_path.read_text()).get("n_eval_tasks") if summary_path.is_file() else None
-        values = [afters[run].get(m, {}).get("pass@1", 0.0) for m in modes]
-        errs = [[v - wilson_interval(v * n, n)[0] for v in values], [wilson_interval(v * n, n)[1] - v for v in values]] \
-            if n else None
-        ax.bar([j + i * width for j in range(len(modes))], values, width=width, yerr=errs, capsize=3,
-               label=labels[run])
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(modes))], modes, fontsize=8)
-    ax.set_xlabel("evaluation mode (after training)")

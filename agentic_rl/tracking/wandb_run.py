@@ -2,12 +2,14 @@
 tables, artifacts. `sinks.Tracker` calls these; nothing here is needed when W&B is off.
 
 - job_type: "train" or "eval".
-- name: the arm — the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`); in a
-  sweep, only the keys its sweep config varies (`tools=code`). The seeds of one arm share a name, so W&B can
-  average them.
-- group: one group per sweep, named by the sweep config and its start time (`tools-2026-11-30_17-40-00`);
-  single runs have none.
-- tags: `experiment:<name>`, `tools:<set>`, `reward:<fn>`, `model:<option>`, plus `logger.tags`.
+- arm: the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`); in a sweep, only
+  the keys its sweep config varies (`tools=code`).
+- name: the arm and the seed (`tools=code seed=2`), so every seed's run is told apart.
+- group: the arm, so W&B averages an arm's seeds into one line with a band. In a sweep it is prefixed by the
+  sweep's id, the sweep config and its start time (`tools-2026-11-30_17-40-00 tools=code`), so arms of two
+  sweeps never merge; single runs are grouped by their arm alone (`default`: every seed of the default run).
+- tags: `experiment:<name>`, `tools:<set>`, `reward:<fn>`, `model:<option>`, in a sweep `sweep:<id>` (the
+  dashboard's filter for one sweep), plus `logger.tags`.
 - axes: `train/*`, `reward/*`, `tools/*`, `rollout/*`, `time/*` are plotted against `train/step` (the optimizer
   step, logged with every record); `eval/*` too (0 = before training), with max and last in the summary.
 """
@@ -43,6 +45,11 @@ def hydra_context() -> dict[str, Any]:
             "multirun": hc.mode.name == "MULTIRUN", "sweep_dir": hc.sweep.dir, "swept": list(params)}
 
 
+def sweep_id(sweep_config: str | None, sweep_dir: str | Path) -> str:
+    """The sweep config and the sweep dir's last two parts (its start date and time): `tools-2026-11-30_17-40-00`."""
+    return f"{sweep_config or 'multirun'}-{'_'.join(Path(str(sweep_dir)).parts[-2:])}"
+
+
 def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """job_type, name, group and tags of a run (see the module doc)."""
     from agentic_rl.config import component_name
@@ -54,12 +61,14 @@ def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None 
     swept = ctx.get("swept") or []
     if ctx.get("multirun") and swept:  # a sweep's arms differ in its swept keys; shared overrides are noise here
         overrides = [o for o in overrides if o.split("=", 1)[0] in swept]
-    name = " ".join(([experiment] if experiment else []) + overrides) or "default"
-    group = None
-    if ctx.get("multirun"):
-        stamp = "_".join(Path(str(ctx["sweep_dir"])).parts[-2:])
-        group = f"{choices.get('sweep') or 'multirun'}-{stamp}"
+    arm = " ".join(([experiment] if experiment else []) + overrides) or "default"
+    name = f"{arm} seed={cfg.seed}" if "seed" in cfg else arm
+    group = arm
     tags = [f"experiment:{experiment or 'none'}"]
+    if ctx.get("multirun"):
+        sweep = sweep_id(choices.get("sweep"), ctx["sweep_dir"])
+        group = f"{sweep} {arm}"
+        tags.append(f"sweep:{sweep}")
     for key in ("tools", "reward", "model"):
         if key in cfg:
             tags.append(f"{key}:{choices.get(key) or component_name(cfg[key])}")

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
 from agentic_rl.config import register_configs, to_dataclass
@@ -30,10 +33,13 @@ from agentic_rl.rollout.agent import CAP_TEXT, RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
 from tests.rollout.fakes import TASK, toolset
 
-CONF = Path(__file__).resolve().parents[2] / "conf"
+REPO = Path(__file__).resolve().parents[2]
+CONF = REPO / "conf"
 SWEEPS = sorted(p.stem for p in (CONF / "sweep").glob("*.yaml"))
 register_configs()
 
+# Replicate axes: their values are seeds of the same arm, not treatments, so they need not change the rollout.
+REPLICATE_KEYS = {"seed"}
 # The value of a swept key that constrains nothing: a job must differ from its copy with this value.
 UNCONSTRAINED = {"rollout.max_tool_calls": None}
 CAP_NOTICE = CAP_TEXT.split(":")[0]  # "<feedback>Tool-call limit reached"
@@ -103,7 +109,7 @@ def test_there_are_sweeps_with_params():
 
 @pytest.mark.parametrize("sweep", SWEEPS)
 def test_every_swept_value_changes_the_rollout(sweep):
-    grid = sweep_grid(sweep)
+    grid = {k: v for k, v in sweep_grid(sweep).items() if k not in REPLICATE_KEYS}
     signatures = {}
     for job in jobs(grid):
         cfg = compose_job(sweep, override_list(job))
@@ -144,3 +150,36 @@ def test_in_the_cap_sweep_each_cap_is_reached_and_followed_by_a_submission():
         assert len(executed) == int(c), (c, turns)
         assert turns[int(c)][1] == "capped" and turns[int(c) + 1][0] == "submit", (c, turns)
         assert passed and finish == "passed", (c, cfg.rollout.max_turns, turns)
+
+
+def sweeper_jobs(sweep: str, command_line: list[str]) -> list[list[str]]:
+    """The jobs Hydra's basic sweeper launches for `sweep=<sweep> <command_line>`: as its sweep() does, the sweep
+    config's params first, then the command line's overrides, a later value of a key replacing an earlier one."""
+    params = compose_job(sweep, [], return_hydra_config=True).hydra.sweeper.params
+    overrides = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()] + command_line)
+    [batch] = BasicSweeper.split_arguments(overrides, max_batch_size=None)
+    return batch
+
+
+@pytest.mark.parametrize("sweep", SWEEPS)
+def test_every_sweep_runs_each_arm_with_three_seeds_seed_major(sweep):
+    arms = jobs({k: v for k, v in sweep_grid(sweep).items() if k != "seed"})
+    launched = sweeper_jobs(sweep, [])
+    assert len(launched) == 3 * len(arms)
+    assert sorted(j[0] for j in launched) == sorted(f"seed={s}" for s in (1, 2, 3) for _ in arms)
+    # seed first: the first len(arms) jobs are every arm once, so an interrupted sweep still compares all arms
+    assert {j[0] for j in launched[:len(arms)]} == {"seed=1"}
+    assert sorted(tuple(j[1:]) for j in launched[:len(arms)]) == sorted(tuple(override_list(a)) for a in arms)
+
+
+def test_make_sweep_seeds_replace_the_sweep_configs_seed_list():
+    def make_sweep_args(*make_vars: str) -> list[str]:
+        dry = subprocess.run(["make", "-n", "sweep", *make_vars], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()[-1]
+        words = shlex.split(dry)
+        return words[words.index("sweep=tools") + 1:]
+
+    five = sweeper_jobs("tools", make_sweep_args("SEEDS=1,2,3,4,5"))
+    assert len(five) == 5 * 3 and {j[0] for j in five} == {f"seed={s}" for s in range(1, 6)}
+    assert len(sweeper_jobs("tools", make_sweep_args())) == 3 * 3  # no SEEDS: the config's 1,2,3
+    assert {j[0] for j in sweeper_jobs("tools", ["seed=7"])} == {"seed=7"}  # python -m ... seed=7: one seed

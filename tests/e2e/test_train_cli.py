@@ -61,20 +61,27 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
 
 
 @pytest.mark.slow
-def test_three_job_multirun_gives_three_runs_in_one_wandb_group(tmp_path):
+def test_multirun_over_arms_and_seeds_gives_one_wandb_group_per_arm(tmp_path):
+    """`sweep=tools tools=none,code seed=1,2`: the command line narrows the sweep config's arms and seeds."""
     sweep_dir = tmp_path / "sweep"
-    train(["sweep=tools", "model=tiny-random", "logger=wandb", f"hydra.sweep.dir={sweep_dir}",
-           "algo.group_size=2", "algo.epochs=1", "algo.tasks_per_epoch=1", "data.limit=1", "eval_data.limit=1",
-           "rollout.max_turns=1", "rollout.max_new_tokens=8", "evaluator.modes=[no_tools]"],
-          timeout=900)
+    train(["sweep=tools", "tools=none,code", "seed=1,2", "model=tiny-random", "logger=wandb",
+           f"hydra.sweep.dir={sweep_dir}", "algo.group_size=2", "algo.epochs=1", "algo.tasks_per_epoch=1",
+           "data.limit=1", "eval_data.limit=1", "rollout.max_turns=1", "rollout.max_new_tokens=8",
+           "evaluator.modes=[no_tools]"], timeout=900)
     jobs = sorted(p.parent for p in sweep_dir.glob("*/metrics.jsonl"))
-    assert [j.name for j in jobs] == ["0", "1", "2"]
-    summaries = [json.loads((j / "summary.json").read_text()) for j in jobs]
-    assert {s["tools"] for s in summaries} == {"none", "code", "multi"}
-    # one W&B run per job (never merged), all in the sweep's group, named by their overrides
-    assert len({s["wandb"]["id"] for s in summaries}) == 3
-    assert {s["wandb"]["group"] for s in summaries} == {f"tools-{tmp_path.name}_sweep"}  # sweep config + its dir
-    assert len({s["wandb"]["name"] for s in summaries}) == 3
+    assert [j.name for j in jobs] == ["0", "1", "2", "3"]
+    summaries = {j.name: json.loads((j / "summary.json").read_text()) for j in jobs}
+    # seed-major: every arm with seed 1, then every arm with seed 2
+    assert [s["tools"] for _, s in sorted(summaries.items())] == ["none", "code", "none", "code"]
+    # one W&B run per job (never merged); the seeds of an arm share its group, each run has its own name
+    assert len({s["wandb"]["id"] for s in summaries.values()}) == 4
+    stamp = f"tools-{tmp_path.name}_sweep"  # sweep config + its dir
+    assert {s["wandb"]["group"] for s in summaries.values()} == {f"{stamp} tools=none", f"{stamp} tools=code"}
+    assert {s["wandb"]["name"] for s in summaries.values()} == {f"tools={t} seed={n}" for t in ("none", "code")
+                                                                 for n in (1, 2)}
     for job in jobs:
         assert len(list((job / "wandb").glob("offline-run-*"))) == 1
     assert (sweep_dir / "figures" / "sweep_summary.png").stat().st_size > 10_000  # drawn when the sweep ended
+    table = json.loads((sweep_dir / "table.json").read_text())  # written when the sweep ended
+    assert {arm: [r["seed"] for r in runs] for arm, runs in table["arms"].items()} == {"tools=none": [1, 2],
+                                                                                      "tools=code": [1, 2]}

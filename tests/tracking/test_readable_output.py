@@ -126,7 +126,9 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
         out = plot_sweep(tmp_path)
     assert out.is_file()
     axes = captured["fig"].axes
-    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" for p in panels()]
+    # the eval panel is drawn once per evaluation phase the runs have (here: after training only)
+    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" + (" (after training)" if "*" in p.metric
+                                                                            else "") for p in panels()]
     tampered = axes[[p.metric for p in panels()].index("tools/submit/tampered_rate")]
     assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
     assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]

@@ -35,21 +35,40 @@ def episode(passed: bool) -> Trajectory:
                       passed=passed, finish_reason="passed" if passed else "max_turns")
 
 
-def test_identity_names_the_arm_without_the_seed_and_groups_by_sweep():
-    cfg = compose_cfg(["experiment=smoke", "model=tiny-random", "logger=wandb"])
-    ctx = {"choices": {"experiment": "smoke", "model": "tiny-random", "tools": "code", "reward": "torl",
-                       "sweep": "exec_penalty"},
-           "overrides": "model=tiny-random,reward.use_exec_penalty=true", "multirun": True,
-           "sweep_dir": "outputs/multiruns/2026-11-30/17-40-00", "swept": ["reward.use_exec_penalty"]}
-    ident = run_identity(cfg, "train", ctx)
-    assert ident["run_name"] == "smoke reward.use_exec_penalty=true"  # the arm: what the sweep varies
-    assert run_identity(cfg, "train", {**ctx, "swept": []})["run_name"] == \
-        "smoke model=tiny-random reward.use_exec_penalty=true"  # a command-line grid: every override
-    assert ident["group"] == "exec_penalty-2026-11-30_17-40-00"
-    assert ident["tags"] == ["experiment:smoke", "tools:code", "reward:torl", "model:tiny-random"]
+SWEEP_CTX = {"choices": {"experiment": "smoke", "model": "tiny-random", "tools": "code", "reward": "torl",
+                         "sweep": "exec_penalty"},
+             "overrides": "model=tiny-random,reward.use_exec_penalty=true", "multirun": True,
+             "sweep_dir": "outputs/multiruns/2026-11-30/17-40-00", "swept": ["seed", "reward.use_exec_penalty"]}
+
+
+def test_identity_groups_by_the_arm_and_names_arm_and_seed():
+    cfg = compose_cfg(["experiment=smoke", "model=tiny-random", "logger=wandb", "seed=1"])
+    ident = run_identity(cfg, "train", SWEEP_CTX)
+    assert ident["run_name"] == "smoke reward.use_exec_penalty=true seed=1"  # the arm: what the sweep varies
+    assert ident["group"] == "exec_penalty-2026-11-30_17-40-00 smoke reward.use_exec_penalty=true"
+    assert run_identity(cfg, "train", {**SWEEP_CTX, "swept": []})["run_name"] == \
+        "smoke model=tiny-random reward.use_exec_penalty=true seed=1"  # a command-line grid: every override
+    assert ident["tags"] == ["experiment:smoke", "sweep:exec_penalty-2026-11-30_17-40-00", "tools:code",
+                             "reward:torl", "model:tiny-random"]
     single = run_identity(compose_cfg([]), "eval", {})
-    assert single["group"] is None and single["run_name"] == "default" and single["job_type"] == "eval"
+    assert single["group"] == "default" and single["run_name"] == "default seed=42" and single["job_type"] == "eval"
     assert "reward:shaped" in single["tags"] and "modes:no_tools+code_only+multi_tool" in single["tags"]
+
+
+def test_jobs_differing_only_in_seed_share_the_group_and_differ_in_name():
+    """Each job composed as Hydra composes it for `sweep=exec_penalty`: its override_dirname follows
+    conf/train.yaml's exclude_keys, its swept keys are the sweep config's params (seed among them)."""
+    idents = []
+    for seed in (1, 2):
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("train", overrides=["sweep=exec_penalty", "model=tiny-random", f"seed={seed}",
+                                              "reward.use_exec_penalty=true"], return_hydra_config=True)
+        ctx = {**SWEEP_CTX, "choices": dict(cfg.hydra.runtime.choices), "overrides": cfg.hydra.job.override_dirname,
+               "swept": list(cfg.hydra.sweeper.params)}
+        idents.append(run_identity(cfg, "train", ctx))
+    assert idents[0]["group"] == idents[1]["group"] == "exec_penalty-2026-11-30_17-40-00 reward.use_exec_penalty=true"
+    assert (idents[0]["run_name"], idents[1]["run_name"]) == ("reward.use_exec_penalty=true seed=1",
+                                                               "reward.use_exec_penalty=true seed=2")
 
 
 def test_trajectory_rows_hold_the_transcript_with_calls_observations_and_reward_terms():
@@ -128,7 +147,8 @@ def test_smoke_run_with_wandb_offline_holds_a_trajectory_table(tmp_path):
     wandb_run = next((run_dir / "wandb").glob("offline-run-*"))
     assert list((wandb_run / "files" / "media" / "table").rglob("*.table.json"))
     run = by_type(read_records(next(wandb_run.glob("run-*.wandb"))), "run")[0]
-    assert run.display_name == "smoke model=tiny-random" and run.job_type == "train"
+    assert run.display_name == "smoke model=tiny-random seed=42" and run.job_type == "train"
+    assert run.run_group == "smoke model=tiny-random"  # the arm: every seed of this command in one group
     assert "model:tiny-random" in run.tags and "experiment:smoke" in run.tags
     log = (run_dir / "train.log").read_text()
     assert f"run dir: {run_dir}" in log and "step 1 | epoch 0 | pass" in log

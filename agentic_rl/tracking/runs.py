@@ -1,0 +1,136 @@
+"""Reading run dirs back: metrics.jsonl, summary.json and .hydra/, and grouping runs into arms.
+
+An arm is what a study compares: the runs' command-line overrides (`.hydra/overrides.yaml`) without the seed
+and the other keys conf/train.yaml keeps out of `override_dirname` (run bookkeeping: logger, progress, run
+dir, ...), less the overrides every run shares. The seeds of one arm are its replicates; the sweep figure
+(`plots.plot_sweep`) and the tables (`tables.py`) aggregate over them with `across_seeds` / `pass_at_1_estimate`.
+A run dir without `.hydra/overrides.yaml` (e.g. a copy in experiments/ that kept only metrics.jsonl and
+summary.json) has no overrides: all such runs form one arm.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from agentic_rl.evaluation.stats import mean_ci, wilson_interval
+
+logger = logging.getLogger(__name__)
+
+TRAIN_REWARD = "train/reward_mean"
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # a half-written last line of an interrupted run
+            continue
+    return records
+
+
+def read_summary(run_dir: Path) -> dict:
+    path = Path(run_dir) / "summary.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def per_step(records: list[dict], key: str) -> tuple[list[int], list[float]]:
+    """(steps, values) of a training metric."""
+    rows = [(r["step"], r[key]) for r in records if r.get(key) is not None and "train/epoch" in r]
+    return [s for s, _ in rows], [v for _, v in rows]
+
+
+def find_runs(sweep_dir: Path) -> list[Path]:
+    """The job dirs of a sweep, in job order (numerically: job 10 after job 9)."""
+    runs = [p.parent for p in Path(sweep_dir).glob("*/metrics.jsonl")]
+    return sorted(runs, key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit() else 0, p.name))
+
+
+def override_key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+@functools.lru_cache(maxsize=1)
+def non_arm_keys() -> frozenset[str]:
+    """conf/train.yaml's override_dirname exclude_keys (seed and run bookkeeping). `experiment` and `sweep`
+    stay in the arm: runs of two experiments or two sweeps read together are different arms."""
+    from agentic_rl.config import CONF_DIR
+
+    train = yaml.safe_load((CONF_DIR / "train.yaml").read_text())
+    keys = train["hydra"]["job"]["config"]["override_dirname"]["exclude_keys"]
+    return frozenset(keys) - {"experiment", "sweep"}
+
+
+def hydra_overrides(run_dir: Path) -> list[str]:
+    path = Path(run_dir) / ".hydra" / "overrides.yaml"
+    return [str(o) for o in yaml.safe_load(path.read_text()) or []] if path.is_file() else []
+
+
+def run_seed(run_dir: Path) -> int | None:
+    """The seed a run was started with: its `seed=` override, else its resolved config's seed."""
+    for override in hydra_overrides(run_dir):
+        if override_key(override) == "seed":
+            return int(override.split("=", 1)[1])
+    config = Path(run_dir) / ".hydra" / "config.yaml"
+    if config.is_file():
+        seed = (yaml.safe_load(config.read_text()) or {}).get("seed")
+        return int(seed) if seed is not None else None
+    return None
+
+
+def group_by_arm(runs: list[Path]) -> dict[str, list[Path]]:
+    """Arm label -> its runs (seeds), arms in the order of their first run. The label is the overrides that
+    differ between arms (`tools=code`); a single arm is labelled by its overrides or `default`."""
+    overrides = {run: {o for o in hydra_overrides(run) if override_key(o) not in non_arm_keys()} for run in runs}
+    for run in runs:
+        if not (Path(run) / ".hydra" / "overrides.yaml").is_file():
+            logger.warning("%s has no .hydra/overrides.yaml: grouped with the other runs without one", run)
+    common = set.intersection(*overrides.values()) if overrides else set()
+    arms: dict[str, list[Path]] = {}
+    for run in runs:
+        differing = overrides[run] - common
+        label = " ".join(sorted(differing)) or " ".join(sorted(common)) or "default"
+        arms.setdefault(label, []).append(run)
+    return arms
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value across an arm's seeds with its 95% interval; `n` values went into it."""
+    mean: float
+    low: float
+    high: float
+    n: int
+    method: str  # "t" (Student t across seeds), "wilson" (one run: its pass rate over tasks), "point"
+
+    def as_dict(self) -> dict:
+        return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n, "method": self.method}
+
+
+def across_seeds(values: list[float], rate: bool = False) -> Estimate:
+    """Mean and 95% t interval of per-seed values; a rate's interval is clipped to [0, 1], its possible range."""
+    mean, low, high = mean_ci(values)
+    if rate:
+        low, high = max(0.0, low), min(1.0, high)
+    return Estimate(mean, low, high, len(values), "t" if len(values) > 1 else "point")
+
+
+def pass_at_1_estimate(rates: list[float], n_tasks: list[int | None]) -> Estimate:
+    """pass@1 of an arm: the t interval across seeds; with one seed, the Wilson interval over its tasks."""
+    if len(rates) == 1 and n_tasks[0]:
+        low, high = wilson_interval(rates[0] * n_tasks[0], n_tasks[0])
+        return Estimate(rates[0], low, high, 1, "wilson")
+    return across_seeds(rates, rate=True)
+
+
+def eval_sections(runs: list[Path], phase: str) -> list[dict]:
+    """Per run, the `phase` ("before" / "after") evaluation of summary.json: mode -> its metrics."""
+    return [read_summary(run).get("eval", {}).get(phase) or {} for run in runs]

@@ -1,0 +1,238 @@
+"""The result tables of a study: per arm, its seeds' numbers with 95% intervals (`table.md` + `table.json`).
+
+For a sweep dir (its job dirs) or any list of run dirs (e.g. experiments/cpu-default/seed-1..3), grouped into
+arms by `runs.group_by_arm` (overrides without the seed):
+
+- held-out pass@1 per evaluation mode, before and after training: the mean over seeds ± 95% t interval
+  (one seed: the Wilson interval over its tasks), and the pooled pass@1 with a Wilson interval over every
+  seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
+  noise on this task set, not task sampling);
+- the submission and no-call rates (`tools/submit_rate`, `tools/none_rate` of summary.json's eval sections) in
+  the same form, for the modes that report tool rates (the no-tools mode has none);
+- training: per seed the mean `train/reward_mean` over the first and the last quarter of the logged training
+  steps (ceil(n/4) steps each) and their difference, with the mean difference ± 95% t interval;
+- power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
+  (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from agentic_rl.evaluation.stats import tasks_to_separate, wilson_interval
+from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections, find_runs, group_by_arm,
+                                      pass_at_1_estimate, per_step, read_metrics, read_summary, run_seed)
+
+PHASES = ("before", "after")
+RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate"}
+
+
+def reward_quarters(run: Path) -> dict[str, Any] | None:
+    """Mean train/reward_mean over the first and the last ceil(n/4) logged training steps, and last - first."""
+    _, values = per_step(read_metrics(run), TRAIN_REWARD)
+    if not values:
+        return None
+    q = math.ceil(len(values) / 4)
+    first, last = sum(values[:q]) / q, sum(values[-q:]) / q
+    return {"n_steps": len(values), "quarter_steps": q, "first_quarter": first, "last_quarter": last,
+            "difference": last - first}
+
+
+def _modes(sections: list[dict]) -> list[str]:
+    return list(dict.fromkeys(mode for section in sections for mode in section))
+
+
+def pass_at_1_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+    n_tasks = [read_summary(run).get("n_eval_tasks") for run in runs]
+    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+    rows = []
+    for mode in _modes(by_phase["before"] + by_phase["after"]):
+        row: dict[str, Any] = {"arm": label, "mode": mode}
+        for phase, sections in by_phase.items():
+            measured = [(s[mode]["pass@1"], n) for s, n in zip(sections, n_tasks) if "pass@1" in s.get(mode, {})]
+            if not measured:
+                row[phase] = row[f"{phase}_pooled"] = None
+                continue
+            row[phase] = pass_at_1_estimate([p for p, _ in measured], [n for _, n in measured]).as_dict()
+            if all(n for _, n in measured):
+                # pass@1 x tasks is the number of passed tasks (with n_samples > 1, the expected number)
+                k, total = round(sum(p * n for p, n in measured), 6), sum(n for _, n in measured)
+                low, high = wilson_interval(k, total)
+                row[f"{phase}_pooled"] = {"k": k, "n": total, "rate": k / total, "low": low, "high": high}
+            else:
+                row[f"{phase}_pooled"] = None
+        rows.append(row)
+    return rows
+
+
+def tool_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+    rows = []
+    for mode in _modes(by_phase["before"] + by_phase["after"]):
+        row: dict[str, Any] = {"arm": label, "mode": mode}
+        for metric in RATES:
+            for phase, sections in by_phase.items():
+                values = [s[mode][metric] for s in sections if metric in s.get(mode, {})]
+                row[f"{metric}/{phase}"] = across_seeds(values, rate=True).as_dict() if values else None
+        if any(row[f"{m}/{p}"] for m in RATES for p in PHASES):  # a mode without tools reports no rates
+            rows.append(row)
+    return rows
+
+
+def training_row(label: str, runs: list[Path]) -> dict[str, Any]:
+    seeds = [{"run": str(run), "seed": run_seed(run), **(reward_quarters(run) or {})} for run in runs]
+    differences = [s["difference"] for s in seeds if "difference" in s]
+    return {"arm": label, "runs": seeds,
+            "difference": across_seeds(differences).as_dict() if differences else None}
+
+
+def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
+    """Tasks per arm to tell two measured pass rates apart: each pair of arms per mode (after training, else
+    before), and each arm's before vs after per mode."""
+    def pooled_rate(row: dict, phase: str) -> float | None:
+        return (row.get(f"{phase}_pooled") or {}).get("rate", (row.get(phase) or {}).get("mean"))
+
+    rows = []
+    by_mode: dict[str, list[dict]] = {}
+    for row in pass_rows:
+        by_mode.setdefault(row["mode"], []).append(row)
+    for mode, mode_rows in by_mode.items():
+        phase = "after" if any(pooled_rate(r, "after") is not None for r in mode_rows) else "before"
+        for a, b in itertools.combinations(mode_rows, 2):
+            pa, pb = pooled_rate(a, phase), pooled_rate(b, phase)
+            if pa is not None and pb is not None:
+                rows.append({"mode": mode, "a": f"{a['arm']} ({phase})", "b": f"{b['arm']} ({phase})", "p_a": pa,
+                             "p_b": pb, "tasks_per_arm": tasks_to_separate(pa, pb), "tasks_now": n_tasks})
+        for row in mode_rows:
+            pa, pb = pooled_rate(row, "before"), pooled_rate(row, "after")
+            if pa is not None and pb is not None:
+                rows.append({"mode": mode, "a": f"{row['arm']} (before)", "b": f"{row['arm']} (after)", "p_a": pa,
+                             "p_b": pb, "tasks_per_arm": tasks_to_separate(pa, pb), "tasks_now": n_tasks})
+    return rows
+
+
+def build_table(runs: list[Path]) -> dict[str, Any]:
+    """Every table of the module doc, as JSON-ready data, for runs grouped into arms."""
+    if not runs:
+        raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
+    arms = group_by_arm(runs)
+    n_tasks = sorted({n for run in runs if (n := read_summary(run).get("n_eval_tasks"))})
+    pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs)]
+    return {
+        "arms": {label: [{"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}
+                         for run in arm_runs] for label, arm_runs in arms.items()},
+        "n_eval_tasks": n_tasks,
+        "pass_at_1": pass_rows,
+        "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
+        "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
+        "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
+    }
+
+
+def _estimate(e: dict | None) -> str:
+    if not e:
+        return "–"
+    if e["method"] == "point":
+        return f"{e['mean']:.3f}"
+    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]" + (" (Wilson)" if e["method"] == "wilson" else "")
+
+
+def _pooled(p: dict | None) -> str:
+    return "–" if not p else f"{p['rate']:.3f} [{p['low']:.3f}, {p['high']:.3f}] ({p['k']:g}/{p['n']})"
+
+
+def _tasks(n: float) -> str:
+    return "never (equal rates)" if math.isinf(n) else f"{n:.0f}"
+
+
+def table_markdown(table: dict[str, Any]) -> str:
+    """The tables as Markdown: `mean [low, high]` are 95% intervals (t across seeds unless marked Wilson)."""
+    lines = ["# Results with 95% confidence intervals", "",
+             "`mean [low, high]`: mean over seeds with the 95% Student-t interval (one seed: the Wilson interval over "
+             "its tasks, marked). Pooled: all seeds' tasks together, Wilson 95% interval, passed/evaluated.", ""]
+    lines += ["Runs per arm:", ""]
+    lines += [f"- `{arm}`: " + ", ".join(f"{r['run']}" + (f" (seed {r['seed']})" if r["seed"] is not None else "")
+                                          + ("" if r["finished"] else " (unfinished: no summary.json)")
+                                          for r in runs) for arm, runs in table["arms"].items()]
+    lines += ["", f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}.", "",
+              "## Held-out pass@1", "",
+              "| arm | mode | seeds | before | after | pooled before | pooled after |", "|---|---|---|---|---|---|---|"]
+    for row in table["pass_at_1"]:
+        seeds = max((row[p] or {}).get("n", 0) for p in PHASES)
+        lines.append(f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
+                     f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |")
+    lines += ["", "## Submission and no-call rates at evaluation (tool modes)", "",
+              "| arm | mode | " + " | ".join(f"{name} {p}" for name in RATES.values() for p in PHASES) + " |",
+              "|---|---|" + "---|" * (len(RATES) * len(PHASES))]
+    for row in table["tool_rates"]:
+        lines.append(f"| {row['arm']} | {row['mode']} | "
+                     + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES) + " |")
+    lines += ["", f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps", "",
+              "| arm | run | seed | steps | first quarter | last quarter | last - first |",
+              "|---|---|---|---|---|---|---|"]
+    for row in table["training"]:
+        for run in row["runs"]:
+            seed = "–" if run["seed"] is None else run["seed"]
+            if "difference" not in run:
+                lines.append(f"| {row['arm']} | {run['run']} | {seed} | 0 | – | – | – |")
+                continue
+            lines.append(f"| {row['arm']} | {run['run']} | {seed} | {run['n_steps']} "
+                         f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
+                         f"| {run['difference']:+.3f} |")
+        lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
+    lines += ["", "## Tasks needed to tell pass rates apart", "",
+              "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
+              "measured (pooled) pass rates; each task counted as an independent trial.", "",
+              "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |",
+              "|---|---|---|---|---|---|---|"]
+    for row in table["power"]:
+        lines.append(f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
+                     f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |")
+    return "\n".join(lines) + "\n"
+
+
+def resolve_runs(paths: list[Path]) -> list[Path]:
+    """A single sweep dir -> its job dirs; otherwise each path must be a run dir (it holds metrics.jsonl or, e.g. a
+    record kept without its metrics, summary.json)."""
+    paths = [Path(p) for p in paths]
+    if len(paths) == 1 and not any((paths[0] / name).is_file() for name in ("metrics.jsonl", "summary.json")):
+        runs = find_runs(paths[0])
+        if not runs:
+            raise ValueError(f"{paths[0]} holds no metrics.jsonl and no job dirs with one: pass a sweep dir "
+                             "(outputs/multiruns/<date>/<time>) or run dirs")
+        return runs
+    missing = [str(p) for p in paths if not ((p / "metrics.jsonl").is_file() or (p / "summary.json").is_file())]
+    if missing:
+        raise ValueError(f"not run dirs (no metrics.jsonl or summary.json): {', '.join(missing)}. Pass run dirs, "
+                         "or one sweep dir")
+    return paths
+
+
+def write_table(paths: list[Path], out_dir: Path | None = None) -> tuple[Path, Path]:
+    """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
+    dir, or the run dirs' common parent)."""
+    runs = resolve_runs(paths)
+    if out_dir is None:
+        is_sweep = runs != [Path(p) for p in paths]
+        out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
+    table = build_table(runs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md, js = out_dir / "table.md", out_dir / "table.json"
+    md.write_text(table_markdown(table))
+    # inf (equal pass rates need infinitely many tasks) is written as null: JSON has no infinity
+    js.write_text(json.dumps(_finite(table), indent=2) + "\n")
+    return md, js
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
