@@ -86,6 +86,24 @@ def run_seed(run_dir: Path) -> int | None:
     return None
 
 
+def samples_per_task(run_dir: Path) -> int:
+    """evaluator.n_samples of a run (1 when its resolved config is not there)."""
+    config = Path(run_dir) / ".hydra" / "config.yaml"
+    if not config.is_file():
+        return 1
+    evaluator = (yaml.safe_load(config.read_text()) or {}).get("evaluator") or {}
+    return int(evaluator.get("n_samples") or 1)
+
+
+def tasks_scored(run_dir: Path, mode_metrics: dict) -> int | None:
+    """Held-out tasks behind one mode's pass@1: its episodes over the samples per task. Runs written before
+    summary.json's n_eval_tasks applied evaluator.limit report the eval data's size there, so it is the fallback."""
+    episodes = mode_metrics.get("rollout/episodes")
+    if episodes:
+        return round(episodes / samples_per_task(run_dir))
+    return read_summary(run_dir).get("n_eval_tasks")
+
+
 def group_by_arm(runs: list[Path]) -> dict[str, list[Path]]:
     """Arm label -> its runs (seeds), arms in the order of their first run. The label is the overrides that
     differ between arms (`tools=code`); a single arm is labelled by its overrides or `default`."""

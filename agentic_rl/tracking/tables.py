@@ -25,7 +25,8 @@ from typing import Any
 
 from agentic_rl.evaluation.stats import tasks_to_separate, wilson_interval
 from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections, find_runs, group_by_arm,
-                                      pass_at_1_estimate, per_step, read_metrics, read_summary, run_seed)
+                                      pass_at_1_estimate, per_step, read_metrics, read_summary, run_seed,
+                                      tasks_scored)
 
 PHASES = ("before", "after")
 RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate"}
@@ -47,13 +48,13 @@ def _modes(sections: list[dict]) -> list[str]:
 
 
 def pass_at_1_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
-    n_tasks = [read_summary(run).get("n_eval_tasks") for run in runs]
     by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
     rows = []
     for mode in _modes(by_phase["before"] + by_phase["after"]):
         row: dict[str, Any] = {"arm": label, "mode": mode}
         for phase, sections in by_phase.items():
-            measured = [(s[mode]["pass@1"], n) for s, n in zip(sections, n_tasks) if "pass@1" in s.get(mode, {})]
+            measured = [(s[mode]["pass@1"], tasks_scored(run, s[mode])) for s, run in zip(sections, runs)
+                        if "pass@1" in s.get(mode, {})]
             if not measured:
                 row[phase] = row[f"{phase}_pooled"] = None
                 continue
@@ -120,7 +121,8 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
     arms = group_by_arm(runs)
-    n_tasks = sorted({n for run in runs if (n := read_summary(run).get("n_eval_tasks"))})
+    n_tasks = sorted({n for phase in PHASES for run, section in zip(runs, eval_sections(runs, phase))
+                      for metrics in section.values() if (n := tasks_scored(run, metrics))})
     pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs)]
     return {
         "arms": {label: [{"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}

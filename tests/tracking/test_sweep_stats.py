@@ -223,3 +223,20 @@ def test_sweep_end_writes_the_tables_and_an_error_never_fails_the_sweep(sweep, c
     monkeypatch.setattr(tables, "write_table", broken)
     TabulateSweepOnEnd().on_multirun_end(config)
     assert f"could not write the sweep tables; run python -m agentic_rl.table {sweep}" in caplog.text
+
+
+def test_pooled_counts_use_each_modes_episodes_not_the_eval_data_size(tmp_path):
+    # an older run's summary.json gave the eval data's size (60) while evaluator.limit scored 30 tasks
+    run = make_run(tmp_path / "r", ["seed=1"], after={"multi_tool": 0.1}, n_tasks=60)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["eval"]["after"]["multi_tool"]["rollout/episodes"] = 30.0
+    (run / "summary.json").write_text(json.dumps(summary))
+    (row,) = build_table([run])["pass_at_1"]
+    assert (row["after_pooled"]["k"], row["after_pooled"]["n"]) == (3, 30)
+    assert build_table([run])["n_eval_tasks"] == [30]
+    # n samples per task: episodes count tasks x samples
+    (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"evaluator": {"n_samples": 5}}))
+    summary["eval"]["after"]["multi_tool"]["rollout/episodes"] = 150.0
+    (run / "summary.json").write_text(json.dumps(summary))
+    (row,) = build_table([run])["pass_at_1"]
+    assert row["after_pooled"]["n"] == 30
