@@ -95,10 +95,10 @@ def test_experiment_overrides_groups_and_the_command_line_wins():
 
 def test_sweep_wins_over_experiment_and_the_command_line_over_both():
     both = compose_cfg(["experiment=smoke", "sweep=tools"])
-    assert both.algo.tasks_per_epoch == 8  # sweep=tools sets 8, smoke sets 1
+    assert list(both.evaluator.modes) == ["no_tools", "code_only", "multi_tool"]  # sweep=tools sets 3, smoke 2
     assert both.algo.group_size == 2  # smoke's key that the sweep does not touch stays
     assert both.logger.name == "wandb"  # the sweep's `override /logger: wandb` beats smoke's `none`
-    assert compose_cfg(["sweep=tools", "experiment=smoke"]).algo.tasks_per_epoch == 8  # order on the line: same
+    assert len(compose_cfg(["sweep=tools", "experiment=smoke"]).evaluator.modes) == 3  # order on the line: same
     cli = compose_cfg(["experiment=smoke", "sweep=tools", "logger=none", "algo.tasks_per_epoch=5"])
     assert cli.logger.name == "none" and cli.algo.tasks_per_epoch == 5
 
