@@ -5,9 +5,12 @@ Reads top to bottom: rewards -> group advantages -> per-token log-probs at the s
 per-token loss (policy objective + KL) -> masked aggregation -> backward -> clip -> step.
 The maths lives in `core.py`; this module only moves tensors.
 
-Memory: a micro-batch holds at most `micro_batch_tokens` padded tokens, only the model's own tokens go
-through the LM head, and gradient checkpointing (`algo.gradient_checkpointing`, set up in
-`models.lora.add_lora`) keeps one layer's activations instead of all of them.
+Cost: the prompt a group's G episodes share (system text, worked examples, task; most of a multi-tool
+episode) runs once per pass instead of G times (`shared_prefix_len`, `prefix_states`); only the model's own
+tokens go through the LM head, whose log-probs never materialise full-vocabulary tensors (`head_logprobs`).
+Memory: a micro-batch holds at most `micro_batch_tokens` padded tokens after the shared prefix, and gradient
+checkpointing (`algo.gradient_checkpointing`, set up in `models.lora.add_lora`) keeps one layer's activations
+instead of all of them.
 """
 from __future__ import annotations
 
@@ -48,8 +51,9 @@ class GRPOConfig:
     epochs, tasks_per_epoch: passes over the train split and tasks drawn per pass (null = all).
     tasks_per_rollout: tasks whose groups are generated together as one batch (throughput), each
         still getting its own optimizer step, importance-corrected as above.
-    micro_batch_tokens: padded tokens (sequences x longest) per forward/backward inside a group; bounds the
-        update's activation memory. A sequence longer than this gets a micro-batch of its own.
+    micro_batch_tokens: padded tokens (sequences x longest, not counting the prompt the group shares, which
+        runs once) per forward/backward inside a group; bounds the update's activation memory. A sequence
+        longer than this gets a micro-batch of its own.
     gradient_checkpointing: recompute each layer's activations in the backward pass instead of storing
         them (more update time for a fraction of its memory).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
