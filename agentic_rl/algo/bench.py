@@ -5,8 +5,9 @@
 
 The group: `--episodes` episodes of `--length` tokens (tool prompt, task, observations), of which
 `--model-tokens` are the model's own, in two turns: the first-row workload of issue #10 (4 KodCode tasks
-x G=4, 2 turns x 128 new tokens, ~1.5k-token episodes) gives one such group per task. Token ids are
-random: the cost of a forward/backward does not depend on them.
+x G=4, 2 turns x 128 new tokens, ~1.5k-token episodes) gives one such group per task. The episodes share
+their prompt (the first half), as the G samples of one task do; the rest of the token ids are random and
+differ: the cost of a forward/backward does not depend on them.
 
 Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows within a process:
   whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before #10)
@@ -49,7 +50,8 @@ def peak_rss_gib() -> float:
 
 
 def synthetic_group(n_episodes: int, length: int, model_tokens: int, vocab: int, seed: int = 0) -> list:
-    """Episodes of `length` random tokens; the model's tokens are two equal turns, the first in the middle."""
+    """Episodes of `length` random tokens, the first half (the prompt) the same in all; the model's tokens are two
+    equal turns, the first in the middle."""
     import torch
 
     from agentic_rl.types import Trajectory
@@ -61,8 +63,10 @@ def synthetic_group(n_episodes: int, length: int, model_tokens: int, vocab: int,
         raise ValueError(f"--model-tokens {model_tokens} does not fit in --length {length}")
     mask = [0] * prompt + [1] * turn + [0] * observation + [1] * (model_tokens - turn)
     gen = torch.Generator().manual_seed(seed)
-    return [Trajectory(task_id="bench", token_ids=torch.randint(10, vocab, (length,), generator=gen).tolist(),
-                       loss_mask=mask, prompt_len=prompt) for _ in range(n_episodes)]
+    shared = torch.randint(10, vocab, (prompt,), generator=gen).tolist()
+    return [Trajectory(task_id="bench", loss_mask=mask, prompt_len=prompt,
+                       token_ids=shared + torch.randint(10, vocab, (length - prompt,), generator=gen).tolist())
+            for _ in range(n_episodes)]
 
 
 def run_setting(args: argparse.Namespace) -> dict:

@@ -97,17 +97,82 @@ def mean_only_advantages(rewards: torch.Tensor) -> torch.Tensor:
     return (r - r.mean()).float()
 
 
+def _check_temperature(temperature: float) -> None:
+    if temperature <= 0:
+        raise ValueError(f"the loss needs a sampling temperature > 0, got {temperature} (0 means greedy decoding, "
+                         "whose samples carry no log-probs to learn from): set rollout.temperature > 0 for training")
+
+
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """logits: (B, T, V) predicting `targets`: (B, T) -> log softmax(logits / temperature)[target] (B, T).
 
     In float32. `temperature` must be the sampler's, so that these are the log-probs of the distribution
     the tokens were drawn from (see the module docstring on top-p).
     """
-    if temperature <= 0:
-        raise ValueError(f"the loss needs a sampling temperature > 0, got {temperature} (0 means greedy decoding, "
-                         "whose samples carry no log-probs to learn from): set rollout.temperature > 0 for training")
+    _check_temperature(temperature)
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+# Rows of hidden states projected to the vocabulary at a time by `head_logprobs`: bounds its transient memory
+# to HEAD_CHUNK x vocabulary floats (64 MiB at SmolLM2's 49k vocabulary).
+HEAD_CHUNK = 256
+
+
+class _HeadLogprobs(torch.autograd.Function):
+    """log softmax(hidden @ W.T / τ)[target] per row, in float32, chunked over rows and keeping no logits.
+
+    The forward keeps each row's log-sum-exp; the backward recomputes a chunk's logits from the hidden states
+    and uses d logp / d logits = (onehot(target) - softmax) / τ. The full-vocabulary logits, their copy
+    divided by τ and the log-softmax output (three rows x vocabulary tensors, all kept for the backward by the
+    plain path) never exist beyond one chunk.
+    """
+
+    @staticmethod
+    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,  # type: ignore[override]
+                temperature: float) -> torch.Tensor:
+        picked = torch.empty(hidden.shape[0], dtype=torch.float32, device=hidden.device)
+        lse = torch.empty_like(picked)
+        for start in range(0, hidden.shape[0], HEAD_CHUNK):
+            rows = slice(start, start + HEAD_CHUNK)
+            logits = torch.nn.functional.linear(hidden[rows], weight).float() / temperature
+            lse[rows] = torch.logsumexp(logits, dim=-1)
+            picked[rows] = logits.gather(-1, targets[rows, None])[:, 0] - lse[rows]
+        ctx.save_for_backward(hidden, weight, targets, lse)
+        ctx.temperature = temperature
+        return picked
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
+        hidden, weight, targets, lse = ctx.saved_tensors
+        grad_hidden = torch.empty_like(hidden) if ctx.needs_input_grad[0] else None
+        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
+            if ctx.needs_input_grad[1] else None
+        for start in range(0, hidden.shape[0], HEAD_CHUNK):
+            rows = slice(start, start + HEAD_CHUNK)
+            logits = torch.nn.functional.linear(hidden[rows], weight).float() / ctx.temperature
+            grad_logits = torch.exp(logits - lse[rows, None]).mul_(-grad_out[rows, None])
+            grad_logits.scatter_add_(-1, targets[rows, None], grad_out[rows, None])
+            grad_logits = grad_logits.div_(ctx.temperature).to(weight.dtype)  # as the plain path's cast back
+            if grad_hidden is not None:
+                grad_hidden[rows] = grad_logits @ weight
+            if grad_weight is not None:
+                grad_weight += (grad_logits.T @ hidden[rows]).float()
+        return grad_hidden, None if grad_weight is None else grad_weight.to(weight.dtype), None, None
+
+
+def head_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
+                  temperature: float = 1.0) -> torch.Tensor:
+    """hidden: (N, H) states predicting `targets`: (N,) -> log softmax(head(hidden) / temperature)[target] (N,).
+
+    The same values and gradients as `token_logprobs(head(hidden), targets, temperature)`, without the (N, V)
+    tensors that path keeps for its backward; a head other than a plain bias-free `nn.Linear` (a LoRA-wrapped
+    one, say) takes that plain path.
+    """
+    if type(head) is not torch.nn.Linear or head.bias is not None:
+        return token_logprobs(head(hidden).unsqueeze(0), targets.unsqueeze(0), temperature).squeeze(0)
+    _check_temperature(temperature)
+    return _HeadLogprobs.apply(hidden, head.weight, targets, temperature)
 
 
 @KL_ESTIMATORS.register("k1")

@@ -5,13 +5,17 @@ Reads top to bottom: rewards -> group advantages -> per-token log-probs at the s
 per-token loss (policy objective + KL) -> masked aggregation -> backward -> clip -> step.
 The maths lives in `core.py`; this module only moves tensors.
 
-Memory: a micro-batch holds at most `micro_batch_tokens` padded tokens, only the model's own tokens go
-through the LM head, and gradient checkpointing (`algo.gradient_checkpointing`, set up in
-`models.lora.add_lora`) keeps one layer's activations instead of all of them.
+Cost: the prompt a group's G episodes share (system text, worked examples, task; most of a multi-tool
+episode) runs once per pass instead of G times (`shared_prefix_len`, `prefix_states`); only the model's own
+tokens go through the LM head, whose log-probs never materialise full-vocabulary tensors (`head_logprobs`).
+Memory: a micro-batch holds at most `micro_batch_tokens` padded tokens after the shared prefix, and gradient
+checkpointing (`algo.gradient_checkpointing`, set up in `models.lora.add_lora`) keeps one layer's activations
+instead of all of them.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -19,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 
 from agentic_rl.algo.core import (ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal,
-                                  token_logprobs)
+                                  head_logprobs, token_logprobs)
 from agentic_rl.types import Trajectory
 
 
@@ -47,8 +51,9 @@ class GRPOConfig:
     epochs, tasks_per_epoch: passes over the train split and tasks drawn per pass (null = all).
     tasks_per_rollout: tasks whose groups are generated together as one batch (throughput), each
         still getting its own optimizer step, importance-corrected as above.
-    micro_batch_tokens: padded tokens (sequences x longest) per forward/backward inside a group; bounds the
-        update's activation memory. A sequence longer than this gets a micro-batch of its own.
+    micro_batch_tokens: padded tokens (sequences x longest, not counting the prompt the group shares, which
+        runs once) per forward/backward inside a group; bounds the update's activation memory. A sequence
+        longer than this gets a micro-batch of its own.
     gradient_checkpointing: recompute each layer's activations in the backward pass instead of storing
         them (more update time for a fraction of its memory).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
@@ -165,35 +170,168 @@ def _padded_rows(rows: Sequence[torch.Tensor], shape: torch.Size, device: torch.
     return out.to(device)
 
 
+@dataclass
+class SharedPrefix:
+    """Keys/values of the first `length` tokens of every sequence of a batch, run once (`prefix_states`).
+
+    layers: one (keys, values) pair of batch size 1 per decoder layer. In the policy pass they are leaves that
+    collect the micro-batches' gradients (`grpo_step` back-propagates those through the prefix pass once).
+    """
+
+    length: int
+    layers: list[tuple[torch.Tensor, torch.Tensor]]
+
+
+def shared_prefix_len(trajs: Sequence[Trajectory]) -> int:
+    """How many leading tokens every trajectory can share in one pass: tokens common to all of them whose
+    hidden states predict no model token (so they need no LM head), each trajectory keeping >= 1 token after.
+
+    In a GRPO group the G episodes of one task share the whole prompt (system text, worked examples, task),
+    most of each episode on the multi-tool workload.
+    """
+    if len(trajs) < 2:
+        return 0
+    first = trajs[0].token_ids
+    n = min(len(t.token_ids) for t in trajs) - 1
+    for t in trajs:
+        # hidden state j predicts token j + 1: the prefix stops before the state that predicts a model token
+        n = min(n, next((j for j in range(1, n + 1) if t.loss_mask[j]), n + 1) - 1)
+        n = next((j for j in range(n) if t.token_ids[j] != first[j]), n)
+    return max(n, 0)
+
+
+def _body_and_head(model: Any) -> tuple[Any, Any]:
+    """The decoder stack and the LM head of a causal LM (peft-wrapped or not); None where it has no such split."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return getattr(base, "model", None), getattr(base, "lm_head", None)
+
+
+@functools.lru_cache(maxsize=None)
+def _frozen_layer_class() -> type:
+    """The `FrozenPrefixLayer` class, defined on first use so that importing this module does not import
+    transformers."""
+    from transformers.cache_utils import DynamicLayer
+
+    class FrozenPrefixLayer(DynamicLayer):
+        """A cache layer that never changes. Without keys it remembers the keys/values it is given (`captured`)
+        and returns them (the prefix pass); with keys it returns them, repeated over the batch, followed by the
+        new ones (a suffix pass). A growing cache would give a checkpointed layer, whose forward is replayed in
+        the backward pass, different keys on the replay."""
+
+        is_croppable = False
+
+        def __init__(self, keys: torch.Tensor | None = None, values: torch.Tensor | None = None) -> None:
+            super().__init__()
+            self.prefix = None if keys is None else (keys, values)
+            self.captured: tuple[torch.Tensor, torch.Tensor] | None = None
+            if keys is not None:
+                self.keys, self.values, self.device, self.is_initialized = keys, values, keys.device, True
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
+            if self.prefix is None:
+                self.captured = (key_states, value_states)
+                return key_states, value_states
+            rows = key_states.shape[0]
+            keys, values = (torch.cat([past.expand(rows, -1, -1, -1), new], dim=-2)
+                            for past, new in zip(self.prefix, (key_states, value_states)))
+            return keys, values
+
+        def get_seq_length(self) -> int:
+            return 0 if self.prefix is None else self.prefix[0].shape[-2]
+
+    return FrozenPrefixLayer
+
+
+@contextlib.contextmanager
+def _cache_kept_under_checkpointing(body: Any) -> Iterator[None]:
+    """Let checkpointed decoder layers read a `FrozenPrefixLayer` cache (transformers drops any cache under
+    gradient checkpointing, because a cache that grows would be written twice; this one is never written)."""
+    layers = [m for m in body.modules() if hasattr(type(m), "_can_checkpoint_with_cache")]
+    for layer in layers:
+        layer._can_checkpoint_with_cache = True
+    try:
+        yield
+    finally:
+        for layer in layers:
+            del layer._can_checkpoint_with_cache  # back to the class default
+
+
+def prefix_states(model: Any, ids: torch.Tensor) -> SharedPrefix:
+    """Run the shared prefix `ids` (1, S) once through the decoder stack (grad as the caller's mode has it)."""
+    from agentic_rl.rollout.policy import _cache_kwarg, _slot_cache
+
+    body, _ = _body_and_head(model)
+    layers = [_frozen_layer_class()() for _ in range(body.config.num_hidden_layers)]
+    with _cache_kept_under_checkpointing(body):
+        body(input_ids=ids, use_cache=False, **{_cache_kwarg(model): _slot_cache(layers)})
+    return SharedPrefix(ids.shape[1], [layer.captured for layer in layers])
+
+
 def _sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
-                       temperature: float) -> torch.Tensor:
+                       temperature: float, prefix: SharedPrefix | None = None) -> torch.Tensor:
     """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob at `temperature` of token t+1 given the prefix.
 
     Only positions where `mask` is 1 are computed (others are 0): the vocabulary projection and softmax are
     most of the cost and memory on long, mostly-prompt-and-observation sequences, so the hidden states are
-    gathered at the model's own tokens first and only those rows go through the LM head.
+    gathered at the model's own tokens first and only those rows go through the LM head (`head_logprobs`).
+    `prefix`: the keys/values of the first `prefix.length` tokens, which every row shares (`shared_prefix_len`);
+    only the rest of each row is run.
     """
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    body, head = getattr(base, "model", None), getattr(base, "lm_head", None)
+    body, head = _body_and_head(model)
     if body is None or head is None:  # an architecture without the usual split: project every position
+        if prefix is not None:
+            raise ValueError("a shared prefix needs a model with a decoder stack and an LM head (`model`, `lm_head`)")
         logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits[:, :-1]
         return token_logprobs(logits, ids[:, 1:], temperature) * mask
-    hidden = body(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state[:, :-1]  # (B, L-1, H)
-    keep = mask.bool()
-    picked = token_logprobs(head(hidden[keep]).unsqueeze(0), ids[:, 1:][keep].unsqueeze(0), temperature).squeeze(0)
-    out = torch.zeros(mask.shape, dtype=picked.dtype, device=picked.device)
-    return out.index_put((keep.nonzero(as_tuple=True)), picked)
+    start = 0 if prefix is None else prefix.length
+    kwargs: dict[str, Any] = {}
+    if prefix is not None:
+        from agentic_rl.rollout.policy import _cache_kwarg, _slot_cache
+
+        layer_class = _frozen_layer_class()
+        kwargs[_cache_kwarg(model)] = _slot_cache([layer_class(k, v) for k, v in prefix.layers])
+        kwargs["position_ids"] = torch.arange(start, ids.shape[1], device=ids.device)[None].expand(ids.shape[0], -1)
+    with _cache_kept_under_checkpointing(body) if prefix is not None else contextlib.nullcontext():
+        hidden = body(input_ids=ids[:, start:], attention_mask=attn, use_cache=False, **kwargs).last_hidden_state
+    keep = mask[:, start:].bool()  # hidden[:, j] (position start + j) predicts token start + j + 1
+    picked = head_logprobs(head, hidden[:, :-1][keep], ids[:, start + 1:][keep], temperature)
+    out = torch.zeros((ids.shape[0], ids.shape[1] - 1 - start), dtype=picked.dtype, device=picked.device)
+    out = out.index_put(keep.nonzero(as_tuple=True), picked)
+    return torch.cat([out.new_zeros((ids.shape[0], start)), out], dim=1) if start else out
+
+
+def _adapter_disabled(model: Any) -> contextlib.AbstractContextManager:
+    disable = getattr(model, "disable_adapter", None)
+    if disable is None:
+        raise TypeError("grpo_step needs a peft model: the reference is the base model with the adapter disabled")
+    return disable()
 
 
 @torch.no_grad()
 def reference_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
-                       temperature: float) -> torch.Tensor:
-    """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off."""
-    disable = getattr(model, "disable_adapter", None)
-    if disable is None:
-        raise TypeError("grpo_step needs a peft model: the reference is the base model with the adapter disabled")
-    with disable():
-        return _sequence_logprobs(model, ids, attn, mask, temperature)
+                       temperature: float, prefix: SharedPrefix | None = None) -> torch.Tensor:
+    """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off.
+    `prefix` must then be the reference's own (`reference_prefix`)."""
+    with _adapter_disabled(model):
+        return _sequence_logprobs(model, ids, attn, mask, temperature, prefix)
+
+
+@torch.no_grad()
+def reference_prefix(model: Any, ids: torch.Tensor) -> SharedPrefix:
+    """`prefix_states` of the reference policy (adapter off)."""
+    with _adapter_disabled(model):
+        return prefix_states(model, ids)
+
+
+def _group_prefix(model: Any, trajs: Sequence[Trajectory], device: torch.device, lora_dropout: float) -> torch.Tensor | None:
+    """The ids (1, S) of the prefix the trajectories share (`shared_prefix_len`), or None where there is none
+    or it cannot be shared: an architecture without a decoder/LM-head split, or LoRA dropout in a training
+    pass (one dropout draw for the shared prefix would correlate the G episodes that separate passes keep apart)."""
+    body, head = _body_and_head(model)
+    if body is None or head is None or (lora_dropout > 0 and model.training):
+        return None
+    length = shared_prefix_len(trajs)
+    return torch.tensor([trajs[0].token_ids[:length]], device=device) if length else None
 
 
 @contextlib.contextmanager
@@ -214,9 +352,12 @@ def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, 
     device = next(model.parameters()).device
     out: list[torch.Tensor] = [torch.empty(0)] * len(trajs)
     with _eval_mode(model):
-        for idx in token_budget_batches([len(t.token_ids) for t in trajs], micro_batch_tokens):
+        prefix_ids = _group_prefix(model, trajs, device, lora_dropout=0.0)
+        prefix = prefix_states(model, prefix_ids) if prefix_ids is not None else None
+        start = 0 if prefix is None else prefix.length
+        for idx in token_budget_batches([len(t.token_ids) - start for t in trajs], micro_batch_tokens):
             ids, attn, mask = _padded([trajs[i] for i in idx], pad_id, device)
-            logp = _sequence_logprobs(model, ids, attn, mask[:, 1:], temperature).cpu()
+            logp = _sequence_logprobs(model, ids, attn, mask[:, 1:], temperature, prefix).cpu()
             for row, i in enumerate(idx):
                 out[i] = logp[row, :len(trajs[i].token_ids) - 1]
     return out
@@ -250,12 +391,23 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     model.train()
     optimizer.zero_grad(set_to_none=True)
     total_loss, kl_sum, n_clipped = 0.0, 0.0, 0.0
-    for idx in token_budget_batches([len(t.token_ids) for t in group], cfg.micro_batch_tokens):
+    # The group's shared prompt runs once per pass instead of once per episode. The policy's prefix pass stays
+    # alive across the micro-batches: their gradients w.r.t. its keys/values collect in `leaves` and go back
+    # through it once at the end (the chain rule summed over the episodes, as separate passes would give).
+    prefix_ids = _group_prefix(model, group, device, cfg.lora.dropout)
+    ref_prefix = policy_prefix = leaves = None
+    if prefix_ids is not None:
+        ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
+        policy_prefix = prefix_states(model, prefix_ids)
+        leaves = SharedPrefix(policy_prefix.length, [tuple(t.detach().requires_grad_(t.requires_grad) for t in kv)
+                                                     for kv in policy_prefix.layers])
+    start = 0 if prefix_ids is None else prefix_ids.shape[1]
+    for idx in token_budget_batches([len(t.token_ids) - start for t in group], cfg.micro_batch_tokens):
         ids, attn, mask = _padded([group[i] for i in idx], pad_id, device)
         mask = mask[:, 1:]  # aligned with the predicted tokens
         # the no-grad reference pass first, so its transient memory is freed before activations pile up
-        ref_logp = reference_logprobs(model, ids, attn, mask, temperature) if cfg.kl_coeff > 0 else None
-        logp = _sequence_logprobs(model, ids, attn, mask, temperature)
+        ref_logp = reference_logprobs(model, ids, attn, mask, temperature, ref_prefix) if cfg.kl_coeff > 0 else None
+        logp = _sequence_logprobs(model, ids, attn, mask, temperature, leaves)
         old_logp = (logp.detach() if old_logprobs is None
                     else _padded_rows([old_logprobs[i] for i in idx], mask.shape, device))
         terms = objective(logp, old_logp, advantages[idx].to(device), mask, clip_eps=cfg.clip_eps)
@@ -268,6 +420,11 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
         loss.backward()
         total_loss += float(loss.detach())
         n_clipped += float((terms.clipped * mask).sum())
+    if policy_prefix is not None and leaves is not None:
+        pairs = [(out, leaf.grad) for kv_out, kv_leaf in zip(policy_prefix.layers, leaves.layers)
+                 for out, leaf in zip(kv_out, kv_leaf) if leaf.grad is not None]
+        if pairs:
+            torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])
     params = [p for p in model.parameters() if p.requires_grad]
     if grad_sync is not None:
         grad_sync(params)

@@ -42,7 +42,9 @@ def compose(overrides: list[str]) -> Any:
                              + overrides)
 
 
-def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, allow_skip: bool) -> list[float]:
+def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
+                  allow_skip: bool) -> tuple[list[float], list[float]]:
+    """Step times and the mean completion length (tokens) of each step's group."""
     from dataclasses import replace
 
     from agentic_rl.algo.grpo import grpo_step
@@ -60,7 +62,7 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
     policy = HFPolicy(model, loaded.tokenizer)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
     reward_fn = build(cfg.reward)
-    times = []
+    times, lengths = [], []
     for task in tasks:
         start = time.perf_counter()
         group = run_episodes([(task, g) for g in range(algo.group_size)], policy, toolset, rollout_cfg)
@@ -68,8 +70,9 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
         grpo_step(model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id,
                   temperature=rollout_cfg.temperature)
         times.append(time.perf_counter() - start)
-        logger.info("project step %d: %.1f s", len(times), times[-1])
-    return times
+        lengths.append(sum(t.n_model_tokens for t in group) / len(group))
+        logger.info("project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1], lengths[-1])
+    return times, lengths
 
 
 def unflagged_copy(model: Any) -> Any:
@@ -88,7 +91,8 @@ def unflagged_copy(model: Any) -> Any:
     return fresh
 
 
-def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -> list[float]:
+def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -> tuple[list[float], list[float]]:
+    """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step."""
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import TrainerCallback
@@ -137,7 +141,9 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -
     trainer = GRPOTrainer(model=model, reward_funcs=[graded], args=args, train_dataset=dataset,
                           processing_class=loaded.tokenizer, peft_config=lora, callbacks=[timer])
     trainer.train()
-    return timer.times
+    lengths = [entry["completions/mean_length"] for entry in trainer.state.log_history
+               if "completions/mean_length" in entry]
+    return timer.times, lengths
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -165,23 +171,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sandbox = build(cfg.sandbox)
     try:
         toolset = build_toolset(cfg.tools, sandbox)
-        ours = project_steps(cfg, tasks, toolset, rollout_cfg, args.allow_skip)
+        ours, our_lengths = project_steps(cfg, tasks, toolset, rollout_cfg, args.allow_skip)
         rss_ours = peak_rss_gib()
-        theirs = trl_steps(cfg, tasks, toolset, rollout_cfg)
+        theirs, their_lengths = trl_steps(cfg, tasks, toolset, rollout_cfg)
         rss_all = peak_rss_gib()
     finally:
         sandbox.close()
     ours_s, theirs_s = statistics.median(ours[1:] or ours), statistics.median(theirs[1:] or theirs)
+    def listed(values: list[float]) -> str:
+        return ", ".join(f"{v:.1f}" for v in values)
+
+    # completion lengths differ between the two samplers' draws; a step's cost grows with them
     table = "\n".join([
-        "| trainer | steps timed | median step s | all steps s | peak RSS GiB (process, cumulative) |",
-        "|---|---|---|---|---|",
-        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {', '.join(f'{t:.1f}' for t in ours)} | {rss_ours:.2f} |",
-        f"| TRL GRPOTrainer | {len(theirs) - 1} | {theirs_s:.1f} | {', '.join(f'{t:.1f}' for t in theirs)} "
+        "| trainer | steps timed | median step s | all steps s | mean completion tokens per step "
+        "| peak RSS GiB (process, cumulative) |",
+        "|---|---|---|---|---|---|",
+        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |",
+        f"| TRL GRPOTrainer | {len(theirs) - 1} | {theirs_s:.1f} | {listed(theirs)} | {listed(their_lengths)} "
         f"| {rss_all:.2f} |",
         f"\nratio agentic_rl / TRL: {ours_s / theirs_s:.2f} (target <= 0.5)",
     ])
     logger.info("\n%s", table)
-    return {"project_s": ours, "trl_s": theirs, "ratio": ours_s / theirs_s}
+    return {"project_s": ours, "trl_s": theirs, "ratio": ours_s / theirs_s, "project_tokens": our_lengths,
+            "trl_tokens": their_lengths}
 
 
 if __name__ == "__main__":

@@ -105,3 +105,73 @@ def test_gathered_logprobs_equal_the_full_logits_path(tiny):
         full = token_logprobs(model(input_ids=ids, attention_mask=attn).logits[:, :-1], ids[:, 1:], 0.7) * mask
     assert torch.allclose(fast, full, atol=1e-5)
     assert (fast[mask == 0] == 0).all() and (fast[mask == 1] < 0).all()
+
+
+def test_head_logprobs_equal_the_log_softmax_path(tiny):
+    """The chunked LM-head log-probs give the values and gradients (hidden states and, when trained, the head's
+    weight) of the plain full-vocabulary log_softmax, across several chunks."""
+    from agentic_rl.algo.core import HEAD_CHUNK, head_logprobs, token_logprobs
+
+    model, _ = tiny
+    head = model.get_base_model().lm_head
+    gen = torch.Generator().manual_seed(0)
+    n = 2 * HEAD_CHUNK + 7  # three chunks, the last one partial
+    hidden = torch.randn(n, head.in_features, generator=gen) * 30  # logits spread over several units
+    targets = torch.randint(0, head.out_features, (n,), generator=gen)
+    weights = torch.randn(n, generator=gen)  # an arbitrary upstream gradient
+    trained_head = torch.nn.Linear(head.in_features, head.out_features, bias=False)
+    with torch.no_grad():
+        trained_head.weight.copy_(head.weight)
+
+    def values_and_grads(fn):
+        h = hidden.clone().requires_grad_(True)
+        trained_head.weight.grad = None
+        out = fn(h)
+        (out * weights).sum().backward()
+        return out.detach(), h.grad, trained_head.weight.grad
+
+    results = {}
+    for temperature in (0.7, 1.0):
+        fast = values_and_grads(lambda h: head_logprobs(trained_head, h, targets, temperature))
+        plain = values_and_grads(lambda h: token_logprobs(trained_head(h)[None], targets[None], temperature)[0])
+        for got, want in zip(fast[:2], plain[:2]):  # log-probs, gradient w.r.t. the hidden states
+            assert torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
+        # the weight's gradient sums over all rows, chunk by chunk here: float32 summation order, relative 1e-5
+        assert (fast[2] - plain[2]).norm() <= 1e-5 * plain[2].norm()
+        results[temperature] = fast
+    # the comparison can fail: the temperature moves values and both gradients far beyond the tolerance
+    assert all((a - b).abs().max() > 1e-3 for a, b in zip(results[0.7], results[1.0]))
+
+
+def test_shared_prefix_length():
+    from agentic_rl.algo.grpo import shared_prefix_len
+
+    def traj(ids, mask):
+        return Trajectory("t", ids, mask, 0)
+
+    same_prompt = [traj([1, 2, 3, 4, 5, 6], [0, 0, 0, 1, 1, 0]), traj([1, 2, 3, 7, 8], [0, 0, 0, 1, 1])]
+    # tokens 0..2 are shared, but the state at position 2 predicts model token 3: it must be in each row's pass
+    assert shared_prefix_len(same_prompt) == 2
+    assert shared_prefix_len([traj([1, 2, 3, 4, 5], [0] * 5), traj([1, 2, 9, 4, 5], [0] * 5)]) == 2
+    assert shared_prefix_len([traj([1, 2, 3], [0, 0, 1]), traj([1, 2, 3, 4], [0, 0, 0, 1])]) == 1
+    assert shared_prefix_len([traj([1, 2, 3], [0, 0, 0]), traj([1, 2, 3], [0, 0, 0])]) == 2  # each keeps one token
+    assert shared_prefix_len([traj([5, 2, 3], [0, 0, 1]), traj([1, 2, 3], [0, 0, 1])]) == 0
+    assert shared_prefix_len(same_prompt[:1]) == 0  # nothing to share with
+
+
+def test_shared_prefix_pass_equals_separate_rows(tiny):
+    """Running the group's common prompt once and the rest of each row after it gives every row's log-probs."""
+    from agentic_rl.algo.grpo import _padded, _sequence_logprobs, prefix_states, shared_prefix_len
+
+    model, tokenizer = tiny
+    g = group(tokenizer)
+    length = shared_prefix_len(g)
+    assert length == len(tokenizer.encode("Write add(a, b).", add_special_tokens=False)) - 1
+    ids, attn, mask = _padded(g, tokenizer.pad_token_id, torch.device("cpu"))
+    mask = mask[:, 1:]
+    model.eval()
+    with torch.no_grad():
+        shared = _sequence_logprobs(model, ids, attn, mask, 0.7, prefix_states(model, ids[:1, :length]))
+        separate = _sequence_logprobs(model, ids, attn, mask, 0.7)
+    assert torch.allclose(shared, separate, atol=1e-5)
+    assert (shared[mask == 1] < 0).all() and (shared[mask == 0] == 0).all()

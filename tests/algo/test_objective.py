@@ -320,3 +320,35 @@ def test_skipped_group_has_no_loss_kl_or_grad_norm_metrics(base_and_tokenizer):
     stepped = grpo_step(model, opt, group, torch.tensor([1.0, -0.1]), cfg, tok.pad_token_id, temperature=TEMPERATURE)
     assert {"train/loss", "train/kl", "train/grad_norm", "train/clip_frac"} <= set(stepped.metrics())
     assert all(math.isfinite(v) for v in stepped.metrics().values())
+
+
+def long_prompt_episode(tokenizer, variant: int) -> Trajectory:
+    """A shared prompt longer than the replies (as a tool prompt is), then one reply and an observation."""
+    enc = lambda text: tokenizer.encode(text, add_special_tokens=False)  # noqa: E731
+    prompt = enc("You can run code. Example: ```python\nprint(1)\n``` gives <exec_result>1</exec_result>. "
+                 "Write add(a, b).")
+    reply = enc(f"```submit\ndef add(a, b): return a {'+-*/'[variant % 4]} b\n```" + " # ok" * variant)
+    obs = enc("<test_result>FAIL</test_result>")
+    return Trajectory("t", prompt + reply + obs, [0] * len(prompt) + [1] * len(reply) + [0] * len(obs), len(prompt))
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_shared_prompt_pass_gives_the_separate_gradient(base_and_tokenizer, checkpointing):
+    """The group's prompt runs once and its gradient is collected over micro-batches (one episode each) before
+    going back through it: the step's gradient is the hand-written one of separate, full passes."""
+    from agentic_rl.algo.grpo import shared_prefix_len
+
+    base, tok = base_and_tokenizer
+    group = [long_prompt_episode(tok, v) for v in range(3)]
+    assert shared_prefix_len(group) > 20  # the shared path is the one under test
+    model = lora_model(base, trained=True)
+    advantages = [a / math.sqrt(1 / 6) for a in (0.5, -0.5, 0.0)]  # rewards 1, 0, 0.5: mean 0.5, std sqrt(1/6)
+    want = expected_grads(model, group, advantages, kl_coeff=0.1)
+    wrong = expected_grads(model, group, advantages, kl_coeff=0.0)
+    if checkpointing:
+        checkpointed = add_lora(copy.deepcopy(base), r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"],
+                                gradient_checkpointing=True)
+        checkpointed.load_state_dict(model.state_dict())
+        model = checkpointed
+    got, _ = step_grads(model, group, torch.tensor([1.0, 0.0, 0.5]), tok, kl_coeff=0.1, micro_batch_tokens=1)
+    assert_close_and_discriminating(got, want, wrong)
