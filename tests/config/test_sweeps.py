@@ -174,9 +174,11 @@ def test_every_sweep_runs_each_arm_with_three_seeds_seed_major(sweep):
 
 def test_make_sweep_seeds_replace_the_sweep_configs_seed_list():
     def make_sweep_args(*make_vars: str) -> list[str]:
-        dry = subprocess.run(["make", "-n", "sweep", *make_vars], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.strip().splitlines()[-1]
-        words = shlex.split(dry)
+        # under `make test` the sub-make prints "Entering/Leaving directory" lines: take the train command's line
+        dry = subprocess.run(["make", "--no-print-directory", "-n", "sweep", *make_vars], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.splitlines()
+        (command,) = [line for line in dry if "agentic_rl.train" in line]
+        words = shlex.split(command)
         return words[words.index("sweep=tools") + 1:]
 
     five = sweeper_jobs("tools", make_sweep_args("SEEDS=1,2,3,4,5"))
