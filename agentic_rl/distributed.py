@@ -51,7 +51,7 @@ T = TypeVar("T")
 _RANK_VARS = ("RANK", "LOCAL_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK")
 # How a metric of one step is combined over ranks; anything not listed is averaged over the ranks that have it.
 _SUMMED = ("train/model_tokens", "rollout/episodes", "rollout/tokens_per_s")  # extensive: all ranks together
-_SLOWEST = ("time/",)  # a step lasts as long as its slowest rank
+_LARGEST = ("time/", "memory/")  # a step lasts as long as its slowest rank; the job needs its largest process
 
 
 def _flag(name: str) -> bool:
@@ -272,7 +272,8 @@ def reduce_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One step's metrics from every rank -> one record.
 
     Rates and means are averaged over the ranks that report them (every rank's group has G episodes, so
-    this is the rate over the union); counts and throughputs are summed; times take the slowest rank.
+    this is the rate over the union); counts and throughputs are summed; times take the slowest rank, memory
+    the largest process.
     A metric no rank reports (or all report as None) stays absent, never 0.
     """
     keys = list(dict.fromkeys(k for m in per_rank for k in m))
@@ -283,7 +284,7 @@ def reduce_metrics(per_rank: Sequence[dict[str, Any]]) -> dict[str, Any]:
             continue
         if key in _SUMMED:
             out[key] = sum(values)
-        elif key.startswith(_SLOWEST):
+        elif key.startswith(_LARGEST):
             out[key] = max(values)
         else:
             out[key] = sum(values) / len(values)

@@ -38,6 +38,7 @@ from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_late
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
+from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib
 from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
@@ -228,6 +229,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
             **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
             **reward_metrics(bds), **episode_metrics(group), **shared,
             "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
+            **memory_metrics(),
         }
         ctx.tracker.log(t.dist.reduce_step(metrics, t.model), pos.step)
         ctx.tracker.log_trajectories(pos.step, group, bds, task.prompt)
@@ -276,7 +278,7 @@ def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[s
     if t.cfg.eval_after and t.eval_tasks:
         summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
     summary.update(train_steps=pos.step, train_seconds=round(pos.train_seconds, 1),
-                   checkpoint_seconds=round(pos.checkpoint_seconds, 2),
+                   checkpoint_seconds=round(pos.checkpoint_seconds, 2), peak_rss_gib=round(peak_rss_gib(), 3),
                    frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"))
     late = [("figure", lambda: plot_run(ctx.run_dir), False)]
     if t.cfg.save_adapter:
@@ -297,7 +299,8 @@ def _mean_metric(run_dir: Path, key: str) -> float | None:
 
 def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     results = evaluate(t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, t.eval_cfg, progress=t.cfg.progress)
-    ctx.tracker.log(flat_metrics(results), step)  # same names before (step 0) and after training: one curve each
+    # same names before (step 0) and after training: one curve each
+    ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)
     for mode, res in results.items():
         logger.info("eval %s %s: pass@1 %.3f", phase, mode, res.pass_at.get(1, float("nan")))
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}

@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from agentic_rl.runtime.memory import peak_rss_gib
+
 logger = logging.getLogger(__name__)
 
 SETTINGS = {
@@ -43,10 +45,6 @@ def cpu_seconds() -> float:
     """CPU time of this process (user + system): on a shared machine it varies far less than wall time."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def peak_rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux reports KiB
 
 
 def synthetic_group(n_episodes: int, length: int, model_tokens: int, vocab: int, seed: int = 0) -> list:

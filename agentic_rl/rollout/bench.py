@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -33,16 +32,13 @@ from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.rollout.agent import (RolloutConfig, ToolSet, run_tool, observation_ids, prompt_messages,
                                       run_episodes)
 from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.tools.base import find_first_call
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CEILING_PROMPT = "Write a Python function that returns the sum of a list of numbers."
-
-
-def peak_rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # ru_maxrss is in KiB on Linux
 
 
 def compose(args: argparse.Namespace) -> Any:

@@ -25,7 +25,8 @@ from typing import Any
 import torch
 
 from agentic_rl.rollout.agent import RolloutConfig, extract_code, prompt_messages, run_episodes, run_tool
-from agentic_rl.rollout.bench import CONF_DIR, peak_rss_gib
+from agentic_rl.rollout.bench import CONF_DIR
+from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.types import ToolCall
 
 logger = logging.getLogger(__name__)

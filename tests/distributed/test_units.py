@@ -16,12 +16,15 @@ def test_shard_pads_to_a_multiple_and_deals_round_robin():
     assert [len(s) for s in three] == [2, 2, 2] and sorted(sum(three, [])[:5]) == sorted("abcde")
 
 
-def test_reduce_metrics_means_rates_sums_counts_takes_slowest_time_and_keeps_absent_absent():
+def test_reduce_metrics_means_rates_sums_counts_takes_slowest_time_largest_memory_and_keeps_absent_absent():
     out = reduce_metrics([
-        {"train/pass_rate": 0.5, "train/loss": 0.2, "rollout/episodes": 4.0, "time/step_s": 3.0, "tools/submit/x": None},
-        {"train/pass_rate": 0.0, "rollout/episodes": 4.0, "time/step_s": 5.0, "tools/submit/x": None},
+        {"train/pass_rate": 0.5, "train/loss": 0.2, "rollout/episodes": 4.0, "time/step_s": 3.0, "tools/submit/x": None,
+         "memory/peak_rss_gib": 2.5},
+        {"train/pass_rate": 0.0, "rollout/episodes": 4.0, "time/step_s": 5.0, "tools/submit/x": None,
+         "memory/peak_rss_gib": 3.5},
     ])
-    assert out == {"train/pass_rate": 0.25, "train/loss": 0.2, "rollout/episodes": 8.0, "time/step_s": 5.0}
+    assert out == {"train/pass_rate": 0.25, "train/loss": 0.2, "rollout/episodes": 8.0, "time/step_s": 5.0,
+                   "memory/peak_rss_gib": 3.5}
 
 
 def test_rank_argv_keeps_rank0_and_sends_other_ranks_hydra_dirs_elsewhere():

@@ -29,9 +29,9 @@ TINY = ["model=tiny-random", "reward=binary", "reward._target_=train_driver.samp
 N_STEPS = 4
 
 
-def is_timing(metric: str) -> bool:
-    """Wall-clock metrics differ between any two runs; everything else must match exactly."""
-    return metric.startswith("time/") or metric.endswith(("_per_s", "latency_ms"))
+def is_machine_state(metric: str) -> bool:
+    """Wall-clock and process-memory metrics differ between any two runs; everything else must match exactly."""
+    return metric.startswith(("time/", "memory/")) or metric.endswith(("_per_s", "latency_ms"))
 
 
 def env() -> dict[str, str]:
@@ -66,7 +66,7 @@ def wait_for_steps(run_dir: Path, proc: subprocess.Popen, n: int, timeout: float
 
 
 def comparable(records: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if not is_timing(k)} for r in records]
+    return [{k: v for k, v in r.items() if not is_machine_state(k)} for r in records]
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,13 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
     # the engine computes each context token at most once per episode (a shared prompt prefix once in all)
     assert 0 < step["rollout/prefill_tokens"] <= 1.1 * step["rollout/context_tokens"]
     assert step["time/step_s"] >= step["time/rollout_s"] >= step["time/tools_s"] >= 0
+    # the process's memory: resident now and its peak so far, after the step and after each evaluation
+    assert 0.1 < step["memory/rss_gib"] <= step["memory/peak_rss_gib"] + 1e-3
+    evals = [r for r in records if "eval/multi_tool/pass@1" in r]
+    assert len(evals) == 2 and all(0.1 < r["memory/rss_gib"] <= r["memory/peak_rss_gib"] + 1e-3 for r in evals)
     summary = json.loads((run_dir / "summary.json").read_text())
+    # the run's peak: at least every peak logged on the way
+    assert summary["peak_rss_gib"] >= max(r["memory/peak_rss_gib"] for r in records) - 1e-3
     for phase in ("before", "after"):
         assert set(summary["eval"][phase]) == {"no_tools", "multi_tool"}
         assert all(0.0 <= m["pass@1"] <= 1.0 for m in summary["eval"][phase].values())

@@ -88,8 +88,8 @@ def test_trajectory_rows_hold_the_transcript_with_calls_observations_and_reward_
 
 def test_step_line_leaves_absent_metrics_out():
     line = step_line({"train/epoch": 0, "train/pass_rate": 0.25, "train/reward_mean": 0.1, "train/loss": float("nan"),
-                      "tools/search_rate": 0.5}, step=7)
-    assert line == "step 7 | epoch 0 | pass 0.25 | reward 0.100 | search 0.50"
+                      "tools/search_rate": 0.5, "memory/peak_rss_gib": 3.214}, step=7)
+    assert line == "step 7 | epoch 0 | pass 0.25 | reward 0.100 | search 0.50 | peak GiB 3.21"
 
 
 def test_offline_run_records_identity_axes_tables_one_summary_and_artifacts(tmp_path, monkeypatch):
