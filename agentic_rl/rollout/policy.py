@@ -212,11 +212,41 @@ def _nucleus(p: torch.Tensor, top_p: float) -> torch.Tensor:
 
 @dataclass
 class _EpisodeCache:
-    """Keys/values of `ids` (a batch of one per layer), and the logits after the last of them if known."""
+    """Keys/values of `ids` (a batch of one per layer), and the logits after the last of them if known.
+
+    `base`: the session's shared prompt prefix when `ids` continue it; `layers` then hold only the positions
+    after it. The episodes of a batch share most of their prompt (system text, worked examples), so storing
+    that part once instead of once per episode takes the kept caches from O(episodes x prompt) to
+    O(prompt + episodes x own tokens). The values are the prefix's own, so re-joining them is exact.
+    """
 
     ids: list[int]
     layers: list[tuple[torch.Tensor, torch.Tensor]]
     last_logits: torch.Tensor | None = None
+    base: _EpisodeCache | None = None
+
+    @property
+    def start(self) -> int:
+        """Position of the first entry of `layers` (the base's length)."""
+        return len(self.base.ids) if self.base is not None else 0
+
+    def pieces(self, layer: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The keys/values of one layer, in position order: the base's, then this cache's own."""
+        return ([self.base.layers[layer]] if self.base is not None else []) + [self.layers[layer]]
+
+    def full_layers(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Keys/values of every position of `ids`, per layer (a new tensor where there is a base)."""
+        if self.base is None:
+            return self.layers
+        return [(torch.cat([base_k, k], dim=2), torch.cat([base_v, v], dim=2))
+                for (base_k, base_v), (k, v) in zip(self.base.layers, self.layers)]
+
+    def without_base(self, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """`layers` (every position of a continuation of this cache's base) less the base's positions, copied so
+        the full tensors can be freed."""
+        if self.base is None:
+            return layers
+        return [(k[:, :, self.start:].clone(), v[:, :, self.start:].clone()) for k, v in layers]
 
 
 @dataclass
@@ -360,7 +390,7 @@ class HFPolicy:
         from transformers import DynamicCache
 
         past_len = len(past.ids) if past is not None else 0
-        cache = DynamicCache(ddp_cache_data=past.layers) if past is not None else DynamicCache()
+        cache = DynamicCache(ddp_cache_data=past.full_layers()) if past is not None else DynamicCache()
         input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
         positions = torch.arange(past_len, past_len + len(ids), device=self.device)[None]
         out = self.model(input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1,
@@ -369,15 +399,21 @@ class HFPolicy:
         layers = [(layer.keys, layer.values) for layer in cache.layers]
         return layers, out.logits[0, -1].float()
 
-    def _extend(self, past: _EpisodeCache | None, history: list[int], stats: GenerationStats) -> _EpisodeCache:
-        """The cache of `history`, computing only what `past` (a cache of a prefix of it) lacks."""
+    def _extend(self, past: _EpisodeCache | None, history: list[int], stats: GenerationStats,
+                shared: bool = False) -> _EpisodeCache:
+        """The cache of `history`, computing only what `past` (a cache of a prefix of it) lacks.
+
+        The result keeps `past`'s base, or `past` itself as its base when `shared` (the session's prefix)."""
         if past is not None and len(past.ids) == len(history) and past.last_logits is not None:
             return past
         if past is not None and len(past.ids) >= len(history):  # nothing new to run: recompute the last token
             past = _crop(past, len(history) - 1)
         start = len(past.ids) if past is not None else 0
         layers, logits = self._forward(history[start:], past, stats)
-        return _EpisodeCache(list(history), layers, logits)
+        base = past if shared else (past.base if past is not None else None)
+        cache = _EpisodeCache(list(history), [], logits, base)
+        cache.layers = cache.without_base(layers)
+        return cache
 
     def _prefill(self, requests: list[TurnRequest], session: _Session) -> list[_EpisodeCache]:
         """Bring each request's cache up to its history; new prompts share their common prefix and duplicates."""
@@ -400,7 +436,7 @@ class HFPolicy:
                 prefix = session.prefix
                 usable = prefix is not None and len(prefix.ids) < len(history) and \
                     history[:len(prefix.ids)] == prefix.ids
-                by_history[key] = self._extend(prefix if usable else None, history, session.stats)
+                by_history[key] = self._extend(prefix if usable else None, history, session.stats, shared=usable)
             caches[i] = by_history[key]
         return caches  # type: ignore[return-value]
 
@@ -435,15 +471,19 @@ class HFPolicy:
             buf_k = k0.new_zeros((n, k0.shape[1], capacity, k0.shape[3]))
             buf_v = v0.new_zeros((n, v0.shape[1], capacity, v0.shape[3]))
             for row, c in enumerate(caches):
-                k, v = c.layers[layer]
-                buf_k[row, :, width - k.shape[2]:width] = k[0]
-                buf_v[row, :, width - v.shape[2]:width] = v[0]
+                pos = width - len(c.ids)
+                for k, v in c.pieces(layer):  # the shared prefix's keys/values, then the episode's own
+                    buf_k[row, :, pos:pos + k.shape[2]] = k[0]
+                    buf_v[row, :, pos:pos + v.shape[2]] = v[0]
+                    pos += k.shape[2]
+                assert pos == width, "cache length and token history disagree"
             slots.append(_slot_layer_class()(buf_k, buf_v, width))
         mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
         for row, c in enumerate(caches):
             mask[row, width - len(c.ids):width] = 1
         lengths = torch.tensor([len(c.ids) for c in caches], device=self.device)
         logits = torch.stack([c.last_logits for c in caches])
+        bases = [c.base for c in caches]  # a stopped episode's copy keeps sharing its base
         del caches  # the buffers now hold them; per-episode copies are made again when an episode stops
 
         order = list(range(n))  # order[row] = index of the request in that batch row
@@ -466,7 +506,7 @@ class HFPolicy:
                 i = order[row]
                 if requests[i].keep_cache and requests[i].episode is not None and self.kv_cache == "episode":
                     session.episodes[requests[i].episode] = self._row_cache(
-                        slots, mask, row, requests[i].history_ids + new_ids[i][:-1])
+                        slots, mask, row, requests[i].history_ids + new_ids[i][:-1], bases[i])
                 live -= 1
                 if row != live:
                     _swap_rows(slots, mask, lengths, logits, order, row, live)
@@ -484,11 +524,15 @@ class HFPolicy:
             logits = out.logits[:, -1].float()
         return [(new_ids[i], logps[i]) for i in range(n)]
 
-    def _row_cache(self, slots: list[Any], mask: torch.Tensor, row: int, ids: list[int]) -> _EpisodeCache:
-        """Copy one batch row's real positions (mask 1) out of the buffers, as a batch-of-one cache of `ids`."""
+    def _row_cache(self, slots: list[Any], mask: torch.Tensor, row: int, ids: list[int],
+                   base: _EpisodeCache | None) -> _EpisodeCache:
+        """Copy one batch row's real positions (mask 1) out of the buffers, as a batch-of-one cache of `ids`;
+        the positions of `base` (the row's shared prefix, copied in from it unchanged) are not copied again."""
         keep = mask[row, :slots[0].length].nonzero()[:, 0]
         assert len(keep) == len(ids), "cache length and token history disagree"
-        return _EpisodeCache(ids, [(s.buf_k[row:row + 1, :, keep], s.buf_v[row:row + 1, :, keep]) for s in slots])
+        keep = keep[len(base.ids):] if base is not None else keep
+        return _EpisodeCache(ids, [(s.buf_k[row:row + 1, :, keep], s.buf_v[row:row + 1, :, keep]) for s in slots],
+                             base=base)
 
     def _decode_uncached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
                          gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:
@@ -511,7 +555,12 @@ class HFPolicy:
 
 
 def _crop(cache: _EpisodeCache, length: int) -> _EpisodeCache:
-    return _EpisodeCache(cache.ids[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in cache.layers])
+    """The cache of the first `length` ids (still sharing the base when it is not cut into)."""
+    if cache.base is not None and length >= cache.start:
+        own = length - cache.start
+        return _EpisodeCache(cache.ids[:length], [(k[:, :, :own], v[:, :, :own]) for k, v in cache.layers],
+                             base=cache.base)
+    return _EpisodeCache(cache.ids[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in cache.full_layers()])
 
 
 def _swap_rows(slots: list[Any], mask: torch.Tensor, lengths: torch.Tensor, logits: torch.Tensor,

@@ -85,6 +85,25 @@ def test_cached_turns_match_the_uncached_reference_with_a_shared_prefix(tiny, sa
     assert c_stats.prefill_tokens <= context - 2 * prefix_len - len(histories[1])
 
 
+def test_kept_caches_store_the_shared_prompt_once(tiny):
+    """Between turns each episode keeps only the positions after the batch's common prompt prefix, which the
+    session holds once (the exactness of re-joining them is what the test above checks over two turns)."""
+    model, tok = tiny
+    histories = shared_prefix_histories(tok)
+    policy = HFPolicy(model, tok)
+    with policy.session():
+        requests = [TurnRequest(h, TASKS[i % 3], i, 0, episode=i) for i, h in enumerate(histories)]
+        replies = policy.generate_with_logprobs(requests, SAMPLING, EARLY_STOP)
+        prefix, kept = policy._session.prefix, policy._session.episodes
+        system = encode(tok, "You are a coding assistant. Tools: search, execute, submit. " * 3)
+        assert prefix is not None and len(prefix.ids) >= len(system) and set(kept) == {0, 1, 2, 3}
+        for i, (ids, _) in enumerate(replies):
+            assert kept[i].base is prefix
+            assert kept[i].ids == histories[i] + ids[:-1]  # the last new token has not been run yet
+            own = len(kept[i].ids) - len(prefix.ids)
+            assert all(k.shape[2] == own and v.shape[2] == own for k, v in kept[i].layers)
+
+
 def test_an_episode_finishing_early_leaves_while_the_others_continue(tiny):
     model, tok = tiny
     cached, _, _ = multi_turn(model, tok, "episode", shared_prefix_histories(tok), SAMPLING, EARLY_STOP, turns=1)
