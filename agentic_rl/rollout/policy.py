@@ -22,9 +22,12 @@ Sampling is explicit: temperature, then top-p, nothing else. The model's own `ge
 evaluation behind the config's back. Each row draws its randomness from its own generator seeded from the
 global torch RNG, so the tokens of an episode do not depend on which other episodes share its batch.
 
-Cache storage: transformers' `DynamicCache` carries the prefill chunks (a batch of one, no padding); the
-batched decode uses `SlotLayer`, a `DynamicLayer` whose keys/values are views into a buffer allocated once
-per turn, because `DynamicLayer.update` concatenates, which copies the whole batch cache at every token.
+Cache storage: prefill chunks run a batch of one, no padding, on a `DynamicCache` (`JoinedLayer`s when there
+is a past: they join its pieces and the new positions in one copy); the batched decode uses `SlotLayer`, a
+`DynamicLayer` whose keys/values are views into a buffer allocated once per turn, because
+`DynamicLayer.update` concatenates, which copies the whole batch cache at every token. Between turns an
+episode keeps only its positions after the batch's shared prompt prefix, which the session holds once: the
+kept caches, most of an evaluation's memory next to the decode buffers, no longer grow with episodes x prompt.
 """
 from __future__ import annotations
 
@@ -294,6 +297,36 @@ def _slot_layer_class() -> type:
     return SlotLayer
 
 
+@functools.lru_cache(maxsize=None)
+def _joined_layer_class() -> type:
+    """The `JoinedLayer` class, defined on first use (as `SlotLayer`)."""
+    from transformers.cache_utils import DynamicLayer
+
+    class JoinedLayer(DynamicLayer):
+        """A prefill's cache layer over past keys/values kept in pieces (a shared prefix's, then an episode's
+        own): `update` joins them and the new positions in one copy, where a `DynamicLayer` built from the
+        pieces would copy the past twice (once to build, once to append)."""
+
+        is_croppable = False
+
+        def __init__(self, pieces: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+            super().__init__()
+            self.pieces = pieces
+            self.device, self.is_initialized = pieces[0][0].device, True
+            self.length = sum(k.shape[-2] for k, _ in pieces)
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
+            self.keys = torch.cat([k for k, _ in self.pieces] + [key_states], dim=-2)
+            self.values = torch.cat([v for _, v in self.pieces] + [value_states], dim=-2)
+            self.pieces, self.length = [(self.keys, self.values)], self.keys.shape[-2]
+            return self.keys, self.values
+
+        def get_seq_length(self) -> int:
+            return self.length
+
+    return JoinedLayer
+
+
 def _slot_cache(layers: list[Any]) -> Any:
     from transformers import DynamicCache
 
@@ -390,7 +423,8 @@ class HFPolicy:
         from transformers import DynamicCache
 
         past_len = len(past.ids) if past is not None else 0
-        cache = DynamicCache(ddp_cache_data=past.full_layers()) if past is not None else DynamicCache()
+        cache = DynamicCache() if past is None else \
+            _slot_cache([_joined_layer_class()(past.pieces(layer)) for layer in range(len(past.layers))])
         input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
         positions = torch.arange(past_len, past_len + len(ids), device=self.device)[None]
         out = self.model(input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1,
