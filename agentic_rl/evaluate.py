@@ -42,7 +42,7 @@ from agentic_rl.evaluation.report import (
 from agentic_rl.registry import build
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.runtime.jobs import run_job
-from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib
+from agentic_rl.runtime.memory import memory_metrics
 from agentic_rl.runtime.stages import finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.types import Task
@@ -264,8 +264,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             summary["environment"] = environment_report(tasks, getattr(sandbox, "python", None), results, excluded)
         summary["results"] = str(run_dir / RESULTS_FILE)
         summary["seconds"] = round(time.perf_counter() - start, 1)
-        summary["peak_rss_gib"] = round(peak_rss_gib(), 3)
-        ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step=0)
+        memory = memory_metrics()
+        summary["peak_rss_gib"] = memory["memory/peak_rss_gib"]
+        ctx.tracker.log({**flat_metrics(results), **memory}, step=0)
         for mode, res in results.items():
             logger.info("eval %s: pass@1 %.3f over %d tasks", mode, res.pass_at.get(1, float("nan")), res.n_tasks)
         return finish(ctx, summary, late=[("figure", lambda: plot_eval_summary(summary, run_dir / FIGURE), False)])
