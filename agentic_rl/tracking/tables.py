@@ -7,8 +7,8 @@ arms by `runs.group_by_arm` (overrides without the seed):
   (one seed: the Wilson interval over its tasks), and the pooled pass@1 with a Wilson interval over every
   seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
   noise on this task set, not task sampling);
-- the submission and no-call rates (`tools/submit_rate`, `tools/none_rate` of summary.json's eval sections) in
-  the same form, for the modes that report tool rates (the no-tools mode has none);
+- the submission, no-call and refused-by-cap rates (`tools/submit_rate`, `tools/none_rate`, `tools/capped_rate`
+  of summary.json's eval sections) in the same form, for the modes that report tool rates (the no-tools mode has none);
 - training: per seed the mean `train/reward_mean` over the first and the last quarter of the logged training
   steps (ceil(n/4) steps each) and their difference, with the mean difference ± 95% t interval;
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
@@ -29,7 +29,8 @@ from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections,
                                       tasks_scored)
 
 PHASES = ("before", "after")
-RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate"}
+RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate",
+         "tools/capped_rate": "refused-by-cap rate"}
 
 
 def reward_quarters(run: Path) -> dict[str, Any] | None:
