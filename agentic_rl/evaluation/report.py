@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from agentic_rl.evaluation.evaluator import ModeResult  # noqa: E402
 from agentic_rl.evaluation.records import ERROR_STATUSES  # noqa: E402
 from agentic_rl.tools.base import tool_names  # noqa: E402
+from agentic_rl.tracking.metrics import NON_TOOL_RATES  # noqa: E402
 from agentic_rl.types import Task  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -137,8 +138,8 @@ def reported_tools(per_mode: dict[str, dict[str, Any]]) -> list[str]:
     """The tools with a call rate in any mode's metrics: every declared tool, in declaration order,
     then any other tool a summary from elsewhere records (never silently dropped)."""
     present = {key[len("tools/"):-len("_rate")] for m in per_mode.values() for key in m
-               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
-    present.discard("none")
+               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
+               and key not in NON_TOOL_RATES}
     return [n for n in tool_names() if n in present] + sorted(present - set(tool_names()))
 
 

@@ -8,6 +8,9 @@ from typing import Any, Iterable, Sequence
 from agentic_rl.tools.base import counted_tools
 from agentic_rl.types import RewardBreakdown, Trajectory
 
+# shares of turns that are not a tool's (reports and figures must not take them for a tool's call rate)
+NON_TOOL_RATES = {"tools/none_rate": "no call", "tools/capped_rate": "refused by cap"}
+
 
 def episode_counts(traj: Trajectory) -> dict[str, Any]:
     """What one episode contributes to the metrics: turns, executed calls / errors / latency per tool, model
@@ -16,9 +19,10 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
     calls = traj.calls_by_kind()
     errors = {name: 0 for name in counted_tools(calls)}
     latency = {name: 0.0 for name in counted_tools(calls)}
-    tampered = 0
+    tampered = capped = 0
     for turn in traj.turns:
         obs = turn.observation
+        capped += obs is not None and obs.status == "capped"
         if turn.call is None or obs is None or not obs.executed:
             continue
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
@@ -26,15 +30,15 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         tampered += turn.call.name == "submit" and obs.status == "tampered"
     return {"turns": len(traj.turns), "tool_calls": calls, "tool_errors": errors,
             "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
-            "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
+            "capped_calls": capped, "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
 
 
 def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
     """Tool-usage and rollout metrics (DESIGN.md §3 names) over episodes given as `episode_counts` dicts.
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
-    `tools/none_rate` = turns with no valid call, so the four rates of a tool mode sum to ~1 (turns whose
-    call was refused by the cap count in none of them). `tools/<name>/error_rate` and `latency_ms` are over
+    `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused
+    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
     that tool's executed calls, and absent when it made none. There is a rate for every declared tool
     (`agentic_rl.tools.base.counted_tools`). `tools/submit/tampered_rate` = submissions the
     sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
@@ -52,6 +56,8 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
         "rollout/truncated_rate": sum(c["finish_reason"] in ("length", "max_turns") for c in counts) / n_eps,
         "tools/calls_per_episode": sum(calls[k] for k in names) / n_eps,
         "tools/none_rate": calls["none"] / max(n_turns, 1),
+        # records written before this field existed had no refused calls counted: 0 is what they measured
+        "tools/capped_rate": sum(c.get("capped_calls", 0) for c in counts) / max(n_turns, 1),
     }
     for name in names:
         out[f"tools/{name}_rate"] = calls[name] / max(n_turns, 1)

@@ -22,7 +22,7 @@ EVAL_PASS_AT_1 = "eval/*/pass@1"
 
 def panels() -> tuple[Panel, ...]:
     """The panels, in order: one tool-use rate per declared tool that a model calls by choice (so a new
-    tool gets its curve), the no-call rate, learning curves, evaluation."""
+    tool gets its curve), the no-call and refused-by-cap rates, learning curves, evaluation."""
     from agentic_rl.tools.base import TOOL_SPECS
 
     tool_use = tuple(Panel("Tool use", f"{name} rate", f"tools/{name}_rate", "share of turns")
@@ -30,6 +30,7 @@ def panels() -> tuple[Panel, ...]:
     return (
         *tool_use,
         Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),
+        Panel("Tool use", "refused-by-cap rate", "tools/capped_rate", "share of turns"),  # does the cap C bind?
         Panel("Learning", "training pass rate", "train/pass_rate", "share of episodes"),
         Panel("Learning", "training reward", "train/reward_mean", "mean episode reward"),
         Panel("Evaluation", "eval pass@1 per mode", EVAL_PASS_AT_1, "pass@1"),

@@ -20,6 +20,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from agentic_rl.evaluation.stats import wilson_interval  # noqa: E402
 from agentic_rl.tracking.runs import (Estimate, across_seeds, eval_sections, find_runs, group_by_arm,  # noqa: E402
                                       pass_at_1_estimate, per_step, read_metrics, read_summary)
+from agentic_rl.tracking.metrics import NON_TOOL_RATES  # noqa: E402
 
 
 def rolling_mean(values: list[float], window: int | None = None) -> list[float]:
@@ -117,7 +118,7 @@ def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
     names = [n for n in tool_names() if f"tools/{n}_rate" in logged]
     names += sorted(k[len("tools/"):-len("_rate")] for k in logged
-                    if k[len("tools/"):-len("_rate")] not in names and k != "tools/none_rate")
+                    if k[len("tools/"):-len("_rate")] not in names and k not in NON_TOOL_RATES)
     return tuple((f"tools/{n}_rate", n) for n in names)
 
 
@@ -132,7 +133,8 @@ def plot_run(run_dir: Path) -> Path:
                 "pass rate (share of episodes)", shares=True)
     plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward",
                 "mean episode reward")
-    plot_curves(axes[3], records, (*tool_rate_curves(records), ("tools/none_rate", "no call")), "tool-call rates", "share of turns", shares=True)
+    plot_curves(axes[3], records, (*tool_rate_curves(records), *NON_TOOL_RATES.items()), "tool-call rates",
+                "share of turns", shares=True)
     fig.suptitle(run_title(summary, run_dir), fontsize=11)
     fig.tight_layout()
     out = run_dir / "figures" / "training_summary.png"

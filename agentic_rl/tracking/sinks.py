@@ -129,6 +129,7 @@ def step_line(metrics: dict[str, Any], step: int) -> str:
     fields = (("pass", "train/pass_rate", ".2f"), ("reward", "train/reward_mean", ".3f"), ("loss", "train/loss", ".4f"),
               ("kl", "train/kl", ".4f"), ("search", "tools/search_rate", ".2f"), ("exec", "tools/execute_rate", ".2f"),
               ("submit", "tools/submit_rate", ".2f"), ("none", "tools/none_rate", ".2f"),
+              ("capped", "tools/capped_rate", ".2f"),
               ("tok/s", "rollout/tokens_per_s", ".0f"), ("s/step", "time/step_s", ".1f"),
               ("peak GiB", "memory/peak_rss_gib", ".2f"))
     parts = [f"step {step}", f"epoch {metrics['train/epoch']}"]

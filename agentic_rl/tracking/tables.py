@@ -7,10 +7,11 @@ arms by `runs.group_by_arm` (overrides without the seed):
   (one seed: the Wilson interval over its tasks), and the pooled pass@1 with a Wilson interval over every
   seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
   noise on this task set, not task sampling);
-- the submission and no-call rates (`tools/submit_rate`, `tools/none_rate` of summary.json's eval sections) in
-  the same form, for the modes that report tool rates (the no-tools mode has none);
+- the submission, no-call and refused-by-cap rates (`tools/submit_rate`, `tools/none_rate`, `tools/capped_rate`
+  of summary.json's eval sections) in the same form, for the modes that report tool rates (the no-tools mode has none);
 - training: per seed the mean `train/reward_mean` over the first and the last quarter of the logged training
   steps (ceil(n/4) steps each) and their difference, with the mean difference ± 95% t interval;
+- training tool use: per arm, each training tool-call rate's first- and last-quarter mean, across seeds;
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
@@ -29,12 +30,14 @@ from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections,
                                       tasks_scored)
 
 PHASES = ("before", "after")
-RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate"}
+RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate",
+         "tools/capped_rate": "refused-by-cap rate"}
 
 
-def reward_quarters(run: Path) -> dict[str, Any] | None:
-    """Mean train/reward_mean over the first and the last ceil(n/4) logged training steps, and last - first."""
-    _, values = per_step(read_metrics(run), TRAIN_REWARD)
+def reward_quarters(run: Path, metric: str = TRAIN_REWARD) -> dict[str, Any] | None:
+    """Mean of a training metric (train/reward_mean unless named) over the first and the last ceil(n/4) logged
+    training steps, and last - first."""
+    _, values = per_step(read_metrics(run), metric)
     if not values:
         return None
     q = math.ceil(len(values) / 4)
@@ -91,6 +94,20 @@ def training_row(label: str, runs: list[Path]) -> dict[str, Any]:
             "difference": across_seeds(differences).as_dict() if differences else None}
 
 
+def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+    """Per training tool rate the arm logged (`tools/<name>_rate`, no-call, refused-by-cap): its first- and
+    last-quarter means over the training steps, each as mean ± 95% t interval over the seeds."""
+    logged = {key for run in runs for record in read_metrics(run) if "train/epoch" in record for key in record
+              if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    rows = []
+    for metric in sorted(logged):
+        quarters = [q for run in runs if (q := reward_quarters(run, metric))]
+        rows.append({"arm": label, "metric": metric, "seeds": len(quarters),
+                     **{part: across_seeds([q[part] for q in quarters], rate=True).as_dict()
+                        for part in ("first_quarter", "last_quarter")}})
+    return rows
+
+
 def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
     """Tasks per arm to tell two measured pass rates apart: each pair of arms per mode (after training, else
     before), and each arm's before vs after per mode."""
@@ -131,6 +148,7 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
+        "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
     }
 
@@ -186,6 +204,11 @@ def table_markdown(table: dict[str, Any]) -> str:
                          f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
                          f"| {run['difference']:+.3f} |")
         lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
+    lines += ["", "## Training: tool-call rates (shares of turns), first vs last quarter of the training steps", "",
+              "| arm | rate | seeds | first quarter | last quarter |", "|---|---|---|---|---|"]
+    for row in table["training_rates"]:
+        lines.append(f"| {row['arm']} | `{row['metric']}` | {row['seeds']} | {_estimate(row['first_quarter'])} | "
+                     f"{_estimate(row['last_quarter'])} |")
     lines += ["", "## Tasks needed to tell pass rates apart", "",
               "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
               "measured (pooled) pass rates; each task counted as an independent trial.", "",

@@ -12,7 +12,7 @@ import yaml
 from agentic_rl import table
 from agentic_rl.tracking.plots import plot_sweep
 from agentic_rl.tracking.runs import find_runs, group_by_arm, run_seed
-from agentic_rl.tracking.tables import build_table, reward_quarters, write_table
+from agentic_rl.tracking.tables import build_table, reward_quarters, table_markdown, write_table
 
 T2 = 4.302653  # t(0.975, df=2): three seeds
 N_TASKS = 10
@@ -240,3 +240,23 @@ def test_pooled_counts_use_each_modes_episodes_not_the_eval_data_size(tmp_path):
     (run / "summary.json").write_text(json.dumps(summary))
     (row,) = build_table([run])["pass_at_1"]
     assert row["after_pooled"]["n"] == 30
+
+
+def test_training_tool_rates_per_arm_first_and_last_quarter(sweep, tmp_path):
+    table = build_table(find_runs(sweep))
+    code = {r["metric"]: r for r in table["training_rates"] if r["arm"] == "tools=code"}
+    assert set(code) == {"tools/search_rate", "tools/execute_rate", "tools/submit_rate", "tools/none_rate"}
+    submit = code["tools/submit_rate"]  # each seed submits at a constant 0.6, 0.7, 0.8 -> 0.7 -/+ 0.248414
+    assert submit["seeds"] == 3
+    for part in ("first_quarter", "last_quarter"):
+        assert (submit[part]["mean"], submit[part]["low"]) == (pytest.approx(0.7), pytest.approx(0.451586, abs=1e-6))
+    # a rate that changes over training: the quarters differ, and the markdown shows the section
+    run = make_run(tmp_path / "r", [], after={"multi_tool": 0.0}, rewards=[0.0] * 8)
+    lines = (run / "metrics.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records[1:]:
+        record["tools/capped_rate"] = 0.5 if record["step"] <= 2 else 0.0
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    capped = next(r for r in build_table([run])["training_rates"] if r["metric"] == "tools/capped_rate")
+    assert (capped["first_quarter"]["mean"], capped["last_quarter"]["mean"]) == (0.5, 0.0)
+    assert "| `tools/capped_rate` | 1 | 0.500" in table_markdown(build_table([run]))

@@ -11,11 +11,12 @@ from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Observation, RewardBreakdown, ToolCall, Trajectory, Turn
 
 
-def turn(name: str | None, ok: bool = True, executed: bool = True, latency: float = 10.0) -> Turn:
+def turn(name: str | None, ok: bool = True, executed: bool = True, latency: float = 10.0, status: str = "ok") -> Turn:
     if name is None:
         return Turn(generated_ids=[1], text="")
     return Turn(generated_ids=[1], text="", call=ToolCall(name, "x", 0, 1),
-                observation=Observation(tool=name, text="", ok=ok, latency_ms=latency, executed=executed))
+                observation=Observation(tool=name, text="", ok=ok, latency_ms=latency, executed=executed,
+                                        status=status))
 
 
 def traj(*turns: Turn, passed=False) -> Trajectory:
@@ -25,9 +26,12 @@ def traj(*turns: Turn, passed=False) -> Trajectory:
 
 def test_episode_metrics_are_shares_of_turns():
     trajs = [traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
-             traj(turn(None), turn("execute", latency=10.0), turn("search", executed=False))]
+             traj(turn(None), turn("execute", latency=10.0), turn("search", ok=False, executed=False, status="capped"))]
     m = episode_metrics(trajs)
     assert m["tools/search_rate"] == pytest.approx(1 / 6)  # the refused (capped) search does not count
+    assert m["tools/capped_rate"] == pytest.approx(1 / 6)  # ... it counts as refused by the cap
+    rates = [v for k, v in m.items() if k.startswith("tools/") and k.endswith("_rate") and k.count("/") == 1]
+    assert sum(rates) == pytest.approx(1.0)  # every turn is exactly one of: a tool's call, no call, refused
     assert m["tools/execute_rate"] == pytest.approx(2 / 6)
     assert m["tools/submit_rate"] == pytest.approx(1 / 6)
     assert m["tools/none_rate"] == pytest.approx(1 / 6)
