@@ -38,7 +38,7 @@ from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_late
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
-from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib
+from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory
 from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
@@ -298,6 +298,7 @@ def _mean_metric(run_dir: Path, key: str) -> float | None:
 
 
 def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
+    release_free_memory()  # what training freed, so the evaluation's peak does not stack on top of it
     results = evaluate(t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, t.eval_cfg, progress=t.cfg.progress)
     # same names before (step 0) and after training: one curve each
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)

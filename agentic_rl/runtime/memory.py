@@ -8,6 +8,9 @@ memory for reuse rather than returning it to the system).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import os
 import resource
 import sys
@@ -37,3 +40,21 @@ def memory_metrics() -> dict[str, float]:
     if (now := rss_gib()) is not None:
         out["memory/rss_gib"] = round(now, 3)
     return out
+
+
+def release_free_memory() -> bool:
+    """Collect garbage and hand the heap's free pages back to the system (glibc's `malloc_trim`); True if trimmed.
+
+    Called between phases (before each evaluation): training leaves about a gigabyte of freed but still
+    resident heap behind, fragmented so that the evaluation's allocations do not fit in it and add to it.
+    Values in memory do not change, only which pages stay resident. Elsewhere (macOS, musl) it only collects.
+    """
+    gc.collect()
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return False
+    return bool(trim(0))
