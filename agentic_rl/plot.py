@@ -12,6 +12,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("path", type=Path, help="a run dir (has metrics.jsonl) or a sweep dir (has job dirs)")
     args = parser.parse_args(argv)
+    # the command's output is the figures' paths, one per line (for scripts and shells), not log records
     if (args.path / "metrics.jsonl").is_file():
         print(plot_run(args.path))
     elif find_runs(args.path):

@@ -140,6 +140,7 @@ def _exit_status(e: SystemExit) -> int:
         return 0
     if isinstance(e.code, int):
         return e.code & 0xFF
+    # what the interpreter itself does with `sys.exit("message")`: the message to the candidate's stderr, status 1
     print(e.code, file=sys.stderr)
     return 1
 

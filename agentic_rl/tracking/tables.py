@@ -34,16 +34,19 @@ RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate",
          "tools/capped_rate": "refused-by-cap rate"}
 
 
-def reward_quarters(run: Path, metric: str = TRAIN_REWARD) -> dict[str, Any] | None:
-    """Mean of a training metric (train/reward_mean unless named) over the first and the last ceil(n/4) logged
-    training steps, and last - first."""
-    _, values = per_step(read_metrics(run), metric)
+def quarter_means(values: list[float]) -> dict[str, Any] | None:
+    """Mean of per-step values over the first and the last ceil(n/4) of them, and last - first."""
     if not values:
         return None
     q = math.ceil(len(values) / 4)
     first, last = sum(values[:q]) / q, sum(values[-q:]) / q
     return {"n_steps": len(values), "quarter_steps": q, "first_quarter": first, "last_quarter": last,
             "difference": last - first}
+
+
+def reward_quarters(run: Path) -> dict[str, Any] | None:
+    """`quarter_means` of train/reward_mean over the run's logged training steps."""
+    return quarter_means(per_step(read_metrics(run), TRAIN_REWARD)[1])
 
 
 def _modes(sections: list[dict]) -> list[str]:
@@ -97,11 +100,12 @@ def training_row(label: str, runs: list[Path]) -> dict[str, Any]:
 def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     """Per training tool rate the arm logged (`tools/<name>_rate`, no-call, refused-by-cap): its first- and
     last-quarter means over the training steps, each as mean ± 95% t interval over the seeds."""
-    logged = {key for run in runs for record in read_metrics(run) if "train/epoch" in record for key in record
+    records = [read_metrics(run) for run in runs]
+    logged = {key for run_records in records for record in run_records if "train/epoch" in record for key in record
               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
     rows = []
     for metric in sorted(logged):
-        quarters = [q for run in runs if (q := reward_quarters(run, metric))]
+        quarters = [q for run_records in records if (q := quarter_means(per_step(run_records, metric)[1]))]
         rows.append({"arm": label, "metric": metric, "seeds": len(quarters),
                      **{part: across_seeds([q[part] for q in quarters], rate=True).as_dict()
                         for part in ("first_quarter", "last_quarter")}})
