@@ -499,6 +499,7 @@ class HFPolicy:
         width = max(len(c.ids) for c in caches)
         capacity = width + sampling.max_new_tokens
         n_layers = len(caches[0].layers)
+        unique = list({id(c): c for c in caches}.values())  # a task's G samples share one cache object
         slots = []
         for layer in range(n_layers):  # right-align each episode's cache: pad on the left, masked out
             k0, v0 = caches[0].layers[layer]
@@ -512,6 +513,8 @@ class HFPolicy:
                     pos += k.shape[2]
                 assert pos == width, "cache length and token history disagree"
             slots.append(_slot_layer_class()(buf_k, buf_v, width))
+            for cache in unique:  # this layer now lives in the buffers: free the episodes' own copies as we go,
+                cache.layers[layer] = None  # so the kept caches and the new buffers are never whole together
         mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
         for row, c in enumerate(caches):
             mask[row, width - len(c.ids):width] = 1
@@ -526,6 +529,8 @@ class HFPolicy:
         logps: list[list[float]] = [[] for _ in requests]
         eos = self.tokenizer.eos_token_id
         live = n
+        kept: dict[int, int] = {}  # request -> its row in the buffers once finished (rows behind `live` stay put)
+        out = None
         for step in range(sampling.max_new_tokens):
             tokens, token_logps = sample_tokens(logits[:live], sampling, [gens[i] for i in order[:live]])
             finished = []
@@ -537,13 +542,12 @@ class HFPolicy:
                 if token == eos or scanners[i].push(token) or step == sampling.max_new_tokens - 1:
                     finished.append(row)
             for row in sorted(finished, reverse=True):  # highest first: swaps never move a finished row
-                i = order[row]
-                if requests[i].keep_cache and requests[i].episode is not None and self.kv_cache == "episode":
-                    session.episodes[requests[i].episode] = self._row_cache(
-                        slots, mask, row, requests[i].history_ids + new_ids[i][:-1], bases[i])
                 live -= 1
                 if row != live:
                     _swap_rows(slots, mask, lengths, logits, order, row, live)
+                i = order[live]
+                if requests[i].keep_cache and requests[i].episode is not None and self.kv_cache == "episode":
+                    kept[i] = live
             if live == 0:
                 break
             for slot in slots:
@@ -556,17 +560,32 @@ class HFPolicy:
             session.stats.prefill_tokens += live
             lengths[:live] += 1
             logits = out.logits[:, -1].float()
+        del out  # its cache object holds the buffers
+        for i, cache in self._kept_caches(requests, new_ids, kept, slots, mask, bases).items():
+            session.episodes[requests[i].episode] = cache
         return [(new_ids[i], logps[i]) for i in range(n)]
 
-    def _row_cache(self, slots: list[Any], mask: torch.Tensor, row: int, ids: list[int],
-                   base: _EpisodeCache | None) -> _EpisodeCache:
-        """Copy one batch row's real positions (mask 1) out of the buffers, as a batch-of-one cache of `ids`;
-        the positions of `base` (the row's shared prefix, copied in from it unchanged) are not copied again."""
-        keep = mask[row, :slots[0].length].nonzero()[:, 0]
-        assert len(keep) == len(ids), "cache length and token history disagree"
-        keep = keep[len(base.ids):] if base is not None else keep
-        return _EpisodeCache(ids, [(s.buf_k[row:row + 1, :, keep], s.buf_v[row:row + 1, :, keep]) for s in slots],
-                             base=base)
+    @staticmethod
+    def _kept_caches(requests: list[TurnRequest], new_ids: list[list[int]], kept: dict[int, int],
+                     slots: list[Any], mask: torch.Tensor, bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
+        """Copy each kept episode's real positions (mask 1) out of its buffer row, as a batch-of-one cache of its
+        history (the last sampled token was never fed, so it has no keys yet); the positions of its base (the
+        shared prefix, copied in unchanged) are not copied again. Layer by layer, each layer's buffers freed once
+        copied: the compact copies and the whole padded buffers are never resident together."""
+        length = slots[0].length
+        histories = {i: requests[i].history_ids + new_ids[i][:-1] for i in kept}
+        spans = {}
+        for i, row in kept.items():
+            positions = mask[row, :length].nonzero()[:, 0]
+            assert len(positions) == len(histories[i]), "cache length and token history disagree"
+            spans[i] = positions[len(bases[i].ids):] if bases[i] is not None else positions
+        layers: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {i: [] for i in kept}
+        for layer in range(len(slots)):
+            slot, slots[layer] = slots[layer], None
+            for i, row in kept.items():
+                layers[i].append((slot.buf_k[row:row + 1, :, spans[i]], slot.buf_v[row:row + 1, :, spans[i]]))
+            del slot
+        return {i: _EpisodeCache(histories[i], layers[i], base=bases[i]) for i in kept}
 
     def _decode_uncached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
                          gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:

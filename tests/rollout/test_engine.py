@@ -104,6 +104,69 @@ def test_kept_caches_store_the_shared_prompt_once(tiny):
             assert all(k.shape[2] == own and v.shape[2] == own for k, v in kept[i].layers)
 
 
+def test_a_turn_never_holds_the_kept_caches_and_the_whole_batch_buffers_at_once(tiny, monkeypatch):
+    """Memory bound of a turn: the episodes' own keys/values of a layer (fresh prompts at turn 0, kept and
+    extended caches at turn 1) are freed as soon as that layer is copied into the batch buffers, so the peak is
+    about the buffers, not the buffers plus every episode's cache. Checked with weak references when each
+    layer's buffers are made."""
+    import weakref
+
+    from agentic_rl.rollout import policy as policy_module
+
+    model, tok = tiny
+    histories = shared_prefix_histories(tok)
+    policy = HFPolicy(model, tok)
+    slot_class = policy_module._slot_layer_class()
+    own: list[list[weakref.ref]] = []  # per layer: the episode caches' own keys going into this turn
+    alive_at_handover: list[int] = []
+    original_prefill, original_init = HFPolicy._prefill, slot_class.__init__
+
+    def watched_prefill(self, requests, session):
+        caches = original_prefill(self, requests, session)
+        own[:] = [[weakref.ref(c.layers[layer][0]) for c in caches] for layer in range(len(caches[0].layers))]
+        return caches
+
+    def watched_init(self, buf_k, buf_v, length):
+        original_init(self, buf_k, buf_v, length)
+        made = len(alive_at_handover) % len(own)  # layers already handed over in this turn
+        alive_at_handover.append(sum(ref() is not None for refs in own[:made] for ref in refs))
+
+    monkeypatch.setattr(HFPolicy, "_prefill", watched_prefill)
+    monkeypatch.setattr(slot_class, "__init__", watched_init)
+    with policy.session():
+        requests = [TurnRequest(h, TASKS[i % 3], i, 0, episode=i) for i, h in enumerate(histories)]
+        replies = policy.generate_with_logprobs(requests, SAMPLING, EARLY_STOP)
+        obs = encode(tok, "\n<exec_result>3</exec_result>\n")
+        requests = [TurnRequest(h + ids + obs, TASKS[i % 3], i, 1, episode=i)
+                    for i, (h, (ids, _)) in enumerate(zip(histories, replies))]
+        policy.generate_with_logprobs(requests, SAMPLING, EARLY_STOP)
+    n_layers = len(own)
+    assert n_layers > 1 and alive_at_handover == [0] * (2 * n_layers)
+
+
+def test_kept_copies_free_each_layers_buffers_once_copied():
+    """`_kept_caches` releases the buffers layer by layer, and copies exactly the kept rows' real positions."""
+    import weakref
+
+    from agentic_rl.rollout.policy import _EpisodeCache, _slot_layer_class
+
+    torch.manual_seed(0)
+    n_layers, rows, capacity = 3, 2, 7
+    slots = [_slot_layer_class()(torch.randn(rows, 1, capacity, 2), torch.randn(rows, 1, capacity, 2), 6)
+             for _ in range(n_layers)]
+    expected = [(s.buf_k[1:2, :, 2:6].clone(), s.buf_v[1:2, :, 2:6].clone()) for s in slots]
+    refs = [weakref.ref(s.buf_k) for s in slots]
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1, 0]])  # row 1: 5 positions, left-padded
+    base = _EpisodeCache([7], [])  # the row's first position belongs to the shared prefix
+    request = TurnRequest([7, 8, 9, 10], TASKS[0], 0, 0, episode=0)
+    kept = HFPolicy._kept_caches([request], [[11, 12]], {0: 1}, slots, mask, [base])
+    assert slots == [None] * n_layers and all(ref() is None for ref in refs)
+    cache = kept[0]
+    assert cache.ids == [7, 8, 9, 10, 11] and cache.base is base
+    for (k, v), (ek, ev) in zip(cache.layers, expected):
+        assert torch.equal(k, ek) and torch.equal(v, ev)
+
+
 def test_an_episode_finishing_early_leaves_while_the_others_continue(tiny):
     model, tok = tiny
     cached, _, _ = multi_turn(model, tok, "episode", shared_prefix_histories(tok), SAMPLING, EARLY_STOP, turns=1)
