@@ -9,8 +9,12 @@ optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temp
 
 project: `run_episodes` (tools=none) -> reward -> `grpo_step`, with `algo.skip_zero_std_groups` off, since TRL
          runs its passes for every group (pass `--allow-skip` to time the project's default instead).
-TRL:     `GRPOTrainer` with the same LoRA, beta, sampling, generation batch = one group; gradient checkpointing
-         off (the project's update does not use it); the reward calls the same grader.
+TRL:     `GRPOTrainer` with the same LoRA, beta, sampling, generation batch = one group; the reward calls the
+         same grader. Two configurations (`--trl`):
+         matched  fp32 throughout and no gradient checkpointing, as the project's default runs: the like-for-like
+                  comparison;
+         defaults what `GRPOConfig` gives a new user on CPU: bf16 autocast (accelerate wraps the model's forward,
+                  so generation runs in bf16 too) and gradient checkpointing on.
 The first step of each is a warm-up and not counted; the median of the others is reported, with peak RSS.
 """
 from __future__ import annotations
@@ -30,6 +34,11 @@ from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.types import ToolCall
 
 logger = logging.getLogger(__name__)
+# GRPOConfig fields per TRL configuration; unset fields keep TRL's defaults (bf16 autocast and checkpointing on CPU)
+TRL_CONFIGS: dict[str, dict[str, Any]] = {
+    "matched": {"bf16": False, "gradient_checkpointing": False},
+    "defaults": {},
+}
 
 
 def compose(overrides: list[str]) -> Any:
@@ -92,8 +101,10 @@ def unflagged_copy(model: Any) -> Any:
     return fresh
 
 
-def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -> tuple[list[float], list[float]]:
-    """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step."""
+def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
+              trl_config: str) -> tuple[list[float], list[float]]:
+    """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step, under
+    one of `TRL_CONFIGS` (see the module doc)."""
     from datasets import Dataset
     from peft import LoraConfig
     from transformers import TrainerCallback
@@ -133,7 +144,8 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig) -
                       per_device_train_batch_size=G, num_generations=G, max_completion_length=rollout_cfg.max_new_tokens,
                       beta=algo.kl_coeff, learning_rate=algo.lr, temperature=rollout_cfg.temperature,
                       top_p=rollout_cfg.top_p, max_steps=len(tasks), logging_steps=1, report_to="none",
-                      save_strategy="no", gradient_checkpointing=False, disable_tqdm=True, seed=cfg.seed)
+                      save_strategy="no", disable_tqdm=True, seed=cfg.seed,
+                      **TRL_CONFIGS[trl_config])
     dataset = Dataset.from_list([{"prompt": prompt_messages(toolset, task, rollout_cfg.observation_format)}
                                  for task in tasks])
     timer = StepTimer()
@@ -152,6 +164,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", type=int, default=3, help="timed steps each (plus one warm-up)")
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--allow-skip", action="store_true", help="time the project with skip_zero_std_groups on")
+    parser.add_argument("--trl", nargs="+", choices=list(TRL_CONFIGS), default=list(TRL_CONFIGS),
+                        help="TRL configurations to time (see the module doc)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -174,27 +188,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         toolset = build_toolset(cfg.tools, sandbox)
         ours, our_lengths = project_steps(cfg, tasks, toolset, rollout_cfg, args.allow_skip)
         rss_ours = peak_rss_gib()
-        theirs, their_lengths = trl_steps(cfg, tasks, toolset, rollout_cfg)
-        rss_all = peak_rss_gib()
+        trl_runs, trl_rss = {}, {}
+        for name in args.trl:
+            trl_runs[name] = trl_steps(cfg, tasks, toolset, rollout_cfg, name)
+            trl_rss[name] = peak_rss_gib()
     finally:
         sandbox.close()
-    ours_s, theirs_s = statistics.median(ours[1:] or ours), statistics.median(theirs[1:] or theirs)
+    ours_s = statistics.median(ours[1:] or ours)
+    medians = {name: statistics.median(times[1:] or times) for name, (times, _) in trl_runs.items()}
+
     def listed(values: list[float]) -> str:
         return ", ".join(f"{v:.1f}" for v in values)
 
     # completion lengths differ between the two samplers' draws; a step's cost grows with them
+    rows = [f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |"]
+    rows += [f"| TRL GRPOTrainer ({name}) | {len(times) - 1} | {medians[name]:.1f} | {listed(times)} | "
+             f"{listed(lengths)} | {trl_rss[name]:.2f} |" for name, (times, lengths) in trl_runs.items()]
+    ratios = {name: ours_s / median for name, median in medians.items()}
     table = "\n".join([
         "| trainer | steps timed | median step s | all steps s | mean completion tokens per step "
         "| peak RSS GiB (process, cumulative) |",
-        "|---|---|---|---|---|---|",
-        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |",
-        f"| TRL GRPOTrainer | {len(theirs) - 1} | {theirs_s:.1f} | {listed(theirs)} | {listed(their_lengths)} "
-        f"| {rss_all:.2f} |",
-        f"\nratio agentic_rl / TRL: {ours_s / theirs_s:.2f} (target <= 0.5)",
+        "|---|---|---|---|---|---|", *rows, "",
+        *[f"ratio agentic_rl / TRL ({name}): {ratio:.2f} (target <= 0.5)" for name, ratio in ratios.items()],
     ])
     logger.info("\n%s", table)
-    return {"project_s": ours, "trl_s": theirs, "ratio": ours_s / theirs_s, "project_tokens": our_lengths,
-            "trl_tokens": their_lengths}
+    return {"project_s": ours, "project_tokens": our_lengths, "ratios": ratios,
+            "trl": {name: {"s": times, "tokens": lengths} for name, (times, lengths) in trl_runs.items()}}
 
 
 if __name__ == "__main__":
