@@ -206,6 +206,9 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
 def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContext, bar: tqdm) -> None:
     """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group."""
     algo = t.algo
+    # Freed heap that glibc keeps resident would otherwise stack under each phase's peak: the rollout's caches and
+    # the update's activations are each gigabyte-sized, allocated and freed in different sizes.
+    release_free_memory()
     # 1. rollout: the G samples of every task in the chunk, generated as one batch
     trajs = run_episodes([(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset,
                          t.rollout_cfg)
@@ -213,6 +216,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
     breakdowns = [[t.reward_fn(traj) for traj in group] for group in groups]
     rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
+    release_free_memory()  # what the rollout freed (see above)
     # 3-5. advantages -> loss -> one optimizer step per task group
     all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
                                      temperature=t.rollout_cfg.temperature, step=t.dist.grpo_step)

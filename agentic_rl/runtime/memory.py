@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import os
 import resource
 import sys
+from typing import Callable
 
 GIB = 2 ** 30
 
@@ -42,19 +44,25 @@ def memory_metrics() -> dict[str, float]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's `malloc_trim`, or None where the C library is not glibc (macOS, musl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
 def release_free_memory() -> bool:
     """Collect garbage and hand the heap's free pages back to the system (glibc's `malloc_trim`); True if trimmed.
 
-    Called between phases (before each evaluation): training leaves about a gigabyte of freed but still
-    resident heap behind, fragmented so that the evaluation's allocations do not fit in it and add to it.
-    Values in memory do not change, only which pages stay resident. Elsewhere (macOS, musl) it only collects.
+    Called between phases: before each evaluation, each training rollout batch and its update. Each phase frees
+    up to gigabytes (decode buffers, caches, activations) in sizes the next phase does not reuse, and glibc keeps
+    that memory resident, so without it the next phase's peak stacks on top. Values in memory do not change,
+    only which pages stay resident. Costs about 0.1 s. Elsewhere (macOS, musl) it only collects.
     """
     gc.collect()
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return False
-    return bool(trim(0))
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False

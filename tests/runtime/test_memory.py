@@ -43,3 +43,42 @@ def test_release_free_memory_returns_freed_heap_pages_to_the_system():
         pytest.skip("not glibc: nothing to trim")
     assert before - rss_gib() > 0.15, "the freed blocks' pages should leave the resident set"
     assert pin == bytes(2048)  # live data is untouched
+
+
+def test_each_training_phase_starts_from_a_trimmed_heap(tmp_path, monkeypatch):
+    """A rollout batch and its update each start after freed heap went back to the system: the decode
+    buffers and the activations are freed in sizes the next phase does not reuse, so resident leftovers
+    would stack under each peak."""
+    import random
+
+    from hydra import compose, initialize_config_dir
+
+    from agentic_rl import train
+    from agentic_rl.config import register_configs
+    from agentic_rl.distributed import Distributed
+    from agentic_rl.runtime.stages import open_run
+    from tests.config.test_compose import CONF
+
+    events: list[str] = []
+
+    def recorded(name, fn):
+        def wrapper(*args, **kwargs):
+            events.append(name)
+            return fn(*args, **kwargs) if fn is not None else True
+        return wrapper
+
+    monkeypatch.setattr(train, "release_free_memory", recorded("trim", None))
+    monkeypatch.setattr(train, "run_episodes", recorded("rollout", train.run_episodes))
+    monkeypatch.setattr(train, "update_rollout_batch", recorded("update", train.update_rollout_batch))
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("train", overrides=["model=tiny-random", "tools=none", "logger=none", "algo.group_size=2",
+                                          "rollout.max_turns=1", "rollout.max_new_tokens=4", "data.limit=2",
+                                          "progress=false"])
+    with open_run(cfg, tmp_path) as ctx:
+        training = train.build_training(cfg, ctx.sandbox, Distributed.from_env(60))
+        position = train.Position(data_rng=random.Random(0))
+        with train.tqdm(disable=True) as bar:
+            train.train_on_chunk(training, training.train_tasks[:2], position, ctx, bar)
+    assert events == ["trim", "rollout", "trim", "update"]
+    assert position.step == 2
