@@ -7,7 +7,6 @@ test uses the real packaged model when it is installed (about 5 s).
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import replace
 from pathlib import Path
 
