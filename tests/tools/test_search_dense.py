@@ -103,9 +103,10 @@ def test_ranking_options_are_checked():
 
 
 def test_entry_text_reads_as_words():
-    text = D.entry_text("collections.Counter.most_common", "(self, n=None)", "List the n most common elements.")
-    assert text == "collections counter most common (n): List the n most common elements."
-    assert D.entry_text("json.dumps", "", "") == "json dumps"
+    text = D.entry_text("collections.Counter.most_common", "List the n most common elements.")
+    assert text == "collections counter most common: List the n most common elements."
+    assert D.entry_text("json.dumps", "") == "json dumps"
+    assert D.entry_text("heapq.heappush", "x" * 1000).endswith(": " + "x" * D.MAX_DOC_CHARS)
 
 
 # ----------------------------------------------------------------------------- encoder and cache
@@ -188,7 +189,7 @@ def test_packaged_model_puts_the_obvious_match_first():
             "lib.dumps": "Serialize an object to a JSON formatted string.",
             "lib.heappush": "Push an item onto the heap, keeping the heap invariant.",
             "lib.sub": "Replace occurrences of a pattern in a string."}
-    matrix = encoder.encode([D.entry_text(n, "", d) for n, d in docs.items()])
+    matrix = encoder.encode([D.entry_text(n, d) for n, d in docs.items()])
     index = P.build_index([entry(n, d) for n, d in docs.items()], {}, {})
     index.dense = D.DenseScorer(encoder, matrix)
     names = list(docs)

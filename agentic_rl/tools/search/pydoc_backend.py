@@ -138,7 +138,7 @@ class Ranking:
     expansion_weight: float = 0.5
     deprecated_penalty: float = 6.0
     relevance_scale: float = 0.0  # > 0: BM25 scaled down so the query's best candidate scores at most this
-    dense_weight: float = 0.0  # 0: no dense score; else its weight in the fusion (needs a dense model)
+    dense_weight: float = 15.0  # 0: no dense score; else its weight in the fusion (needs a dense model)
     dense_fusion: str = "add"  # "add": + dense_weight * cosine; "rrf": reciprocal-rank fusion
     dense_candidates: int = 50  # the dense top-N joins the lexical candidates
     rrf_k: float = 60.0
@@ -528,7 +528,14 @@ def dir_size(path: Path) -> int:
 
 @BACKENDS.register("pydoc")
 class PydocBackend:
-    """Search the introspected API of `modules` as installed for the sandbox interpreter."""
+    """Search the introspected API of `modules` as installed for the sandbox interpreter.
+
+    dense: name of a packaged sentence-embedding model (`dense.MODELS`) fused with the lexical
+        score, or None. The entries are encoded once per index and model (stored in the index folder).
+    dense_threads: torch threads while encoding (1: on two shared cores two threads ran up to ten
+        times slower under load, and a query costs about 10 ms on one thread); None: torch's setting.
+    ranking: overrides of `Ranking`'s weights, e.g. {dense_weight: 8.0}.
+    """
 
     def __init__(self, python: str | None = None, modules: Sequence[str] | None = None,
                  extra_modules: Sequence[str] = (), exclude: Sequence[str] | None = None,
@@ -536,7 +543,7 @@ class PydocBackend:
                  max_depth: int = 0, max_entries_per_module: int = 6000,
                  max_members_per_class: int = 500, module_timeout_s: float = 60.0,
                  build_timeout_s: float = 900.0, dense: str | None = None,
-                 dense_threads: int | None = None, ranking: dict[str, Any] | None = None) -> None:
+                 dense_threads: int | None = 1, ranking: dict[str, Any] | None = None) -> None:
         self.python = resolve_python(python)
         mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
         self.modules = list(dict.fromkeys(str(m) for m in mods))
@@ -625,8 +632,7 @@ class PydocBackend:
 
         D.model_spec(name)  # an unknown name is a config error, not a missing package
         try:
-            texts = [D.entry_text(n, s, d) for n, s, d in
-                     zip(self.index.names, self.index.signatures, self.index.docs)]
+            texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
             start = time.perf_counter()
             scorer, encoded = D.load_or_encode(self.index.path, name, texts, threads=threads)
         except (D.DenseModelMissing, ImportError) as exc:
