@@ -152,7 +152,16 @@ class DenseEncoder:
             tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
             tokenizer.enable_truncation(max_length=self.spec.max_tokens)
             tokenizer.enable_padding()
-            model = AutoModel.from_pretrained(str(self.folder), dtype=torch.float32)
+            from transformers.utils import logging as hf_logging
+
+            # the first search would otherwise print a weights-loading bar into the run's log
+            bar_was_on = hf_logging.is_progress_bar_enabled()
+            hf_logging.disable_progress_bar()
+            try:
+                model = AutoModel.from_pretrained(str(self.folder), dtype=torch.float32)
+            finally:
+                if bar_was_on:
+                    hf_logging.enable_progress_bar()
             model.eval()
             self._tokenizer, self._model = tokenizer, model
             log.info("search: loaded dense model %s from %s", self.name, self.folder)
