@@ -197,3 +197,11 @@ def test_packaged_model_puts_the_obvious_match_first():
                             ("turn a dict into json text", "lib.dumps"),
                             ("priority queue insert", "lib.heappush")]:
         assert names[int(np.argmax(index.dense.scores(query)))] == expected, query
+
+
+def test_switching_the_config_to_docstore_keeps_working():
+    """conf/tool/search.yaml sets backend_options.dense; `tools.search.backend=docstore` must still build."""
+    from agentic_rl.tools.search import SearchTool
+
+    tool = SearchTool(backend="docstore", backend_options={"dense": "all-minilm-l6-v2"})
+    assert tool.backend.search("heap push", 1)[0].name == "heapq.heappush"
