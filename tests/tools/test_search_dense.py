@@ -205,3 +205,16 @@ def test_switching_the_config_to_docstore_keeps_working():
 
     tool = SearchTool(backend="docstore", backend_options={"dense": "all-minilm-l6-v2"})
     assert tool.backend.search("heap push", 1)[0].name == "heapq.heappush"
+
+
+def test_a_dense_model_that_fails_at_search_time_falls_back_to_lexical(caplog):
+    class Broken:
+        def scores(self, query: str) -> np.ndarray:
+            raise OSError("model.safetensors: truncated")
+
+    index = P.build_index([entry("lib.dumps", "Serialize an object to a string.")], {}, {})
+    index.dense = Broken()
+    with caplog.at_level(logging.WARNING, logger="agentic_rl.tools.search.pydoc_backend"):
+        assert [h.name for h in index.search("serialize object", 3)] == ["lib.dumps"]
+        assert [h.name for h in index.search("serialize object", 3)] == ["lib.dumps"]
+    assert index.dense is None and sum("dense model failed" in r.getMessage() for r in caplog.records) == 1

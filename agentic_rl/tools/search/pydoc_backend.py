@@ -353,7 +353,12 @@ class PydocIndex:
 
         cosine = None
         if self.dense is not None and self.ranking.dense_weight:
-            cosine = self.dense.scores(query)
+            try:
+                cosine = self.dense.scores(query)
+            except Exception as exc:  # e.g. damaged weights, read at the first search: rank lexically from now on
+                log.warning("search: dense model failed (%s: %s); ranking lexically", type(exc).__name__, exc)
+                self.dense = None
+        if cosine is not None:
             m = min(self.ranking.dense_candidates, len(cosine))
             if m > 0:
                 candidates |= set(int(i) for i in np.argpartition(-cosine, m - 1)[:m])
