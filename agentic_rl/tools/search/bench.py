@@ -1,7 +1,7 @@
 """Benchmark the search backends on the labelled query set.
 
     python -m agentic_rl.tools.search.bench [--queries SET.jsonl ...] [--backends pydoc,docstore]
-        [--cached] [--python PATH ...] [--repeat 3] [--failures]
+        [--cached] [--python PATH ...] [--dense MODEL|none] [--repeat 3] [--failures] [--ablation]
 
 Query sets: the development set and the held-out set (default both). Interpreters: this one and
 `.venv-bcb/bin/python` when present (default). For each backend, interpreter and set: recall@1, recall@3, MRR (first relevant rank within the top 10), median and p95
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rl.tools.search import BACKENDS, SearchBackend
+from agentic_rl.tools.search.dense import DEFAULT_MODEL as DEFAULT_DENSE_MODEL
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 # The development set (ranking was tuned on it) and the held-out set (written before the ranker was
@@ -57,6 +58,7 @@ class BenchResult:
     disk_bytes: int = 0
     build_s: float = 0.0
     load_s: float | None = None
+    dense_s: float = 0.0  # encoding the entries with the dense model (part of build_s when built)
     failures: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -124,17 +126,19 @@ def bench_pydoc(query_sets: dict[str, list[dict[str, Any]]], repeat: int, cached
         if not cached:
             opts.setdefault("cache_dir", tmp)
         start = time.perf_counter()
-        backend = factory(**opts)
+        backend = first_backend = factory(**opts)
         first = time.perf_counter() - start
         start = time.perf_counter()
         backend = factory(**opts)  # now from the cache: the load time every later run pays
         load = time.perf_counter() - start
         # build time: measured now, or as recorded when the cached index was built
         build = first if not cached else float(backend.index.meta.get("build_seconds", first))
+        # the first backend also encoded the entries when a dense model is on and no matrix was stored
+        dense_s = first_backend.dense_seconds
         known = set(backend.index.names)
         for set_name, queries in query_sets.items():
             res = BenchResult("pydoc", n_queries=len(queries), entries=len(backend),
-                              disk_bytes=backend.disk_bytes(), build_s=build, load_s=load)
+                              disk_bytes=backend.disk_bytes(), build_s=build, load_s=load, dense_s=dense_s)
             for key, value in evaluate(backend, queries, repeat, known=known).items():
                 setattr(res, key, value)
             out[set_name] = res
@@ -152,6 +156,7 @@ def format_table(results: list[BenchResult]) -> str:
         ("index entries", lambda r: f"{r.entries}"),
         ("index bytes on disk", lambda r: f"{r.disk_bytes:,}"),
         ("build time (s)", lambda r: f"{r.build_s:.2f}"),
+        ("of which dense encoding (s)", lambda r: f"{r.dense_s:.2f}"),
         ("load time, cached (s)", lambda r: "-" if r.load_s is None else f"{r.load_s:.2f}"),
     ]
     width = max(len(label) for label, _ in rows)
@@ -170,7 +175,8 @@ def ablation_variants() -> dict[str, Any]:
     from agentic_rl.tools.search.pydoc_backend import DEFAULT_RANKING as full
 
     no_usage = {"usage_last": 0.0, "usage_pair": 0.0, "usage_parent": 0.0}
-    earlier = replace(full, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
+    lexical = replace(full, dense_weight=0.0)  # the lexical ranker the dense score is fused with
+    earlier = replace(lexical, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
                       **no_usage)
     return {
         "earlier ranker (BM25 + boosts)": earlier,
@@ -178,29 +184,43 @@ def ablation_variants() -> dict[str, Any]:
                                  usage_parent=full.usage_parent),
         "+ expansion": replace(earlier, expansion_weight=full.expansion_weight),
         "+ fields": replace(earlier, fielded=True),
+        "lexical (prior + expansion)": lexical,
+        "lexical + fields": replace(lexical, fielded=True),
+        "lexical - usage prior": replace(lexical, **no_usage),
+        "lexical - pair/parent usage": replace(lexical, usage_pair=0.0, usage_parent=0.0),
+        "lexical - expansion": replace(lexical, expansion_weight=0.0),
+        "lexical - deprecated penalty": replace(lexical, deprecated_penalty=0.0),
+        "lexical + scaled relevance (30)": replace(lexical, relevance_scale=30.0),
+        # the rows below fuse the dense model's cosine and need it (`--dense MODEL`)
         "full (chosen)": full,
         "full + fields": replace(full, fielded=True),
-        "full - usage prior": replace(full, **no_usage),
-        "full - pair/parent usage": replace(full, usage_pair=0.0, usage_parent=0.0),
-        "full - expansion": replace(full, expansion_weight=0.0),
-        "full - deprecated penalty": replace(full, deprecated_penalty=0.0),
-        "full + scaled relevance (30)": replace(full, relevance_scale=30.0),
+        "lexical + dense, add w=4": replace(lexical, dense_weight=4.0, dense_fusion="add"),
+        "lexical + dense, add w=8": replace(lexical, dense_weight=8.0, dense_fusion="add"),
+        "lexical + dense, add w=30": replace(lexical, dense_weight=30.0, dense_fusion="add"),
+        "lexical + dense, rrf w=1 k=10": replace(lexical, dense_weight=1.0, dense_fusion="rrf", rrf_k=10.0),
+        "lexical + dense, rrf w=1 k=60": replace(lexical, dense_weight=1.0, dense_fusion="rrf", rrf_k=60.0),
     }
 
 
-def run_ablation(query_sets: dict[str, list[dict[str, Any]]], python: str) -> str:
-    """Recall@3 / MRR of each ranking variant on the cached index of `python` (same entries)."""
+def run_ablation(query_sets: dict[str, list[dict[str, Any]]], python: str, dense: str | None = None) -> str:
+    """Recall@3 / MRR of each ranking variant on the cached index of `python` (same entries).
+    Variants that fuse a dense model run only with `dense` (the model's name)."""
     from agentic_rl.tools.search import pydoc_backend as P
 
-    backend = BACKENDS.get("pydoc")(python=python)
+    backend = BACKENDS.get("pydoc")(python=python, dense=dense)
     entries, usage = P.load_raw(backend.index.path)
     built = {}
     label = interpreter_label(python)
-    lines = [f"ablation, pydoc[{label}]: recall@3 / MRR@{MRR_DEPTH} per query set",
+    lines = [f"ablation, pydoc[{label}], dense model {dense or 'none'}: recall@3 / MRR@{MRR_DEPTH} per query set",
              f"{'variant':<32}" + "".join(f"{name:>32}" for name in query_sets)]
     for variant, ranking in ablation_variants().items():
+        if ranking.dense_weight and backend.index.dense is None:
+            lines.append(f"{variant:<32}" + "".join(f"{'- (no dense model)':>32}" for _ in query_sets))
+            continue
         if ranking.fielded not in built:
+            # the same entries in the same order as the cached index, so its dense matrix fits
             built[ranking.fielded] = P.build_index(entries, {}, usage, ranking)
+            built[ranking.fielded].dense = backend.index.dense
         index = built[ranking.fielded]
         index.set_ranking(ranking)
         known = set(index.names)
@@ -234,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="latency: times each query is run")
     parser.add_argument("--failures", action="store_true", help="list queries missed at rank 3")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
+    parser.add_argument("--dense", default=DEFAULT_DENSE_MODEL, metavar="MODEL",
+                        help=f"packaged dense model fused with the lexical score (default {DEFAULT_DENSE_MODEL}, "
+                             "as in conf/tool/search.yaml; 'none': lexical only)")
     parser.add_argument("--ablation", action="store_true",
                         help="instead: recall of each ranking variant (uses the normal pydoc cache)")
     args = parser.parse_args(argv)
@@ -249,14 +272,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown backend(s) {unknown}; available: pydoc, docstore")
     interpreters = args.python or default_interpreters()
+    dense = None if args.dense.lower() == "none" else args.dense
     if args.ablation:
         for python in interpreters:
-            print(run_ablation(query_sets, python))
+            print(run_ablation(query_sets, python, dense))
         return 0
     results: list[BenchResult] = []
     if "pydoc" in backends:
         for python in interpreters:
-            for set_name, res in bench_pydoc(query_sets, args.repeat, args.cached, {"python": python}).items():
+            for set_name, res in bench_pydoc(query_sets, args.repeat, args.cached,
+                                                {"python": python, "dense": dense}).items():
                 res.backend = f"pydoc[{interpreter_label(python)}]/{set_name}"
                 results.append(res)
     if "docstore" in backends:

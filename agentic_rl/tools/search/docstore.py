@@ -7,12 +7,15 @@ ranks first.
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
 from agentic_rl.tools.search import BACKENDS, SearchHit
 from agentic_rl.tools.search.docstore_data import ENTRIES
 from agentic_rl.tools.search.text import expand_alias
+
+log = logging.getLogger(__name__)
 
 _WORD_RE = re.compile(r"[a-z0-9_]+")
 
@@ -31,7 +34,12 @@ class _Entry:
 class DocstoreBackend:
     """Keyword search over `docstore_data.ENTRIES` (or the given entries)."""
 
-    def __init__(self, entries: tuple[tuple[str, str, str], ...] | list | None = None) -> None:
+    def __init__(self, entries: tuple[tuple[str, str, str], ...] | list | None = None,
+                 dense: str | None = None) -> None:
+        # `dense` is accepted so that `tools.search.backend=docstore` works with the config's backend_options
+        # (conf/tool/search.yaml turns the pydoc backend's dense model on); keyword counting has no use for it
+        if dense:
+            log.info("search: the docstore backend ranks by keywords; dense model %r not used", dense)
         self.entries = [
             _Entry(name, sig, doc, name.rsplit(".", 1)[-1].lower(),
                    name.rsplit(".", 1)[0].lower() if "." in name else "", doc.lower())

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -116,6 +116,10 @@ class Ranking:
         Each count enters as log1p(count)/log1p(max count), in [0, 1].
     expansion_weight: weight of the BM25 score of query-expansion synonyms (0: no expansion).
     deprecated_penalty: subtracted when the summary says the API is deprecated.
+    dense_*: fusion with a sentence-embedding model's cosine (`dense.py`), used only when the index
+        has a dense scorer: "add" adds dense_weight * cosine to the score above, "rrf" ranks by
+        1/(rrf_k + lexical rank) + dense_weight/(rrf_k + dense rank). Either way the dense top
+        `dense_candidates` entries are candidates too.
     relevance_scale: > 0 scales BM25 down so that a query's best candidate scores at most this; off
         (0) by default: at its best dev setting (30) it changed no ranking on either query set.
 
@@ -134,6 +138,14 @@ class Ranking:
     expansion_weight: float = 0.5
     deprecated_penalty: float = 6.0
     relevance_scale: float = 0.0  # > 0: BM25 scaled down so the query's best candidate scores at most this
+    dense_weight: float = 15.0  # 0: no dense score; else its weight in the fusion (needs a dense model)
+    dense_fusion: str = "add"  # "add": + dense_weight * cosine; "rrf": reciprocal-rank fusion
+    dense_candidates: int = 50  # the dense top-N joins the lexical candidates
+    rrf_k: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.dense_fusion not in ("add", "rrf"):
+            raise ValueError(f"search: dense_fusion must be 'add' or 'rrf', got {self.dense_fusion!r}")
 
     def field_weights(self) -> dict[str, float]:
         if not self.fielded:
@@ -143,6 +155,16 @@ class Ranking:
 
 
 DEFAULT_RANKING = Ranking()
+
+
+def ranking_with(overrides: dict[str, Any] | None) -> Ranking:
+    """DEFAULT_RANKING with the `ranking` backend option's values (e.g. {dense_weight: 8})."""
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - {f.name for f in fields(Ranking)})
+    if unknown:
+        raise ValueError(f"search: unknown ranking option(s) {unknown}; "
+                         f"known: {sorted(f.name for f in fields(Ranking))}")
+    return replace(DEFAULT_RANKING, **overrides)
 _DEPRECATED_RE = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 
 
@@ -201,6 +223,7 @@ class PydocIndex:
     meta: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     ranking: Ranking = DEFAULT_RANKING
+    dense: Any = None  # dense.DenseScorer, attached by the backend when a dense model is configured
 
     def __post_init__(self) -> None:
         self.by_name: dict[str, int] = {}
@@ -263,6 +286,20 @@ class PydocIndex:
                     total += (weight * scale) * retriever.get_scores_from_ids(ids)
         return total
 
+    def fuse(self, ranked: list[tuple[float, int]], cosine: Any, order: Any) -> list[tuple[float, int]]:
+        """The lexical ranking `ranked` ((score, entry) best first) fused with the dense cosines."""
+        w = self.ranking.dense_weight
+        if self.ranking.dense_fusion == "add":
+            return sorted(((score + w * float(cosine[i]), i) for score, i in ranked), key=order)
+        k = self.ranking.rrf_k
+        # an entry outside the lexical ranking (a dense-only candidate) gets no lexical term
+        lexical = {i: r for r, (score, i) in enumerate(ranked, 1) if score > 0}
+        by_cosine = sorted((i for _, i in ranked), key=lambda i: -float(cosine[i]))
+        dense_rank = {i: r for r, i in enumerate(by_cosine, 1)}
+        fused = [((1.0 / (k + lexical[i]) if i in lexical else 0.0) + w / (k + dense_rank[i]), i)
+                 for _, i in ranked]
+        return sorted(fused, key=order)
+
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
         import numpy as np
@@ -314,12 +351,28 @@ class PydocIndex:
             if best > self.ranking.relevance_scale:
                 scores = scores * (self.ranking.relevance_scale / best)
 
+        cosine = None
+        if self.dense is not None and self.ranking.dense_weight:
+            try:
+                cosine = self.dense.scores(query)
+            except Exception as exc:  # e.g. damaged weights, read at the first search: rank lexically from now on
+                log.warning("search: dense model failed (%s: %s); ranking lexically", type(exc).__name__, exc)
+                self.dense = None
+        if cosine is not None:
+            m = min(self.ranking.dense_candidates, len(cosine))
+            if m > 0:
+                candidates |= set(int(i) for i in np.argpartition(-cosine, m - 1)[:m])
+
         def final(i: int) -> float:
             mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
             return float(scores[i]) + boosts.get(i, 0.0) + mention + float(self.prior[i])
 
-        ranked = sorted(((final(i), i) for i in candidates),
-                        key=lambda t: (-t[0], len(self.names[t[1]]), self.names[t[1]]))
+        def order(t: tuple[float, int]) -> tuple[float, int, str]:
+            return -t[0], len(self.names[t[1]]), self.names[t[1]]
+
+        ranked = sorted(((final(i), i) for i in candidates), key=order)
+        if cosine is not None:
+            ranked = self.fuse(ranked, cosine, order)
         hits: list[SearchHit] = []
         shown: set[tuple[str, str]] = set()
         for score, i in ranked:
@@ -471,20 +524,31 @@ def load_index(path: Path) -> PydocIndex:
                       uses=data.get("uses") or {}, meta=meta, path=path)
 
 
+_DENSE_WARNED: set[str] = set()  # reasons a dense model was unavailable, each warned once per process
+
+
 def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
 
 @BACKENDS.register("pydoc")
 class PydocBackend:
-    """Search the introspected API of `modules` as installed for the sandbox interpreter."""
+    """Search the introspected API of `modules` as installed for the sandbox interpreter.
+
+    dense: name of a packaged sentence-embedding model (`dense.MODELS`) fused with the lexical
+        score, or None. The entries are encoded once per index and model (stored in the index folder).
+    dense_threads: torch threads while encoding (1: on two shared cores two threads ran up to ten
+        times slower under load, and a query costs about 10 ms on one thread); None: torch's setting.
+    ranking: overrides of `Ranking`'s weights, e.g. {dense_weight: 8.0}.
+    """
 
     def __init__(self, python: str | None = None, modules: Sequence[str] | None = None,
                  extra_modules: Sequence[str] = (), exclude: Sequence[str] | None = None,
                  cache_dir: str | os.PathLike | None = None, rebuild: bool = False,
                  max_depth: int = 0, max_entries_per_module: int = 6000,
                  max_members_per_class: int = 500, module_timeout_s: float = 60.0,
-                 build_timeout_s: float = 900.0) -> None:
+                 build_timeout_s: float = 900.0, dense: str | None = None,
+                 dense_threads: int | None = 1, ranking: dict[str, Any] | None = None) -> None:
         self.python = resolve_python(python)
         mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
         self.modules = list(dict.fromkeys(str(m) for m in mods))
@@ -497,10 +561,15 @@ class PydocBackend:
             "module_timeout_s": float(module_timeout_s),
         }
         self.build_timeout_s = float(build_timeout_s)
+        self.ranking = ranking_with(ranking)
         self.built = False  # True when this instance built the index rather than loading it
         self.build_seconds = 0.0
         self.load_seconds = 0.0
+        self.dense_seconds = 0.0  # time spent encoding the entries (0 when the matrix was cached)
         self.index = self._load_or_build(rebuild)
+        self.index.set_ranking(self.ranking)
+        if dense:
+            self.index.dense = self._dense_scorer(dense, dense_threads)
 
     # ----------------------------------------------------------------- caching
     def cache_key(self) -> tuple[str, dict[str, Any]]:
@@ -560,6 +629,26 @@ class PydocBackend:
                 "usage_bytes": (result.get("usage") or {}).get("bytes", 0)}
         self._raw = (result.get("entries", []), result.get("usage") or {})
         return build_index(*self._raw[:1], meta, self._raw[1])
+
+    def _dense_scorer(self, name: str, threads: int | None) -> Any:
+        """The dense scorer of this index, or None (with one warning per process and reason) when
+        the packaged model cannot be loaded: the lexical ranking then works alone."""
+        from agentic_rl.tools.search import dense as D
+
+        D.model_spec(name)  # an unknown name is a config error, not a missing package
+        try:
+            texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
+            start = time.perf_counter()
+            scorer, encoded = D.load_or_encode(self.index.path, name, texts, threads=threads)
+        except (D.DenseModelMissing, ImportError) as exc:
+            if str(exc) not in _DENSE_WARNED:
+                _DENSE_WARNED.add(str(exc))
+                log.warning("search: dense model %r unavailable (%s); ranking lexically", name, exc)
+            return None
+        if encoded:
+            self.dense_seconds = time.perf_counter() - start
+            log.info("search: encoded %d entries with %s in %.1fs", len(texts), name, self.dense_seconds)
+        return scorer
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
