@@ -28,6 +28,8 @@ is a past: they join its pieces and the new positions in one copy); the batched 
 `DynamicLayer.update` concatenates, which copies the whole batch cache at every token. Between turns an
 episode keeps only its positions after the batch's shared prompt prefix, which the session holds once: the
 kept caches, most of an evaluation's memory next to the decode buffers, no longer grow with episodes x prompt.
+The kept caches and the buffers change hands one layer at a time (copied in, then freed; copied out, then the
+buffers freed), so a turn never holds both whole.
 """
 from __future__ import annotations
 
