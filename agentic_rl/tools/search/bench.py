@@ -254,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="latency: times each query is run")
     parser.add_argument("--failures", action="store_true", help="list queries missed at rank 3")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    parser.add_argument("--dense", default=DEFAULT_DENSE_MODEL, metavar="MODEL",
-                        help=f"packaged dense model fused with the lexical score (default {DEFAULT_DENSE_MODEL}, "
-                             "as in conf/tool/search.yaml; 'none': lexical only)")
+    parser.add_argument("--dense", default="none", metavar="MODEL",
+                        help=f"packaged dense model fused with the lexical score (e.g. {DEFAULT_DENSE_MODEL}; "
+                             "default none: lexical only, as in conf/tool/search.yaml)")
     parser.add_argument("--ablation", action="store_true",
                         help="instead: recall of each ranking variant (uses the normal pydoc cache)")
     args = parser.parse_args(argv)

@@ -53,7 +53,7 @@ MODELS: dict[str, PackagedModel] = {
                                       subdir="model", pooling="mean"),
 }
 
-DEFAULT_MODEL = "all-minilm-l6-v2"  # what conf/tool/search.yaml, the CLI and the benchmark use
+DEFAULT_MODEL = "all-minilm-l6-v2"  # the model to name to turn dense ranking on (off in conf/tool/search.yaml)
 
 
 class DenseModelMissing(RuntimeError):
