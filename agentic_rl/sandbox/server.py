@@ -441,7 +441,8 @@ class Supervisor:
             self._zygote_pid = None
             raise RuntimeError(f"the zygote failed: {e}") from None
         pid = self._from_zygote("forking a runner")
-        if pid <= 0:
+        if pid <= 0:  # not a pid: the channel is out of step, so the zygote can no longer be trusted
+            self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
         return pid
 
@@ -467,22 +468,41 @@ class Supervisor:
             raise
         for fd in ends:
             os.close(fd)
-        try:  # the request goes to this runner alone (the zygote never sees it)
-            write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
-        except OSError:
-            pass  # the runner died at once: it reports nothing, which grades as a failure
-        os.close(pipes["request"][1])
+        # The runner waits for its request, written below, so it is still alive here: its pidfd is taken
+        # before it can exit. Once it exits the zygote reaps it at once, and its pid may be gone (or another
+        # process's) by the time we look; a fast program used to finish in that window.
+        pidfd = _open_pidfd(pid)
         out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
                        {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
+        status = None
         try:
-            ended = self._wait(pid, out, start + req["timeout_s"], req["output_limit_bytes"], req.get("yield_if_idle"),
-                               nonce, self._call_processes, req["limits"].get("total_memory_bytes"), control_fd)
+            try:  # the request goes to this runner alone (the zygote never sees it)
+                write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
+            except OSError:
+                pass  # the runner died at once: it reports nothing, which grades as a failure
+            os.close(pipes["request"][1])
+            ended = "exited"
+            if pidfd is not None:
+                ended = self._wait(pidfd, out, start + req["timeout_s"], req["output_limit_bytes"],
+                                   req.get("yield_if_idle"), nonce, self._call_processes,
+                                   req["limits"].get("total_memory_bytes"), control_fd)
             if ended != "exited":
-                os.kill(pid, signal.SIGKILL)
+                _kill_by_pidfd(pidfd)
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:
+            if status is None and self.zygote_alive():
+                # Something failed mid-call. The zygote's next message is this runner's wait status: read
+                # it now, or the next call would take it for its runner's pid (and every later reply
+                # would be one call late).
+                _kill_by_pidfd(pidfd)
+                try:
+                    self._from_zygote("waiting for the runner")
+                except RuntimeError:
+                    pass  # the zygote is marked gone: the server stops after this reply and is restarted
+            if pidfd is not None:
+                os.close(pidfd)
             self._kill_all(uid)
             out.close()
             if call_dir is not None:
@@ -508,7 +528,7 @@ class Supervisor:
         return [p for p in _descendants(os.getpid()) if p != self._zygote_pid]
 
     @staticmethod
-    def _wait(pid: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
+    def _wait(pidfd: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
               nonce: str, processes, memory_limit: int | None = None, control_fd: int | None = None) -> str:
         """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
         ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from
@@ -528,42 +548,38 @@ class Supervisor:
         after = yield_if_idle["after_s"] if yield_if_idle else math.inf
         checkpoint = start + after
         next_poll = start + MEMORY_POLL_S if memory_limit else math.inf
-        pidfd = os.pidfd_open(pid)
-        try:
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    return "timeout"
-                if now >= checkpoint:
-                    if not _reported(bytes(out.kept["result"]), nonce, "collected"):
-                        checkpoint = now + after  # still loading: look again later
-                    elif _busy_seconds(processes()) < yield_if_idle["max_cpu"] * (now - start):
-                        return "yielded"
-                    else:
-                        checkpoint = math.inf
-                if now >= next_poll:
-                    if _resident_bytes(processes()) > memory_limit:
-                        return "memory"
-                    next_poll = now + MEMORY_POLL_S
-                wake = min(deadline, checkpoint, next_poll)
-                watch = [*out.open_fds, pidfd] + ([control_fd] if control_fd is not None else [])
-                ready, _, _ = select.select(watch, [], [], max(wake - now, 0))
-                if control_fd is not None and control_fd in ready:
-                    try:
-                        msg = read_msg(control_fd, timeout_s=5.0)
-                    except (EOFError, TimeoutError, ValueError):
-                        return "cancelled"  # the client is gone: nobody wants this call any more
-                    if isinstance(msg, dict) and msg.get("cancel"):
-                        return "cancelled"
-                for fd in ready:
-                    if fd != pidfd and fd != control_fd:
-                        out.pump(fd)
-                if out.total["stdout"] + out.total["stderr"] > output_limit:
-                    return "output_limit"
-                if pidfd in ready:
-                    return "exited"
-        finally:
-            os.close(pidfd)
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if now >= checkpoint:
+                if not _reported(bytes(out.kept["result"]), nonce, "collected"):
+                    checkpoint = now + after  # still loading: look again later
+                elif _busy_seconds(processes()) < yield_if_idle["max_cpu"] * (now - start):
+                    return "yielded"
+                else:
+                    checkpoint = math.inf
+            if now >= next_poll:
+                if _resident_bytes(processes()) > memory_limit:
+                    return "memory"
+                next_poll = now + MEMORY_POLL_S
+            wake = min(deadline, checkpoint, next_poll)
+            watch = [*out.open_fds, pidfd] + ([control_fd] if control_fd is not None else [])
+            ready, _, _ = select.select(watch, [], [], max(wake - now, 0))
+            if control_fd is not None and control_fd in ready:
+                try:
+                    msg = read_msg(control_fd, timeout_s=5.0)
+                except (EOFError, TimeoutError, ValueError):
+                    return "cancelled"  # the client is gone: nobody wants this call any more
+                if isinstance(msg, dict) and msg.get("cancel"):
+                    return "cancelled"
+            for fd in ready:
+                if fd != pidfd and fd != control_fd:
+                    out.pump(fd)
+            if out.total["stdout"] + out.total["stderr"] > output_limit:
+                return "output_limit"
+            if pidfd in ready:
+                return "exited"
 
     # ------------------------------------------------------------------ cleanup
     def _kill_all(self, uid: int | None) -> None:
@@ -806,6 +822,24 @@ def _reported(raw: bytes, nonce: str, event: str) -> bool:
     """Whether the harness has sent `event` yet (on the result pipe, with the call's nonce)."""
     report = _parse_report(raw, nonce) or {}
     return report.get("event") == event or (event == "collected" and "n_tests" in report)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A pidfd for `pid`; None if it is already gone."""
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _kill_by_pidfd(pidfd: int | None) -> None:
+    """SIGKILL the process `pidfd` holds (never a later process that reused its pid); a no-op once it is gone."""
+    if pidfd is None:
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _descendants(root: int) -> list[int]:

@@ -50,7 +50,7 @@ def test_cli_replay_writes_results_summary_and_figure(tmp_path, humaneval_sample
          FAST_SANDBOX],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "no_tools" in proc.stdout and "20/20" in proc.stdout  # the final table
+    assert "no_tools" in proc.stdout and "20/20" in proc.stdout, proc.stdout[-1500:]  # the final table
     lines = (run_dir / "results.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == 20 and all(r["passed"] and r["mode"] == "no_tools" for r in records)
