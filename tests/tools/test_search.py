@@ -323,6 +323,18 @@ def test_stdlib_expected_names_exist(stdlib_backend):
     assert not missing, missing
 
 
+def test_shipped_needs_name_apis_the_stdlib_index_holds(stdlib_backend):
+    """A need whose name the index lacks would silently never match: a misspelt or private path."""
+    from agentic_rl.tools.search.needs import load_needs
+
+    roots = {m.split(".")[0] for m in P.STDLIB_MODULES}
+    stdlib_needs = [name for name in load_needs() if name.split(".")[0] in roots]
+    assert len(stdlib_needs) >= 200
+    names = set(stdlib_backend.index.names)
+    assert [n for n in stdlib_needs if n not in names] == []
+    assert len(stdlib_backend.index.needs) >= 2 * len(stdlib_needs)  # their phrases are matched
+
+
 def test_pydoc_recall_on_stdlib_queries(stdlib_backend):
     rows = stdlib_rows()
     assert len(rows) >= 30

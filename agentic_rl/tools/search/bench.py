@@ -177,23 +177,26 @@ def ablation_variants() -> dict[str, Any]:
     no_usage = {"usage_last": 0.0, "usage_pair": 0.0, "usage_parent": 0.0}
     lexical = replace(full, dense_weight=0.0)  # the lexical ranker the dense score is fused with
     earlier = replace(lexical, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
-                      **no_usage)
+                      needs_weight=0.0, **no_usage)
     return {
         "earlier ranker (BM25 + boosts)": earlier,
         "+ usage prior": replace(earlier, usage_last=full.usage_last, usage_pair=full.usage_pair,
                                  usage_parent=full.usage_parent),
         "+ expansion": replace(earlier, expansion_weight=full.expansion_weight),
         "+ fields": replace(earlier, fielded=True),
-        "lexical (prior + expansion)": lexical,
+        "+ needs": replace(earlier, needs_weight=full.needs_weight),
+        "lexical (prior + expansion + needs)": lexical,
         "lexical + fields": replace(lexical, fielded=True),
         "lexical - usage prior": replace(lexical, **no_usage),
         "lexical - pair/parent usage": replace(lexical, usage_pair=0.0, usage_parent=0.0),
         "lexical - expansion": replace(lexical, expansion_weight=0.0),
         "lexical - deprecated penalty": replace(lexical, deprecated_penalty=0.0),
+        "lexical - needs": replace(lexical, needs_weight=0.0),
         "lexical + scaled relevance (30)": replace(lexical, relevance_scale=30.0),
         # the rows below fuse the dense model's cosine and need it (`--dense MODEL`)
         "full (chosen)": full,
         "full + fields": replace(full, fielded=True),
+        "full - needs": replace(full, needs_weight=0.0, needs_dense_weight=0.0),
         "lexical + dense, add w=4": replace(lexical, dense_weight=4.0, dense_fusion="add"),
         "lexical + dense, add w=8": replace(lexical, dense_weight=8.0, dense_fusion="add"),
         "lexical + dense, add w=30": replace(lexical, dense_weight=30.0, dense_fusion="add"),
@@ -221,6 +224,7 @@ def run_ablation(query_sets: dict[str, list[dict[str, Any]]], python: str, dense
             # the same entries in the same order as the cached index, so its dense matrix fits
             built[ranking.fielded] = P.build_index(entries, {}, usage, ranking)
             built[ranking.fielded].dense = backend.index.dense
+            built[ranking.fielded].needs = backend.index.needs
         index = built[ranking.fielded]
         index.set_ranking(ranking)
         known = set(index.names)

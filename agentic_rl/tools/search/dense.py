@@ -137,6 +137,7 @@ class DenseEncoder:
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._last_query: tuple[str, Any] | None = None
 
     def _load(self) -> None:
         with self._lock:
@@ -194,7 +195,14 @@ class DenseEncoder:
         return out
 
     def encode_query(self, query: str, threads: int | None = None) -> Any:
-        return self.encode([self.spec.query_prefix + query], batch_size=1, threads=threads)[0]
+        """The query's embedding. The last query's is kept: the entries' and the needs' scorers of one
+        search both ask for it, and encoding is nearly all of a dense search's time."""
+        last = self._last_query
+        if last is not None and last[0] == query:
+            return last[1]
+        vec = self.encode([self.spec.query_prefix + query], batch_size=1, threads=threads)[0]
+        self._last_query = (query, vec)  # one tuple, replaced whole: safe to read from other threads
+        return vec
 
 
 _ENCODERS: dict[str, DenseEncoder] = {}

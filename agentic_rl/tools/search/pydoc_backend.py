@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 from agentic_rl.tools.search import BACKENDS, SearchHit
 from agentic_rl.tools.search import text as T
+from agentic_rl.tools.search.needs import NeedsMatcher, load_needs
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +143,8 @@ class Ranking:
     dense_fusion: str = "add"  # "add": + dense_weight * cosine; "rrf": reciprocal-rank fusion
     dense_candidates: int = 50  # the dense top-N joins the lexical candidates
     rrf_k: float = 60.0
+    needs_weight: float = 1.25  # BM25 of the hand-written needs (needs.py), an entry's best phrase
+    needs_dense_weight: float = 0.0  # their cosine under the dense model (needs one)
 
     def __post_init__(self) -> None:
         if self.dense_fusion not in ("add", "rrf"):
@@ -224,6 +227,7 @@ class PydocIndex:
     path: Path | None = None
     ranking: Ranking = DEFAULT_RANKING
     dense: Any = None  # dense.DenseScorer, attached by the backend when a dense model is configured
+    needs: Any = None  # needs.NeedsMatcher, attached by the backend (option `needs`)
 
     def __post_init__(self) -> None:
         self.by_name: dict[str, int] = {}
@@ -270,17 +274,31 @@ class PydocIndex:
         abbreviations) skip properties and constants ("file name" is not GzipFile.filename)."""
         return [i for i in idxs if self.kinds[i] in ("function", "method", "class")]
 
+    def token_groups(self, query: str) -> list[tuple[list[str], float]]:
+        """The query's BM25 tokens with their weights: its own words at 1, their expansion synonyms at
+        `expansion_weight`."""
+        own = T.query_tokens(query)
+        extra = [t for t in T.expansion_tokens(query) if t not in own] if self.ranking.expansion_weight else []
+        return [(own, 1.0), (extra, self.ranking.expansion_weight)]
+
+    def needs_scores(self, query: str) -> Any:
+        """What the hand-written needs (`needs.py`) add to each entry's score: their BM25 and, with a dense
+        model, their cosine, each an entry's best phrase's."""
+        total = self.ranking.needs_weight * self.needs.lexical(self.token_groups(query))
+        if self.ranking.needs_dense_weight and self.needs.dense is not None:
+            total += self.ranking.needs_dense_weight * self.needs.cosine(query)
+        return total
+
     def bm25(self, query: str) -> Any:
         """Weighted sum over fields of BM25 scores: the query's own tokens at full weight, its
         expansion synonyms at `expansion_weight`."""
         import numpy as np
 
-        own = T.query_tokens(query)
-        extra = [t for t in T.expansion_tokens(query) if t not in own] if self.ranking.expansion_weight else []
+        groups = self.token_groups(query)
         total = np.zeros(len(self.names), dtype=np.float32)
         for fname, weight in self.ranking.field_weights().items():
             vocab, retriever = self.vocabs[fname], self.retrievers[fname]
-            for tokens, scale in ((own, 1.0), (extra, self.ranking.expansion_weight)):
+            for tokens, scale in groups:
                 ids = [vocab[t] for t in tokens if t in vocab]
                 if ids and weight and scale:
                     total += (weight * scale) * retriever.get_scores_from_ids(ids)
@@ -337,6 +355,8 @@ class PydocIndex:
         mentioned = T.mentioned_packages(query, self.packages)
 
         scores = self.bm25(query)
+        if self.needs is not None:
+            scores = scores + self.needs_scores(query)
         if not scores.any() and not boosts:
             return []
         n = min(BM25_CANDIDATES, len(scores))
@@ -548,7 +568,8 @@ class PydocBackend:
                  max_depth: int = 0, max_entries_per_module: int = 6000,
                  max_members_per_class: int = 500, module_timeout_s: float = 60.0,
                  build_timeout_s: float = 900.0, dense: str | None = None,
-                 dense_threads: int | None = 1, ranking: dict[str, Any] | None = None) -> None:
+                 dense_threads: int | None = 1, needs: bool = True,
+                 ranking: dict[str, Any] | None = None) -> None:
         self.python = resolve_python(python)
         mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
         self.modules = list(dict.fromkeys(str(m) for m in mods))
@@ -568,8 +589,12 @@ class PydocBackend:
         self.dense_seconds = 0.0  # time spent encoding the entries (0 when the matrix was cached)
         self.index = self._load_or_build(rebuild)
         self.index.set_ranking(self.ranking)
+        if needs:
+            self.index.needs = NeedsMatcher(load_needs(), self.index.by_name, len(self.index))
         if dense:
             self.index.dense = self._dense_scorer(dense, dense_threads)
+        if needs and self.index.dense is not None and self.ranking.needs_dense_weight:
+            self.index.needs.dense = self._needs_dense_scorer(dense, dense_threads)
 
     # ----------------------------------------------------------------- caching
     def cache_key(self) -> tuple[str, dict[str, Any]]:
@@ -648,6 +673,18 @@ class PydocBackend:
         if encoded:
             self.dense_seconds = time.perf_counter() - start
             log.info("search: encoded %d entries with %s in %.1fs", len(texts), name, self.dense_seconds)
+        return scorer
+
+    def _needs_dense_scorer(self, name: str, threads: int | None) -> Any:
+        """The dense scorer of the needs' phrases (a few thousand short texts: seconds to encode), stored
+        next to the index under the phrase set's fingerprint."""
+        from agentic_rl.tools.search import dense as D
+
+        needs = self.index.needs
+        folder = (self.index.path or self.cache_dir) / f"needs-{needs.fingerprint}"
+        scorer, encoded = D.load_or_encode(folder, name, needs.phrases, threads=threads)
+        if encoded:
+            log.info("search: encoded %d need phrases with %s", len(needs), name)
         return scorer
 
     # ------------------------------------------------------------------ search

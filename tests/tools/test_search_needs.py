@@ -1,0 +1,70 @@
+"""Hand-written needs (`agentic_rl/tools/search/needs.py`): parsing, matching, and the shipped files."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agentic_rl.tools.search import needs as N
+from agentic_rl.tools.search import pydoc_backend as P
+
+
+def fake_entry(name: str, doc: str, kind: str = "function") -> dict:
+    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": kind, "signature": "(x)", "doc": doc,
+            "extra": ""}
+
+
+def write(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_lines_comments_and_files_are_read_in_order(tmp_path):
+    folder = write(tmp_path, "b.txt", "# header\nlib.b: phrase one;  phrase two ;\n\n")
+    write(folder, "a.txt", "lib.a: only phrase\n")
+    assert N.load_needs(folder) == {"lib.a": ("only phrase",), "lib.b": ("phrase one", "phrase two")}
+
+
+@pytest.mark.parametrize("text,message", [
+    ("lib.a phrase without a colon\n", "expected 'qualified.name: phrase"),
+    ("lib.a: x\nlib.a: y\n", "listed twice"),
+    ("lib.a: ; ;\n", "no phrase"),
+])
+def test_a_bad_line_names_its_file_and_line(tmp_path, text, message):
+    write(tmp_path, "bad.txt", text)
+    with pytest.raises(ValueError, match=message) as err:
+        N.load_needs(tmp_path)
+    assert "bad.txt:" in str(err.value)
+
+
+def test_a_need_lifts_its_api_over_a_docstring_that_shares_the_query_words():
+    """The docstring of lib.to_text never says 'json' or 'serialize'; its need does."""
+    entries = [fake_entry("lib.JsonDecoder", "Decode a JSON document; serialize is not done here."),
+               fake_entry("lib.to_text", "Return the object's text form.")]
+    index = P.build_index(entries, {}, {})
+    query = "serialize object to json string"
+    assert index.search(query, 1)[0].name == "lib.JsonDecoder"
+    needs = {"lib.to_text": ("serialize an object to a json string", "dict to json text"), "lib.absent": ("json",)}
+    index.needs = N.NeedsMatcher(needs, index.by_name, len(index))
+    assert len(index.needs) == 2  # lib.absent is not in this index: skipped
+    assert index.search(query, 1)[0].name == "lib.to_text"
+    index.set_ranking(replace(P.DEFAULT_RANKING, needs_weight=0.0))
+    assert index.search(query, 1)[0].name == "lib.JsonDecoder"  # the weight is what turns it off
+
+
+def test_an_entry_scores_its_best_phrase_not_the_sum():
+    entries = [fake_entry("lib.a", "x"), fake_entry("lib.b", "y")]
+    index = P.build_index(entries, {}, {})
+    matcher = N.NeedsMatcher({"lib.a": ("sort rows", "sort rows again", "sort rows once more"),
+                              "lib.b": ("sort rows",)}, index.by_name, len(index))
+    scores = matcher.lexical([(["sort", "row"], 1.0)])
+    assert scores[0] == pytest.approx(scores[1]) and scores[0] > 0
+
+
+def test_the_shipped_needs_parse_and_name_apis():
+    needs = N.load_needs()
+    assert len(needs) >= 500
+    assert all(len(phrases) >= 2 for phrases in needs.values())
+    roots = {name.split(".")[0] for name in needs}
+    assert {"builtins", "collections", "re", "json", "os", "pandas", "numpy", "matplotlib", "sklearn"} <= roots
