@@ -196,6 +196,24 @@ def test_cache_invalidated_when_a_package_changes(monkeypatch, tmp_path):
     assert len(list(cache.glob("pydoc-*"))) == 2
 
 
+def test_builtins_are_indexed_where_code_calls_them(tmp_path):
+    """open() is io.open, but code calls it as a builtin; site's interactive exit/help are not API."""
+    names = set(P.PydocBackend(modules=["builtins"], cache_dir=tmp_path).index.names)
+    assert {"builtins.open", "builtins.print", "builtins.str.split"} <= names
+    assert not {"builtins.exit", "builtins.help", "builtins.quit"} & names
+
+
+def test_c_functions_that_name_no_module_are_indexed(monkeypatch, tmp_path):
+    """An extension's functions may carry no __module__ (all of cv2's: cv2.imread); a bound C method
+    stands in for one here."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "fakecv_search.py").write_text('"""Fake extension."""\nappend_item = [].append\n')
+    monkeypatch.setenv("PYTHONPATH", str(site) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    names = P.PydocBackend(modules=["fakecv_search"], cache_dir=tmp_path / "cache").index.names
+    assert "fakecv_search.append_item" in names
+
+
 def test_cache_key_follows_the_version_key(monkeypatch, tmp_path):
     first = P.PydocBackend(modules=["heapq"], cache_dir=tmp_path)
     real = P.version_key

@@ -209,7 +209,11 @@ class Walker:
             elif isinstance(owner, str):
                 owner = owner.lstrip("_")  # bisect's functions live in _bisect
                 here = owner == own or owner.startswith(own + ".")
+                if own == "builtins" and owner != "sitebuiltins":
+                    here = True  # open is io.open, but code calls it as a builtin (site's exit/help are not API)
                 candidates.append((attr, obj, here, owner.split(".")[0] == root))
+            elif inspect.isbuiltin(obj) and owner is None:
+                candidates.append((attr, obj, True, True))  # C functions that name no module: cv2.imread
             elif (isinstance(obj, (types.ModuleType,) + SIMPLE_DATA) or _is_enum_member(obj)
                   or str(getattr(type(obj), "__module__", "")).split(".")[0] == root):
                 candidates.append((attr, obj, True, True))

@@ -62,18 +62,21 @@ THIRD_PARTY_MODULES: tuple[str, ...] = (
     "pandas", "pandas.api.types", "pandas.plotting",
     "matplotlib", "matplotlib.pyplot", "matplotlib.axes", "matplotlib.figure", "matplotlib.colors",
     "matplotlib.patches", "matplotlib.collections", "matplotlib.dates", "matplotlib.ticker",
+    "matplotlib.animation", "matplotlib.gridspec", "matplotlib.cm",
     "seaborn",
     "scipy.stats", "scipy.optimize", "scipy.spatial", "scipy.spatial.distance",
     "scipy.fft", "scipy.fftpack", "scipy.signal", "scipy.interpolate", "scipy.integrate",
-    "scipy.linalg", "scipy.cluster.hierarchy", "scipy.ndimage", "scipy.io",
+    "scipy.linalg", "scipy.cluster.hierarchy", "scipy.cluster.vq", "scipy.ndimage", "scipy.io", "scipy.special",
     "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model",
     "sklearn.cluster", "sklearn.decomposition", "sklearn.metrics", "sklearn.ensemble",
     "sklearn.feature_extraction.text", "sklearn.naive_bayes", "sklearn.neighbors", "sklearn.tree",
     "sklearn.svm", "sklearn.pipeline", "sklearn.impute", "sklearn.datasets", "sklearn.manifold",
+    "sklearn.compose", "sklearn.feature_selection", "sklearn.metrics.pairwise",
     "statsmodels.api", "statsmodels.tsa.seasonal", "statsmodels.tsa.arima.model",
     "statsmodels.formula.api",
     "requests", "bs4", "lxml.html", "lxml.etree", "nltk", "nltk.tokenize", "nltk.corpus",
     "nltk.stem", "psutil", "flask", "pytz", "dateutil.parser", "cv2", "PIL.Image",
+    "PIL.ImageDraw", "PIL.ImageFilter", "PIL.ImageOps", "PIL.ImageFont", "PIL.ImageEnhance",
     "wordcloud", "regex", "openpyxl", "docx", "chardet", "Levenshtein", "shapely.geometry",
     "werkzeug.security", "wtforms", "flask_login", "flask_wtf", "flask_mail", "xlwt",
     "cryptography.fernet", "Crypto.Cipher.AES", "rsa", "pyquery", "soundfile", "librosa",
@@ -593,7 +596,7 @@ class PydocBackend:
             self.index.needs = NeedsMatcher(load_needs(), self.index.by_name, len(self.index))
         if dense:
             self.index.dense = self._dense_scorer(dense, dense_threads)
-        if needs and self.index.dense is not None and self.ranking.needs_dense_weight:
+        if needs and self.index.dense is not None:  # encoded once (a minute), then read with the index
             self.index.needs.dense = self._needs_dense_scorer(dense, dense_threads)
 
     # ----------------------------------------------------------------- caching
