@@ -282,6 +282,18 @@ def test_alias_expansion():
     assert T.expand_alias("collections.Counter") == "collections.Counter"
     assert T.dotted_names("use pd.read_csv and np.argsort()") == ["pandas.read_csv", "numpy.argsort"]
     assert "numpy" in T.query_tokens("np argsort")
+    assert T.spaced_names("np argsort of json loads") == ["numpy.argsort", "argsort.of", "of.json", "json.loads"]
+
+
+def test_a_name_typed_with_a_space_for_its_dot_beats_needs_for_a_sibling():
+    """'json loads' is json.loads, even though json.load's needs speak of loading json."""
+    from agentic_rl.tools.search.needs import NeedsMatcher
+
+    entries = [fake_entry("json.load", "Deserialize a file."), fake_entry("json.loads", "Deserialize a str.")]
+    index = P.build_index(entries, {}, {})
+    index.needs = NeedsMatcher({"json.load": ("load json from a file", "read json loads of files")},
+                               index.by_name, len(index))
+    assert index.search("json loads", 1)[0].name == "json.loads"
 
 
 def test_tokenizer_splits_names():

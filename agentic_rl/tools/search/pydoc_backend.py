@@ -95,6 +95,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
 # Score adjustments on top of BM25 (typical BM25 scores here are 5..40).
 EXACT_BOOST = 100.0  # the query is exactly the entry's name
 DOTTED_BOOST = 40.0  # a dotted name in the query is a suffix of the entry's name
+SPACED_BOOST = 20.0  # two adjacent words are a dotted suffix of the entry's name ("json loads")
 IDENT_BOOST = 16.0  # an identifier-like word (most_common, argsort alone) is the entry's last name
 JOINED_BOOST = 6.0  # adjacent words run together are the entry's last name ("most common")
 WORD_BOOST = 1.5  # a plain word equals the entry's last name (bar, sort)
@@ -343,6 +344,10 @@ class PydocIndex:
             if dotted in self.by_name:
                 boost([self.by_name[dotted]], DOTTED_BOOST * 1.5)
             boost(self.by_suffix.get(dotted, ()), DOTTED_BOOST)
+        for spaced in T.spaced_names(query):
+            if spaced in self.by_name:
+                boost([self.by_name[spaced]], SPACED_BOOST)
+            boost(self.by_suffix.get(spaced, ()), SPACED_BOOST)
         raw_words = T.words(query)
         for word in raw_words:
             idxs = self.by_last.get(T.name_key(word))

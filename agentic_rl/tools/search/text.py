@@ -277,6 +277,13 @@ def dotted_names(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def spaced_names(text: str) -> list[str]:
+    """Adjacent words read as a dotted name, aliases expanded: 'json loads' -> 'json.loads',
+    'np argsort' -> 'numpy.argsort' (people often type the dot as a space)."""
+    ws = words(text)
+    return list(dict.fromkeys(expand_alias(f"{a}.{b}") for a, b in zip(ws, ws[1:])))
+
+
 def expand_alias(dotted: str) -> str:
     head, _, rest = dotted.partition(".")
     if head in DOTTED_ALIASES:
