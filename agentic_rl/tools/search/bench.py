@@ -175,7 +175,7 @@ def ablation_variants() -> dict[str, Any]:
     from agentic_rl.tools.search.pydoc_backend import DEFAULT_RANKING as full
 
     no_usage = {"usage_last": 0.0, "usage_pair": 0.0, "usage_parent": 0.0}
-    lexical = replace(full, dense_weight=0.0)  # the lexical ranker the dense score is fused with
+    lexical = replace(full, dense_weight=0.0, needs_dense_weight=0.0)  # what the dense model is fused with
     earlier = replace(lexical, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
                       needs_weight=0.0, **no_usage)
     return {
@@ -197,9 +197,9 @@ def ablation_variants() -> dict[str, Any]:
         "full (chosen)": full,
         "full + fields": replace(full, fielded=True),
         "full - needs": replace(full, needs_weight=0.0, needs_dense_weight=0.0),
-        "full + needs cosine w=5": replace(full, needs_dense_weight=5.0),
-        "full + needs cosine w=10": replace(full, needs_dense_weight=10.0),
-        "full + needs cosine w=20": replace(full, needs_dense_weight=20.0),
+        "full - needs cosine": replace(full, needs_dense_weight=0.0),
+        "full, needs cosine w=10": replace(full, needs_dense_weight=10.0),
+        "full, needs cosine w=40": replace(full, needs_dense_weight=40.0),
         "lexical + dense, add w=4": replace(lexical, dense_weight=4.0, dense_fusion="add"),
         "lexical + dense, add w=8": replace(lexical, dense_weight=8.0, dense_fusion="add"),
         "lexical + dense, add w=30": replace(lexical, dense_weight=30.0, dense_fusion="add"),
@@ -220,7 +220,7 @@ def run_ablation(query_sets: dict[str, list[dict[str, Any]]], python: str, dense
     lines = [f"ablation, pydoc[{label}], dense model {dense or 'none'}: recall@3 / MRR@{MRR_DEPTH} per query set",
              f"{'variant':<32}" + "".join(f"{name:>32}" for name in query_sets)]
     for variant, ranking in ablation_variants().items():
-        if ranking.dense_weight and backend.index.dense is None:
+        if (ranking.dense_weight or ranking.needs_dense_weight) and backend.index.dense is None:
             lines.append(f"{variant:<32}" + "".join(f"{'- (no dense model)':>32}" for _ in query_sets))
             continue
         if ranking.fielded not in built:

@@ -148,7 +148,7 @@ class Ranking:
     dense_candidates: int = 50  # the dense top-N joins the lexical candidates
     rrf_k: float = 60.0
     needs_weight: float = 1.25  # BM25 of the hand-written needs (needs.py), an entry's best phrase
-    needs_dense_weight: float = 0.0  # their cosine under the dense model (needs one)
+    needs_dense_weight: float = 20.0  # their cosine under the dense model (used only with one)
 
     def __post_init__(self) -> None:
         if self.dense_fusion not in ("add", "rrf"):
