@@ -15,7 +15,8 @@ import pytest
 
 pytest.importorskip("bm25s")
 
-from agentic_rl.tools.search import dense as D  # noqa: E402
+from agentic_rl.tools.search import dense as D
+from agentic_rl.tools.search.needs import NeedsMatcher  # noqa: E402
 from agentic_rl.tools.search import pydoc_backend as P  # noqa: E402
 
 SMALL = ["collections", "heapq", "json"]
@@ -151,8 +152,22 @@ def test_backend_with_a_dense_model_encodes_its_index(tiny_model, tmp_path):
     assert backend.index.dense is not None and len(backend.index.dense) == len(backend.index)
     assert backend.dense_seconds > 0 and list(backend.index.path.glob("dense-tiny-*.npy"))
     assert backend.search("json.dumps", 1)[0].name == "json.dumps"
-    again = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model)
+    again = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model, ranking={"dense_weight": 4.0})
     assert again.index.dense is not None and again.dense_seconds == 0.0  # the stored matrix
+
+
+def test_by_default_only_the_needs_phrases_are_encoded_and_the_weights_are_let_go(tiny_model, tmp_path):
+    """The entries' cosine is off by default (every entry: minutes); the needs' phrases (seconds) are encoded,
+    stored next to the index, and the model's weights dropped until a search needs them."""
+    backend = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model)
+    needs = backend.index.needs
+    assert backend.index.dense is None and not list(backend.index.path.glob("dense-*.npy"))
+    assert needs.dense is not None and len(needs.dense) == len(needs) > 0
+    assert list(backend.index.path.glob(f"needs-{needs.fingerprint}/dense-tiny-*.npy"))
+    encoder = D.shared_encoder(tiny_model)
+    assert encoder._model is None  # let go after encoding
+    assert backend.search("heapq.heappush", 1)[0].name == "heapq.heappush"
+    assert encoder._model is not None  # read again by the first search
 
 
 # ----------------------------------------------------------------------------- fallback
@@ -212,9 +227,13 @@ def test_a_dense_model_that_fails_at_search_time_falls_back_to_lexical(caplog):
         def scores(self, query: str) -> np.ndarray:
             raise OSError("model.safetensors: truncated")
 
-    index = P.build_index([entry("lib.dumps", "Serialize an object to a string.")], {}, {})
+    index = P.build_index([entry("lib.dumps", "Serialize an object to a string.")], {}, {},
+                          replace(P.DEFAULT_RANKING, dense_weight=4.0))
     index.dense = Broken()
+    index.needs = NeedsMatcher({"lib.dumps": ("turn an object into text",)}, index.by_name, len(index))
+    index.needs.dense = Broken()
     with caplog.at_level(logging.WARNING, logger="agentic_rl.tools.search.pydoc_backend"):
         assert [h.name for h in index.search("serialize object", 3)] == ["lib.dumps"]
         assert [h.name for h in index.search("serialize object", 3)] == ["lib.dumps"]
-    assert index.dense is None and sum("dense model failed" in r.getMessage() for r in caplog.records) == 1
+    assert index.dense is None and index.needs.dense is None
+    assert sum("dense model failed" in r.getMessage() for r in caplog.records) == 2  # once for each scorer

@@ -31,9 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=None, help="sandbox interpreter to index (pydoc)")
     parser.add_argument("--cache-dir", default=None, help="index cache folder (pydoc)")
     parser.add_argument("--modules", default=None, help="comma-separated modules to index (pydoc)")
-    parser.add_argument("--dense", default="none", metavar="MODEL",
-                        help=f"packaged dense model fused with the lexical score (pydoc; e.g. {DEFAULT_DENSE_MODEL}; "
-                             "default none: lexical only, as in conf/tool/search.yaml)")
+    parser.add_argument("--dense", default=DEFAULT_DENSE_MODEL, metavar="MODEL",
+                        help=f"packaged dense model (pydoc; default {DEFAULT_DENSE_MODEL}, as in "
+                             "conf/tool/search.yaml; none: lexical only)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index (pydoc)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log index building")
     args = parser.parse_args(argv)

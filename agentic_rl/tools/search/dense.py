@@ -139,10 +139,11 @@ class DenseEncoder:
         self._lock = threading.Lock()
         self._last_query: tuple[str, Any] | None = None
 
-    def _load(self) -> None:
+    def _load(self) -> tuple[Any, Any]:
+        """(tokenizer, model), read from the package the first time (and again after `unload`)."""
         with self._lock:
             if self._model is not None:
-                return
+                return self._tokenizer, self._model
             import torch
             from tokenizers import Tokenizer
             from transformers import AutoModel
@@ -163,6 +164,14 @@ class DenseEncoder:
             model.eval()
             self._tokenizer, self._model = tokenizer, model
             log.info("search: loaded dense model %s from %s", self.name, self.folder)
+            return tokenizer, model
+
+    def unload(self) -> None:
+        """Drop the weights (about 0.2 GiB resident with torch's kernels); the next `encode` reads them again.
+        A backend that has just encoded its texts calls this, so that a run whose policy never searches
+        does not carry the model."""
+        with self._lock:
+            self._tokenizer = self._model = None
 
     def encode(self, texts: Sequence[str], batch_size: int = 64, threads: int | None = None,
                progress: bool = False) -> Any:
@@ -172,18 +181,18 @@ class DenseEncoder:
         import torch
         from tqdm.auto import tqdm
 
-        self._load()
-        out = np.zeros((len(texts), self._model.config.hidden_size), dtype=np.float32)
+        tokenizer, model = self._load()  # local references: an `unload` meanwhile cannot pull them away
+        out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         starts = range(0, len(order), batch_size)
         bar = tqdm(starts, desc=f"encoding with {self.name}", unit="batch", disable=not progress)
         with torch.inference_mode(), torch_threads(threads):
             for start in bar:
                 idx = order[start:start + batch_size]
-                batch = self._tokenizer.encode_batch([texts[i] or " " for i in idx])
+                batch = tokenizer.encode_batch([texts[i] or " " for i in idx])
                 ids = torch.tensor([b.ids for b in batch])
                 mask = torch.tensor([b.attention_mask for b in batch])
-                hidden = self._model(input_ids=ids, attention_mask=mask,
+                hidden = model(input_ids=ids, attention_mask=mask,
                                      token_type_ids=torch.zeros_like(ids)).last_hidden_state
                 if self.spec.pooling == "cls":
                     pooled = hidden[:, 0]

@@ -143,12 +143,12 @@ class Ranking:
     expansion_weight: float = 0.5
     deprecated_penalty: float = 6.0
     relevance_scale: float = 0.0  # > 0: BM25 scaled down so the query's best candidate scores at most this
-    dense_weight: float = 15.0  # 0: no dense score; else its weight in the fusion (needs a dense model)
+    dense_weight: float = 0.0  # the entries' cosine (every entry encoded: minutes); 0: not used
     dense_fusion: str = "add"  # "add": + dense_weight * cosine; "rrf": reciprocal-rank fusion
     dense_candidates: int = 50  # the dense top-N joins the lexical candidates
     rrf_k: float = 60.0
     needs_weight: float = 1.25  # BM25 of the hand-written needs (needs.py), an entry's best phrase
-    needs_dense_weight: float = 20.0  # their cosine under the dense model (used only with one)
+    needs_dense_weight: float = 20.0  # their cosine under the dense model (its phrases encoded: seconds)
 
     def __post_init__(self) -> None:
         if self.dense_fusion not in ("add", "rrf"):
@@ -290,7 +290,12 @@ class PydocIndex:
         model, their cosine, each an entry's best phrase's."""
         total = self.ranking.needs_weight * self.needs.lexical(self.token_groups(query))
         if self.ranking.needs_dense_weight and self.needs.dense is not None:
-            total += self.ranking.needs_dense_weight * self.needs.cosine(query)
+            try:
+                total += self.ranking.needs_dense_weight * self.needs.cosine(query)
+            except Exception as exc:  # e.g. damaged weights, read at the first search: lexical from now on
+                log.warning("search: dense model failed on the needs (%s: %s); matching them lexically",
+                            type(exc).__name__, exc)
+                self.needs.dense = None
         return total
 
     def bm25(self, query: str) -> Any:
@@ -600,9 +605,7 @@ class PydocBackend:
         if needs:
             self.index.needs = NeedsMatcher(load_needs(), self.index.by_name, len(self.index))
         if dense:
-            self.index.dense = self._dense_scorer(dense, dense_threads)
-        if needs and self.index.dense is not None:  # encoded once (a minute), then read with the index
-            self.index.needs.dense = self._needs_dense_scorer(dense, dense_threads)
+            self._attach_dense(dense, dense_threads)
 
     # ----------------------------------------------------------------- caching
     def cache_key(self) -> tuple[str, dict[str, Any]]:
@@ -663,37 +666,38 @@ class PydocBackend:
         self._raw = (result.get("entries", []), result.get("usage") or {})
         return build_index(*self._raw[:1], meta, self._raw[1])
 
-    def _dense_scorer(self, name: str, threads: int | None) -> Any:
-        """The dense scorer of this index, or None (with one warning per process and reason) when
-        the packaged model cannot be loaded: the lexical ranking then works alone."""
+    def _attach_dense(self, name: str, threads: int | None) -> None:
+        """The dense model's scorers this ranking uses: the entries' (when `dense_weight` > 0; every entry
+        encoded once, minutes) and the needs' phrases' (when `needs_dense_weight` > 0; seconds). Each matrix
+        is stored next to the index. Without the model's package: one warning per process and reason, and
+        the lexical ranking works alone."""
         from agentic_rl.tools.search import dense as D
 
         D.model_spec(name)  # an unknown name is a config error, not a missing package
+        encoded = False
         try:
-            texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
-            start = time.perf_counter()
-            scorer, encoded = D.load_or_encode(self.index.path, name, texts, threads=threads)
+            if self.ranking.dense_weight:
+                texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
+                start = time.perf_counter()
+                self.index.dense, encoded_entries = D.load_or_encode(self.index.path, name, texts, threads=threads)
+                if encoded_entries:
+                    self.dense_seconds = time.perf_counter() - start
+                    log.info("search: encoded %d entries with %s in %.1fs", len(texts), name, self.dense_seconds)
+                encoded |= encoded_entries
+            needs = self.index.needs
+            if needs is not None and self.ranking.needs_dense_weight:
+                folder = (self.index.path or self.cache_dir) / f"needs-{needs.fingerprint}"
+                needs.dense, encoded_needs = D.load_or_encode(folder, name, needs.phrases, threads=threads)
+                if encoded_needs:
+                    log.info("search: encoded %d need phrases with %s", len(needs), name)
+                encoded |= encoded_needs
         except (D.DenseModelMissing, ImportError) as exc:
             if str(exc) not in _DENSE_WARNED:
                 _DENSE_WARNED.add(str(exc))
                 log.warning("search: dense model %r unavailable (%s); ranking lexically", name, exc)
-            return None
-        if encoded:
-            self.dense_seconds = time.perf_counter() - start
-            log.info("search: encoded %d entries with %s in %.1fs", len(texts), name, self.dense_seconds)
-        return scorer
-
-    def _needs_dense_scorer(self, name: str, threads: int | None) -> Any:
-        """The dense scorer of the needs' phrases (a few thousand short texts: seconds to encode), stored
-        next to the index under the phrase set's fingerprint."""
-        from agentic_rl.tools.search import dense as D
-
-        needs = self.index.needs
-        folder = (self.index.path or self.cache_dir) / f"needs-{needs.fingerprint}"
-        scorer, encoded = D.load_or_encode(folder, name, needs.phrases, threads=threads)
-        if encoded:
-            log.info("search: encoded %d need phrases with %s", len(needs), name)
-        return scorer
+            return
+        if encoded:  # the weights come back at the first search; a run that never searches does not hold them
+            D.shared_encoder(name).unload()
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
