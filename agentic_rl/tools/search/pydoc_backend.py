@@ -121,8 +121,10 @@ class Ranking:
         Each count enters as log1p(count)/log1p(max count), in [0, 1].
     expansion_weight: weight of the BM25 score of query-expansion synonyms (0: no expansion).
     deprecated_penalty: subtracted when the summary says the API is deprecated.
-    dense_*: fusion with a sentence-embedding model's cosine (`dense.py`), used only when the index
-        has a dense scorer: "add" adds dense_weight * cosine to the score above, "rrf" ranks by
+    dense_*: fusion with the entries' cosine under a sentence-embedding model (`dense.py`); off by
+        default (dense_weight 0: every entry would be encoded, minutes per cold index; the needs' cosine,
+        needs_dense_weight, gives most of its gain for seconds of encoding). When on, "add" adds
+        dense_weight * cosine to the score above, "rrf" ranks by
         1/(rrf_k + lexical rank) + dense_weight/(rrf_k + dense rank). Either way the dense top
         `dense_candidates` entries are candidates too.
     relevance_scale: > 0 scales BM25 down so that a query's best candidate scores at most this; off
@@ -568,8 +570,9 @@ def dir_size(path: Path) -> int:
 class PydocBackend:
     """Search the introspected API of `modules` as installed for the sandbox interpreter.
 
-    dense: name of a packaged sentence-embedding model (`dense.MODELS`) fused with the lexical
-        score, or None. The entries are encoded once per index and model (stored in the index folder).
+    dense: name of a packaged sentence-embedding model (`dense.MODELS`), or None (lexical only). What it
+        encodes follows the ranking: the needs' phrases (needs_dense_weight > 0, the default) and the
+        entries (dense_weight > 0), each once per index and model, stored in the index folder.
     dense_threads: torch threads while encoding (1: on two shared cores two threads ran up to ten
         times slower under load, and a query costs about 10 ms on one thread); None: torch's setting.
     ranking: overrides of `Ranking`'s weights, e.g. {dense_weight: 8.0}.
