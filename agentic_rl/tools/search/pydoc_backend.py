@@ -287,10 +287,11 @@ class PydocIndex:
         extra = [t for t in T.expansion_tokens(query) if t not in own] if self.ranking.expansion_weight else []
         return [(own, 1.0), (extra, self.ranking.expansion_weight)]
 
-    def needs_scores(self, query: str) -> Any:
+    def needs_scores(self, query: str, groups: list[tuple[list[str], float]] | None = None) -> Any:
         """What the hand-written needs (`needs.py`) add to each entry's score: their BM25 and, with a dense
         model, their cosine, each an entry's best phrase's."""
-        total = self.ranking.needs_weight * self.needs.lexical(self.token_groups(query))
+        groups = self.token_groups(query) if groups is None else groups
+        total = self.ranking.needs_weight * self.needs.lexical(groups)
         if self.ranking.needs_dense_weight and self.needs.dense is not None:
             try:
                 total += self.ranking.needs_dense_weight * self.needs.cosine(query)
@@ -300,12 +301,12 @@ class PydocIndex:
                 self.needs.dense = None
         return total
 
-    def bm25(self, query: str) -> Any:
+    def bm25(self, query: str, groups: list[tuple[list[str], float]] | None = None) -> Any:
         """Weighted sum over fields of BM25 scores: the query's own tokens at full weight, its
         expansion synonyms at `expansion_weight`."""
         import numpy as np
 
-        groups = self.token_groups(query)
+        groups = self.token_groups(query) if groups is None else groups
         total = np.zeros(len(self.names), dtype=np.float32)
         for fname, weight in self.ranking.field_weights().items():
             vocab, retriever = self.vocabs[fname], self.retrievers[fname]
@@ -369,9 +370,10 @@ class PydocIndex:
                 boost(self.callables(self.by_last.get(key[:n], ())), WORD_BOOST, by_depth=True)
         mentioned = T.mentioned_packages(query, self.packages)
 
-        scores = self.bm25(query)
+        groups = self.token_groups(query)  # tokenized once for the entries' and the needs' BM25
+        scores = self.bm25(query, groups)
         if self.needs is not None:
-            scores = scores + self.needs_scores(query)
+            scores = scores + self.needs_scores(query, groups)
         if not scores.any() and not boosts:
             return []
         n = min(BM25_CANDIDATES, len(scores))
