@@ -1,4 +1,7 @@
-"""Console entry points (`agentic-rl-train`, `agentic-rl-eval`) and how a config error is reported.
+"""How the command line runs an entry point's `@hydra.main`, and how a config error is reported there.
+
+`train.py` and `evaluate.py` each hold their own console script (`agentic-rl-train` is `agentic_rl.train:cli`,
+`agentic-rl-eval` is `agentic_rl.evaluate:cli`) and hand their `main` to `run_cli`; this module imports neither.
 
 A config error — an unknown key or group option, a value of the wrong type or out of range — is printed as
 one message and the process exits with code 2, without a traceback. `--verbose` (taken out of the
@@ -110,17 +113,3 @@ def run_cli(hydra_main: Callable[[], Any], config_name: str) -> None:
         raise
     finally:
         sys.stderr = stderr
-
-
-def train() -> None:
-    from agentic_rl.distributed import launch_ranks_or
-    from agentic_rl.train import main
-
-    # under `accelerate launch --cpu`, first start the ranks accelerate did not (see distributed.py)
-    launch_ranks_or(lambda: run_cli(main, "train"), "agentic_rl.train")
-
-
-def evaluate() -> None:
-    from agentic_rl.evaluate import main
-
-    run_cli(main, "evaluate")

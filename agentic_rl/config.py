@@ -26,64 +26,15 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, check_training_temperature
+from agentic_rl.errors import ConfigError
 from agentic_rl.evaluation.evaluator import EvalConfig
+from agentic_rl.paths import CONF_DIR
+from agentic_rl.registry import to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
-# A source checkout keeps conf/ at the top level; an installed package carries it as agentic_rl/conf.
-CONF_DIR = _PACKAGE_DIR.parent / "conf" if (_PACKAGE_DIR.parent / "conf" / "train.yaml").is_file() \
-    else _PACKAGE_DIR / "conf"
-# For @hydra.main: an absolute directory, so Hydra reads it as files whichever copy this is (a `pkg://`
-# module path would need an __init__.py inside conf/).
-CONFIG_PATH = str(CONF_DIR)
+from agentic_rl.tools.base import tool_names
+from agentic_rl.tracking.wandb_run import LoggerConfig, logger_config
 
 HYDRA_KEYS = frozenset({"_target_", "_partial_", "_recursive_", "_convert_", "_args_"})
-LOGGERS = ("none", "wandb")
-WANDB_MODES = ("online", "offline", "disabled")
-
-
-class ConfigError(ValueError):
-    """A config that cannot work; the message says which key and how to fix it."""
-
-
-@dataclass
-class LoggerConfig:
-    """Where metrics go besides metrics.jsonl (conf/logger/*.yaml).
-
-    name: none (metrics.jsonl only) | wandb.
-    project, entity: the W&B project and team (entity null = your default).
-    mode: online | offline | disabled; offline writes the run under <run dir>/wandb for `wandb sync`.
-    group: W&B group; null = the arm (experiment and overrides, seed excluded), in a sweep prefixed by the sweep's
-        id, so the seeds of one arm form one group (tracking/wandb_run.py).
-    run_name: null = the arm and the seed (`tools=code seed=2`).
-    tags: extra tags; experiment, tools, reward and model tags are always added.
-    log_every: a one-line summary of the step's metrics in train.log every N training steps (0 = never).
-    table_every: a W&B table of sample trajectories every N training steps (0 = never).
-    log_artifacts: upload the adapter and the evaluation results as W&B artifacts.
-    """
-
-    name: str = "none"
-    project: str = "agentic_rl"
-    entity: str | None = None
-    mode: str = "offline"
-    group: str | None = None
-    run_name: str | None = None
-    tags: list[str] = field(default_factory=list)
-    log_every: int = 1
-    table_every: int = 10
-    log_artifacts: bool = True
-
-    def validate(self) -> LoggerConfig:
-        if self.name not in LOGGERS:
-            raise ConfigError(f"logger.name={self.name!r}: pick logger=none or logger=wandb")
-        if self.mode not in WANDB_MODES:
-            raise ConfigError(f"logger.mode={self.mode!r}: must be one of {list(WANDB_MODES)} "
-                              "(or set WANDB_MODE)")
-        if self.log_every < 0:
-            raise ConfigError(f"logger.log_every must be >= 0 (0 = no step lines in train.log), got {self.log_every}")
-        if self.table_every < 0:
-            raise ConfigError(f"logger.table_every must be >= 0 (0 = no trajectory tables), got {self.table_every}")
-        return self
 
 
 @dataclass
@@ -166,8 +117,6 @@ def dataclass_schema(cls: type) -> dict[str, Any]:
     hints = _hints(cls)
     schema = {**{f.name: hints.get(f.name, Any) for f in fields(cls)}, **EXTRA_KEYS.get(cls, {})}
     if cls is ToolSetSchema:  # a tool's config sits under its name, for every tool the registry declares
-        from agentic_rl.tools.base import tool_names
-
         schema.update(dict.fromkeys(tool_names(), Mapping))
     return schema
 
@@ -321,30 +270,12 @@ def check_keys(cfg: Any, primary: str) -> None:
         raise ConfigError("\n".join(problems))
 
 
-def component_name(node: Mapping) -> str:
-    """A component's short name for tags, titles and summaries: its `name`, else its `_target_`'s last part."""
-    if node.get("name"):
-        return str(node["name"])
-    return str(node.get("_target_", "?")).rsplit(".", 1)[-1]
-
-
 # ---------------------------------------------------------------------------------------------- values
-
-def to_dataclass(node: DictConfig, cls: type) -> Any:
-    """A plain dataclass instance from a config node (keys that are not fields, e.g. `toolsets`, are skipped)."""
-    names = {f.name for f in fields(cls)}
-    values = {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k in names}
-    return cls(**values)
-
 
 def algo_config(cfg: DictConfig) -> GRPOConfig:
     algo = to_dataclass(cfg.algo, GRPOConfig)
     algo.lora = LoraSchema(**algo.lora) if isinstance(algo.lora, dict) else algo.lora
     return algo.validate()
-
-
-def logger_config(cfg: DictConfig) -> LoggerConfig:
-    return to_dataclass(cfg.logger, LoggerConfig).validate()
 
 
 def validate(cfg: DictConfig, primary: str = "train") -> None:

@@ -29,6 +29,7 @@ from the `accelerate launch` command line and starts the ranks with torch.distri
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import logging
 import os
@@ -46,6 +47,7 @@ import torch
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+S = TypeVar("S")  # the stats a wrapped update step returns
 
 # Environment variables by which a launcher (torchrun, MPI) tells a process its rank.
 _RANK_VARS = ("RANK", "LOCAL_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK")
@@ -181,34 +183,39 @@ class Distributed:
             offset += g.numel()
         return n_counted
 
-    def grpo_step(self, model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Any], rewards: torch.Tensor,
-                  cfg: Any, pad_id: int, **step_kwargs: Any) -> Any:
-        """`algo.grpo.grpo_step` on this rank's group, its gradients averaged over all ranks' groups.
+    def data_parallel(self, step: Callable[..., S]) -> Callable[..., S]:
+        """`step` (one group's update, `algo.grpo.grpo_step`) on this rank's group, its gradients averaged over
+        all ranks' groups; `step` itself with one process.
 
-        Whatever rule makes grpo_step skip a group (and return before its backward pass), this rank then
-        joins the step with zero gradients, so every rank makes exactly one all-reduce per step.
+        `step(model, optimizer, group, rewards, cfg, pad_id, *, grad_sync, **kwargs)` calls `grad_sync(params)`
+        between its backward pass and clipping, and returns dataclass stats with a `grad_norm` field. Whatever
+        rule makes it skip a group (and return before its backward pass), this rank then joins the step with zero
+        gradients, so every rank makes exactly one all-reduce per step.
         """
-        from agentic_rl.algo.grpo import StepStats, grpo_step
-
         if self.world_size == 1:
-            return grpo_step(model, optimizer, group, rewards, cfg, pad_id, **step_kwargs)
-        synced: list[int] = []
+            return step
 
-        def sync(params: Sequence[torch.nn.Parameter]) -> None:
-            synced.append(self.average_gradients(params, counts=True))
+        def data_parallel_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Any],
+                               rewards: torch.Tensor, cfg: Any, pad_id: int, **step_kwargs: Any) -> S:
+            synced: list[int] = []
 
-        stats = grpo_step(model, optimizer, group, rewards, cfg, pad_id, grad_sync=sync, **step_kwargs)
-        if synced:
-            return stats
-        # grpo_step skipped this group; its step is the mean of the other ranks' groups (or no step at all)
-        params = _trainable(model)
-        for p in params:
-            p.grad = torch.zeros_like(p)
-        grad_norm = None  # no step at all when no rank's group counts: absent, never 0
-        if self.average_gradients(params, counts=False) > 0:
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
-            optimizer.step()
-        return StepStats(n_tokens=0, skipped=True, grad_norm=grad_norm)
+            def sync(params: Sequence[torch.nn.Parameter]) -> None:
+                synced.append(self.average_gradients(params, counts=True))
+
+            stats = step(model, optimizer, group, rewards, cfg, pad_id, grad_sync=sync, **step_kwargs)
+            if synced:
+                return stats
+            # the step skipped this group; its step is the mean of the other ranks' groups (or no step at all)
+            params = _trainable(model)
+            for p in params:
+                p.grad = torch.zeros_like(p)
+            grad_norm = None  # no step at all when no rank's group counts: absent, never 0
+            if self.average_gradients(params, counts=False) > 0:
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
+                optimizer.step()
+            return dataclasses.replace(stats, grad_norm=grad_norm)
+
+        return data_parallel_step
 
     def reduce_step(self, metrics: dict[str, Any], model: torch.nn.Module) -> dict[str, Any]:
         """Every rank's metrics of this step, combined for rank 0's log (other ranks get theirs back).
@@ -234,24 +241,6 @@ class Distributed:
         if self.device.type == "cuda":
             out["cuda_peak_memory_gb"] = round(torch.cuda.max_memory_allocated(self.device) / 2**30, 2)
         return out
-
-
-class SilentTracker:
-    """What a rank other than 0 has instead of a `tracking.sinks.Tracker`: it writes and sends nothing."""
-
-    wandb_info: dict[str, Any] = {}
-
-    def log(self, metrics: dict[str, Any], step: int) -> None:
-        pass
-
-    def summary(self, values: dict[str, Any]) -> None:
-        pass
-
-    def close(self, exit_code: int = 0) -> None:
-        pass
-
-    def log_trajectories(self, *args: Any, **kwargs: Any) -> None:
-        pass
 
 
 def _trainable(model: torch.nn.Module) -> list[torch.nn.Parameter]:

@@ -28,7 +28,8 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.config import CONFIG_PATH, register_configs, to_dataclass, validate
+from agentic_rl.cli import run_cli
+from agentic_rl.config import register_configs, validate
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics, token_budget
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
@@ -39,12 +40,14 @@ from agentic_rl.evaluation.report import (
     mode_summary,
     plot_eval_summary,
 )
-from agentic_rl.registry import build
+from agentic_rl.paths import CONFIG_PATH
+from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.runtime.jobs import run_job
 from agentic_rl.runtime.memory import memory_metrics
 from agentic_rl.runtime.stages import finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
+from agentic_rl.tracking.sinks import open_tracker
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -217,7 +220,7 @@ def check_resume(run_dir: Path, current: dict[str, Any]) -> None:
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Evaluate, write results.jsonl, summary.json, figures/eval_summary.png; return the summary.
 
-    Stages as in training: build (tasks, policy; then `open_run`: tracker, sandbox), loop (`evaluate`,
+    Stages as in training: build (tasks, policy; then the tracker and `open_run`: sandbox), loop (`evaluate`,
     appending to results.jsonl), finish (summary.json first, then the figure).
     """
     validate(cfg, "evaluate")
@@ -242,8 +245,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
                        "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
 
-    with open_run(cfg, run_dir, sandbox_overrides={"python": cfg.python} if cfg.get("python") else None,
-                  job_type="eval") as ctx:
+    with open_run(cfg, run_dir, open_tracker(cfg, run_dir, job_type="eval"),
+                  sandbox_overrides={"python": cfg.python} if cfg.get("python") else None) as ctx:
         sandbox = ctx.sandbox
         toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
         store = ResultStore.in_dir(run_dir)
@@ -286,7 +289,10 @@ def main(cfg: DictConfig) -> float | None:
     return max((m.get("pass@1", 0.0) for m in summary["eval"].values()), default=0.0)
 
 
-if __name__ == "__main__":
-    from agentic_rl.cli import run_cli
-
+def cli() -> None:
+    """`agentic-rl-eval` and `python -m agentic_rl.evaluate`: config errors as one message (exit 2)."""
     run_cli(main, "evaluate")
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,10 +1,15 @@
-"""Name -> callable registries for pure same-signature functions, and the one `build()` wrapper.
+"""Name -> callable registries for pure same-signature functions, the one `build()` wrapper, and the two
+other readings of a config node: `to_dataclass` (a typed settings object) and `component_name` (its short name).
 
 An unknown name raises an error listing the available names, so a typo in a config says how to fix it.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any, Callable, Generic, TypeVar
+
+from agentic_rl.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -53,7 +58,21 @@ def build(cfg: Any, **runtime: Any) -> Any:
         cause = exc.__cause__
         if not isinstance(cause, (ValueError, FileNotFoundError)):
             raise
-        from agentic_rl.config import ConfigError
-
         where = getattr(cfg, "_get_full_key", lambda _: "")(None) or cfg.get("_target_", "?")
         raise ConfigError(f"{where}: {cause}") from exc
+
+
+def to_dataclass(node: Any, cls: type) -> Any:
+    """A plain dataclass instance from a config node (keys that are not fields, e.g. `toolsets`, are skipped)."""
+    from omegaconf import OmegaConf
+
+    names = {f.name for f in fields(cls)}
+    values = {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k in names}
+    return cls(**values)
+
+
+def component_name(node: Mapping) -> str:
+    """A component's short name for tags, titles and summaries: its `name`, else its `_target_`'s last part."""
+    if node.get("name"):
+        return str(node["name"])
+    return str(node.get("_target_", "?")).rsplit(".", 1)[-1]

@@ -26,12 +26,14 @@ from omegaconf import DictConfig
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
-from agentic_rl.algo.grpo import GRPOConfig, update_rollout_batch
-from agentic_rl.config import CONFIG_PATH, algo_config, component_name, register_configs, to_dataclass, validate
+from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
+from agentic_rl.cli import run_cli
+from agentic_rl.config import algo_config, register_configs, validate
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
-from agentic_rl.registry import build
+from agentic_rl.paths import CONFIG_PATH
+from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
@@ -43,7 +45,7 @@ from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, 
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
-from agentic_rl.tracking.sinks import truncate_metrics
+from agentic_rl.tracking.sinks import open_tracker, truncate_metrics
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -115,8 +117,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         return done
     checkpoint = resume_point(cfg, run_dir)
     state = checkpoint.state if checkpoint else {}
-    with open_run(cfg, run_dir, wandb_id=state.get("wandb_id"), step=state.get("step", 0),
-                  writer=dist.is_main) as ctx:
+    tracker = open_tracker(cfg, run_dir, resume_id=state.get("wandb_id"), writer=dist.is_main)
+    with open_run(cfg, run_dir, tracker, step=state.get("step", 0)) as ctx:
         training = build_training(cfg, ctx.sandbox, dist)
         position = Position(data_rng=random.Random(cfg.seed))
         summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": component_name(cfg.reward),
@@ -219,7 +221,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     release_free_memory()  # what the rollout freed (see above)
     # 3-5. advantages -> loss -> one optimizer step per task group
     all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
-                                     temperature=t.rollout_cfg.temperature, step=t.dist.grpo_step)
+                                     temperature=t.rollout_cfg.temperature, step=t.dist.data_parallel(grpo_step))
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
     shared = rollout_metrics(trajs.stats)
@@ -320,7 +322,11 @@ def main(cfg: DictConfig) -> float | None:
     return max((m.get("pass@1", 0.0) for m in after.values()), default=0.0)
 
 
-if __name__ == "__main__":
-    from agentic_rl.cli import run_cli
-
+def cli() -> None:
+    """`agentic-rl-train` and `python -m agentic_rl.train`: config errors as one message (exit 2)."""
+    # under `accelerate launch --cpu`, first start the ranks accelerate did not (see distributed.py)
     launch_ranks_or(lambda: run_cli(main, "train"), "agentic_rl.train")
+
+
+if __name__ == "__main__":
+    cli()

@@ -439,7 +439,7 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
                          rewards: Sequence[torch.Tensor], cfg: GRPOConfig, pad_id: int, *,
                          temperature: float, step: Callable[..., StepStats] | None = None) -> list[StepStats]:
     """One `grpo_step` per task group of a rollout batch, in order (`step` stands in for `grpo_step`, with
-    the same signature: data-parallel training passes `Distributed.grpo_step`).
+    the same signature: data-parallel training passes `Distributed.data_parallel(grpo_step)`).
 
     The first group that takes a step is on-policy. Every later one was sampled by the policy as it was
     before that step, so its behaviour log-probs are scored now, before any step, and its update uses the

@@ -1,11 +1,13 @@
 """The stages every run goes through, shared by `train.py` and `evaluate.py`.
 
-    with open_run(cfg, run_dir) as ctx:      # build: tracker (+ W&B), sandbox, signal handlers
-        ...                                  # loop: the entry point's own work, logging through ctx.tracker
-        finish(ctx, summary, late=[...])     # finish: summary.json first, then whatever may fail late
+    with open_run(cfg, run_dir, tracker) as ctx:   # build: sandbox, signal handlers (the tracker is given)
+        ...                                        # loop: the entry point's own work, logging through ctx.tracker
+        finish(ctx, summary, late=[...])           # finish: summary.json first, then whatever may fail late
 
-`open_run` always closes W&B and the sandbox, whatever happens inside. `finish` writes summary.json before
-the late artifacts (adapter, figures), so a failure there never loses the run's results.
+The entry point makes the tracker (`tracking.sinks.open_tracker`) and hands it in, so this module needs nothing
+above the runtime layer. `open_run` always closes the tracker (W&B with the run's outcome) and the sandbox,
+whatever happens inside. `finish` writes summary.json before the late artifacts (adapter, figures), so a
+failure there never loses the run's results.
 """
 from __future__ import annotations
 
@@ -23,8 +25,6 @@ from omegaconf import DictConfig, OmegaConf
 from agentic_rl.registry import build
 from agentic_rl.runtime.files import DiskFullError
 from agentic_rl.runtime.interrupt import InterruptGuard
-from agentic_rl.tracking.sinks import Tracker
-from agentic_rl.tracking.wandb_run import wandb_settings
 
 logger = logging.getLogger(__name__)
 
@@ -62,29 +62,19 @@ class RunContext:
     """What the build stage opened and the finish stage must close."""
 
     run_dir: Path
-    tracker: Tracker
+    tracker: Any  # a `tracking.sinks.Tracker` (or its silent stand-in on ranks > 0): log, summary, close
     interrupts: InterruptGuard
     sandbox: Any = None
 
 
 @contextlib.contextmanager
-def open_run(cfg: DictConfig, run_dir: Path, *, wandb_id: str | None = None, step: int | None = None,
-             sandbox_overrides: dict[str, Any] | None = None, writer: bool = True,
-             job_type: str = "train") -> Iterator[RunContext]:
-    """Open the tracker, the signal handlers and the sandbox; close them (W&B with the run's outcome) on exit.
+def open_run(cfg: DictConfig, run_dir: Path, tracker: Any, *, step: int | None = None,
+             sandbox_overrides: dict[str, Any] | None = None) -> Iterator[RunContext]:
+    """Open the signal handlers and the sandbox; close them and `tracker` (W&B with the run's outcome) on exit.
 
-    `wandb_id` resumes that W&B run; `step` is the step a resume starts from (for the interruption message).
-    `writer=False` (a rank other than 0 under `accelerate launch`) gets a tracker that writes nothing.
-    `job_type` ("train" / "eval") names the W&B job type.
+    `step` is the step a resume starts from (for the interruption message).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
-    if writer:
-        tracker = Tracker(run_dir, wandb_settings(cfg, job_type), OmegaConf.to_container(cfg, resolve=True),
-                          resume_id=wandb_id)
-    else:
-        from agentic_rl.distributed import SilentTracker
-
-        tracker = SilentTracker()
     ctx = RunContext(run_dir=run_dir, tracker=tracker, interrupts=InterruptGuard(run_dir, step))
     exit_code = 1
     try:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from agentic_rl.evaluation.stats import mean_ci, wilson_interval
+from agentic_rl.paths import CONF_DIR
+from agentic_rl.tracking.stats import mean_ci, wilson_interval
 
 logger = logging.getLogger(__name__)
 
@@ -62,8 +63,6 @@ def override_key(override: str) -> str:
 def non_arm_keys() -> frozenset[str]:
     """conf/train.yaml's override_dirname exclude_keys (seed and run bookkeeping). `experiment` and `sweep`
     stay in the arm: runs of two experiments or two sweeps read together are different arms."""
-    from agentic_rl.config import CONF_DIR
-
     train = yaml.safe_load((CONF_DIR / "train.yaml").read_text())
     keys = train["hydra"]["job"]["config"]["override_dirname"]["exclude_keys"]
     return frozenset(keys) - {"experiment", "sweep"}

@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from omegaconf import DictConfig, OmegaConf
+
 from agentic_rl.runtime.files import atomic_write_text, disk_errors
 from agentic_rl.tracking import wandb_run
 from agentic_rl.types import RewardBreakdown, Trajectory
@@ -87,6 +89,35 @@ class Tracker:
                           artifacts=exit_code == 0 and bool(self.settings.get("log_artifacts")), exit_code=exit_code)
             self._wandb = None
         logger.info("run dir: %s", self.run_dir.resolve())
+
+
+class SilentTracker:
+    """What a rank other than 0 has instead of a `Tracker` (`accelerate launch`): it writes and sends nothing."""
+
+    wandb_info: dict[str, Any] = {}
+
+    def log(self, metrics: dict[str, Any], step: int) -> None:
+        pass
+
+    def summary(self, values: dict[str, Any]) -> None:
+        pass
+
+    def close(self, exit_code: int = 0) -> None:
+        pass
+
+    def log_trajectories(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def open_tracker(cfg: DictConfig, run_dir: Path, *, job_type: str = "train", resume_id: str | None = None,
+                 writer: bool = True) -> Tracker | SilentTracker:
+    """The run's tracker: metrics.jsonl, plus W&B as `cfg.logger` says (`job_type` "train" / "eval" names the
+    W&B job type; `resume_id` continues that W&B run). `writer=False` (a rank other than 0 under
+    `accelerate launch`) gets a tracker that writes nothing."""
+    if not writer:
+        return SilentTracker()
+    return Tracker(run_dir, wandb_run.wandb_settings(cfg, job_type), OmegaConf.to_container(cfg, resolve=True),
+                   resume_id=resume_id)
 
 
 def truncate_metrics(run_dir: Path, n_bytes: int) -> None:

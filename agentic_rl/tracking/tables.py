@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.evaluation.stats import tasks_to_separate, wilson_interval
+from agentic_rl.tracking.stats import tasks_to_separate, wilson_interval
 from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections, find_runs, group_by_arm,
                                       pass_at_1_estimate, per_step, read_metrics, read_summary, run_seed,
                                       tasks_scored)

@@ -1,5 +1,6 @@
-"""How a run appears in Weights & Biases: identity (job type, name, group, tags), metric axes, trajectory
-tables, artifacts. `sinks.Tracker` calls these; nothing here is needed when W&B is off.
+"""How a run appears in Weights & Biases: the logger settings (`LoggerConfig`, conf/logger/*.yaml), identity
+(job type, name, group, tags), metric axes, trajectory tables, artifacts. `sinks.Tracker` calls these; nothing
+here but the settings is needed when W&B is off.
 
 - job_type: "train" or "eval".
 - arm: the experiment and the job's overrides, the seed excluded (`smoke model=tiny-random`); in a sweep, only
@@ -17,19 +18,68 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 from omegaconf import DictConfig
 
+from agentic_rl.errors import ConfigError
+from agentic_rl.registry import component_name, to_dataclass
 from agentic_rl.types import RewardBreakdown, Trajectory
 
 logger = logging.getLogger(__name__)
 
+LOGGERS = ("none", "wandb")
+WANDB_MODES = ("online", "offline", "disabled")
 STEP_METRIC = "train/step"
 STEPPED_PREFIXES = ("train", "reward", "tools", "rollout", "time")
 TABLE_KEY = "samples/trajectories"
 MAX_TAG_CHARS = 64  # W&B refuses longer tags
+
+
+@dataclass
+class LoggerConfig:
+    """Where metrics go besides metrics.jsonl (conf/logger/*.yaml).
+
+    name: none (metrics.jsonl only) | wandb.
+    project, entity: the W&B project and team (entity null = your default).
+    mode: online | offline | disabled; offline writes the run under <run dir>/wandb for `wandb sync`.
+    group: W&B group; null = the arm (experiment and overrides, seed excluded), in a sweep prefixed by the sweep's
+        id, so the seeds of one arm form one group (see the module doc).
+    run_name: null = the arm and the seed (`tools=code seed=2`).
+    tags: extra tags; experiment, tools, reward and model tags are always added.
+    log_every: a one-line summary of the step's metrics in train.log every N training steps (0 = never).
+    table_every: a W&B table of sample trajectories every N training steps (0 = never).
+    log_artifacts: upload the adapter and the evaluation results as W&B artifacts.
+    """
+
+    name: str = "none"
+    project: str = "agentic_rl"
+    entity: str | None = None
+    mode: str = "offline"
+    group: str | None = None
+    run_name: str | None = None
+    tags: list[str] = field(default_factory=list)
+    log_every: int = 1
+    table_every: int = 10
+    log_artifacts: bool = True
+
+    def validate(self) -> LoggerConfig:
+        if self.name not in LOGGERS:
+            raise ConfigError(f"logger.name={self.name!r}: pick logger=none or logger=wandb")
+        if self.mode not in WANDB_MODES:
+            raise ConfigError(f"logger.mode={self.mode!r}: must be one of {list(WANDB_MODES)} "
+                              "(or set WANDB_MODE)")
+        if self.log_every < 0:
+            raise ConfigError(f"logger.log_every must be >= 0 (0 = no step lines in train.log), got {self.log_every}")
+        if self.table_every < 0:
+            raise ConfigError(f"logger.table_every must be >= 0 (0 = no trajectory tables), got {self.table_every}")
+        return self
+
+
+def logger_config(cfg: DictConfig) -> LoggerConfig:
+    return to_dataclass(cfg.logger, LoggerConfig).validate()
 
 
 def hydra_context() -> dict[str, Any]:
@@ -52,8 +102,6 @@ def sweep_id(sweep_config: str | None, sweep_dir: str | Path) -> str:
 
 def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
     """job_type, name, group and tags of a run (see the module doc)."""
-    from agentic_rl.config import component_name
-
     ctx = hydra_context() if context is None else context
     choices = ctx.get("choices", {})
     experiment = choices.get("experiment")
@@ -81,8 +129,6 @@ def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None 
 
 def wandb_settings(cfg: DictConfig, job_type: str = "train") -> dict[str, Any]:
     """The logger settings (every LoggerConfig field) with W&B identity filled in where the config leaves null."""
-    from agentic_rl.config import logger_config
-
     settings = dataclasses.asdict(logger_config(cfg))
     identity = run_identity(cfg, job_type)
     settings["job_type"] = job_type

@@ -1,5 +1,5 @@
 """One rank of the gradient-equivalence test (started by torch.distributed.run): runs SCHEDULE through
-`Distributed.grpo_step` and saves, after each step, this rank's gradients and LoRA weights to OUT/rank<r>.pt."""
+`Distributed.data_parallel(grpo_step)` and saves, after each step, this rank's gradients and LoRA weights to OUT/rank<r>.pt."""
 from __future__ import annotations
 
 import sys
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import torch
 
+from agentic_rl.algo.grpo import grpo_step
 from agentic_rl.distributed import Distributed
 from agentic_rl.models import lora_state
 from tests.distributed.cases import CFG, SCHEDULE, make_group, rewards_of, tiny_policy
@@ -20,8 +21,8 @@ def main(out: Path) -> None:
     steps = []
     for schedule in SCHEDULE:
         seed, rewards = schedule[dist.rank]
-        stats = dist.grpo_step(model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id,
-                               temperature=1.0)
+        stats = dist.data_parallel(grpo_step)(model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id,
+                                              temperature=1.0)
         grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         steps.append({"grads": grads, "weights": lora_state(model), "skipped": stats.skipped})
     torch.save({"world_size": dist.world_size, "steps": steps}, out / f"rank{dist.rank}.pt")

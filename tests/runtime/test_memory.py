@@ -57,6 +57,7 @@ def test_each_training_phase_starts_from_a_trimmed_heap(tmp_path, monkeypatch):
     from agentic_rl.config import register_configs
     from agentic_rl.distributed import Distributed
     from agentic_rl.runtime.stages import open_run
+    from agentic_rl.tracking.sinks import open_tracker
     from tests.config.test_compose import CONF
 
     events: list[str] = []
@@ -75,7 +76,7 @@ def test_each_training_phase_starts_from_a_trimmed_heap(tmp_path, monkeypatch):
         cfg = compose("train", overrides=["model=tiny-random", "tools=none", "logger=none", "algo.group_size=2",
                                           "rollout.max_turns=1", "rollout.max_new_tokens=4", "data.limit=2",
                                           "progress=false"])
-    with open_run(cfg, tmp_path) as ctx:
+    with open_run(cfg, tmp_path, open_tracker(cfg, tmp_path)) as ctx:
         training = train.build_training(cfg, ctx.sandbox, Distributed.from_env(60))
         position = train.Position(data_rng=random.Random(0))
         with train.tqdm(disable=True) as bar:

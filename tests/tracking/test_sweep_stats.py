@@ -87,7 +87,7 @@ def test_pass_at_1_mean_and_t_interval_across_seeds_and_pooled_wilson(sweep):
                                                              pytest.approx(0.548414, abs=1e-6))
     assert code["before"] == {"mean": pytest.approx(0.1), "low": pytest.approx(0.1), "high": pytest.approx(0.1),
                               "n": 3, "method": "t"}
-    # pooled: 2 + 3 + 4 = 9 passed of 3 x 10 tasks, Wilson 95% (tests/evaluation/test_stats.py)
+    # pooled: 2 + 3 + 4 = 9 passed of 3 x 10 tasks, Wilson 95% (tests/tracking/test_stats.py)
     assert code["after_pooled"] == {"k": 9, "n": 30, "rate": pytest.approx(0.3),
                                     "low": pytest.approx(0.166647, abs=1e-6), "high": pytest.approx(0.478758, abs=1e-6)}
     multi = rows[("tools=multi", "multi_tool")]["after"]

@@ -14,7 +14,7 @@ tasks a comparison would need.
   difficulty more than the arms do.
 
 Only the standard library: the t quantiles for df ≤ 30 are tabulated (values of scipy.stats.t.ppf(0.975, df),
-checked against scipy in tests/evaluation/test_stats.py); above 30 the Cornish-Fisher expansion in the normal
+checked against scipy in tests/tracking/test_stats.py); above 30 the Cornish-Fisher expansion in the normal
 quantile is exact to 1e-7.
 """
 from __future__ import annotations
