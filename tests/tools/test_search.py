@@ -24,7 +24,7 @@ from agentic_rl.types import Observation, Task, ToolCall
 
 pytest.importorskip("bm25s")  # a declared dependency; the pydoc backend needs it
 
-from agentic_rl.tools.search import bench  # noqa: E402
+from agentic_rl.bench import search as bench  # noqa: E402
 from agentic_rl.tools.search import pydoc_backend as P  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

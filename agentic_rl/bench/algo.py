@@ -1,6 +1,6 @@
 """Memory and time of one GRPO update, for a group shaped like the multi-tool workload.
 
-    python -m agentic_rl.algo.bench [--model smollm2-135m] [--episodes 4] [--length 1536] [--model-tokens 256]
+    python -m agentic_rl.bench.algo [--model smollm2-135m] [--episodes 4] [--length 1536] [--model-tokens 256]
                                     [--repeats 2] [--setting NAME ...]
 
 The group: `--episodes` episodes of `--length` tokens (tool prompt, task, observations), of which
@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from agentic_rl.paths import CONF_DIR
 from agentic_rl.runtime.memory import peak_rss_gib
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,6 @@ SETTINGS = {
     "micro-batches": {"gradient_checkpointing": False},
     "default": {},
 }
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 
 
 def cpu_seconds() -> float:
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows = []
     for setting in args.setting:
-        cmd = [sys.executable, "-m", "agentic_rl.algo.bench", "--worker", "--setting", setting, "--model", args.model,
+        cmd = [sys.executable, "-m", "agentic_rl.bench.algo", "--worker", "--setting", setting, "--model", args.model,
                "--episodes", str(args.episodes), "--length", str(args.length),
                "--model-tokens", str(args.model_tokens), "--repeats", str(args.repeats)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

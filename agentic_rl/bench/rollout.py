@@ -1,6 +1,6 @@
 """Multi-tool rollout throughput: the project's engine against a notebook-style loop, in one process.
 
-    python -m agentic_rl.rollout.bench [--tasks 4] [--group 4] [--turns 2] [--max-new-tokens 128]
+    python -m agentic_rl.bench.rollout [--tasks 4] [--group 4] [--turns 2] [--max-new-tokens 128]
                                        [--modes episode turn] [--notebook-jobs N] [--ceiling-tokens 64]
                                        [overrides ...]          e.g. model=smollm2-135m tools=multi
 
@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
+from agentic_rl.paths import CONF_DIR
 from agentic_rl.rollout.agent import (RolloutConfig, ToolSet, run_tool, observation_ids, prompt_messages,
                                       run_episodes)
 from agentic_rl.rollout.policy import HFPolicy
@@ -37,7 +38,6 @@ from agentic_rl.tools.base import find_first_call
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 CEILING_PROMPT = "Write a Python function that returns the sum of a list of numbers."
 
 

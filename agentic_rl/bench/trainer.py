@@ -1,7 +1,7 @@
 """Single-turn GRPO step time: this project against TRL's `GRPOTrainer` on the same workload, in one process.
 
     pip install -e .[bench]        # TRL, never a core dependency
-    python -m agentic_rl.rollout.bench_trainer [--steps 3] [--max-new-tokens 128] [overrides ...]
+    python -m agentic_rl.bench.trainer [--steps 3] [--max-new-tokens 128] [overrides ...]
 
 Workload (issue #10, last row): one built-in task per step, G=4 completions of up to `--max-new-tokens` tokens,
 no tools (one turn, the reply's code graded by the sandbox), LoRA r16 on q/v, KL coefficient 0.05, one
@@ -28,8 +28,8 @@ from typing import Any
 
 import torch
 
+from agentic_rl.paths import CONF_DIR
 from agentic_rl.rollout.agent import RolloutConfig, extract_code, prompt_messages, run_episodes, run_tool
-from agentic_rl.rollout.bench import CONF_DIR
 from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.types import ToolCall
 

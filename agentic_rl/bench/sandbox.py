@@ -1,6 +1,6 @@
 """Throughput of the sandbox against the naive runner, on the same workload in one process.
 
-    python -m agentic_rl.sandbox.bench [--n-snippets 200] [--n-bcb 148] [--workers 2 12] [--split both]
+    python -m agentic_rl.bench.sandbox [--n-snippets 200] [--n-bcb 148] [--workers 2 12] [--split both]
                                        [--python PY]
 
 naive:   one `python file.py` subprocess per call, sequential, as the reference notebook runs code
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from agentic_rl.sandbox import server as wire
-from agentic_rl.sandbox.bcb import bcb_python, canonical_program, load_bcb_hard
+from agentic_rl.bench.bcb import bcb_python, canonical_program, load_bcb_hard
 from agentic_rl.sandbox.sandbox import Sandbox, resolve_python
 
 _SNIPPET_TEMPLATES: list[Callable[[int], str]] = [

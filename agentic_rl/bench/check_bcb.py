@@ -1,6 +1,6 @@
 """Agreement of the sandbox's unittest grader with the official BigCodeBench harness.
 
-    python -m agentic_rl.sandbox.check_bcb [--python .venv-bcb/bin/python] [--workers 2] [--ids 13 1012]
+    python -m agentic_rl.bench.check_bcb [--python .venv-bcb/bin/python] [--workers 2] [--ids 13 1012]
 
 Grades the 148 BigCodeBench-Hard tasks twice with the sandbox interpreter (`--python`, else
 $AGENTIC_RL_SANDBOX_PYTHON, else .venv-bcb from `make setup-bcb` when present):
@@ -17,7 +17,7 @@ import logging
 import sys
 import time
 
-from agentic_rl.sandbox.bcb import REFERENCE_FAILURES, bcb_python, canonical_program, load_bcb_hard, pass_body_program
+from agentic_rl.bench.bcb import REFERENCE_FAILURES, bcb_python, canonical_program, load_bcb_hard, pass_body_program
 from agentic_rl.sandbox.results import TestReport
 from agentic_rl.sandbox.sandbox import Sandbox
 

@@ -1,6 +1,6 @@
 """Benchmark the search backends on the labelled query set.
 
-    python -m agentic_rl.tools.search.bench [--queries SET.jsonl ...] [--backends pydoc,docstore]
+    python -m agentic_rl.bench.search [--queries SET.jsonl ...] [--backends pydoc,docstore]
         [--cached] [--python PATH ...] [--dense MODEL|none] [--repeat 3] [--failures] [--ablation]
 
 Query sets: the development set and the held-out set (default both). Interpreters: this one and
@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.bench.bcb import BCB_VENV_PYTHON
+from agentic_rl.paths import repo_root
 from agentic_rl.tools.search import BACKENDS, SearchBackend
 from agentic_rl.tools.search.dense import DEFAULT_MODEL as DEFAULT_DENSE_MODEL
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = repo_root()
 # The development set (ranking was tuned on it) and the held-out set (written before the ranker was
 # changed and never tuned on): both are reported so over-fitting shows as a gap between them.
 DEFAULT_QUERIES = REPO_ROOT / "tests" / "tools" / "search_queries.jsonl"
@@ -33,7 +35,7 @@ HELDOUT_QUERIES = REPO_ROOT / "tests" / "tools" / "search_queries_heldout.jsonl"
 # 120 needs written in a later session by someone who had seen neither the needs nor the other sets; measured
 # blind once, then read (its misses informed turning the needs' cosine on by default): see the README
 FRESH_QUERIES = REPO_ROOT / "tests" / "tools" / "search_queries_fresh.jsonl"
-BCB_PYTHON = REPO_ROOT / ".venv-bcb" / "bin" / "python"
+BCB_PYTHON = BCB_VENV_PYTHON
 MRR_DEPTH = 10
 
 
@@ -252,7 +254,7 @@ def default_interpreters() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentic_rl.tools.search.bench",
+    parser = argparse.ArgumentParser(prog="python -m agentic_rl.bench.search",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", action="append", default=None,
                         help="labelled JSONL query set (repeatable; default: the dev and held-out sets)")
