@@ -13,6 +13,8 @@ its best phrase. Entries the interpreter does not have are skipped.
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -21,6 +23,19 @@ from agentic_rl.tools.search import text as T
 
 NEEDS_DIR = Path(__file__).with_name("needs")
 _LINE_RE = re.compile(r"^([A-Za-z_][\w.]*):\s+(\S.*)$")
+
+
+def import_bm25s() -> Any:
+    """The `bm25s` module (lexical ranking of the needs here and of the entries in `pydoc_backend`), imported
+    so that it claims no accelerator and keeps its logger quiet."""
+    # bm25s runs a jax op at import when jax is installed; jax would then reserve 75% of a GPU's memory in the
+    # trainer's process (seen on an H200: one such process held 106 GiB and every other job ran out of memory).
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import bm25s
+
+    # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 def load_needs(folder: str | Path = NEEDS_DIR) -> dict[str, tuple[str, ...]]:
@@ -50,8 +65,6 @@ class NeedsMatcher:
     def __init__(self, needs: Mapping[str, Sequence[str]], by_name: Mapping[str, int], n_entries: int) -> None:
         import numpy as np
 
-        from agentic_rl.tools.search.pydoc_backend import _import_bm25s
-
         self.n_entries = n_entries
         self.phrases: list[str] = []
         entry_of: list[int] = []
@@ -70,7 +83,7 @@ class NeedsMatcher:
         self.retriever = None
         self.vocab: dict[str, int] = {}
         if docs:
-            self.retriever = _import_bm25s().BM25(k1=1.2, b=0.75)
+            self.retriever = import_bm25s().BM25(k1=1.2, b=0.75)
             self.retriever.index(docs, show_progress=False)
             self.vocab = self.retriever.vocab_dict
         self.dense: Any = None  # dense.DenseScorer over self.phrases, attached by the backend

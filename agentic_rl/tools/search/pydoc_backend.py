@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from agentic_rl.tools.search import BACKENDS, SearchHit
 from agentic_rl.tools.search import text as T
-from agentic_rl.tools.search.needs import NeedsMatcher, load_needs
+from agentic_rl.tools.search.needs import NeedsMatcher, import_bm25s, load_needs
 
 log = logging.getLogger(__name__)
 
@@ -448,17 +448,6 @@ def entry_fields(entry: dict[str, Any], vocabulary: set[str]) -> dict[str, list[
     return fields
 
 
-def _import_bm25s() -> Any:
-    # bm25s runs a jax op at import when jax is installed; jax would then reserve 75% of a GPU's memory in the
-    # trainer's process (seen on an H200: one such process held 106 GiB and every other job ran out of memory).
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import bm25s
-
-    # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    return bm25s
-
-
 def entry_uses(entries: list[dict[str, Any]], usage: dict[str, Any]) -> dict[str, list[int]]:
     """Per entry: uses of its last name, of parent.name, and of its parent's name."""
     last, pair = usage.get("last") or {}, usage.get("pair") or {}
@@ -478,7 +467,7 @@ def entry_uses(entries: list[dict[str, Any]], usage: dict[str, Any]) -> dict[str
 
 def build_index(entries: list[dict[str, Any]], meta: dict[str, Any], usage: dict[str, Any] | None = None,
                 ranking: Ranking = DEFAULT_RANKING) -> PydocIndex:
-    bm25s = _import_bm25s()
+    bm25s = import_bm25s()
 
     counts = Counter(w.lower() for e in entries for w in T.words(e.get("doc", "") + " " + e.get("extra", "")))
     vocabulary = {w for w, c in counts.items() if c >= 2 and len(w) >= 2}
@@ -548,7 +537,7 @@ def load_raw(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def load_index(path: Path) -> PydocIndex:
-    bm25s = _import_bm25s()
+    bm25s = import_bm25s()
 
     with open(path / "meta.json", encoding="utf-8") as f:
         meta = json.load(f)
