@@ -25,7 +25,8 @@ import yaml
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, check_training_temperature
+from agentic_rl.algo.core import check_training_temperature
+from agentic_rl.algo.grpo import GRPOConfig, LoraSchema
 from agentic_rl.errors import ConfigError
 from agentic_rl.evaluation.evaluator import EvalConfig
 from agentic_rl.paths import CONF_DIR

@@ -97,10 +97,16 @@ def mean_only_advantages(rewards: torch.Tensor) -> torch.Tensor:
     return (r - r.mean()).float()
 
 
-def _check_temperature(temperature: float) -> None:
+def check_training_temperature(temperature: float) -> float:
+    """The sampling temperature the loss scores at (the rollout's); training needs sampling, so it must be > 0.
+
+    Checked where the log-probs are taken and, before any model is loaded, by the config check.
+    """
     if temperature <= 0:
-        raise ValueError(f"the loss needs a sampling temperature > 0, got {temperature} (0 means greedy decoding, "
-                         "whose samples carry no log-probs to learn from): set rollout.temperature > 0 for training")
+        raise ValueError(f"rollout.temperature={temperature}: the loss needs a sampling temperature > 0 (0 means "
+                         "greedy decoding, whose samples carry no log-probs to learn from, and the loss divides the "
+                         "logits by it); set e.g. rollout.temperature=0.7 for training")
+    return temperature
 
 
 def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -109,7 +115,7 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
     In float32. `temperature` must be the sampler's, so that these are the log-probs of the distribution
     the tokens were drawn from (see the module docstring on top-p).
     """
-    _check_temperature(temperature)
+    check_training_temperature(temperature)
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
@@ -171,7 +177,7 @@ def head_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Te
     """
     if type(head) is not torch.nn.Linear or head.bias is not None:
         return token_logprobs(head(hidden).unsqueeze(0), targets.unsqueeze(0), temperature).squeeze(0)
-    _check_temperature(temperature)
+    check_training_temperature(temperature)
     return _HeadLogprobs.apply(hidden, head.weight, targets, temperature)
 
 

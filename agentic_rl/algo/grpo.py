@@ -60,7 +60,6 @@ class GRPOConfig:
         are all equal (their advantages are zero; only the KL term would act).
     """
 
-    name: str = "grpo"
     group_size: int = 4
     lr: float = 5e-6
     kl_coeff: float = 0.05
@@ -100,14 +99,6 @@ class GRPOConfig:
                                (LOSS_AGGREGATIONS, self.loss_agg), (POLICY_OBJECTIVES, self.objective)):
             registry.get(name)  # raises with the list of available names
         return self
-
-
-def check_training_temperature(temperature: float) -> float:
-    """The rollout temperature the loss uses; training needs sampling (> 0), greedy decoding has no spread."""
-    if temperature <= 0:
-        raise ValueError(f"rollout.temperature={temperature}: training samples at this temperature and the loss "
-                         "divides the logits by it, so it must be > 0 (e.g. rollout.temperature=0.7)")
-    return temperature
 
 
 @dataclass

@@ -4,13 +4,13 @@
                                     [--repeats 2] [--setting NAME ...]
 
 The group: `--episodes` episodes of `--length` tokens (tool prompt, task, observations), of which
-`--model-tokens` are the model's own, in two turns: the first-row workload of issue #10 (4 KodCode tasks
+`--model-tokens` are the model's own, in two turns: the multi-tool training workload (4 KodCode tasks
 x G=4, 2 turns x 128 new tokens, ~1.5k-token episodes) gives one such group per task. The episodes share
 their prompt (the first half), as the G samples of one task do; the rest of the token ids are random and
 differ: the cost of a forward/backward does not depend on them.
 
 Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows within a process:
-  whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before #10)
+  whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before micro-batching)
   micro-batches: `algo.micro_batch_tokens` (default) padded tokens per micro-batch, no checkpointing
   default:       micro-batches and gradient checkpointing (conf/algo/grpo.yaml)
 Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading

@@ -10,7 +10,7 @@ from agentic_rl.data.paths import BIGCODEBENCH_HARD, shared_data_file
 from agentic_rl.sandbox.sandbox import PYTHON_ENV_VAR, REPO_ROOT
 
 BCB_VENV_PYTHON = REPO_ROOT / ".venv-bcb" / "bin" / "python"
-# Verdicts of the official harness on this machine (shared/data/README.md): 143/148 canonical
+# Verdicts of the official bigcodebench harness on this machine: 143/148 canonical
 # solutions pass; these fail for environmental reasons.
 REFERENCE_FAILURES = {
     "BigCodeBench/101": "network",

@@ -4,7 +4,7 @@
                                        [--modes episode turn] [--notebook-jobs N] [--ceiling-tokens 64]
                                        [overrides ...]          e.g. model=smollm2-135m tools=multi
 
-Workload (issue #10, first row): `--tasks` KodCode tasks from the shared sample x G=`--group`, `--turns` turns
+Workload (the multi-tool training rollout at its default size): `--tasks` KodCode tasks from the shared sample x G=`--group`, `--turns` turns
 of `--max-new-tokens` tokens, the tool set of `tools=` (multi), the model of `model=` (SmolLM2-135M), real tools
 in the sandbox. The tasks and config are composed from conf/train.yaml exactly as training does.
 

@@ -3,7 +3,7 @@
     pip install -e .[bench]        # TRL, never a core dependency
     python -m agentic_rl.bench.trainer [--steps 3] [--max-new-tokens 128] [overrides ...]
 
-Workload (issue #10, last row): one built-in task per step, G=4 completions of up to `--max-new-tokens` tokens,
+Workload (a single-turn GRPO step as TRL runs one): one built-in task per step, G=4 completions of up to `--max-new-tokens` tokens,
 no tools (one turn, the reply's code graded by the sandbox), LoRA r16 on q/v, KL coefficient 0.05, one
 optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temperature and top-p.
 

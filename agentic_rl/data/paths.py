@@ -8,17 +8,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentic_rl.paths import repo_root
+
 DATA_DIR_ENV = "AGENTIC_RL_DATA_DIR"
 
 # Files shipped in the shared data dir (see its README.md).
 KODCODE_SAMPLE = "kodcode_sample.jsonl"
 BIGCODEBENCH_HARD = "bigcodebench_hard.jsonl"
 BIGCODEBENCH_FULL = "bigcodebench_full.jsonl.gz"
-
-
-def repo_root() -> Path:
-    """The checkout that holds the `agentic_rl` package (the folder above `agentic_rl/`)."""
-    return Path(__file__).resolve().parents[2]
 
 
 def shared_data_dir() -> Path:

@@ -17,7 +17,6 @@ peft adds stay float32 whatever the base dtype.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any
 
 import torch
 
+from agentic_rl.paths import cache_root
 from agentic_rl.runtime.files import package_folder
 
 logger = logging.getLogger(__name__)
@@ -38,10 +38,6 @@ class LoadedModel:
     model: Any  # transformers PreTrainedModel (later wrapped by peft)
     tokenizer: Any  # transformers tokenizer
     name: str
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("AGENTIC_RL_CACHE_DIR", Path.home() / ".cache" / "agentic_rl"))
 
 
 def _dtype(name: str, device: torch.device | None = None) -> torch.dtype:

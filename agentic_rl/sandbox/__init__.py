@@ -1,6 +1,6 @@
 """Isolated execution and grading of untrusted (model-written) Python code.
 
-Public API (contract in DESIGN.md section 3):
+Public API (what training, evaluation and the tools call; kept stable):
     execute(code, *, timeout_s=10.0) -> ExecResult(ok, status, stdout, stderr, exit_code, signal, ...)
     run_tests(code, test, *, harness, entry_point=None, timeout_s=30.0)
         -> TestReport(passed, status, n_tests, n_failed, detail, ...)

