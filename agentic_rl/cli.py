@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException

@@ -70,7 +70,7 @@ PATH_SCHEMAS: dict[str, type] = {
 # Keys a group node has besides its dataclass's fields (read by the code that builds from the node).
 EXTRA_KEYS: dict[type, dict[str, Any]] = {EvalConfig: {"toolsets": dict}}
 # Root keys that are not in the primary file: `run_dir` is set by tests and library callers.
-ROOT_EXTRA: dict[str, Any] = {"run_dir": Union[str, None]}
+ROOT_EXTRA: dict[str, Any] = {"run_dir": str | None}
 
 
 def register_configs() -> None:

@@ -37,10 +37,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import torch
 
@@ -102,7 +103,7 @@ class Distributed:
     steps_verified: int = 0  # steps after which every rank was seen to hold the same adapter
 
     @classmethod
-    def from_env(cls, timeout_s: float | None = None) -> "Distributed":
+    def from_env(cls, timeout_s: float | None = None) -> Distributed:
         state = accelerate_state(timeout_s)
         dist = cls(rank=state.process_index, world_size=state.num_processes, device=state.device,
                    backend=state.backend)

@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.runtime.memory import peak_rss_gib

@@ -46,7 +46,8 @@ def grade(sandbox: Sandbox, tasks: list[dict], build, timeout_s: float) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--python", default=None, help="sandbox interpreter (default: $AGENTIC_RL_SANDBOX_PYTHON or .venv-bcb)")
+    ap.add_argument("--python", default=None,
+                    help="sandbox interpreter (default: $AGENTIC_RL_SANDBOX_PYTHON or .venv-bcb)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=240.0,
                     help="per-task limit, seconds (240, as the official harness; task 461 needs ~170 here)")

@@ -4,9 +4,10 @@
                                        [--modes episode turn] [--notebook-jobs N] [--ceiling-tokens 64]
                                        [overrides ...]          e.g. model=smollm2-135m tools=multi
 
-Workload (the multi-tool training rollout at its default size): `--tasks` KodCode tasks from the shared sample x G=`--group`, `--turns` turns
-of `--max-new-tokens` tokens, the tool set of `tools=` (multi), the model of `model=` (SmolLM2-135M), real tools
-in the sandbox. The tasks and config are composed from conf/train.yaml exactly as training does.
+Workload (the multi-tool training rollout at its default size): `--tasks` KodCode tasks from the shared sample x
+G=`--group`, `--turns` turns of `--max-new-tokens` tokens, the tool set of `tools=` (multi), the model of `model=`
+(SmolLM2-135M), real tools in the sandbox. The tasks and config are composed from conf/train.yaml exactly as
+training does.
 
 notebook: the reference notebook's loop, made faithful: one trajectory at a time, `model.generate` on the
           whole history every turn (full re-prefill), no stop at the tool call (it generates max_new_tokens or
@@ -23,15 +24,13 @@ from __future__ import annotations
 import argparse
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.paths import CONF_DIR
-from agentic_rl.rollout.agent import (RolloutConfig, ToolSet, run_tool, observation_ids, prompt_messages,
-                                      run_episodes)
+from agentic_rl.rollout.agent import RolloutConfig, ToolSet, observation_ids, prompt_messages, run_episodes, run_tool
 from agentic_rl.rollout.policy import HFPolicy
 from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.tools.base import find_first_call
@@ -42,7 +41,8 @@ CEILING_PROMPT = "Write a Python function that returns the sum of a list of numb
 
 
 def compose(args: argparse.Namespace) -> Any:
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     defaults = ["data=kodcode", f"data.path={shared_data_dir() / KODCODE_SAMPLE}", f"data.limit={args.tasks}",
                 f"rollout.max_turns={args.turns}", f"rollout.max_new_tokens={args.max_new_tokens}",

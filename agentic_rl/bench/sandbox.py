@@ -30,11 +30,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from agentic_rl.sandbox import server as wire
 from agentic_rl.bench.bcb import bcb_python, canonical_program, load_bcb_hard
+from agentic_rl.sandbox import server as wire
 from agentic_rl.sandbox.sandbox import Sandbox, resolve_python
 
 _SNIPPET_TEMPLATES: list[Callable[[int], str]] = [
@@ -138,11 +138,12 @@ def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool]
     for w in workers:
         for split in splits:
             sandbox_s, reports = _timed_sandbox(python, w, lambda sb: sb.run_tests_many(jobs), split)
-            log.info(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
+            log.info(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, "
+                     f"sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
             for t, a, r in zip(tasks, naive_ok, reports):
                 if a != r.passed:
-                    log.info(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, sandbox {r.status}: "
-                             f"{r.detail[:200]}")
+                    log.info(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, "
+                             f"sandbox {r.status}: {r.detail[:200]}")
             how = "tests split" if split else "one run per task"
             _report(f"b: BigCodeBench-Hard, {w} workers, {how}", len(tasks), sum(naive_s), sandbox_s, 3)
 
@@ -150,7 +151,8 @@ def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool]
     # test): one run per task can go no faster than the longest task, and the longest single test
     # bounds even a split run. (b') shows the per-call cost without them.
     slow = sorted((i for i, s in enumerate(naive_s) if s > slow_s), key=lambda i: -naive_s[i])
-    log.info(f"    tasks over {slow_s:g} s naive: " + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
+    log.info(f"    tasks over {slow_s:g} s naive: "
+             + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
              + f"; ceiling of the ratio for one run per task, unlimited workers: {sum(naive_s) / max(naive_s):.2f}")
     rest = [i for i in range(len(tasks)) if i not in slow]
     for w in workers:

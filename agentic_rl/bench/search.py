@@ -4,10 +4,10 @@
         [--cached] [--python PATH ...] [--dense MODEL|none] [--repeat 3] [--failures] [--ablation]
 
 Query sets: the development set and the held-out set (default both). Interpreters: this one and
-`.venv-bcb/bin/python` when present (default). For each backend, interpreter and set: recall@1, recall@3, MRR (first relevant rank within the top 10), median and p95
-query latency once loaded, index size (entries, bytes on disk) and build time. By default the pydoc
-index is built from scratch in a temporary cache folder so the build time is real; `--cached`
-uses the normal cache instead (and then also reports the warm load time).
+`.venv-bcb/bin/python` when present (default). For each backend, interpreter and set: recall@1, recall@3, MRR
+(first relevant rank within the top 10), median and p95 query latency once loaded, index size (entries, bytes on
+disk) and build time. By default the pydoc index is built from scratch in a temporary cache folder so the build
+time is real; `--cached` uses the normal cache instead (and then also reports the warm load time).
 """
 from __future__ import annotations
 

@@ -3,9 +3,9 @@
     pip install -e .[bench]        # TRL, never a core dependency
     python -m agentic_rl.bench.trainer [--steps 3] [--max-new-tokens 128] [overrides ...]
 
-Workload (a single-turn GRPO step as TRL runs one): one built-in task per step, G=4 completions of up to `--max-new-tokens` tokens,
-no tools (one turn, the reply's code graded by the sandbox), LoRA r16 on q/v, KL coefficient 0.05, one
-optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temperature and top-p.
+Workload (a single-turn GRPO step as TRL runs one): one built-in task per step, G=4 completions of up to
+`--max-new-tokens` tokens, no tools (one turn, the reply's code graded by the sandbox), LoRA r16 on q/v, KL
+coefficient 0.05, one optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temperature and top-p.
 
 project: `run_episodes` (tools=none) -> reward -> `grpo_step`, with `algo.skip_zero_std_groups` off, since TRL
          runs its passes for every group (pass `--allow-skip` to time the project's default instead).
@@ -42,7 +42,8 @@ TRL_CONFIGS: dict[str, dict[str, Any]] = {
 
 
 def compose(overrides: list[str]) -> Any:
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     defaults = ["tools=none", "model=smollm2-135m", "data=builtin", "rollout.max_turns=1",
                 "algo.group_size=4", "algo.kl_coeff=0.05", "algo.lora.r=16", "algo.lora.alpha=32"]
@@ -81,7 +82,8 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
                   temperature=rollout_cfg.temperature)
         times.append(time.perf_counter() - start)
         lengths.append(sum(t.n_model_tokens for t in group) / len(group))
-        logger.info("project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1], lengths[-1])
+        logger.info("project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1],
+                    lengths[-1])
     return times, lengths
 
 
@@ -141,7 +143,8 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
 
     G = algo.group_size
     args = GRPOConfig(output_dir="outputs/bench_trainer_trl", use_cpu=not torch.cuda.is_available(),
-                      per_device_train_batch_size=G, num_generations=G, max_completion_length=rollout_cfg.max_new_tokens,
+                      per_device_train_batch_size=G, num_generations=G,
+                      max_completion_length=rollout_cfg.max_new_tokens,
                       beta=algo.kl_coeff, learning_rate=algo.lr, temperature=rollout_cfg.temperature,
                       top_p=rollout_cfg.top_p, max_steps=len(tasks), logging_steps=1, report_to="none",
                       save_strategy="no", disable_tqdm=True, seed=cfg.seed,
@@ -201,7 +204,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return ", ".join(f"{v:.1f}" for v in values)
 
     # completion lengths differ between the two samplers' draws; a step's cost grows with them
-    rows = [f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |"]
+    rows = [f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} "
+            f"| {rss_ours:.2f} |"]
     rows += [f"| TRL GRPOTrainer ({name}) | {len(times) - 1} | {medians[name]:.1f} | {listed(times)} | "
              f"{listed(lengths)} | {trl_rss[name]:.2f} |" for name, (times, lengths) in trl_runs.items()]
     ratios = {name: ours_s / median for name, median in medians.items()}

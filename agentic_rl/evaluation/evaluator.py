@@ -185,7 +185,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
     for start in range(0, len(todo), step):
         shown = [0]  # episodes of this batch already counted on the bar
 
-        def advance(_n_active: int, n_done: int) -> None:  # the bar moves as each episode ends, not per batch
+        def advance(_n_active: int, n_done: int, shown: list[int] = shown) -> None:  # moves as each episode ends
             bar.update(n_done - shown[0])
             shown[0] = n_done
 

@@ -10,8 +10,8 @@ One record per (task_id, mode, sample) triple, a plain JSON object:
 `status` is the verdict of the last graded submission ("passed", "failed", "tampered", "error", "timeout",
 "memory", "killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was submitted:
 see `finish_reason`), or "no_sample" (a replay file had no sample for this task). `tampered_submissions` counts
-the episode's submissions the sandbox graded `tampered` (a detected attempt to forge the verdict). `detail` is the grader's own
-text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."), so a failure can be read without
+the episode's submissions the sandbox graded `tampered` (a detected attempt to forge the verdict). `detail` is the
+grader's own text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."), so a failure can be read without
 re-running it.
 
 Metrics are computed from records rather than from trajectories so that a resumed evaluation (whose

@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 

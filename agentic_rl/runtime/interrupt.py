@@ -12,9 +12,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any, Iterator
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -48,7 +49,7 @@ class InterruptGuard:
     def interrupted(self) -> RunInterrupted:
         return RunInterrupted(self.signum or signal.SIGINT, self.run_dir, self.saved_step)
 
-    def __enter__(self) -> "InterruptGuard":
+    def __enter__(self) -> InterruptGuard:
         if threading.current_thread() is threading.main_thread():
             self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
         return self

@@ -16,8 +16,9 @@ import logging
 import shlex
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 

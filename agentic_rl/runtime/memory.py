@@ -15,7 +15,7 @@ import gc
 import os
 import resource
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 GIB = 2 ** 30
 

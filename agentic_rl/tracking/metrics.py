@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from agentic_rl.tools.base import counted_tools
 from agentic_rl.types import RewardBreakdown, Trajectory
@@ -38,8 +39,8 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused
-    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
-    that tool's executed calls, and absent when it made none. There is a rate for every declared tool
+    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms`
+    are over that tool's executed calls, and absent when it made none. There is a rate for every declared tool
     (`agentic_rl.tools.base.counted_tools`). `tools/submit/tampered_rate` = submissions the
     sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.

@@ -17,10 +17,19 @@ matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from agentic_rl.tracking.stats import wilson_interval  # noqa: E402
-from agentic_rl.tracking.runs import (Estimate, across_seeds, eval_sections, find_runs, group_by_arm,  # noqa: E402
-                                      pass_at_1_estimate, per_step, read_metrics, read_summary)
 from agentic_rl.tracking.metrics import NON_TOOL_RATES  # noqa: E402
+from agentic_rl.tracking.runs import (  # noqa: E402
+    Estimate,
+    across_seeds,
+    eval_sections,
+    find_runs,
+    group_by_arm,
+    pass_at_1_estimate,
+    per_step,
+    read_metrics,
+    read_summary,
+)
+from agentic_rl.tracking.stats import wilson_interval  # noqa: E402
 
 
 def rolling_mean(values: list[float], window: int | None = None) -> list[float]:

@@ -14,8 +14,9 @@ import json
 import logging
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 

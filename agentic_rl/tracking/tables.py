@@ -24,10 +24,19 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.tracking.runs import (
+    TRAIN_REWARD,
+    across_seeds,
+    eval_sections,
+    find_runs,
+    group_by_arm,
+    pass_at_1_estimate,
+    per_step,
+    read_metrics,
+    run_seed,
+    tasks_scored,
+)
 from agentic_rl.tracking.stats import tasks_to_separate, wilson_interval
-from agentic_rl.tracking.runs import (TRAIN_REWARD, across_seeds, eval_sections, find_runs, group_by_arm,
-                                      pass_at_1_estimate, per_step, read_metrics, read_summary, run_seed,
-                                      tasks_scored)
 
 PHASES = ("before", "after")
 RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate",
