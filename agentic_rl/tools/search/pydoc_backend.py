@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from agentic_rl.tools.search import BACKENDS, SearchHit
+from agentic_rl.tools.search import SearchHit
 from agentic_rl.tools.search import text as T
 from agentic_rl.tools.search.needs import NeedsMatcher, load_needs
 
@@ -568,7 +568,6 @@ def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
 
 
-@BACKENDS.register("pydoc")
 class PydocBackend:
     """Search the introspected API of `modules` as installed for the sandbox interpreter.
 
