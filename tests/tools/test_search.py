@@ -606,11 +606,11 @@ def test_field_weighted_variant_scores_each_field():
 
 
 def test_bm25s_import_never_claims_a_gpu_for_jax(monkeypatch):
-    from agentic_rl.tools.search import pydoc_backend
+    from agentic_rl.tools.search.bm25 import import_bm25s
 
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    pydoc_backend._import_bm25s()
+    import_bm25s()
     assert os.environ["JAX_PLATFORMS"] == "cpu"
     monkeypatch.setenv("JAX_PLATFORMS", "cuda")  # a user's explicit choice is kept
-    pydoc_backend._import_bm25s()
+    import_bm25s()
     assert os.environ["JAX_PLATFORMS"] == "cuda"

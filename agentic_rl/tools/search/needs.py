@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agentic_rl.tools.search import text as T
+from agentic_rl.tools.search.bm25 import import_bm25s
 
 NEEDS_DIR = Path(__file__).with_name("needs")
 _LINE_RE = re.compile(r"^([A-Za-z_][\w.]*):\s+(\S.*)$")
@@ -50,8 +51,6 @@ class NeedsMatcher:
     def __init__(self, needs: Mapping[str, Sequence[str]], by_name: Mapping[str, int], n_entries: int) -> None:
         import numpy as np
 
-        from agentic_rl.tools.search.pydoc_backend import _import_bm25s
-
         self.n_entries = n_entries
         self.phrases: list[str] = []
         entry_of: list[int] = []
@@ -70,7 +69,7 @@ class NeedsMatcher:
         self.retriever = None
         self.vocab: dict[str, int] = {}
         if docs:
-            self.retriever = _import_bm25s().BM25(k1=1.2, b=0.75)
+            self.retriever = import_bm25s().BM25(k1=1.2, b=0.75)
             self.retriever.index(docs, show_progress=False)
             self.vocab = self.retriever.vocab_dict
         self.dense: Any = None  # dense.DenseScorer over self.phrases, attached by the backend
