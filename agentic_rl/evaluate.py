@@ -96,7 +96,7 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
     as composed (a warning says so for a checkpoint).
     """
     info: dict[str, Any] = {"source": "evaluate config"}
-    if cfg.get("policy") != "model" or not cfg.get("checkpoint"):
+    if not cfg.get("checkpoint"):  # only a policy that loads a checkpoint has a training run's settings
         return info
     path = checkpoint_run_config(cfg.checkpoint)
     if path is None:
