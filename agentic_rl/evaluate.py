@@ -30,7 +30,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
-from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics, token_budget
+from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
+from agentic_rl.evaluation.policies import policy_source, resolve_adapter
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
     FIGURE,
@@ -55,36 +56,13 @@ register_configs()
 # hydra.run.dir is `resume_dir` when given (resolver `agentic_rl.or_else`, registered by runtime.stages), so
 # resuming writes .hydra/ and the log into the same run dir.
 
-POLICIES = ("model", "replay")
 RUN_INFO_FILE = "eval_run.json"
 RUN_CONFIG = Path(".hydra") / "config.yaml"  # the resolved config Hydra writes into every run dir
 
 
-def resolve_adapter(path: str | Path) -> Path:
-    """The LoRA adapter dir for `checkpoint=`: the adapter itself, or a training run dir holding `adapter/`."""
-    path = Path(path).expanduser()
-    for candidate in (path, path / "adapter"):
-        if (candidate / "adapter_config.json").is_file():
-            return candidate
-    raise FileNotFoundError(
-        f"checkpoint={path}: no adapter_config.json in {path} or {path / 'adapter'}. Fix: pass a training run dir "
-        "(outputs/runs/<date>/<time>, saved with save_adapter=true) or the adapter dir inside it.")
-
-
 def describe_policy(cfg: DictConfig) -> dict[str, Any]:
     """What identifies the evaluated policy (summary.json, resume checks), known before anything is loaded."""
-    if cfg.policy not in POLICIES:
-        raise ValueError(f"policy={cfg.policy!r}: must be one of {list(POLICIES)}")
-    if cfg.policy == "replay":
-        if not cfg.get("samples"):
-            raise ValueError("policy=replay needs samples=PATH: a .jsonl file with one {\"task_id\", \"solution\"} "
-                             "object per line")
-        if cfg.get("checkpoint"):
-            raise ValueError("policy=replay answers from samples; checkpoint= is for policy=model")
-        return {"policy": "replay", "samples": str(Path(cfg.samples).expanduser().resolve())}
-    adapter = resolve_adapter(cfg.checkpoint) if cfg.get("checkpoint") else None
-    return {"policy": "model", "model": cfg.model.get("name") or cfg.model.get("_target_"),
-            "checkpoint": str(adapter.resolve()) if adapter else None}
+    return policy_source(cfg.policy).describe(cfg)
 
 
 def checkpoint_run_config(checkpoint: str | Path) -> Path | None:
@@ -121,7 +99,7 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
     as composed (a warning says so for a checkpoint).
     """
     info: dict[str, Any] = {"source": "evaluate config"}
-    if cfg.get("policy") != "model" or not cfg.get("checkpoint"):
+    if not cfg.get("checkpoint"):  # only a policy that loads a checkpoint has a training run's settings
         return info
     path = checkpoint_run_config(cfg.checkpoint)
     if path is None:
@@ -150,24 +128,9 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
 
 
 def load_policy(cfg: DictConfig) -> Any:
-    """The policy named by `cfg.policy`: a replay of `samples`, or the model (plus `checkpoint`'s LoRA adapter)."""
+    """The policy named by `cfg.policy` (the "policy" registry: model, replay, ...), checked first."""
     describe_policy(cfg)  # validates policy / samples / checkpoint
-    if cfg.policy == "replay":
-        from agentic_rl.evaluation.replay import ReplayPolicy
-
-        return ReplayPolicy.from_file(cfg.samples)
-    from agentic_rl.rollout.policy import HFPolicy
-
-    loaded = build(cfg.model)
-    model = loaded.model
-    if cfg.get("checkpoint"):
-        from peft import PeftModel
-
-        adapter = resolve_adapter(cfg.checkpoint)
-        model = PeftModel.from_pretrained(model, str(adapter))
-        logger.info("loaded the LoRA adapter %s on %s", adapter, loaded.name)
-    model.eval()
-    return HFPolicy(model, loaded.tokenizer)
+    return policy_source(cfg.policy).load(cfg)
 
 
 def select_tasks(tasks: list[Task], exclude: list[str]) -> tuple[list[Task], list[str]]:
@@ -241,7 +204,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise ValueError("no tasks to evaluate: check data.limit / evaluator.limit / exclude")
     check_resume(run_dir, fingerprint(cfg, policy_info, eval_cfg))
     policy = load_policy(cfg)
-    if cfg.policy == "replay" and eval_cfg.n_samples < policy.max_samples():
+    if hasattr(policy, "max_samples") and eval_cfg.n_samples < policy.max_samples():  # a samples file
         logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
                        "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
 
@@ -250,6 +213,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         sandbox = ctx.sandbox
         toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
         store = ResultStore.in_dir(run_dir)
+        evaluate = EVALUATORS.get(eval_cfg.name)
         results = evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True),
                            store=store)
         summary: dict[str, Any] = {

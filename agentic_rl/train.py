@@ -4,8 +4,8 @@
     python -m agentic_rl.train resume=RUN_DIR     continue an interrupted run exactly, with its own config
 
 `main` only resolves the config; `run(cfg)` does the work and returns the final metrics (tests call it).
-`run` reads in stages: build (data, sandbox, model + LoRA, optimizer; or restore them from the newest
-checkpoint), loop, finish (evaluate after, summary.json, then adapter and figures).
+`run` reads in stages: build (data, sandbox, model + LoRA, the `rollout.backend` sampler, the `optimizer`; or
+restore them from the newest checkpoint), loop, finish (evaluate after, summary.json, then adapter and figures).
 One training step, top to bottom: rollout (tasks x G, one batch) -> reward -> group advantages ->
 masked token-level loss + KL to the base model -> one optimizer step per task group (importance-corrected
 when an earlier group of the same batch already stepped) -> metrics.
@@ -30,12 +30,13 @@ from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
 from agentic_rl.cli import run_cli
 from agentic_rl.config import algo_config, register_configs, validate
 from agentic_rl.distributed import Distributed, launch_ranks_or
-from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
+from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
-from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.rollout.policy import Policy
+from agentic_rl.rollout.samplers import build_sampler
 from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors
@@ -63,7 +64,7 @@ class Training:
     train_tasks: list[Task]
     eval_tasks: list[Task]
     model: Any
-    policy: HFPolicy
+    policy: Policy                   # the `rollout.backend` sampler over `model`
     optimizer: torch.optim.Optimizer
     reward_fn: Callable
     toolset: Any
@@ -165,11 +166,11 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
                      list(algo.lora.target_modules), seed=cfg.seed,
                      gradient_checkpointing=algo.gradient_checkpointing)
     dist.align(model, cfg.seed)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
-                                  lr=algo.lr, weight_decay=algo.weight_decay)
+    optimizer = build(cfg.optimizer, params=[p for p in model.parameters() if p.requires_grad])
+    rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     return Training(
-        cfg=cfg, algo=algo, rollout_cfg=to_dataclass(cfg.rollout, RolloutConfig), eval_cfg=eval_cfg,
-        train_tasks=train_tasks, eval_tasks=eval_tasks, model=model, policy=HFPolicy(model, loaded.tokenizer),
+        cfg=cfg, algo=algo, rollout_cfg=rollout_cfg, eval_cfg=eval_cfg, train_tasks=train_tasks,
+        eval_tasks=eval_tasks, model=model, policy=build_sampler(rollout_cfg.backend, model, loaded.tokenizer),
         optimizer=optimizer, reward_fn=build(cfg.reward),
         toolset=build_toolset(cfg.tools, sandbox),
         eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
@@ -305,6 +306,7 @@ def _mean_metric(run_dir: Path, key: str) -> float | None:
 
 def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     release_free_memory()  # what training freed, so the evaluation's peak does not stack on top of it
+    evaluate = EVALUATORS.get(t.eval_cfg.name)
     results = evaluate(t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, t.eval_cfg, progress=t.cfg.progress)
     # same names before (step 0) and after training: one curve each
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)

@@ -29,7 +29,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 from tqdm.auto import tqdm
 
@@ -40,6 +40,7 @@ from agentic_rl.evaluation.records import (
     missing_sample_record,
     record_from_trajectory,
 )
+from agentic_rl.registry import Registry
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, run_episodes
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.tracking.metrics import merge_rollout_stats, rollout_metrics
@@ -48,12 +49,16 @@ from agentic_rl.types import Task, Trajectory
 logger = logging.getLogger(__name__)
 
 MODES = ("no_tools", "code_only", "multi_tool")
+# evaluator.name -> evaluate(tasks, policy, toolsets, rollout, cfg, *, progress, store) -> {mode: ModeResult}
+EVALUATORS: Registry[Callable[..., dict[str, ModeResult]]] = Registry("evaluator")
 
 
 @dataclass
 class EvalConfig:
     """Evaluation settings (conf/evaluator/*.yaml; the mode -> tool set map `toolsets` is read separately).
 
+    name: the evaluator, a function with `evaluate`'s signature in the "evaluator" registry (`EVALUATORS`):
+        pass_at_k (this module's `evaluate`), or one another package declares (`agentic_rl.registry`).
     modes: which modes to run, in order.
     n_samples: episodes per task and mode. 1 = one episode at `temperature` (greedy pass@1).
     ks: the k of pass@k to report; each must be <= n_samples.
@@ -64,6 +69,7 @@ class EvalConfig:
     limit: evaluate only the first N tasks (null = all).
     """
 
+    name: str = "pass_at_k"
     modes: list[str] = field(default_factory=lambda: list(MODES))
     n_samples: int = 1
     ks: list[int] = field(default_factory=lambda: [1])
@@ -75,6 +81,8 @@ class EvalConfig:
     limit: int | None = None
 
     def validate(self, available: Sequence[str]) -> EvalConfig:
+        if self.name not in EVALUATORS:
+            raise ValueError(f"evaluator.name={self.name!r}: unknown; available: {EVALUATORS.names()}")
         unknown = [m for m in self.modes if m not in available]
         if unknown:
             raise ValueError(f"evaluator.modes has unknown mode(s) {unknown}; available: {list(available)}")

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
-from agentic_rl.tools.base import TOOL_SPECS, ToolLike, ToolSet, has_completed_call, spec_for
+from agentic_rl.rollout.samplers import DEFAULT_BACKEND, SAMPLERS
+from agentic_rl.tools.base import ToolLike, ToolSet, declared_specs, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
@@ -51,6 +52,8 @@ class RolloutConfig:
     observation_format: "chat" puts each observation in a user turn of the chat template; "inline" appends
         it to the assistant's own message (the reference notebook's way).
     tool_workers: threads that run tool calls of different episodes concurrently.
+    backend: the sampler that generates the turns, by name in the "sampler" registry (`rollout.samplers`):
+        hf (the transformers reference), or another declared backend.
     """
 
     max_turns: int = 5
@@ -62,6 +65,7 @@ class RolloutConfig:
     on_no_call: str = "nudge"
     observation_format: str = "chat"
     tool_workers: int = 4
+    backend: str = DEFAULT_BACKEND
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -75,6 +79,8 @@ class RolloutConfig:
                              f"got {self.observation_format!r}")
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
+        if self.backend not in SAMPLERS:
+            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; available: {SAMPLERS.names()}")
         self.sampling  # validates the sampling fields
 
     @property
@@ -95,7 +101,7 @@ def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> li
 def split_example_reply(reply: str) -> list[dict[str, str]]:
     """An example reply written inline (calls and observations interleaved) as alternating chat turns."""
     messages, pos = [], 0
-    tags = "|".join(sorted({re.escape(spec.result_tag) for spec in TOOL_SPECS.values()} | {"feedback"}))
+    tags = "|".join(sorted({re.escape(spec.result_tag) for spec in declared_specs().values()} | {"feedback"}))
     for m in re.finditer(rf"<({tags})>.*?</\1>", reply, re.DOTALL):
         if reply[pos:m.start()].strip():
             messages.append({"role": "assistant", "content": reply[pos:m.start()].strip()})

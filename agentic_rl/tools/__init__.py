@@ -1,6 +1,7 @@
 """Tools (search docs, execute code, submit to tests, the no-tools answer), the call parser, and tool sets.
 
-Each tool declares itself in a `ToolSpec` (see `base.py`); everything here reads those declarations.
+Each tool describes itself in a `ToolSpec` (see `base.py`) and is declared in the "tool" registry
+(`agentic_rl.registry`); a tool set's tools are built from their YAML (`_target_`) by `build_tool`.
 """
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from typing import Any
 from omegaconf import DictConfig
 
 from agentic_rl.registry import build
-from agentic_rl.tools.base import (TOOL_SPECS, Tool, ToolSet, ToolSpec, find_first_call, spec_for,
-                                   tool_names)
-# imported in the order their columns and curves should appear (defining a tool class registers it)
-from agentic_rl.tools.search import SearchTool  # noqa: I001
+from agentic_rl.tools.base import (TOOL_SPECS, TOOLS, Tool, ToolSet, ToolSpec, declared_specs, find_first_call,
+                                   spec_for, tool_names)
+# re-exported for callers; which tools exist, and their order, comes from the "tool" registry, not from these imports
 from agentic_rl.tools.code import AnswerTool, ExecuteTool, SubmitTool, extract_code
+from agentic_rl.tools.search import SearchTool
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,6 @@ def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
     return "\n\n".join(parts)
 
 
-__all__ = ["TOOL_SPECS", "AnswerTool", "ExecuteTool", "SearchTool", "SubmitTool", "Tool", "ToolSet", "ToolSpec",
-           "build_tool", "build_toolset", "extract_code", "find_first_call", "spec_for", "system_prompt",
-           "tool_names"]
+__all__ = ["TOOLS", "TOOL_SPECS", "AnswerTool", "ExecuteTool", "SearchTool", "SubmitTool", "Tool", "ToolSet",
+           "ToolSpec", "build_tool", "build_toolset", "declared_specs", "extract_code", "find_first_call", "spec_for",
+           "system_prompt", "tool_names"]

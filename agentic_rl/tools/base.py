@@ -13,9 +13,12 @@ A tool declares everything the framework needs to know about it in one `ToolSpec
 Observation limits (`max_chars`) are constructor arguments, so they live in the tool's YAML file, and
 `Tool.observation` applies them and the result tag in one place.
 
-Defining a subclass of `Tool` with a `spec` registers it: the parser, the cap, the metric names
-(`tool_names()`), the report columns and the figures all read the registry, so a new tool is one class
-plus its YAML files (conf/tool/<name>.yaml and a tool set in conf/tools/ that lists it).
+The tools are declared in the "tool" registry (`agentic_rl.registry`: the built-ins listed there, and the
+`tool.<name>` entry points of other packages); `declared_specs()` imports every declared tool, so the parser,
+the cap, the metric names (`tool_names()`), the report columns and the figures know it whatever was imported
+before, in the registry's declared order. A new tool is one class, one declaration and its YAML files
+(conf/tool/<name>.yaml and a tool set in conf/tools/ that lists it). A `Tool` subclass defined but not
+declared (a test's toy) is known once its class exists, listed after the declared ones by name.
 
 The built-in call forms:
   <search>query</search>            -> search docs
@@ -31,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Protocol, runtime_checkable
 
+from agentic_rl.registry import Registry
 from agentic_rl.types import Observation, Task, ToolCall
 
 
@@ -58,12 +62,13 @@ class ToolSpec:
             raise ValueError(f"tool {self.name!r}: call_pattern needs a group that captures the call's content")
 
 
-# name -> spec, in registration order (the order of report columns and figure curves)
+# name -> spec of every Tool subclass defined so far (read through `declared_specs()`, which orders them)
 TOOL_SPECS: dict[str, ToolSpec] = {}
+TOOLS: Registry[type] = Registry("tool")
 
 
 def register_spec(spec: ToolSpec) -> ToolSpec:
-    """Add a tool's declaration to the registry (done by defining a `Tool` subclass with a `spec`)."""
+    """Record a tool class's spec (done by defining a `Tool` subclass with a `spec`)."""
     known = TOOL_SPECS.get(spec.name)
     if known is not None and known != spec:
         raise ValueError(f"two different tools declare the name {spec.name!r}; rename one")
@@ -71,9 +76,23 @@ def register_spec(spec: ToolSpec) -> ToolSpec:
     return spec
 
 
+def declared_specs() -> dict[str, ToolSpec]:
+    """name -> spec of every tool: the declared ones in the registry's order, then other defined ones by name."""
+    declared = TOOLS.names()
+    for name in declared:
+        if name not in TOOL_SPECS:
+            cls = TOOLS.get(name)
+            if getattr(cls, "spec", None) is None or cls.spec.name != name:
+                raise ValueError(f"the tool declared as {name!r} ({cls!r}) has no `spec` named {name!r}; fix its "
+                                 "declaration (agentic_rl/registry.py or its package's entry point)")
+            register_spec(cls.spec)
+    order = [n for n in declared if n in TOOL_SPECS] + sorted(set(TOOL_SPECS) - set(declared))
+    return {name: TOOL_SPECS[name] for name in order}
+
+
 def tool_names() -> tuple[str, ...]:
-    """Every declared tool's name: what `tools/<name>_rate` and the report columns are made of."""
-    return tuple(TOOL_SPECS)
+    """Every tool's name (`declared_specs`): what `tools/<name>_rate` and the report columns are made of."""
+    return tuple(declared_specs())
 
 
 def counted_tools(used: Iterable[str] = ()) -> tuple[str, ...]:
@@ -81,15 +100,15 @@ def counted_tools(used: Iterable[str] = ()) -> tuple[str, ...]:
     call, in declaration order, plus those in `used`. A final tool (the no-tools `answer`) is listed only
     where it was used, so a tool mode's counts do not carry a column that can only be zero there."""
     used = set(used) - {"none"}
-    names = [n for n, spec in TOOL_SPECS.items() if not spec.final or n in used]
+    names = [n for n, spec in declared_specs().items() if not spec.final or n in used]
     return tuple(names + sorted(used - set(names)))
 
 
 def spec_for(name: str) -> ToolSpec:
-    try:
-        return TOOL_SPECS[name]
-    except KeyError:
-        raise ValueError(f"unknown tool {name!r}; declared tools: {sorted(TOOL_SPECS)}") from None
+    spec = TOOL_SPECS.get(name) or declared_specs().get(name)
+    if spec is None:
+        raise ValueError(f"unknown tool {name!r}; declared tools: {list(declared_specs())}")
+    return spec
 
 
 @runtime_checkable

@@ -23,10 +23,10 @@ EVAL_PASS_AT_1 = "eval/*/pass@1"
 def panels() -> tuple[Panel, ...]:
     """The panels, in order: one tool-use rate per declared tool that a model calls by choice (so a new
     tool gets its curve), the no-call and refused-by-cap rates, learning curves, evaluation."""
-    from agentic_rl.tools.base import TOOL_SPECS
+    from agentic_rl.tools.base import declared_specs
 
     tool_use = tuple(Panel("Tool use", f"{name} rate", f"tools/{name}_rate", "share of turns")
-                     for name, spec in TOOL_SPECS.items() if not spec.final)
+                     for name, spec in declared_specs().items() if not spec.final)
     return (
         *tool_use,
         Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),

@@ -29,6 +29,8 @@ from agentic_rl.config import (
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_SOURCE = "\n".join(p.read_text() for p in (REPO / "agentic_rl").rglob("*.py"))
+# a key interpolated into another node (`lr: ${algo.lr}` in conf/optimizer/) is read wherever that node is
+CONF_SOURCE = "\n".join(p.read_text() for p in CONF_DIR.rglob("*.yaml"))
 register_configs()
 
 
@@ -150,7 +152,7 @@ def unread_keys(plain: Mapping, primary: str) -> list[str]:
                 read = _is_field_read(key)
             else:
                 read = _is_root_key_read(key)
-            if not read:
+            if not read and "${" + sub + "}" not in CONF_SOURCE:
                 dead.append(sub)
             if isinstance(value, Mapping) and (node_schema(value, sub)[0] is not None or "_target_" in value):
                 walk(value, sub)

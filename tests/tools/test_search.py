@@ -606,7 +606,7 @@ def test_field_weighted_variant_scores_each_field():
 
 
 def test_bm25s_import_never_claims_a_gpu_for_jax(monkeypatch):
-    from agentic_rl.tools.search.needs import import_bm25s
+    from agentic_rl.tools.search.bm25 import import_bm25s
 
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
     import_bm25s()

@@ -1,6 +1,7 @@
 """The documentation search tool: `<search>query</search>` -> `<doc_result>...</doc_result>`.
 
-Backends are looked up by name in `BACKENDS` (config: `tools.search.backend`).
+Backends are looked up by name in `BACKENDS` (config: `tools.search.backend`), the "search_backend" registry:
+the built-ins (pydoc, docstore) are listed in `agentic_rl.registry.BUILTINS`, others come from entry points.
 """
 from __future__ import annotations
 
@@ -75,7 +76,3 @@ class SearchTool(Tool):
             body, ok, status = f"search failed: {type(exc).__name__}: {exc}", False, "error"
         return self.observation(body, start=start, ok=ok, status=status)
 
-
-# Register the built-in backends (imported last: they use the names defined above).
-from agentic_rl.tools.search import docstore as _docstore  # noqa: E402,F401
-from agentic_rl.tools.search import pydoc_backend as _pydoc_backend  # noqa: E402,F401

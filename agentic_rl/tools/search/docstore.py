@@ -11,7 +11,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from agentic_rl.tools.search import BACKENDS, SearchHit
+from agentic_rl.tools.search import SearchHit
 from agentic_rl.tools.search.docstore_data import ENTRIES
 from agentic_rl.tools.search.text import expand_alias
 
@@ -30,7 +30,6 @@ class _Entry:
     doc_lower: str
 
 
-@BACKENDS.register("docstore")
 class DocstoreBackend:
     """Keyword search over `docstore_data.ENTRIES` (or the given entries)."""
 

@@ -13,29 +13,15 @@ its best phrase. Entries the interpreter does not have are skipped.
 from __future__ import annotations
 
 import hashlib
-import logging
-import os
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from agentic_rl.tools.search import text as T
+from agentic_rl.tools.search.bm25 import import_bm25s
 
 NEEDS_DIR = Path(__file__).with_name("needs")
 _LINE_RE = re.compile(r"^([A-Za-z_][\w.]*):\s+(\S.*)$")
-
-
-def import_bm25s() -> Any:
-    """The `bm25s` module (lexical ranking of the needs here and of the entries in `pydoc_backend`), imported
-    so that it claims no accelerator and keeps its logger quiet."""
-    # bm25s runs a jax op at import when jax is installed; jax would then reserve 75% of a GPU's memory in the
-    # trainer's process (seen on an H200: one such process held 106 GiB and every other job ran out of memory).
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import bm25s
-
-    # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    return bm25s
 
 
 def load_needs(folder: str | Path = NEEDS_DIR) -> dict[str, tuple[str, ...]]:

@@ -1,0 +1,84 @@
+"""What `python -m agentic_rl.evaluate policy=NAME` evaluates: one class per name, in the "policy" registry.
+
+A policy source is a class with two static methods:
+  - `describe(cfg) -> dict`: checks the config's policy settings and says what identifies the evaluated policy
+    (summary.json and the resume check record it), before anything is loaded;
+  - `load(cfg) -> Policy`: the policy the rollout samples from.
+Built-ins (`agentic_rl.registry.BUILTINS["policy"]`):
+  model:  the model (`cfg.model`) with the LoRA adapter of `checkpoint=` when given, sampled by the backend
+          `rollout.backend` names (`rollout.samplers`);
+  replay: the samples of `samples=PATH`, one `{"task_id", "solution"}` object per line, graded as answers.
+Another package adds one with the entry point `policy.<name>` (see `agentic_rl.registry`).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from agentic_rl.registry import Registry, build
+from agentic_rl.rollout.samplers import build_sampler
+
+logger = logging.getLogger(__name__)
+
+POLICY_SOURCES: Registry[type] = Registry("policy")
+
+
+def policy_source(name: str) -> Any:
+    """The policy source class named by `policy=`; an unknown name lists the available ones."""
+    if name not in POLICY_SOURCES:
+        raise ValueError(f"policy={name!r}: must be one of {POLICY_SOURCES.names()}")
+    return POLICY_SOURCES.get(name)
+
+
+def resolve_adapter(path: str | Path) -> Path:
+    """The LoRA adapter dir for `checkpoint=`: the adapter itself, or a training run dir holding `adapter/`."""
+    path = Path(path).expanduser()
+    for candidate in (path, path / "adapter"):
+        if (candidate / "adapter_config.json").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"checkpoint={path}: no adapter_config.json in {path} or {path / 'adapter'}. Fix: pass a training run dir "
+        "(outputs/runs/<date>/<time>, saved with save_adapter=true) or the adapter dir inside it.")
+
+
+class ModelPolicy:
+    """The model, plus `checkpoint`'s LoRA adapter, sampled by the `rollout.backend` sampler."""
+
+    @staticmethod
+    def describe(cfg: Any) -> dict[str, Any]:
+        adapter = resolve_adapter(cfg.checkpoint) if cfg.get("checkpoint") else None
+        return {"policy": "model", "model": cfg.model.get("name") or cfg.model.get("_target_"),
+                "checkpoint": str(adapter.resolve()) if adapter else None}
+
+    @staticmethod
+    def load(cfg: Any) -> Any:
+        loaded = build(cfg.model)
+        model = loaded.model
+        if cfg.get("checkpoint"):
+            from peft import PeftModel
+
+            adapter = resolve_adapter(cfg.checkpoint)
+            model = PeftModel.from_pretrained(model, str(adapter))
+            logger.info("loaded the LoRA adapter %s on %s", adapter, loaded.name)
+        model.eval()
+        return build_sampler(cfg.rollout.backend, model, loaded.tokenizer)
+
+
+class ReplayPolicySource:
+    """Answers from a samples file (`samples=PATH`), one episode per sample, graded like a model's."""
+
+    @staticmethod
+    def describe(cfg: Any) -> dict[str, Any]:
+        if not cfg.get("samples"):
+            raise ValueError("policy=replay needs samples=PATH: a .jsonl file with one {\"task_id\", \"solution\"} "
+                             "object per line")
+        if cfg.get("checkpoint"):
+            raise ValueError("policy=replay answers from samples; checkpoint= is for policy=model")
+        return {"policy": "replay", "samples": str(Path(cfg.samples).expanduser().resolve())}
+
+    @staticmethod
+    def load(cfg: Any) -> Any:
+        from agentic_rl.evaluation.replay import ReplayPolicy
+
+        return ReplayPolicy.from_file(cfg.samples)
