@@ -47,7 +47,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Package (or file) prefix -> the test files or directories its mutants run. The most specific prefix wins.
 TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/rewards": ("tests/rewards",),
-    "agentic_rl/algo/core.py": ("tests/algo/test_core.py", "tests/algo"),
+    # core.py's own unit tests only: the GRPO-step tests of the directory take minutes per run on a small CPU
+    "agentic_rl/algo/core.py": ("tests/algo/test_core.py",),
     "agentic_rl/algo": ("tests/algo",),
     "agentic_rl/rollout/agent.py": ("tests/rollout/test_agent.py", "tests/rollout/test_feedback_mask.py",
                                     "tests/e2e/test_task_groups.py", "tests/tools/test_submit_verdicts.py"),
@@ -392,7 +393,7 @@ def summary_markdown(results: dict[str, list[Mutant]], skipped: dict[str, str], 
         ran = [m for m in mutants if m.status]
         killed = sum(m.status != "survived" for m in ran)
         all_killed, all_total = all_killed + killed, all_total + len(ran)
-        note = "" if len(ran) == len(mutants) else f" (of {len(mutants)}; budget ran out)"
+        note = "" if len(ran) == len(mutants) else f" (of {len(mutants)} found)"
         share = f"{100 * killed / len(ran):.1f}%" if ran else "-"
         rows.append(f"| `{rel}` | {killed} | {len(ran)}{note} | {share} |")
     if all_total:
@@ -465,14 +466,14 @@ def _run_all(per_file: dict[str, list[Mutant]], args: argparse.Namespace, deadli
             skipped[rel] = "time budget spent before it started"
             continue
         modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
-        outcome, _ = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0), modules_out=modules_file)
+        # the unmutated run: it must pass; its time (imports included, so an upper bound) sets the time-out
+        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0),
+                                     modules_out=modules_file)
         if outcome != "passed":
             skipped[rel] = f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
             continue
         preload(modules_file.read_text().split())
         modules_file.unlink()
-        # timed again with what it imports loaded, as each mutant will run
-        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0))
         timeout_s = max(args.min_timeout_s, args.timeout_factor * base_s)
         print(f"{rel}: {len(mutants)} mutants, tests {' '.join(tests)} ({base_s:.0f} s unmutated, "
               f"time-out {timeout_s:.0f} s)", file=sys.stderr, flush=True)
