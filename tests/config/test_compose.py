@@ -62,14 +62,14 @@ def test_every_tool_set_builds_and_describes_only_its_tools(option):
     assert toolset.grader.name == "submit"
 
 
-def test_data_options_build_from_local_copies(shared_data_dir):
+def test_data_options_build_from_local_copies(sample_data_dir):
     from agentic_rl.registry import build
 
     paths = {"kodcode": "kodcode_sample.jsonl", "bigcodebench-hard": "bigcodebench_hard.jsonl"}
     for option in options("data"):
         overrides = [f"data={option}", "data.limit=3"]
         if option in paths:
-            overrides.append(f"data.path={shared_data_dir / paths[option]}")
+            overrides.append(f"data.path={sample_data_dir / paths[option]}")
         tasks = build(compose_train(overrides).data)
         assert 1 <= len(tasks) <= 3, option
 

@@ -1,4 +1,5 @@
-"""Dataset loaders on the local copies in the shared data dir, and every bad-input path.
+"""Dataset loaders on the few-row samples in tests/data/samples and, when `$AGENTIC_RL_DATA_DIR` is set, on
+the full copies (the `data_dir` fixture runs both); every bad-input path on the samples.
 
 No candidate code is run here (grading belongs to the sandbox tests).
 """
@@ -47,13 +48,13 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def kodcode_file(shared_data_dir: Path) -> Path:
-    return shared_data_dir / "kodcode_sample.jsonl"
+def kodcode_file(data_dir: Path) -> Path:
+    return data_dir / "kodcode_sample.jsonl"
 
 
 @pytest.fixture(scope="module")
-def bcb_file(shared_data_dir: Path) -> Path:
-    return shared_data_dir / "bigcodebench_hard.jsonl"
+def bcb_file(data_dir: Path) -> Path:
+    return data_dir / "bigcodebench_hard.jsonl"
 
 
 @pytest.fixture(scope="module")
@@ -88,12 +89,32 @@ def test_shared_data_dir_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert (repo_root() / "agentic_rl" / "types.py").is_file()
 
 
+def test_full_copies_row_counts(shared_data_dir: Path) -> None:
+    """The full copies' sizes (shared data README) and what the reference configs select from them."""
+    kod = shared_data_dir / "kodcode_sample.jsonl"
+    assert len(load_kodcode(kod, n=None, subset_from=None, subset_stride=None, seed=0)) == 232
+    assert len(load_kodcode(kod, seed=0)) == 47  # every 5th of the 232 rows
+    assert len(load_kodcode(kod, difficulties=["easy"], n=None, subset_from=None, subset_stride=None)) == 123
+    hard = load_bigcodebench(shared_data_dir / "bigcodebench_hard.jsonl")
+    assert len(hard) == 148
+    assert len(network_task_ids(hard)) < len(hard) // 2  # a heuristic report, not every task
+    assert len(load_bigcodebench(shared_data_dir / "bigcodebench_full.jsonl.gz")) == 1140
+
+
+def test_samples_are_rows_of_the_full_copies(sample_data_dir: Path, shared_data_dir: Path) -> None:
+    """Each sample row is a row of the full copy, unchanged (tests/data/README.md)."""
+    for name in ("kodcode_sample.jsonl", "bigcodebench_hard.jsonl", "bigcodebench_full.jsonl.gz"):
+        full = read_jsonl(shared_data_dir / name)
+        sample = read_jsonl(sample_data_dir / name)
+        assert sample and all(row in full for row in sample), name
+
+
 # ------------------------------------------------------------------------------------------ kodcode
 
 
 def test_kodcode_sample_all_rows(kodcode_all: list[Task], kodcode_file: Path) -> None:
     raw = read_jsonl(kodcode_file)
-    assert len(raw) == 232 and len(kodcode_all) == 232
+    assert len(kodcode_all) == len(raw) > 1
     assert {t.task_id for t in kodcode_all} == {r["question_id"] for r in raw}
     by_id = {r["question_id"]: r for r in raw}
     for task in kodcode_all:
@@ -112,14 +133,18 @@ def test_kodcode_sample_all_rows(kodcode_all: list[Task], kodcode_file: Path) ->
 
 
 def test_kodcode_reference_selection(kodcode_file: Path, kodcode_all: list[Task]) -> None:
-    # Defaults (n=1000, every 5th of the first 500): the sample has only 232 rows -> 0, 5, ..., 230 = 47 tasks.
+    # Defaults (n=1000, every 5th of the first 500): a copy of under 500 rows gives every 5th of its rows
+    # (the full 232-row copy: 47 tasks, checked in test_full_copies_row_counts).
     tasks = load_kodcode(kodcode_file, seed=0)
-    assert len(tasks) == 47
+    assert len(tasks) == len(range(0, len(kodcode_all), 5))
     assert [t.task_id for t in tasks] == [t.task_id for t in kodcode_all[:500:5]]
-    # Scaled-down reference: n=100, every 5th of the first 50 -> 10 tasks.
+    # Scaled-down reference: n=100, every 5th of the first 50.
     small = load_kodcode(kodcode_file, n=100, subset_from=50, subset_stride=5, seed=0)
     assert [t.task_id for t in small] == [t.task_id for t in kodcode_all[:50:5]]
-    assert len(load_kodcode(kodcode_file, n=100, subset_from=None, subset_stride=None, seed=0)) == 100
+    first = load_kodcode(kodcode_file, n=3, subset_from=None, subset_stride=None, seed=0)
+    assert [t.task_id for t in first] == [t.task_id for t in kodcode_all[:3]]
+    assert len(load_kodcode(kodcode_file, n=100, subset_from=None, subset_stride=None, seed=0)) == min(
+        100, len(kodcode_all))
     assert len(load_kodcode(kodcode_file, seed=0, limit=3)) == 3
 
 
@@ -128,7 +153,8 @@ def test_kodcode_shuffle_matches_datasets(kodcode_file: Path, kodcode_all: list[
     from datasets import load_dataset
 
     ds = load_dataset("json", data_files=str(kodcode_file), split="train", cache_dir=cache)
-    ds = ds.filter(lambda r: r["gpt_difficulty"] in ["easy", "medium"]).shuffle(seed=0).select(range(100))
+    ds = ds.filter(lambda r: r["gpt_difficulty"] in ["easy", "medium"]).shuffle(seed=0)
+    ds = ds.select(range(min(100, len(ds))))
     assert [t.task_id for t in kodcode_all[:100]] == ds["question_id"]
 
 
@@ -139,7 +165,8 @@ def test_kodcode_seed_and_difficulty(kodcode_file: Path, kodcode_all: list[Task]
     assert [t.task_id for t in other] != [t.task_id for t in kodcode_all]
     assert {t.task_id for t in other} == {t.task_id for t in kodcode_all}
     easy = load_kodcode(kodcode_file, difficulties=["easy"], n=None, subset_from=None, subset_stride=None)
-    assert len(easy) == 123 and all(t.metadata["difficulty"] == "easy" for t in easy)
+    n_easy = sum(r["gpt_difficulty"] == "easy" for r in read_jsonl(kodcode_file))
+    assert 0 < len(easy) == n_easy < len(kodcode_all) and all(t.metadata["difficulty"] == "easy" for t in easy)
 
 
 @pytest.mark.parametrize(
@@ -163,8 +190,8 @@ def test_kodcode_bad_params(kodcode_file: Path, kwargs: dict, match: str) -> Non
 
 def test_bigcodebench_hard(bcb_tasks: list[Task], bcb_file: Path) -> None:
     raw = read_jsonl(bcb_file)
-    assert len(bcb_tasks) == 148
-    assert len({t.task_id for t in bcb_tasks}) == 148
+    assert len(bcb_tasks) == len(raw) > 1
+    assert len({t.task_id for t in bcb_tasks}) == len(raw)
     assert [t.task_id for t in bcb_tasks] == [r["task_id"] for r in raw]
     for task, row in zip(bcb_tasks, raw):
         assert task.harness == "unittest"
@@ -182,8 +209,8 @@ def test_bigcodebench_hard(bcb_tasks: list[Task], bcb_file: Path) -> None:
 
 
 def test_bigcodebench_complete_prompt(bcb_file: Path, bcb_tasks: list[Task]) -> None:
-    complete = load_bigcodebench(bcb_file, prompt_field="complete_prompt", limit=10)
-    assert len(complete) == 10
+    complete = load_bigcodebench(bcb_file, prompt_field="complete_prompt", limit=5)
+    assert len(complete) == 5
     for task, instruct in zip(complete, bcb_tasks):
         assert task.prompt == task.metadata["complete_prompt"] != instruct.prompt
         assert task.reference_solution == instruct.reference_solution
@@ -191,21 +218,23 @@ def test_bigcodebench_complete_prompt(bcb_file: Path, bcb_tasks: list[Task]) -> 
         load_bigcodebench(bcb_file, prompt_field="question")
 
 
-def test_bigcodebench_full_file(shared_data_dir: Path) -> None:
-    tasks = load_bigcodebench(shared_data_dir / "bigcodebench_full.jsonl.gz")  # .jsonl.gz through the same path
-    assert len(tasks) == 1140
+def test_bigcodebench_full_file(data_dir: Path) -> None:
+    path = data_dir / "bigcodebench_full.jsonl.gz"
+    tasks = load_bigcodebench(path)  # .jsonl.gz through the same path
+    assert [t.task_id for t in tasks] == [r["task_id"] for r in read_jsonl(path)]
+    assert {"BigCodeBench/0", "BigCodeBench/13"} <= {t.task_id for t in tasks}  # not only the hard subset
 
 
 def test_bigcodebench_network_tasks(bcb_tasks: list[Task]) -> None:
     network = network_task_ids(bcb_tasks)
     assert set(NETWORK_IDS) <= set(network)
-    assert 0 < len(network) < len(bcb_tasks) // 2  # a heuristic report, not every task
+    assert 0 < len(network) < len(bcb_tasks)  # a heuristic report, not every task
     assert "BigCodeBench/13" in network  # ftplib
 
 
 def test_bigcodebench_exclude(bcb_file: Path) -> None:
     tasks = load_bigcodebench(bcb_file, exclude=["BigCodeBench/101", 590, "1012"])
-    assert len(tasks) == 145 and not set(NETWORK_IDS) & {t.task_id for t in tasks}
+    assert len(tasks) == len(read_jsonl(bcb_file)) - 3 and not set(NETWORK_IDS) & {t.task_id for t in tasks}
     with pytest.raises(ValueError, match="BigCodeBench/99999"):
         load_bigcodebench(bcb_file, exclude=[99999])
 
@@ -260,19 +289,21 @@ def test_humaneval_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("name", "file", "expected"),
-    [("kodcode", "kodcode_sample.jsonl", 47), ("bigcodebench-hard", "bigcodebench_hard.jsonl", 148),
-     ("humaneval", None, 164)],
+    # expected: how many tasks the config's defaults select from the file's rows
+    [("kodcode", "kodcode_sample.jsonl", lambda rows: len(rows[:500:5])),
+     ("bigcodebench-hard", "bigcodebench_hard.jsonl", len),
+     ("humaneval", None, lambda rows: 164)],
 )
-def test_config_instantiates(name: str, file: str | None, expected: int, shared_data_dir: Path) -> None:
+def test_config_instantiates(name: str, file: str | None, expected: Any, data_dir: Path) -> None:
     cfg = OmegaConf.load(CONF_DIR / f"{name}.yaml")
     assert cfg._target_.startswith("agentic_rl.data.")
     assert "seed" in cfg and cfg._get_node("seed")._value() == "${seed}"  # resolves from the primary config
     assert "limit" in cfg and cfg.limit is None and "path" in cfg and cfg.path is None
     root = OmegaConf.create({"seed": 0, "data": cfg})
     if file is not None:
-        root.data.path = str(shared_data_dir / file)
+        root.data.path = str(data_dir / file)
     tasks = instantiate(root.data, _recursive_=False)
-    assert len(tasks) == expected and all(isinstance(t, Task) for t in tasks)
+    assert len(tasks) == expected(read_jsonl(data_dir / file) if file else []) and all(isinstance(t, Task) for t in tasks)
     root.data.limit = 2
     assert len(instantiate(root.data, _recursive_=False)) == 2
 
@@ -298,9 +329,9 @@ LOADERS = {
 KEY_COLUMN = {"kodcode": "test", "bigcodebench": "test", "humaneval": "prompt"}
 
 
-def sample_rows(kind: str, shared_data_dir: Path, k: int = 4) -> list[dict[str, Any]]:
+def sample_rows(kind: str, sample_data_dir: Path, k: int = 4) -> list[dict[str, Any]]:
     file = LOADERS[kind][1]
-    path = shared_data_dir / file if file else packaged_humaneval_file()
+    path = sample_data_dir / file if file else packaged_humaneval_file()
     return read_jsonl(path)[:k]
 
 
@@ -340,9 +371,9 @@ def test_empty_gz_file(tmp_path: Path, cache: str) -> None:
 
 
 @pytest.mark.parametrize("kind", list(LOADERS))
-def test_missing_column(kind: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+def test_missing_column(kind: str, tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
     column = KEY_COLUMN[kind]
-    rows = [{k: v for k, v in r.items() if k != column} for r in sample_rows(kind, shared_data_dir)]
+    rows = [{k: v for k, v in r.items() if k != column} for r in sample_rows(kind, sample_data_dir)]
     path = write_jsonl(tmp_path / "rows.jsonl", rows)
     with pytest.raises(DatasetError) as err:
         LOADERS[kind][0](path, cache)
@@ -352,9 +383,9 @@ def test_missing_column(kind: str, tmp_path: Path, cache: str, shared_data_dir: 
 @pytest.mark.parametrize("kind", list(LOADERS))
 @pytest.mark.parametrize(("bad", "problem"), [("", "empty string"), ("   ", "empty string"),
                                              (123, "expected a string"), (None, "expected a string")])
-def test_malformed_row(kind: str, bad: Any, problem: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
+def test_malformed_row(kind: str, bad: Any, problem: str, tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
     column = KEY_COLUMN[kind]
-    rows = sample_rows(kind, shared_data_dir)
+    rows = sample_rows(kind, sample_data_dir)
     rows[2][column] = bad
     path = write_jsonl(tmp_path / "rows.jsonl", rows)
     with pytest.raises(DatasetError) as err:
@@ -363,8 +394,8 @@ def test_malformed_row(kind: str, bad: Any, problem: str, tmp_path: Path, cache:
 
 
 @pytest.mark.parametrize("libs", ["['os', 'pandas'", "os, pandas", "[1, 2]", "{'os': 1}", "['']"])
-def test_bigcodebench_unparsable_libs(libs: str, tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
-    rows = sample_rows("bigcodebench", shared_data_dir)
+def test_bigcodebench_unparsable_libs(libs: str, tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", sample_data_dir)
     rows[1]["libs"] = libs
     path = write_jsonl(tmp_path / "rows.jsonl", rows)
     with pytest.raises(DatasetError) as err:
@@ -372,34 +403,34 @@ def test_bigcodebench_unparsable_libs(libs: str, tmp_path: Path, cache: str, sha
     assert_names(err, str(path), "row 1", "column 'libs'")
 
 
-def test_bigcodebench_other_malformed_rows(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
-    rows = sample_rows("bigcodebench", shared_data_dir)
+def test_bigcodebench_other_malformed_rows(tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", sample_data_dir)
     rows[3]["test"] = "def test_x():\n    assert True\n"  # not a unittest TestCases class
     with pytest.raises(DatasetError) as err:
         load_bigcodebench(write_jsonl(tmp_path / "a.jsonl", rows), cache_dir=cache)
     assert_names(err, "row 3", "column 'test'", "TestCases")
-    rows = sample_rows("bigcodebench", shared_data_dir)
+    rows = sample_rows("bigcodebench", sample_data_dir)
     rows[3]["task_id"] = rows[0]["task_id"]
     with pytest.raises(DatasetError) as err:
         load_bigcodebench(write_jsonl(tmp_path / "b.jsonl", rows), cache_dir=cache)
     assert_names(err, "row 3", "column 'task_id'", "duplicate")
 
 
-def test_kodcode_other_malformed_rows(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
-    rows = sample_rows("kodcode", shared_data_dir)
+def test_kodcode_other_malformed_rows(tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
+    rows = sample_rows("kodcode", sample_data_dir)
     rows[1]["gpt_difficulty"] = "impossible"
     with pytest.raises(DatasetError) as err:
         load_kodcode(write_jsonl(tmp_path / "a.jsonl", rows), cache_dir=cache)
     assert_names(err, "row 1", "column 'gpt_difficulty'", "impossible")
-    rows = sample_rows("kodcode", shared_data_dir)
+    rows = sample_rows("kodcode", sample_data_dir)
     rows[0]["test_info"] = [{"function_name": 7, "parameter_list": "()", "function_declaration": "", "docstring": None}]
     with pytest.raises(DatasetError) as err:
         load_kodcode(write_jsonl(tmp_path / "b.jsonl", rows), cache_dir=cache)
     assert_names(err, "row 0", "column 'test_info'")
 
 
-def test_invalid_json_line(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
-    rows = sample_rows("kodcode", shared_data_dir)
+def test_invalid_json_line(tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
+    rows = sample_rows("kodcode", sample_data_dir)
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1])[:50] + "\n" + json.dumps(rows[2]) + "\n")
     with pytest.raises(DatasetError) as err:
@@ -423,8 +454,8 @@ def test_unsupported_suffix_and_directory(tmp_path: Path, cache: str) -> None:
         load_humaneval(tmp_path, cache_dir=cache)
 
 
-def test_json_list_and_gz_formats(tmp_path: Path, cache: str, shared_data_dir: Path) -> None:
-    rows = sample_rows("bigcodebench", shared_data_dir)
+def test_json_list_and_gz_formats(tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
+    rows = sample_rows("bigcodebench", sample_data_dir)
     as_list = tmp_path / "rows.json"
     as_list.write_text(json.dumps(rows))
     assert [t.task_id for t in load_bigcodebench(as_list, cache_dir=cache)] == [r["task_id"] for r in rows]

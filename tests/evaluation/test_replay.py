@@ -197,12 +197,13 @@ def test_humaneval_reference_solutions_pass_and_pass_bodies_fail(sandbox, tmp_pa
     assert all(r["status"] in ("failed", "error") for r in res.records)
 
 
-def test_kodcode_reference_solutions_pass_except_the_pytest_collection_errors(sandbox, tmp_path, shared_data_dir):
+def test_kodcode_reference_solutions_pass_except_the_pytest_collection_errors(sandbox, tmp_path, data_dir):
     from agentic_rl.data.kodcode import load_kodcode
 
-    tasks = load_kodcode(path=shared_data_dir / "kodcode_sample.jsonl", n=None, subset_from=None,
+    tasks = load_kodcode(path=data_dir / "kodcode_sample.jsonl", n=None, subset_from=None,
                          subset_stride=None)
-    assert len(tasks) == 232
+    # both copies hold the two rows that pytest 9 cannot collect
+    assert len(tasks) == len((data_dir / "kodcode_sample.jsonl").read_text().splitlines())
     path = write_samples(tmp_path / "kc.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
                                                  for t in tasks])
     start = time.perf_counter()

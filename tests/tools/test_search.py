@@ -257,7 +257,9 @@ def test_indexes_a_separate_venv_without_agentic_rl(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    capture_output=True, timeout=120)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    check = subprocess.run([str(python), "-c", "import agentic_rl"], capture_output=True, cwd=tmp_path)
+    # without the PYTHONPATH a test run may carry (it would put this checkout on any interpreter's path)
+    bare_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    check = subprocess.run([str(python), "-c", "import agentic_rl"], capture_output=True, cwd=tmp_path, env=bare_env)
     assert check.returncode != 0  # really a different environment
     backend = P.PydocBackend(python=str(python), modules=["json"], cache_dir=tmp_path / "cache")
     assert backend.index.meta["key"]["python"] == str(python)

@@ -1,0 +1,496 @@
+"""Mutation testing: change one operator or constant of a module at a time and see whether its tests notice.
+
+Usage (from the repository root; `make mutation ARGS="..."` runs the same):
+
+    python -m tests.mutation.mutate agentic_rl/rewards agentic_rl/algo/core.py   # the given files / packages
+    python -m tests.mutation.mutate --list agentic_rl/algo/core.py                # print the mutants only
+    python -m tests.mutation.mutate --budget-s 1800 --out outputs/mutation        # every mapped package
+
+A mutant is one of these single edits, found by walking the module's syntax tree (docstrings, annotations
+and the arguments of logging / raise calls are left alone: changing a message is not a behaviour a unit
+test should pin):
+
+- comparison:  == <-> !=,  < <-> <=,  > <-> >=,  in <-> not in,  is <-> is not
+- arithmetic:  + <-> -,  * <-> /,  // -> /,  % -> *,  ** -> *   (also in augmented assignments, +=  ...)
+- boolean:     and <-> or,  `not x` -> `x`,  `-x` -> `x` (a negative literal: its sign only, -1 -> 1)
+- constants:   True <-> False,  a number n -> n + 1 (0 -> 1, 1 -> 2, 0.5 -> 1.5 ...), None is left alone
+
+Each mutant runs only the tests mapped to its package (`TEST_MAP`, most specific prefix wins), with `-x`,
+in a child process forked from a parent that has already imported the third-party libraries the unmutated
+run imported (torch, transformers, matplotlib ...), so a mutant costs its tests' run time, not their imports. The child loads the
+mutated module through an import hook ahead of the normal path finder; the file on disk is never changed.
+Code that tests run in a separate interpreter (the sandbox's workers, a CLI subprocess) sees the original
+module, so a mutant only reached that way survives: read survivors with that in mind.
+
+A mutant is killed when its tests fail, error, or run past the time-out (`--timeout-factor` times the
+unmutated run, at least `--min-timeout-s`). The unmutated run must pass first, else the module is skipped
+and said so. The summary (killed/total per module, then each survivor with its line) is printed as
+Markdown and, with `--out`, written with a JSON record per mutant.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.abc
+import importlib.util
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Package (or file) prefix -> the test files or directories its mutants run. The most specific prefix wins.
+TEST_MAP: dict[str, tuple[str, ...]] = {
+    "agentic_rl/rewards": ("tests/rewards",),
+    # core.py's own unit tests only: the GRPO-step tests of the directory take minutes per run on a small CPU
+    "agentic_rl/algo/core.py": ("tests/algo/test_core.py",),
+    "agentic_rl/algo": ("tests/algo",),
+    "agentic_rl/rollout/agent.py": ("tests/rollout/test_agent.py", "tests/rollout/test_feedback_mask.py",
+                                    "tests/e2e/test_task_groups.py", "tests/tools/test_submit_verdicts.py"),
+    "agentic_rl/rollout/tokenizer.py": ("tests/rollout/test_tokenizer.py", "tests/rollout/test_agent.py"),
+    "agentic_rl/rollout": ("tests/rollout",),
+    "agentic_rl/tools/search": ("tests/tools",),
+    "agentic_rl/tools": ("tests/tools/test_toy_tool.py", "tests/tools/test_submit_verdicts.py",
+                         "tests/rollout/test_agent.py", "tests/config/test_compose.py"),
+}
+# Benchmark scripts are not library behaviour (they move to their own package); they are not mutated.
+SKIP_FILES = ("bench.py", "bench_trainer.py")
+# Imported once in the parent, so that each forked child starts with them loaded.
+PRELOAD = ("torch", "numpy", "transformers", "peft", "omegaconf", "hydra", "datasets", "tqdm", "pytest")
+
+COMPARE_SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
+                 ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
+BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
+               ast.Mod: ast.Mult, ast.Pow: ast.Mult}
+BOOLOP_SWAPS = {ast.And: ast.Or, ast.Or: ast.And}
+SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
+           ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
+           ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.And: "and", ast.Or: "or"}
+# Calls whose arguments are messages: logger.x(...), raise X(...), warnings.warn(...)
+MESSAGE_CALLS = ("debug", "info", "warning", "error", "exception", "critical", "warn")
+
+
+@dataclass
+class Mutant:
+    file: str         # repository-relative path
+    index: int        # position among the file's mutation sites, in tree-walk order
+    line: int
+    what: str         # "a < b -> a <= b" style description
+    source_line: str  # the original line, stripped
+    status: str = ""  # killed (tests failed, or the mutated module did not load) | timeout (a kill) | survived
+    seconds: float = 0.0
+
+
+class _Sites(ast.NodeVisitor):
+    """Walks a tree in a fixed order and calls `on_site(node, kind, detail)` for each mutation site."""
+
+    def __init__(self, on_site) -> None:
+        self.on_site = on_site
+        self.skip: set[int] = set()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._skip_docstring(node)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self._skip_docstring(node)
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                    node.args.vararg, node.args.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self._skip_tree(arg.annotation)
+        if node.returns is not None:
+            self._skip_tree(node.returns)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._skip_docstring(node)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._skip_tree(node.annotation)
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        if node.exc is not None:
+            self._skip_tree(node.exc)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in MESSAGE_CALLS:
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                self._skip_tree(arg)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self._skip_tree(node)  # f-strings are messages too
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if id(node) not in self.skip:
+            for i, op in enumerate(node.ops):
+                if type(op) in COMPARE_SWAPS:
+                    self.on_site(node, "compare", i)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if id(node) not in self.skip and type(node.op) in BINOP_SWAPS:
+            self.on_site(node, "binop", None)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if id(node) not in self.skip and type(node.op) in BINOP_SWAPS:
+            self.on_site(node, "augassign", None)
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        if id(node) not in self.skip:
+            self.on_site(node, "boolop", None)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if id(node) in self.skip:
+            return self.generic_visit(node)
+        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            self.skip.add(id(node.operand))  # a negative literal is one site: its sign, not also its digits
+        if isinstance(node.op, (ast.Not, ast.USub)):
+            self.on_site(node, "unary", None)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if id(node) in self.skip:
+            return
+        if isinstance(node.value, bool) or (isinstance(node.value, (int, float)) and not isinstance(node.value, complex)):
+            self.on_site(node, "constant", None)
+
+    def _skip_tree(self, tree: ast.AST) -> None:
+        self.skip.update(id(n) for n in ast.walk(tree))
+
+    def _skip_docstring(self, node: ast.AST) -> None:
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            self._skip_tree(body[0])
+
+
+def _describe(node: ast.AST, kind: str, detail: int | None) -> str:
+    if kind == "compare":
+        op = type(node.ops[detail])
+        return f"{SYMBOLS[op]} -> {SYMBOLS[COMPARE_SWAPS[op]]}"
+    if kind in ("binop", "augassign"):
+        op = type(node.op)
+        suffix = "=" if kind == "augassign" else ""
+        return f"{SYMBOLS[op]}{suffix} -> {SYMBOLS[BINOP_SWAPS[op]]}{suffix}"
+    if kind == "boolop":
+        op = type(node.op)
+        return f"{SYMBOLS[op]} -> {SYMBOLS[BOOLOP_SWAPS[op]]}"
+    if kind == "unary":
+        if isinstance(node.op, ast.Not):
+            return "not x -> x"
+        return f"-{node.operand.value!r} -> {node.operand.value!r}" if isinstance(node.operand, ast.Constant) \
+            else "-x -> x"
+    return f"{node.value!r} -> {_new_constant(node.value)!r}"
+
+
+def _new_constant(value: bool | int | float) -> bool | int | float:
+    return (not value) if isinstance(value, bool) else value + 1
+
+
+def _apply(node: ast.AST, kind: str, detail: int | None) -> ast.AST:
+    """Mutate `node` in place (or return its replacement, for `unary`)."""
+    if kind == "compare":
+        node.ops[detail] = COMPARE_SWAPS[type(node.ops[detail])]()
+    elif kind in ("binop", "augassign"):
+        node.op = BINOP_SWAPS[type(node.op)]()
+    elif kind == "boolop":
+        node.op = BOOLOP_SWAPS[type(node.op)]()
+    elif kind == "unary":
+        return node.operand
+    elif kind == "constant":
+        node.value = _new_constant(node.value)
+    return node
+
+
+def find_mutants(path: Path) -> list[Mutant]:
+    """Every mutation site of the file, in tree-walk order."""
+    source = path.read_text()
+    lines = source.splitlines()
+    found: list[Mutant] = []
+    rel = _relative(path)
+
+    def on_site(node: ast.AST, kind: str, detail: int | None) -> None:
+        found.append(Mutant(rel, len(found), node.lineno, _describe(node, kind, detail),
+                            lines[node.lineno - 1].strip()))
+
+    _Sites(on_site).visit(ast.parse(source))
+    return found
+
+
+def mutated_tree(path: Path, index: int) -> ast.Module:
+    """The file's tree with mutation site `index` applied."""
+    tree = ast.parse(path.read_text())
+    sites: list[tuple[ast.AST, str, int | None]] = []
+    _Sites(lambda node, kind, detail: sites.append((node, kind, detail))).visit(tree)
+    node, kind, detail = sites[index]
+    if kind == "unary":
+        # swap the UnaryOp for its operand wherever it hangs in the tree
+        replacement = node.operand
+        for parent in ast.walk(tree):
+            for field, value in ast.iter_fields(parent):
+                if value is node:
+                    setattr(parent, field, replacement)
+                elif isinstance(value, list):
+                    for i, item in enumerate(value):
+                        if item is node:
+                            value[i] = replacement
+    else:
+        _apply(node, kind, detail)
+    return ast.fix_missing_locations(tree)
+
+
+def _relative(path: Path) -> str:
+    """Repository-relative when the file is in the repository, else as given."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.resolve().relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves one module from a mutated tree; every other import goes to the normal finders."""
+
+    def __init__(self, name: str, path: Path, tree: ast.Module) -> None:
+        self.name, self.path, self.tree = name, path, tree
+
+    def find_spec(self, fullname, target_path=None, target=None):
+        if fullname != self.name:
+            return None
+        package_dir = [str(self.path.parent)] if self.path.name == "__init__.py" else None
+        return importlib.util.spec_from_file_location(fullname, self.path, loader=self,
+                                                      submodule_search_locations=package_dir)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        exec(compile(self.tree, str(self.path), "exec"), module.__dict__)
+
+
+def mapped_tests(rel: str, test_map: dict[str, tuple[str, ...]]) -> list[str]:
+    """The mapped tests of a repository-relative file (most specific prefix), duplicates dropped."""
+    matches = [prefix for prefix in test_map if rel == prefix or rel.startswith(prefix.rstrip("/") + "/")]
+    if not matches:
+        raise SystemExit(f"no tests mapped for {rel}: add its package to TEST_MAP in {Path(__file__).name}")
+    chosen = test_map[max(matches, key=len)]
+    out: list[str] = []
+    for item in chosen:  # a file listed before its directory runs first; pytest would run it twice
+        if not any(item == kept or item.startswith(kept.rstrip("/") + "/") for kept in out):
+            out.append(item)
+    return out
+
+
+def _child(path: Path | None, index: int | None, tests: list[str], quiet: bool, modules_out: Path | None) -> None:
+    """In the forked child: install the mutant (if any) and run the tests; exit with pytest's code.
+
+    With `modules_out`, the third-party modules the run imported are written there, one per line (the parent
+    imports them before the mutants, so that each child starts with them loaded)."""
+    import pytest
+
+    if path is not None:
+        sys.meta_path.insert(0, _MutantFinder(module_name(path), path, mutated_tree(path, index)))
+    if quiet:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+    code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests])
+    if modules_out is not None:
+        own = ("agentic_rl", "tests", "conftest", "__main__", "__mp_main__")
+        names = sorted(n for n in list(sys.modules) if n.split(".")[0] not in own and "conftest" not in n)
+        modules_out.write_text("\n".join(names))
+    os._exit(int(code))
+
+
+def preload(names: list[str]) -> int:
+    """Import what the unmutated run imported (third-party only); returns how many loaded."""
+    loaded = 0
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            __import__(name)
+            loaded += 1
+        except BaseException:  # an optional backend that fails to import is simply left to the child
+            pass
+    return loaded
+
+
+def run_forked(path: Path | None, index: int | None, tests: list[str], timeout_s: float,
+               quiet: bool = True, modules_out: Path | None = None) -> tuple[str, float]:
+    """Run the tests in a forked child; returns (outcome, seconds): passed | failed | timeout."""
+    started = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.setpgid(0, 0)  # its own group: a time-out ends the tests' own subprocesses too
+            _child(path, index, tests, quiet, modules_out)
+        finally:
+            os._exit(70)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            elapsed = time.perf_counter() - started
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                return ("passed" if code == 0 else "failed"), elapsed
+            if elapsed > timeout_s:
+                _kill_group(pid)
+                return "timeout", elapsed
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        _kill_group(pid)
+        raise
+
+
+def _kill_group(pid: int) -> None:
+    """End the child and everything it started (its own process group), and reap it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def collect_files(targets: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for target in targets:
+        path = (REPO / target).resolve()
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*.py") if p.name not in SKIP_FILES)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise SystemExit(f"{target} is neither a file nor a directory under {REPO}")
+    return files
+
+
+def summary_markdown(results: dict[str, list[Mutant]], skipped: dict[str, str], budget_left: bool) -> str:
+    rows = ["| module | killed | total | share killed |", "| --- | ---: | ---: | ---: |"]
+    all_killed = all_total = 0
+    for rel, mutants in results.items():
+        ran = [m for m in mutants if m.status]
+        killed = sum(m.status != "survived" for m in ran)
+        all_killed, all_total = all_killed + killed, all_total + len(ran)
+        note = "" if len(ran) == len(mutants) else f" (of {len(mutants)} found)"
+        share = f"{100 * killed / len(ran):.1f}%" if ran else "-"
+        rows.append(f"| `{rel}` | {killed} | {len(ran)}{note} | {share} |")
+    if all_total:
+        rows.append(f"| **all** | {all_killed} | {all_total} | {100 * all_killed / all_total:.1f}% |")
+    out = rows
+    if skipped:
+        out += ["", "Skipped modules:"] + [f"- `{rel}`: {why}" for rel, why in skipped.items()]
+    survivors = [m for mutants in results.values() for m in mutants if m.status == "survived"]
+    out += ["", f"Survivors ({len(survivors)}):"]
+    out += [f"- `{m.file}:{m.line}` #{m.index} `{m.what}` in `{m.source_line}`" for m in survivors]
+    if not budget_left:
+        out += ["", "The time budget ran out before every mutant ran (see the totals above)."]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("targets", nargs="*", help="files or packages (default: every TEST_MAP package)")
+    parser.add_argument("--list", action="store_true", help="print the mutants and exit")
+    parser.add_argument("--only", type=int, nargs="*", help="run only these mutant indices (one file)")
+    parser.add_argument("--budget-s", type=float, default=1800.0, help="stop starting mutants after this")
+    parser.add_argument("--timeout-factor", type=float, default=4.0)
+    parser.add_argument("--min-timeout-s", type=float, default=60.0)
+    parser.add_argument("--out", type=Path, help="write summary.md and mutants.jsonl here")
+    args = parser.parse_args(argv)
+
+    os.chdir(REPO)
+    sys.path.insert(0, str(REPO))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    targets = args.targets or sorted({p for p in TEST_MAP if not p.endswith(".py")})
+    files = collect_files(targets)
+    per_file = {str(f.relative_to(REPO)): find_mutants(f) for f in files}
+    if args.list:
+        for mutants in per_file.values():
+            for m in mutants:
+                print(f"{m.file}:{m.line} #{m.index} {m.what}  | {m.source_line}")
+        return 0
+    preload(list(PRELOAD))
+
+    deadline = time.perf_counter() + args.budget_s
+    results: dict[str, list[Mutant]] = {}
+    skipped: dict[str, str] = {}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "mutants.jsonl").write_text("")
+    # a terminated run still prints the summary of the mutants it finished
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        _run_all(per_file, args, deadline, results, skipped)
+    except KeyboardInterrupt:
+        skipped["(run)"] = "interrupted: the totals count the mutants that finished"
+    text = summary_markdown(results, skipped, time.perf_counter() <= deadline)
+    print(text)
+    if args.out:
+        (args.out / "summary.md").write_text(text + "\n")
+    return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run_all(per_file: dict[str, list[Mutant]], args: argparse.Namespace, deadline: float,
+             results: dict[str, list[Mutant]], skipped: dict[str, str]) -> None:
+    for rel, mutants in per_file.items():
+        if not mutants:
+            continue
+        tests = mapped_tests(rel, TEST_MAP)
+        if time.perf_counter() > deadline:
+            skipped[rel] = "time budget spent before it started"
+            continue
+        modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
+        # the unmutated run: it must pass; its time (imports included, so an upper bound) sets the time-out
+        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0),
+                                     modules_out=modules_file)
+        if outcome != "passed":
+            skipped[rel] = f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
+            continue
+        preload(modules_file.read_text().split())
+        modules_file.unlink()
+        timeout_s = max(args.min_timeout_s, args.timeout_factor * base_s)
+        print(f"{rel}: {len(mutants)} mutants, tests {' '.join(tests)} ({base_s:.0f} s unmutated, "
+              f"time-out {timeout_s:.0f} s)", file=sys.stderr, flush=True)
+        results[rel] = mutants
+        for m in mutants:
+            if args.only is not None and m.index not in args.only:
+                continue
+            if time.perf_counter() > deadline:
+                break
+            outcome, m.seconds = run_forked(REPO / rel, m.index, tests, timeout_s)
+            m.status = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome]
+            print(f"  #{m.index} line {m.line} {m.what}: {m.status} ({m.seconds:.1f} s)", file=sys.stderr,
+                  flush=True)
+            if args.out:
+                with (args.out / "mutants.jsonl").open("a") as fh:
+                    fh.write(json.dumps(asdict(m)) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
