@@ -60,3 +60,18 @@ def test_head_with_a_bias_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) 
     assert torch.allclose(out, token_logprobs(biased(hidden)[None], targets[None], 1.0)[0])
     with pytest.raises(ValueError, match="temperature > 0"):
         head_logprobs(head, hidden, targets, 0.0)
+
+
+def test_a_plain_linear_head_takes_the_chunked_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards the dispatch in `head_logprobs`: a bias-free `nn.Linear` goes through `_HeadLogprobs`."""
+    head, hidden, targets = inputs(2)
+    calls = []
+    real_apply = core._HeadLogprobs.apply
+    monkeypatch.setattr(core._HeadLogprobs, "apply", lambda *a: calls.append(a) or real_apply(*a))
+    out = head_logprobs(head, hidden, targets, 0.9)
+    assert len(calls) == 1 and calls[0][0] is hidden and calls[0][3] == 0.9
+    assert torch.allclose(out, token_logprobs(head(hidden)[None], targets[None], 0.9)[0], atol=1e-5)
+    # the default temperature is 1, as token_logprobs'
+    default = head_logprobs(head, hidden, targets)
+    assert calls[-1][3] == 1.0
+    assert torch.allclose(default, token_logprobs(head(hidden)[None], targets[None])[0], atol=1e-5)

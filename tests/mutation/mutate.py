@@ -48,7 +48,8 @@ REPO = Path(__file__).resolve().parents[2]
 TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/rewards": ("tests/rewards",),
     # core.py's own unit tests only: the GRPO-step tests of the directory take minutes per run on a small CPU
-    "agentic_rl/algo/core.py": ("tests/algo/test_core.py",),
+    "agentic_rl/algo/core.py": ("tests/algo/test_core.py", "tests/algo/test_core_head.py",
+                                "tests/algo/test_core_edges.py"),
     "agentic_rl/algo": ("tests/algo",),
     "agentic_rl/rollout/agent.py": ("tests/rollout/test_agent.py", "tests/rollout/test_feedback_mask.py",
                                     "tests/e2e/test_task_groups.py", "tests/tools/test_submit_verdicts.py"),
