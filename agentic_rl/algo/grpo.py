@@ -24,6 +24,8 @@ import torch
 
 from agentic_rl.algo.core import (ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal,
                                   head_logprobs, token_logprobs)
+from agentic_rl.algo.rollout_correction import (IS_LEVELS, ROLLOUT_CORRECTIONS, GapSums, add_gap_sums, gap_metrics,
+                                                gap_sums, rollout_weights)
 from agentic_rl.types import Trajectory
 
 
@@ -35,6 +37,21 @@ class LoraSchema:
     # the loss pass's log-probs differ from the sampler's (the behaviour scoring runs in eval mode).
     dropout: float = 0.0
     target_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj"])
+
+
+@dataclass
+class RolloutCorrectionSchema:
+    """The sampler/trainer mismatch correction (`algo.rollout_correction`, maths in `rollout_correction.py`).
+
+    mode: none | tis (truncate the weight at cap) | mis (mask tokens or sequences whose weight exceeds cap).
+    level: token (one weight per token) | sequence (the product of the episode's token ratios, on each token).
+    cap: C, >= 1. Defaults: tis per token with C = 2, as verl and slime ship it. It acts only on trajectories
+    that carry the sampler's own log-probs; for the others the sampler is the trainer and the weight is 1.
+    """
+
+    mode: str = "tis"
+    level: str = "token"
+    cap: float = 2.0
 
 
 @dataclass
@@ -58,6 +75,8 @@ class GRPOConfig:
         them (more update time for a fraction of its memory).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
         are all equal (their advantages are zero; only the KL term would act).
+    rollout_correction: mode, level and cap of the importance weight between the sampler's recorded
+        log-probs and the trainer's (`RolloutCorrectionSchema`).
     """
 
     name: str = "grpo"
@@ -78,6 +97,12 @@ class GRPOConfig:
     weight_decay: float = 0.0
     skip_zero_std_groups: bool = True
     lora: LoraSchema = field(default_factory=LoraSchema)
+    rollout_correction: RolloutCorrectionSchema = field(default_factory=RolloutCorrectionSchema)
+
+    def __post_init__(self) -> None:
+        # a config node converted with `to_dataclass` gives the nested group as a plain dict
+        if isinstance(self.rollout_correction, dict):
+            self.rollout_correction = RolloutCorrectionSchema(**self.rollout_correction)
 
     def validate(self) -> "GRPOConfig":
         checks = [
@@ -92,13 +117,22 @@ class GRPOConfig:
             (self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
+            (self.rollout_correction.cap >= 1,
+             f"algo.rollout_correction.cap must be >= 1 (a cap below 1 would shrink every token's weight even when "
+             f"the sampler equals the trainer; 2.0 is the usual value), got {self.rollout_correction.cap}"),
         ]
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
-        for registry, name in ((KL_ESTIMATORS, self.kl_estimator), (ADVANTAGES, self.advantage),
-                               (LOSS_AGGREGATIONS, self.loss_agg), (POLICY_OBJECTIVES, self.objective)):
-            registry.get(name)  # raises with the list of available names
+        for key, registry, name in (("kl_estimator", KL_ESTIMATORS, self.kl_estimator),
+                                    ("advantage", ADVANTAGES, self.advantage),
+                                    ("loss_agg", LOSS_AGGREGATIONS, self.loss_agg),
+                                    ("objective", POLICY_OBJECTIVES, self.objective),
+                                    ("rollout_correction.mode", ROLLOUT_CORRECTIONS, self.rollout_correction.mode),
+                                    ("rollout_correction.level", IS_LEVELS, self.rollout_correction.level)):
+            if name not in registry:
+                raise ValueError(f"algo.{key}={name!r} is not a known {registry.kind}; available: "
+                                 f"{', '.join(registry.names())}. Set it to one of them.")
         return self
 
 
@@ -122,11 +156,13 @@ class StepStats:
     grad_norm: float | None = None
     clip_frac: float | None = None
     update_s: float = 0.0  # wall time of this group's update, its share of the behaviour scoring included
+    # `rollout_correction/*`: the sampler/trainer gap, when some trajectory of the group carries sampler log-probs
+    rollout_gap: dict[str, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
-        """`train/*` metrics of this update, only those that have a value."""
+        """`train/*` and `rollout_correction/*` metrics of this update, only those that have a value."""
         values = {"train/loss": self.loss, "train/kl": self.kl, "train/grad_norm": self.grad_norm,
-                  "train/clip_frac": self.clip_frac, "train/model_tokens": self.n_tokens}
+                  "train/clip_frac": self.clip_frac, "train/model_tokens": self.n_tokens, **self.rollout_gap}
         return {name: value for name, value in values.items() if value is not None}
 
 
@@ -168,6 +204,28 @@ def _padded_rows(rows: Sequence[torch.Tensor], shape: torch.Size, device: torch.
     for i, row in enumerate(rows):
         out[i, :len(row)] = row
     return out.to(device)
+
+
+def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
+    """The sampler's own log-probs of a trajectory's tokens as one (len(token_ids) - 1,) row aligned like
+    `behaviour_logprobs` (entry t: the log-prob of token t + 1; 0 off the loss mask), or None when it carries
+    none (then the sampler is taken to be the trainer).
+
+    Read from `traj.sampler_logprobs`, recorded by the rollout backend: either one value per token id (values
+    off the loss mask are ignored) or one per model token, in order.
+    """
+    values = getattr(traj, "sampler_logprobs", None)  # absent on trajectories of a backend that records none
+    if values is None:
+        return None
+    mask = torch.tensor(traj.loss_mask[1:], dtype=torch.bool)
+    values = torch.as_tensor(values, dtype=torch.float32)
+    if len(values) == len(traj.token_ids):
+        return values[1:].masked_fill(~mask, 0.0)
+    if len(values) == int(mask.sum()):
+        return torch.zeros(len(mask)).masked_scatter(mask, values)
+    raise ValueError(f"trajectory {traj.task_id!r} (sample {traj.sample_index}) has {len(values)} sampler log-probs "
+                     f"for {len(traj.token_ids)} token ids and {int(mask.sum())} model tokens: the rollout backend "
+                     "must record one per token id or one per model token")
 
 
 @dataclass
@@ -363,6 +421,19 @@ def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, 
     return out
 
 
+def _sampler_rows(rows: Sequence[torch.Tensor | None], old_logp: torch.Tensor,
+                  mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The sampler's log-probs of a micro-batch (B, L-1), a row without any taking the trainer's own (`old_logp`:
+    log ratio 0, weight 1), and the loss mask of the rows that have them (where the gap is measured)."""
+    samp = old_logp.detach().clone()
+    recorded = torch.zeros_like(mask)
+    for row, values in enumerate(rows):
+        if values is not None:
+            samp[row].zero_()[:len(values)] = values.to(samp.device)
+            recorded[row] = mask[row]
+    return samp, recorded
+
+
 def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
     """Whether `grpo_step` takes an optimizer step for a group with these rewards."""
     return not cfg.skip_zero_std_groups or group_has_signal(rewards)
@@ -371,12 +442,16 @@ def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
 def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
               cfg: GRPOConfig, pad_id: int, *, temperature: float,
               old_logprobs: Sequence[torch.Tensor] | None = None,
+              sampler_logprobs: Sequence[torch.Tensor | None] | None = None,
               grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None) -> StepStats:
     """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
 
     temperature: the rollout's sampling temperature; every log-prob is of softmax(logits / temperature).
-    old_logprobs: the behaviour policy's log-probs per trajectory (`behaviour_logprobs`) when the group was
-        sampled before an earlier optimizer step; None when it is on-policy (ratio 1 in value).
+    old_logprobs: the trainer's log-probs per trajectory at the rollout weights (`behaviour_logprobs`) when the
+        group was sampled before an earlier optimizer step; None when it is on-policy (ratio 1 in value).
+    sampler_logprobs: the sampler's own log-probs per trajectory, aligned as `old_logprobs` (None entries: the
+        sampler is the trainer); None reads them from the trajectories (`sampler_logprobs_of`). They set the
+        rollout-correction weight of each token (`algo.rollout_correction`).
     grad_sync: (data parallel, `agentic_rl.distributed`) replaces the gradients by their mean over ranks
         after the backward pass, before clipping, so every rank clips and steps on the same gradient.
     """
@@ -388,6 +463,9 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     aggregate = LOSS_AGGREGATIONS.get(cfg.loss_agg)
     device = next(model.parameters()).device
     group_tokens = sum(t.n_model_tokens for t in group)
+    correction = cfg.rollout_correction
+    sampler = [sampler_logprobs_of(t) for t in group] if sampler_logprobs is None else list(sampler_logprobs)
+    gap: GapSums | None = None
     model.train()
     optimizer.zero_grad(set_to_none=True)
     total_loss, kl_sum, n_clipped = 0.0, 0.0, 0.0
@@ -412,6 +490,12 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
                     else _padded_rows([old_logprobs[i] for i in idx], mask.shape, device))
         terms = objective(logp, old_logp, advantages[idx].to(device), mask, clip_eps=cfg.clip_eps)
         per_token = terms.per_token
+        if any(sampler[i] is not None for i in idx):  # else the sampler is the trainer: weight 1, left out
+            samp, recorded = _sampler_rows([sampler[i] for i in idx], old_logp, mask)
+            weights = rollout_weights(old_logp, samp, mask, mode=correction.mode, level=correction.level,
+                                      cap=correction.cap)
+            per_token = per_token * weights.weights
+            gap = add_gap_sums(gap, gap_sums(old_logp, samp, recorded, correction.level, weights.capped))
         if ref_logp is not None:
             kl = kl_fn(logp, ref_logp)
             per_token = per_token + cfg.kl_coeff * kl
@@ -432,7 +516,8 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     optimizer.step()
     denom = max(group_tokens, 1)
     return StepStats(n_tokens=group_tokens, skipped=False, loss=total_loss, grad_norm=grad_norm,
-                     kl=kl_sum / denom if cfg.kl_coeff > 0 else None, clip_frac=n_clipped / denom)
+                     kl=kl_sum / denom if cfg.kl_coeff > 0 else None, clip_frac=n_clipped / denom,
+                     rollout_gap={} if gap is None else gap_metrics(gap, correction.mode))
 
 
 def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: Sequence[Sequence[Trajectory]],
