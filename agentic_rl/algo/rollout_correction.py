@@ -41,7 +41,8 @@ carries none), log r = 0, w = exp(0) = 1 exactly, and the objective is the uncor
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 

@@ -11,7 +11,8 @@ import math
 import pytest
 import torch
 
-from agentic_rl.algo.grpo import GRPOConfig, behaviour_logprobs, grpo_step, sampler_logprobs_of
+from agentic_rl.algo.grpo import GRPOConfig, grpo_step
+from agentic_rl.algo.scoring import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.algo.rollout_correction import gap_metrics, gap_sums, rollout_weights
 from agentic_rl.types import Trajectory
 
