@@ -72,7 +72,7 @@ def test_observation_tokens_get_no_gradient(tiny):
 
 
 def test_token_budget_micro_batches():
-    from agentic_rl.algo.grpo import token_budget_batches
+    from agentic_rl.algo.scoring import token_budget_batches
 
     # shortest first; each batch's count x longest stays within the budget; an over-long one goes alone
     assert token_budget_batches([30, 10, 20, 100], budget=60) == [[1, 2], [0], [3]]
@@ -95,13 +95,13 @@ def test_config_validation_says_how_to_fix(bad, message):
 def test_gathered_logprobs_equal_the_full_logits_path(tiny):
     """Projecting only the model's tokens through the LM head gives the same log-probs as the full logits."""
     from agentic_rl.algo.core import token_logprobs
-    from agentic_rl.algo.grpo import _padded, _sequence_logprobs
+    from agentic_rl.algo.scoring import padded_batch, sequence_logprobs
 
     model, tokenizer = tiny
-    ids, attn, mask = _padded(group(tokenizer), tokenizer.pad_token_id, torch.device("cpu"))
+    ids, attn, mask = padded_batch(group(tokenizer), tokenizer.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     with torch.no_grad():
-        fast = _sequence_logprobs(model, ids, attn, mask, 0.7)
+        fast = sequence_logprobs(model, ids, attn, mask, 0.7)
         full = token_logprobs(model(input_ids=ids, attention_mask=attn).logits[:, :-1], ids[:, 1:], 0.7) * mask
     assert torch.allclose(fast, full, atol=1e-5)
     assert (fast[mask == 0] == 0).all() and (fast[mask == 1] < 0).all()
@@ -144,7 +144,7 @@ def test_head_logprobs_equal_the_log_softmax_path(tiny):
 
 
 def test_shared_prefix_length():
-    from agentic_rl.algo.grpo import shared_prefix_len
+    from agentic_rl.algo.scoring import shared_prefix_len
 
     def traj(ids, mask):
         return Trajectory("t", ids, mask, 0)
@@ -161,17 +161,17 @@ def test_shared_prefix_length():
 
 def test_shared_prefix_pass_equals_separate_rows(tiny):
     """Running the group's common prompt once and the rest of each row after it gives every row's log-probs."""
-    from agentic_rl.algo.grpo import _padded, _sequence_logprobs, prefix_states, shared_prefix_len
+    from agentic_rl.algo.scoring import padded_batch, prefix_states, sequence_logprobs, shared_prefix_len
 
     model, tokenizer = tiny
     g = group(tokenizer)
     length = shared_prefix_len(g)
     assert length == len(tokenizer.encode("Write add(a, b).", add_special_tokens=False)) - 1
-    ids, attn, mask = _padded(g, tokenizer.pad_token_id, torch.device("cpu"))
+    ids, attn, mask = padded_batch(g, tokenizer.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     model.eval()
     with torch.no_grad():
-        shared = _sequence_logprobs(model, ids, attn, mask, 0.7, prefix_states(model, ids[:1, :length]))
-        separate = _sequence_logprobs(model, ids, attn, mask, 0.7)
+        shared = sequence_logprobs(model, ids, attn, mask, 0.7, prefix_states(model, ids[:1, :length]))
+        separate = sequence_logprobs(model, ids, attn, mask, 0.7)
     assert torch.allclose(shared, separate, atol=1e-5)
     assert (shared[mask == 1] < 0).all() and (shared[mask == 0] == 0).all()

@@ -13,8 +13,8 @@ import math
 import pytest
 import torch
 
-from agentic_rl.algo.grpo import (GRPOConfig, LoraSchema, behaviour_logprobs, grpo_step, reference_logprobs,
-                                  update_rollout_batch, _padded, _sequence_logprobs)
+from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, grpo_step, update_rollout_batch
+from agentic_rl.algo.scoring import behaviour_logprobs, padded_batch, reference_logprobs, sequence_logprobs
 from agentic_rl.models import add_lora, load_tiny_random
 from agentic_rl.types import Trajectory
 
@@ -207,12 +207,12 @@ def test_reference_is_the_untrained_model_and_kl_grows_after_a_step(base_and_tok
     assert first.kl == pytest.approx(0.0, abs=1e-7)  # LoRA B starts at 0: policy == reference
     second = grpo_step(model, opt, group, torch.tensor([1.0, 0.0]), cfg, tok.pad_token_id, temperature=TEMPERATURE)
     assert second.kl > 1e-6
-    ids, attn, mask = _padded(group, tok.pad_token_id, torch.device("cpu"))
+    ids, attn, mask = padded_batch(group, tok.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     with torch.no_grad():
         untrained = torch.stack([torch.nn.functional.pad(full_logprobs(base, t, TEMPERATURE), (0, ids.shape[1] - len(t.token_ids)))
                                  for t in group]) * mask
-        policy = _sequence_logprobs(model, ids, attn, mask, TEMPERATURE)
+        policy = sequence_logprobs(model, ids, attn, mask, TEMPERATURE)
     ref = reference_logprobs(model, ids, attn, mask, TEMPERATURE)
     assert torch.allclose(ref, untrained, atol=1e-5)
     assert (policy - untrained).abs().max() > 1e-3  # the adapter did change the policy
@@ -239,16 +239,16 @@ def test_loss_and_behaviour_logprobs_equal_the_samplers(base_and_tokenizer):
     base, tok = base_and_tokenizer
     model = lora_model(base, trained=True, dropout=LoraSchema().dropout)
     traj, sampler = sampled_episode(model, tok, TEMPERATURE)
-    ids, attn, mask = _padded([traj], tok.pad_token_id, torch.device("cpu"))
+    ids, attn, mask = padded_batch([traj], tok.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     model.train()  # as in grpo_step
     with torch.no_grad():
-        loss_pass = _sequence_logprobs(model, ids, attn, mask, TEMPERATURE)[mask.bool()]
+        loss_pass = sequence_logprobs(model, ids, attn, mask, TEMPERATURE)[mask.bool()]
     assert torch.allclose(loss_pass, sampler, atol=1e-4)
     scored = behaviour_logprobs(model, [traj], tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=512)[0]
     assert torch.allclose(scored[mask[0].bool()], sampler, atol=1e-4)
     with torch.no_grad():  # and the test can tell temperatures apart
-        at_t1 = _sequence_logprobs(model, ids, attn, mask, 1.0)[mask.bool()]
+        at_t1 = sequence_logprobs(model, ids, attn, mask, 1.0)[mask.bool()]
     assert (at_t1 - sampler).abs().max() > 1e-2
 
 
@@ -336,7 +336,7 @@ def long_prompt_episode(tokenizer, variant: int) -> Trajectory:
 def test_shared_prompt_pass_gives_the_separate_gradient(base_and_tokenizer, checkpointing):
     """The group's prompt runs once and its gradient is collected over micro-batches (one episode each) before
     going back through it: the step's gradient is the hand-written one of separate, full passes."""
-    from agentic_rl.algo.grpo import shared_prefix_len
+    from agentic_rl.algo.scoring import shared_prefix_len
 
     base, tok = base_and_tokenizer
     group = [long_prompt_episode(tok, v) for v in range(3)]
