@@ -153,7 +153,7 @@ def load_policy(cfg: DictConfig) -> Any:
         from agentic_rl.evaluation.replay import ReplayPolicy
 
         return ReplayPolicy.from_file(cfg.samples)
-    from agentic_rl.rollout.policy import HFPolicy
+    from agentic_rl.rollout.hf_policy import HFPolicy
 
     loaded = build(cfg.model)
     model = loaded.model

@@ -33,7 +33,7 @@ from agentic_rl.evaluation.evaluator import EvalConfig, evaluate, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.registry import build
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
-from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors

@@ -31,7 +31,7 @@ import torch
 from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.rollout.agent import (RolloutConfig, ToolSet, run_tool, observation_ids, prompt_messages,
                                       run_episodes)
-from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.tools.base import find_first_call
 from agentic_rl.types import Task
