@@ -153,7 +153,7 @@ def load_policy(cfg: DictConfig) -> Any:
         from agentic_rl.evaluation.replay import ReplayPolicy
 
         return ReplayPolicy.from_file(cfg.samples)
-    from agentic_rl.rollout.hf_policy import HFPolicy
+    from agentic_rl.rollout.backends import make_policy
 
     loaded = build(cfg.model)
     model = loaded.model
@@ -164,7 +164,7 @@ def load_policy(cfg: DictConfig) -> Any:
         model = PeftModel.from_pretrained(model, str(adapter))
         logger.info("loaded the LoRA adapter %s on %s", adapter, loaded.name)
     model.eval()
-    return HFPolicy(model, loaded.tokenizer)
+    return make_policy(model, loaded.tokenizer, to_dataclass(cfg.rollout, RolloutConfig), seed=cfg.seed)
 
 
 def select_tasks(tasks: list[Task], exclude: list[str]) -> tuple[list[Task], list[str]]:

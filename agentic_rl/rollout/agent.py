@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from agentic_rl.rollout.backends import BACKENDS, VLLMConfig, vllm_config
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
 from agentic_rl.tools.base import TOOL_SPECS, ToolLike, ToolSet, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
@@ -51,6 +52,7 @@ class RolloutConfig:
     observation_format: "chat" puts each observation in a user turn of the chat template; "inline" appends
         it to the assistant's own message (the reference notebook's way).
     tool_workers: threads that run tool calls of different episodes concurrently.
+    backend: the sampler, `hf` or `vllm`; vllm: that backend's settings (agentic_rl.rollout.backends).
     """
 
     max_turns: int = 5
@@ -62,6 +64,8 @@ class RolloutConfig:
     on_no_call: str = "nudge"
     observation_format: str = "chat"
     tool_workers: int = 4
+    backend: str = "hf"
+    vllm: VLLMConfig = field(default_factory=VLLMConfig)
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -75,6 +79,9 @@ class RolloutConfig:
                              f"got {self.observation_format!r}")
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"rollout.backend must be one of {BACKENDS}, got {self.backend!r}")
+        self.vllm = vllm_config(self.vllm)
         self.sampling  # validates the sampling fields
 
     @property
@@ -150,6 +157,7 @@ class RolloutStats:
     generated_tokens: int = 0
     rollout_s: float = 0.0
     generate_s: float = 0.0
+    sync_s: float = 0.0  # bringing the sampler to the trainer's weights (vLLM backend), at the rollout's start
     tools_s: float = 0.0
 
 
@@ -209,10 +217,14 @@ def run_episodes(
                 break
             requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index, episode=n,
                                     keep_cache=turn_index + 1 < cfg.max_turns) for n, e in live]
-            generated = policy.generate(requests, cfg.sampling, stop)
+            if hasattr(policy, "generate_with_logprobs"):  # the sampler's log-probs go with the trajectory
+                generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
+            else:
+                generated = [(ids, None) for ids in policy.generate(requests, cfg.sampling, stop)]
             pending: list[tuple[_Episode, Turn, ToolCall]] = []
-            for (_, episode), new_ids in zip(live, generated):
+            for (_, episode), (new_ids, logps) in zip(live, generated):
                 turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
+                turn.sampler_logprobs = logps
                 if call is not None:
                     pending.append((episode, turn, call))
             tools_started = time.perf_counter()
@@ -232,6 +244,7 @@ def run_episodes(
     if isinstance(gen_stats, GenerationStats):
         stats.prefill_tokens = gen_stats.prefill_tokens
         stats.generate_s = gen_stats.generate_s
+        stats.sync_s = gen_stats.sync_s
     stats.context_tokens = sum(len(t.token_ids) for t in trajectories)
     stats.generated_tokens = sum(t.n_model_tokens for t in trajectories)
     stats.rollout_s = time.perf_counter() - started

@@ -78,11 +78,13 @@ class GenerationStats:
         (a shared prefix counted once) plus each generated token fed back. With a cache kept across turns this
         is at most the episodes' final lengths, summed; re-prefilling each turn makes it grow with every turn.
     generated_tokens: tokens sampled.  generate_s: wall time inside `generate`.
+    sync_s: wall time spent bringing the sampler's weights up to date with the trainer's (vLLM backend).
     """
 
     prefill_tokens: int = 0
     generated_tokens: int = 0
     generate_s: float = 0.0
+    sync_s: float = 0.0
 
 
 class Policy(Protocol):
