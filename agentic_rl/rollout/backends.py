@@ -80,7 +80,7 @@ def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> 
         from agentic_rl.rollout.vllm_policy import VLLMPolicy
 
         return VLLMPolicy(model, tokenizer, settings, max_context_tokens=rollout_cfg.max_context_tokens,
-                          max_new_tokens=rollout_cfg.max_new_tokens, seed=seed)
+                          max_new_tokens=rollout_cfg.max_new_tokens, max_turns=rollout_cfg.max_turns, seed=seed)
     except Exception as exc:  # noqa: BLE001 - any failure to import or start the engine falls back
         logger.warning("rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
                        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")

@@ -21,9 +21,13 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   through the model runner's `reload_weights` (all of them, or with `sync_tensors=touched` only the modules
   holding a LoRA-wrapped weight, e.g. every layer's attention for q/v adapters); `weight_sync=lora` keeps the
   base weights and serves the adapter with a `LoRARequest` saved at each sync. Time in `GenerationStats.sync_s`.
-- **Memory.** The KV cache is sized from the config: `kv_cache_tokens` (default max_num_seqs x max_model_len)
-  token slots, in bytes from the model's layers, heads and the engine dtype; on a GPU `gpu_memory_utilization`
-  bounds the engine, and `enable_sleep_mode` frees its weights and cache while the trainer runs.
+- **Memory.** The KV cache is sized from the config: `kv_cache_tokens` token slots (default
+  `default_kv_cache_tokens`: one whole context, for the prompt prefix the batch shares through the prefix cache,
+  plus for each of max_num_seqs sequences twice its turns' tokens, its own replies and as much again for the
+  observations), in bytes from the model's layers, heads and the engine dtype. When the cache runs out the
+  engine preempts and recomputes: a small cache costs time, never correctness. On a GPU
+  `gpu_memory_utilization` bounds the engine instead, and `enable_sleep_mode` frees its weights and cache while
+  the trainer runs.
 """
 from __future__ import annotations
 
@@ -64,6 +68,11 @@ def kv_bytes_per_token(config: Any, dtype: str) -> int:
     return 2 * config.num_hidden_layers * heads * head_dim * width
 
 
+def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: int, max_model_len: int) -> int:
+    """KV-cache token slots when `rollout.vllm.kv_cache_tokens` is null (see the module doc)."""
+    return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
+
+
 def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
     """`names` plus every weight of the same parent module (q_proj -> the whole self_attn): an engine fuses
     sibling projections (q/k/v into one qkv_proj, gate/up into gate_up_proj) and reloads a fused layer whole."""
@@ -71,16 +80,23 @@ def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
     return {n for n in all_names if any(n.startswith(p) for p in parents)}
 
 
-def _fingerprint(model: Any) -> tuple[tuple[int, int], ...]:
-    """Identity and in-place version counter of every parameter: changes with each optimizer step."""
-    return tuple((id(p), p._version) for p in model.parameters())
+@torch.no_grad()
+def _fingerprint(model: Any) -> tuple[Any, ...]:
+    """What changes when an optimizer step (or a checkpoint load) changes the weights: every parameter's identity
+    and in-place version counter, and the trainable ones' sums (a fused optimizer or a `.data` write leaves the
+    version counter as it was)."""
+    versions = tuple((id(p), p._version) for p in model.parameters())
+    trainable = [p.detach() for p in model.parameters() if p.requires_grad]
+    sums = tuple(torch.stack([torch.stack([t.double().sum(), t.double().abs().sum()]) for t in trainable]).flatten()
+                 .tolist()) if trainable else ()
+    return versions, sums
 
 
 class VLLMPolicy:
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
     def __init__(self, model: Any, tokenizer: Any, cfg: VLLMConfig | None = None, max_context_tokens: int = 4096,
-                 max_new_tokens: int = 256, seed: int = 0) -> None:
+                 max_new_tokens: int = 256, max_turns: int = 1, seed: int = 0) -> None:
         # the in-process engine: no worker process to spawn (no __main__ guard needed, weights sync in place)
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         import vllm  # noqa: F401 - fails here, before any work, when vLLM is not installed
@@ -91,7 +107,8 @@ class VLLMPolicy:
         self.tokenizer = HFChatTokenizer(tokenizer)
         self.dtype = engine_dtype(self.cfg.dtype)
         self.max_model_len = self.cfg.max_model_len or max_context_tokens + max_new_tokens
-        self.kv_cache_tokens = self.cfg.kv_cache_tokens or self.cfg.max_num_seqs * self.max_model_len
+        self.kv_cache_tokens = self.cfg.kv_cache_tokens or default_kv_cache_tokens(
+            self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len)
         self._folder = Path(tempfile.mkdtemp(prefix="agentic_rl-vllm-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
         self._session: GenerationStats | None = None
@@ -173,6 +190,10 @@ class VLLMPolicy:
         if self._lora_version > 1:
             shutil.rmtree(self._folder / f"adapter-{self._lora_version - 1}", ignore_errors=True)
         self._lora_request = LoRARequest(f"policy-{self._lora_version}", self._lora_version, str(path))
+
+    def mark_stale(self) -> None:
+        """Sync before the next rollout even if no change is seen (weights replaced without the model's knowing)."""
+        self._synced = None
 
     def close(self) -> None:
         """Stop the engine and remove its weight folder."""

@@ -120,3 +120,22 @@ def test_prefill_counts_what_the_prefix_cache_did_not_hold(engine):
         policy.generate([TurnRequest(long_prompt, TASK, 0, 0)], SamplingParams(max_new_tokens=4, temperature=0), never)
     assert first >= len(long_prompt)
     assert stats.prefill_tokens - first < len(long_prompt) // 2  # the second time most of it was cached
+
+
+def test_lora_serving_follows_the_adapter(engine):
+    """weight_sync=lora: the engine holds the base weights and serves the adapter saved at each sync; greedy
+    tokens follow the HF model with its adapter, before and after a step."""
+    model, tok, _, hf, prompts = engine
+    policy = VLLMPolicy(model, tok, VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096,
+                                               weight_sync="lora", max_lora_rank=8),
+                        max_context_tokens=512, max_new_tokens=64, seed=0)
+    try:
+        assert policy.generate(requests(prompts), GREEDY, never) == hf.generate(requests(prompts), GREEDY, never)
+        first = policy._lora_request.lora_int_id
+        step_adapter(model, seed=7)
+        with policy.session() as stats:
+            after = policy.generate(requests(prompts), GREEDY, never)
+        assert stats.sync_s > 0 and policy._lora_request.lora_int_id == first + 1
+        assert after == hf.generate(requests(prompts), GREEDY, never)
+    finally:
+        policy.close()
