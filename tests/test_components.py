@@ -21,6 +21,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from types import SimpleNamespace
 from hydra import compose, initialize_config_dir
 
 from agentic_rl.config import CONF_DIR, register_configs
@@ -215,10 +216,13 @@ def test_the_toy_tool_is_a_column_after_the_builtins_whatever_was_imported(toy_p
 
 
 def test_an_unknown_name_lists_the_available_ones(toy_package):
-    from agentic_rl.rollout.samplers import build_sampler
+    from agentic_rl.rollout.agent import RolloutConfig
+    from agentic_rl.rollout.backends import make_policy
 
-    with pytest.raises(ValueError, match=r"rollout.backend='vlm'.*available: hf, toy"):
-        build_sampler("vlm", None, None)
+    with pytest.raises(ValueError, match=r"rollout.backend='vlm'.*available: hf, vllm, toy"):
+        make_policy(None, None, SimpleNamespace(backend="vlm"))
+    with pytest.raises(ValueError, match=r"rollout.backend='vlm' is not a sampler; available: hf, vllm, toy"):
+        RolloutConfig(backend="vlm")
 
 
 def test_every_builtin_reference_imports():

@@ -179,12 +179,12 @@ def _cache_kept_under_checkpointing(body: Any) -> Iterator[None]:
 
 def prefix_states(model: Any, ids: torch.Tensor) -> SharedPrefix:
     """Run the shared prefix `ids` (1, S) once through the decoder stack (grad as the caller's mode has it)."""
-    from agentic_rl.rollout.policy import _cache_kwarg, _slot_cache
+    from agentic_rl.models.kv_cache import cache_from_layers, cache_kwarg
 
     body, _ = _body_and_head(model)
     layers = [_frozen_layer_class()() for _ in range(body.config.num_hidden_layers)]
     with _cache_kept_under_checkpointing(body):
-        body(input_ids=ids, use_cache=False, **{_cache_kwarg(model): _slot_cache(layers)})
+        body(input_ids=ids, use_cache=False, **{cache_kwarg(model): cache_from_layers(layers)})
     return SharedPrefix(ids.shape[1], [layer.captured for layer in layers])
 
 
@@ -207,10 +207,10 @@ def sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: t
     start = 0 if prefix is None else prefix.length
     kwargs: dict[str, Any] = {}
     if prefix is not None:
-        from agentic_rl.rollout.policy import _cache_kwarg, _slot_cache
+        from agentic_rl.models.kv_cache import cache_from_layers, cache_kwarg
 
         layer_class = _frozen_layer_class()
-        kwargs[_cache_kwarg(model)] = _slot_cache([layer_class(k, v) for k, v in prefix.layers])
+        kwargs[cache_kwarg(model)] = cache_from_layers([layer_class(k, v) for k, v in prefix.layers])
         kwargs["position_ids"] = torch.arange(start, ids.shape[1], device=ids.device)[None].expand(ids.shape[0], -1)
     with _cache_kept_under_checkpointing(body) if prefix is not None else contextlib.nullcontext():
         hidden = body(input_ids=ids[:, start:], attention_mask=attn, use_cache=False, **kwargs).last_hidden_state

@@ -16,6 +16,10 @@ notebook: the reference notebook's loop, made faithful: one trajectory at a time
 engine:   `run_episodes` with `HFPolicy(kv_cache=mode)` for each of `--modes` ("episode" is the default engine;
           "turn" re-prefills every turn, to show what the kept cache buys).
 ceiling:  raw `model.generate`, batch 32, short prompts, `--ceiling-tokens` new tokens each (no early stop).
+vllm:     with `--backends hf vllm`, `run_episodes` on `VLLMPolicy` (settings from `rollout.vllm`; a LoRA adapter
+          r16 q/v is put on the model first, so the weight sync is the training one), then vLLM's own raw rate on
+          a 16-sequence single-turn batch of `--ceiling-tokens` tokens, and the time of a weight sync with
+          `sync_tensors` touched and all. Runs last: the engine shares the process.
 tokens/s = generated tokens / wall time of the phase (tool calls included). prefill/context = tokens run through
 the model / the episodes' final lengths. Peak RSS is the process's high-water mark after each phase.
 """
@@ -31,7 +35,7 @@ import torch
 from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, observation_ids, prompt_messages, run_episodes, run_tool
-from agentic_rl.rollout.policy import HFPolicy
+from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.tools.base import find_first_call
 from agentic_rl.types import Task
@@ -41,14 +45,20 @@ CEILING_PROMPT = "Write a Python function that returns the sum of a list of numb
 
 
 def compose(args: argparse.Namespace) -> Any:
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-
     defaults = ["data=kodcode", f"data.path={shared_data_dir() / KODCODE_SAMPLE}", f"data.limit={args.tasks}",
                 f"rollout.max_turns={args.turns}", f"rollout.max_new_tokens={args.max_new_tokens}",
                 "tools=multi", "model=smollm2-135m"]
     given = {o.split("=", 1)[0] for o in args.overrides}
-    overrides = [o for o in defaults if o.split("=", 1)[0] not in given] + list(args.overrides)
+    return compose_overrides([o for o in defaults if o.split("=", 1)[0] not in given] + list(args.overrides))
+
+
+def compose_overrides(overrides: list[str]) -> Any:
+    """conf/train.yaml with these overrides, composed as training does."""
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    from agentic_rl.config import register_configs
+
+    register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return hydra_compose(config_name="train", overrides=overrides)
 
@@ -92,11 +102,39 @@ def notebook_loop(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: T
 
 def engine(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig,
            kv_cache: str) -> dict[str, float]:
-    result = run_episodes(jobs, HFPolicy(model, tok, kv_cache=kv_cache), toolset, cfg)
+    return engine_row(run_episodes(jobs, HFPolicy(model, tok, kv_cache=kv_cache), toolset, cfg), len(jobs))
+
+
+def engine_row(result: Any, episodes: int) -> dict[str, float]:
     s = result.stats
-    return {"episodes": len(jobs), "generated": s.generated_tokens, "wall_s": s.rollout_s, "tools_s": s.tools_s,
+    return {"episodes": episodes, "generated": s.generated_tokens, "wall_s": s.rollout_s, "tools_s": s.tools_s,
             "tokens_per_s": s.generated_tokens / s.rollout_s, "prefill": s.prefill_tokens,
             "context": s.context_tokens}
+
+
+def vllm_phase(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig,
+               raw_tokens: int, seed: int) -> tuple[dict[str, float], dict[str, float]]:
+    """The multi-turn rollout on the vLLM backend, its raw 16-sequence rate and its weight-sync times."""
+    from vllm import SamplingParams as EngineSampling
+    from vllm.inputs import TokensPrompt
+
+    from agentic_rl.models import add_lora
+    from agentic_rl.rollout.vllm_policy import VLLMPolicy
+
+    model = add_lora(model, 16, 32, 0.0, ["q_proj", "v_proj"], seed=seed)
+    policy = VLLMPolicy(model, tok, cfg.vllm, cfg.max_context_tokens, cfg.max_new_tokens, cfg.max_turns, seed=seed)
+    row = engine_row(run_episodes(jobs, policy, toolset, cfg), len(jobs))
+    prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
+    params = EngineSampling(max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True,
+                            temperature=cfg.temperature, top_p=cfg.top_p)
+    start = time.perf_counter()
+    policy.llm.generate([TokensPrompt(prompt_token_ids=prompt)] * 16, params, use_tqdm=False)
+    extra = {"raw16_tokens_per_s": 16 * raw_tokens / (time.perf_counter() - start)}
+    for tensors in ("touched", "all"):
+        policy.cfg.sync_tensors = tensors
+        extra[f"sync_s ({tensors})"] = policy.sync_weights()
+    policy.close()
+    return row, extra
 
 
 def ceiling(model: Any, tok: Any, batch: int, new_tokens: int, cfg: RolloutConfig) -> float:
@@ -123,6 +161,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--notebook-jobs", type=int, default=None, help="notebook loop on the first N episodes")
     parser.add_argument("--ceiling-batch", type=int, default=32)
     parser.add_argument("--ceiling-tokens", type=int, default=64)
+    parser.add_argument("--backends", nargs="+", default=["hf"], choices=["hf", "vllm"],
+                        help="vllm adds the vLLM backend's rows (needs vllm installed)")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -158,6 +198,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rss["notebook loop"] = peak_rss_gib()
         logger.info("raw generate ceiling, batch %d ...", args.ceiling_batch)
         ceiling_tps = ceiling(model, tok, args.ceiling_batch, args.ceiling_tokens, rollout_cfg)
+        vllm_extra: dict[str, float] = {}
+        if "vllm" in args.backends:
+            logger.info("vLLM backend ...")
+            rows["vllm"], vllm_extra = vllm_phase(model, tok, jobs, toolset, rollout_cfg, args.ceiling_tokens,
+                                                  cfg.seed)
+            rss["vllm"] = peak_rss_gib()
     finally:
         sandbox.close()
 
@@ -171,8 +217,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                      f"{r['prefill'] / r['context']:.2f} | {rss[name]:.2f} |")
     lines.append(f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
                  f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB")
+    if vllm_extra:
+        hf_tps = rows[f"engine ({args.modes[0]})"]["tokens_per_s"]
+        vllm_tps = rows["vllm"]["tokens_per_s"]
+        lines.append(f"vLLM / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; vLLM raw 16-sequence single-turn: "
+                     f"{vllm_extra['raw16_tokens_per_s']:.1f} tok/s, the multi-turn loop reaches "
+                     f"{vllm_tps / vllm_extra['raw16_tokens_per_s']:.2f} of it; time/sync_s touched "
+                     f"{vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s")
     logger.info("\n%s", "\n".join(lines))
-    return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss}
+    return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
 
 
 if __name__ == "__main__":

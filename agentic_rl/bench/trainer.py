@@ -62,7 +62,7 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
     from agentic_rl.config import algo_config
     from agentic_rl.models.lora import add_lora
     from agentic_rl.registry import build
-    from agentic_rl.rollout.policy import HFPolicy
+    from agentic_rl.rollout.hf_policy import HFPolicy
 
     algo = algo_config(cfg)
     if not allow_skip:

