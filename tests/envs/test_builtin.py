@@ -47,5 +47,6 @@ def test_every_shipped_environment_passes_verification(records):
     kept, report = verify_records(records, CodeGymRunner(), Rules())
     assert report["dropped_environments"] == {} and report["dropped_configs"] == [], report["dropped_configs"][:5]
     assert report["configs_kept"] == report["configs_in"]
-    for r in kept:
+    for r, shipped in zip(kept, records):
         assert all(10 <= n <= 256 for n in r["oracle_calls"]), r["env_id"]
+        assert r["oracle_calls"] == shipped["oracle_calls"], f"{r['env_id']}: oracle_calls.json is stale"

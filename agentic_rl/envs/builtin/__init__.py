@@ -4,10 +4,13 @@
 (agentic_rl.data.codegym): its self-contained source (gym_base.py, then its module without the package
 import), class name, oracle name, split and configurations drawn by its module's seeded generator.
 Held-out by environment: the last class of each module is never trained on (split "heldout").
+To regenerate oracle_calls.json after changing an environment or a generator:
+    python -m agentic_rl.envs.verify builtin --out /tmp/builtin.jsonl   (then copy each record's oracle_calls)
 """
 from __future__ import annotations
 
 import inspect
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -30,8 +33,15 @@ def module_source(module: Any) -> str:
     return base + "\n\n" + own.replace(BASE_IMPORT, "", 1)
 
 
+ORACLE_CALLS = Path(__file__).parent / "oracle_calls.json"
+
+
 def builtin_records(seed: int = 0, per_env: int = CONFIGS_PER_ENV) -> list[dict[str, Any]]:
-    """Every built-in environment as an environments-file record, configurations drawn with `seed`."""
+    """Every built-in environment as an environments-file record, configurations drawn with `seed`.
+
+    The default configurations carry `oracle_calls`, the oracle's calls on each as measured by
+    `python -m agentic_rl.envs.verify builtin` (oracle_calls.json; a CI test checks it is current)."""
+    measured = json.loads(ORACLE_CALLS.read_text()) if (seed, per_env) == (0, CONFIGS_PER_ENV) else {}
     records = []
     for module in MODULES:
         code = module_source(module)
@@ -45,4 +55,6 @@ def builtin_records(seed: int = 0, per_env: int = CONFIGS_PER_ENV) -> list[dict[
                 "description": inspect.getdoc(cls) or "", "configs": configs,
                 "split": "heldout" if i == len(classes) - 1 else "train", "source": LICENCE,
             })
+            if records[-1]["env_id"] in measured:
+                records[-1]["oracle_calls"] = measured[records[-1]["env_id"]]
     return records
