@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, fields
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
 from agentic_rl.tools.base import (TOOL_SPECS, ToolLike, ToolSet, counted_tools, find_first_call,
@@ -143,7 +143,12 @@ class ToolSetEnvironment(ToolSet, Environment):
         return None if None in markers else sorted(set(markers))
 
 
-def as_environment(env_or_toolset: Any, tasks: Sequence[Task] = ()) -> Environment:
+def build_environment(toolset: ToolSet, sandbox: Any) -> ToolSetEnvironment:
+    """The run's environment: the tool set of `tools=`, whose CodeGym tasks step in the run's `sandbox`."""
+    return ToolSetEnvironment.of(toolset, sandbox=sandbox)
+
+
+def as_environment(env_or_toolset: Any) -> Environment:
     """The environment a rollout runs: an `Environment` as given, a plain `ToolSet` wrapped."""
     if isinstance(env_or_toolset, Environment):
         return env_or_toolset
