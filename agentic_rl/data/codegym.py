@@ -54,11 +54,12 @@ def read_environments(path: str | Path) -> list[dict[str, Any]]:
 
 def check_record(record: Any, where: str) -> None:
     if not isinstance(record, dict):
-        raise ValueError(f"{where}: an environment must be a JSON object, got {type(record).__name__}")
+        # ValueError, not TypeError: a bad data file is a config-level error (registry.build reports it)
+        raise ValueError(f"{where}: an environment must be a JSON object, got {type(record).__name__}")  # noqa: TRY004
     for key, kind in REQUIRED.items():
         if not isinstance(record.get(key), kind):
-            raise ValueError(f"{where}: field {key!r} must be a {kind.__name__} (fields: {sorted(REQUIRED)}, "
-                             "optional description, oracle, oracle_calls, split)")
+            fields = f"fields: {sorted(REQUIRED)}, optional description, oracle, oracle_calls, split"
+            raise ValueError(f"{where}: field {key!r} must be a {kind.__name__} ({fields})")  # noqa: TRY004
     if not all(isinstance(c, dict) for c in record["configs"]) or not record["configs"]:
         raise ValueError(f"{where}: 'configs' must be a non-empty list of JSON objects (the reset options)")
     if record.get("split", "train") not in ("train", "heldout"):

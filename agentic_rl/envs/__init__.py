@@ -5,6 +5,11 @@
 `agentic_rl.envs.base` for the seam the agent loop uses.
 """
 from agentic_rl.envs.base import Environment, Episode
-from agentic_rl.envs.toolset import ToolSetEnvironment, ToolSetEpisode, as_environment, build_environment
+from agentic_rl.envs.toolset import (
+    ToolSetEnvironment,
+    ToolSetEpisode,
+    as_environment,
+    build_environment,
+)
 
 __all__ = ["Environment", "Episode", "ToolSetEnvironment", "ToolSetEpisode", "as_environment", "build_environment"]

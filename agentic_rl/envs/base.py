@@ -21,6 +21,7 @@ tools for every code task) and the CodeGym episodes it opens for tasks whose har
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+
 from agentic_rl.types import Observation, Task, ToolCall
 
 

@@ -227,4 +227,4 @@ class CodeGymEnvironment(Environment):
         return self.runner.closing_markers()
 
 
-__all__ = ["ACTION", "CodeGymEnvironment", "CodeGymEpisode", "CodeGymRunner", "INVALID"]
+__all__ = ["ACTION", "INVALID", "CodeGymEnvironment", "CodeGymEpisode", "CodeGymRunner"]

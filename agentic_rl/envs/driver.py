@@ -101,15 +101,17 @@ def _verify(env_code_ns):
             row["matches_ref"] = json.dumps(answer, sort_keys=True) == json.dumps(ref, sort_keys=True)
             wrong_env = _build(env_code_ns)
             wrong_env.reset(options=options)
-            wrong_answer = _wrong_answer(ref)
-            row["wrong_reward"] = _step(wrong_env, json.dumps({"name": "Done", "parameters": {"answer": wrong_answer}}))["reward"]
-            done = _step(env, json.dumps({"name": "Done", "parameters": {"answer": answer}}))
-            row["reward"] = done["reward"]
+            row["wrong_reward"] = _step(wrong_env, _done(_wrong_answer(ref)))["reward"]
+            row["reward"] = _step(env, _done(answer))["reward"]
             row["ok"] = True
         except BaseException as exc:
             row["error"] = _failure(exc)
         results.append(row)
     return results
+
+
+def _done(answer):
+    return json.dumps({"name": "Done", "parameters": {"answer": answer}})
 
 
 def _wrong_answer(ref):

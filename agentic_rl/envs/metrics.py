@@ -14,7 +14,7 @@ other tasks contribute nothing: a batch without CodeGym episodes gives no `env/`
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from agentic_rl.types import Task, Trajectory
 

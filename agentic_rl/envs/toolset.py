@@ -15,8 +15,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
-from agentic_rl.tools.base import (TOOL_SPECS, ToolLike, ToolSet, counted_tools, find_first_call,
-                                   has_completed_call, spec_for)
+from agentic_rl.tools.base import (
+    TOOL_SPECS,
+    ToolLike,
+    ToolSet,
+    counted_tools,
+    find_first_call,
+    has_completed_call,
+    spec_for,
+)
 from agentic_rl.tools.code import AnswerTool
 from agentic_rl.types import Observation, Task, ToolCall
 

@@ -9,7 +9,12 @@ import pytest
 from agentic_rl.data.codegym import environment_tasks
 from agentic_rl.envs.codegym import CodeGymEnvironment
 from agentic_rl.rewards import binary
-from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
+from agentic_rl.rollout import (
+    ByteChatTokenizer,
+    RolloutConfig,
+    ScriptedPolicy,
+    run_episodes,
+)
 
 COUNTER_ENV = '''
 import json, time

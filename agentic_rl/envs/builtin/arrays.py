@@ -6,7 +6,8 @@ KodCode-V1 sample and the built-in tasks (no text copied).
 """
 import json
 
-from agentic_rl.envs.builtin.gym_base import ToolEnv  # sandbox: gym_base's source is sent first
+# sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
+from agentic_rl.envs.builtin.gym_base import ToolEnv
 
 
 def _q(call, name, **params):

@@ -6,7 +6,8 @@ KodCode-V1 sample and the built-in tasks (no text copied).
 """
 import json
 
-from agentic_rl.envs.builtin.gym_base import ToolEnv  # sandbox: gym_base's source is sent first
+# sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
+from agentic_rl.envs.builtin.gym_base import ToolEnv
 
 
 def _q(call, name, **params):
@@ -374,7 +375,7 @@ def _missing(rng):
 def _isomorphic(rng):
     a = "".join(rng.choice("abcd") for _ in range(rng.randint(5, 8)))
     mapping = dict(zip("abcd", rng.sample("wxyz", 4)))
-    b = list(mapping[c] for c in a)
+    b = [mapping[c] for c in a]
     if rng.random() < 0.5:
         b[rng.randrange(len(b))] = rng.choice("wxyz")
     return {"a": a, "b": "".join(b)}

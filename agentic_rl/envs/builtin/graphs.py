@@ -4,9 +4,11 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Graphs are undirected unless a class says otherwise; nodes are
 0..n-1. Written for this project, modelled on problem types of the KodCode-V1 sample (no text copied).
 """
+import itertools
 import json
 
-from agentic_rl.envs.builtin.gym_base import ToolEnv  # sandbox: gym_base's source is sent first
+# sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
+from agentic_rl.envs.builtin.gym_base import ToolEnv
 
 
 def _q(call, name, **params):
@@ -467,7 +469,7 @@ def _graph(rng, n_lo=5, n_hi=8, p=0.3, path=0, min_edges=0):
     edges = [[a, b] for a in range(n) for b in range(a + 1, n) if rng.random() < p]
     chain = [0] + rng.sample(range(1, n), max(path - 1, 1))
     if path:
-        edges += [sorted([a, b]) for a, b in zip(chain, chain[1:]) if sorted([a, b]) not in edges]
+        edges += [sorted([a, b]) for a, b in itertools.pairwise(chain) if sorted([a, b]) not in edges]
     if len(edges) < min_edges:
         return _graph(rng, n_lo, n_hi, p, path, min_edges)
     return {"n": n, "edges": edges, "source": 0, "target": chain[-1]}

@@ -6,7 +6,8 @@ KodCode-V1 sample and the built-in tasks (no text copied).
 """
 import json
 
-from agentic_rl.envs.builtin.gym_base import ToolEnv  # sandbox: gym_base's source is sent first
+# sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
+from agentic_rl.envs.builtin.gym_base import ToolEnv
 
 
 def _q(call, name, **params):
@@ -263,9 +264,8 @@ class BalancedBracketsEnv(StringScanEnv):
         for c in self.text:
             if c in "([{":
                 stack.append(c)
-            elif c in ")]}":
-                if not stack or {"(": ")", "[": "]", "{": "}"}[stack.pop()] != c:
-                    return False
+            elif c in ")]}" and (not stack or {"(": ")", "[": "]", "{": "}"}[stack.pop()] != c):
+                return False
         return not stack
 
 
