@@ -30,6 +30,8 @@ from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
 from agentic_rl.cli import run_cli
 from agentic_rl.config import algo_config, register_configs, validate
 from agentic_rl.distributed import Distributed, launch_ranks_or
+from agentic_rl.envs import build_environment
+from agentic_rl.envs.metrics import codegym_metrics
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics
 from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
@@ -172,8 +174,9 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
         cfg=cfg, algo=algo, rollout_cfg=rollout_cfg, eval_cfg=eval_cfg, train_tasks=train_tasks,
         eval_tasks=eval_tasks, model=model, policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
         optimizer=optimizer, reward_fn=build(cfg.reward),
-        toolset=build_toolset(cfg.tools, sandbox),
-        eval_toolsets={m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes},
+        toolset=build_environment(build_toolset(cfg.tools, sandbox), sandbox),
+        eval_toolsets={m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox)
+                       for m in eval_cfg.modes},
         pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name, dist=dist)
 
 
@@ -235,6 +238,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
             "train/epoch": pos.epoch, "train/pass_rate": sum(traj.passed for traj in group) / len(group),
             **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
             **reward_metrics(bds), **episode_metrics(group), **shared,
+            **codegym_metrics(group, [task] * len(group)),  # env/*: only for CodeGym tasks
             "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
             **memory_metrics(),
         }

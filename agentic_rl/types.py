@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-HARNESSES = ("pytest", "unittest", "humaneval")
+HARNESSES = ("pytest", "unittest", "humaneval", "codegym")
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,10 @@ class Task:
     `tests` is graded with `harness`:
       - "pytest": the candidate is saved as solution.py, `tests` is a test file that imports from it;
       - "unittest": `tests` defines `class TestCases(unittest.TestCase)`, appended to the candidate;
-      - "humaneval": `tests` defines `check(candidate)`, called with `entry_point`.
+      - "humaneval": `tests` defines `check(candidate)`, called with `entry_point`;
+      - "codegym": not graded by tests: the task is one configuration of an interactive environment
+        (`metadata["codegym"]`: its code, class and options), whose `Done(answer)` gives the reward
+        (agentic_rl.envs.codegym).
     """
 
     task_id: str
@@ -87,18 +90,20 @@ class Trajectory:
     finish_reason: str = "max_turns"  # passed | failed (no-tools answer) | max_turns | no_call | length
     sample_index: int = 0
     grade: Observation | None = None  # the grader's observation of the last submission (None: never graded)
+    # the names calls are counted under (the episode's declared tools, in order; see `calls_by_kind`)
+    tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"
 
     def calls_by_kind(self) -> dict[str, int]:
-        """Executed tool calls per tool name (every declared tool, see `counted_tools`), plus `none` = turns
-        that ended without a valid call."""
-        from agentic_rl.tools.base import counted_tools  # the declarations live with the tools
-
+        """Executed tool calls per tool name (every name in `tools`, zeros included, then any other executed
+        one), plus `none` = turns that ended without a valid call. The rollout fills `tools` from what the
+        episode declared, so this record needs no registry of tools."""
         executed = [t.call.name for t in self.turns
                     if t.call is not None and t.observation is not None and t.observation.executed]
-        counts = {name: 0 for name in counted_tools(executed)}
+        counts = {name: 0 for name in self.tools}
+        counts.update({name: 0 for name in executed if name not in counts})
         counts["none"] = sum(t.call is None for t in self.turns)
         for name in executed:
             counts[name] += 1

@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from agentic_rl.envs.base import Environment, Episode
+from agentic_rl.envs.toolset import (closing_marker, prompt_messages, run_tool,  # noqa: F401  (re-exported)
+                                     split_example_reply)
+from agentic_rl.envs.toolset import as_environment
 from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
-from agentic_rl.tools.base import ToolLike, ToolSet, declared_specs, has_completed_call, spec_for
+from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
@@ -90,32 +93,11 @@ class RolloutConfig:
         return SamplingParams(self.max_new_tokens, self.temperature, self.top_p)
 
 
-def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> list[dict[str, str]]:
-    """System prompt, each worked example as earlier chat turns, then the task."""
-    messages = [{"role": "system", "content": toolset.system_prompt}] if toolset.system_prompt else []
-    for example_task, reply in toolset.examples:
-        messages.append({"role": "user", "content": example_task})
-        messages += split_example_reply(reply) if observation_format == "chat" else \
-            [{"role": "assistant", "content": reply}]
-    return messages + [{"role": "user", "content": task.prompt}]
-
-
-def split_example_reply(reply: str) -> list[dict[str, str]]:
-    """An example reply written inline (calls and observations interleaved) as alternating chat turns."""
-    messages, pos = [], 0
-    tags = "|".join(sorted({re.escape(spec.result_tag) for spec in declared_specs().values()} | {"feedback"}))
-    for m in re.finditer(rf"<({tags})>.*?</\1>", reply, re.DOTALL):
-        if reply[pos:m.start()].strip():
-            messages.append({"role": "assistant", "content": reply[pos:m.start()].strip()})
-        messages.append({"role": "user", "content": m.group(0)})
-        pos = m.end()
-    if reply[pos:].strip():
-        messages.append({"role": "assistant", "content": reply[pos:].strip()})
-    return messages
-
-
 @dataclass
 class _Episode:
+    """The loop's record of one episode: the environment's `env` episode, the ids and mask, the turns."""
+
+    env: Episode
     task: Task
     sample_index: int
     ids: list[int]
@@ -140,7 +122,12 @@ class _Episode:
         return Trajectory(task_id=self.task.task_id, token_ids=self.ids, loss_mask=self.mask,
                           prompt_len=self.prompt_len, turns=self.turns, submitted_code=self.submitted_code,
                           passed=self.passed, finish_reason=self.finish_reason or "max_turns",
-                          sample_index=self.sample_index, grade=self.grade)
+                          sample_index=self.sample_index, grade=self.grade, tools=self.counted_tools())
+
+    def counted_tools(self) -> tuple[str, ...]:
+        executed = [t.call.name for t in self.turns
+                    if t.call is not None and t.observation is not None and t.observation.executed]
+        return self.env.counted_tools(executed)
 
 
 @dataclass
@@ -170,15 +157,6 @@ class RolloutResult(list):
         self.stats = stats
 
 
-def closing_marker(pattern: re.Pattern[str]) -> str | None:
-    """The literal a call pattern's match ends with (`</search>`, a closing fence), if it has one.
-
-    Derived from the pattern's source: the text after its last group, when that text is a plain literal.
-    """
-    tail = pattern.pattern.rsplit(")", 1)[-1]
-    return tail if tail and not re.search(r"[\\.^$*+?{}\[\]|()]", tail) else None
-
-
 def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
     """Stop once a call of the active set has closed; the closing markers let a policy check incrementally.
 
@@ -190,24 +168,42 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
                          None if None in markers else sorted(set(markers)))
 
 
+def environment_stop_condition(env: Environment) -> StopCondition:
+    """The stop condition a batch of `env`'s episodes shares."""
+    return StopCondition(env.stops, env.closing_markers())
+
+
 def run_episodes(
     jobs: Sequence[tuple[Task, int]],
     policy: Policy,
-    toolset: ToolSet,
+    toolset: ToolSet | Environment,
     cfg: RolloutConfig,
     on_turn: Callable[[int, int], None] | None = None,
 ) -> RolloutResult:
     """Roll out one episode per (task, sample_index) job, all batched together; returns them in order.
 
-    `on_turn(n_active, n_done)` is called after each turn (progress bars).
+    `toolset` is the environment (a plain `ToolSet` is wrapped in `ToolSetEnvironment`): each job opens one
+    of its episodes, closed when the rollout ends. `on_turn(n_active, n_done)` is called after each turn.
     """
     started = time.perf_counter()
+    env = as_environment(toolset)
     tok = policy.tokenizer
-    episodes = []
-    for task, sample_index in jobs:
-        prompt = tok.chat_prompt_ids(prompt_messages(toolset, task, cfg.observation_format))
-        episodes.append(_Episode(task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
-    stop = call_stop_condition(toolset.active)
+    episodes: list[_Episode] = []
+    try:
+        for task, sample_index in jobs:
+            opened = env.open(task, sample_index)
+            prompt = tok.chat_prompt_ids(opened.prompt_messages(cfg.observation_format))
+            episodes.append(_Episode(opened, task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
+        return _roll_out(episodes, policy, environment_stop_condition(env), cfg, on_turn, started)
+    finally:
+        for episode in episodes:
+            episode.env.close()
+
+
+def _roll_out(episodes: list[_Episode], policy: Policy, stop: StopCondition, cfg: RolloutConfig,
+              on_turn: Callable[[int, int], None] | None, started: float) -> RolloutResult:
+    """The turn loop of `run_episodes` over opened episodes."""
+    tok = policy.tokenizer
     stats = RolloutStats()
     session = policy.session() if hasattr(policy, "session") else contextlib.nullcontext(None)
 
@@ -224,12 +220,12 @@ def run_episodes(
                 generated = [(ids, None) for ids in policy.generate(requests, cfg.sampling, stop)]
             pending: list[tuple[_Episode, Turn, ToolCall]] = []
             for (_, episode), (new_ids, logps) in zip(live, generated):
-                turn, call = _take_turn(episode, new_ids, tok, toolset, cfg)
+                turn, call = _take_turn(episode, new_ids, tok, cfg)
                 turn.sampler_logprobs = logps
                 if call is not None:
                     pending.append((episode, turn, call))
             tools_started = time.perf_counter()
-            observations = list(pool.map(lambda p: run_tool(toolset.tools[p[2].name], p[2], p[0].task), pending))
+            observations = list(pool.map(lambda p: p[0].env.step(p[2]), pending))
             stats.tools_s += time.perf_counter() - tools_started
             for (episode, turn, call), obs in zip(pending, observations):
                 _observe(episode, turn, call, obs, tok, cfg.observation_format)
@@ -252,21 +248,22 @@ def run_episodes(
     return RolloutResult(trajectories, stats)
 
 
-def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, toolset: ToolSet,
+def _take_turn(episode: _Episode, new_ids: list[int], tok: Any,
                cfg: RolloutConfig) -> tuple[Turn, ToolCall | None]:
     """Append the model's ids and decide what happens next; returns the call to run, if any."""
     text = tok.decode(new_ids)
     episode.append(new_ids, trainable=True)
-    call = toolset.parse(text)
+    call = episode.env.parse(text)
     turn = Turn(generated_ids=new_ids, text=text, call=call)
     episode.turns.append(turn)
     if call is None:
-        if cfg.on_no_call == "stop" or toolset.answers_once:
+        if cfg.on_no_call == "stop" or episode.env.answers_once:
             episode.finish_reason = "no_call"
         else:
-            _append_feedback(episode, turn, tok, NUDGE_TEXT, cfg.observation_format)
+            _append_feedback(episode, turn, tok, getattr(episode.env, "nudge_text", NUDGE_TEXT),
+                             cfg.observation_format)
         return turn, None
-    capped = toolset.counts_toward_cap(call.name)
+    capped = episode.env.counts_toward_cap(call.name)
     if capped and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
         notice = CAP_TEXT.format(name=call.name)
         turn.observation = Observation(tool=call.name, text=notice, ok=False, status="capped", executed=False)
@@ -291,24 +288,15 @@ def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observa
     episode.append(ids, trainable=False)
 
 
-def run_tool(tool: ToolLike, call: ToolCall, task: Task) -> Observation:
-    try:
-        return tool(call, task)
-    except Exception as exc:  # a broken tool is a recorded failure, never a crashed run
-        logger.exception("tool %s failed on task %s", call.name, task.task_id)
-        return Observation(tool=call.name, text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
-                           ok=False, status="tool_error", passed=False if spec_for(call.name).grades else None)
-
-
 def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any,
              observation_format: str) -> None:
-    spec = spec_for(call.name)
+    env = episode.env
     turn.observation = obs
-    if spec.grades:
+    if env.grades(call.name):
         episode.grade = obs
         episode.submitted_code = call.content
         episode.passed = bool(obs.passed)
-    if spec.final:  # the no-tools answer: its grade ends the episode; nothing is appended to the context
+    if env.final(call.name):  # the no-tools answer, CodeGym's Done: its grade ends the episode, nothing appended
         episode.finish_reason = "passed" if episode.passed else "failed"
         return
     ids = observation_ids(tok, obs.text, turn.generated_ids, observation_format)
@@ -316,3 +304,5 @@ def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, to
     episode.append(ids, trainable=False)
     if episode.passed:
         episode.finish_reason = "passed"
+    elif env.finish_reason is not None:  # the episode ended itself (a CodeGym T_max hit)
+        episode.finish_reason = env.finish_reason

@@ -188,8 +188,10 @@ def cap_text(text: str, max_chars: int) -> str:
 class ToolSet:
     """The tools the model is told about and whose calls are parsed.
 
-    `grader` grades submissions outside the tool calls; a set built with no tools at all answers with it:
-    its one tool is `answer`, whose parser takes the code out of the reply (the no-tools mode).
+    `grader` grades submissions outside the tool calls. A set built with no tools at all answers with it: its
+    episodes (agentic_rl.envs.toolset) get the `answer` tool, whose parser takes the code out of the reply (the
+    no-tools mode). The set itself holds no episode state: `agentic_rl.envs` opens an episode per task and
+    sample.
     """
 
     name: str
@@ -200,10 +202,6 @@ class ToolSet:
     specs: dict[str, ToolSpec] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.tools:
-            from agentic_rl.tools.code import AnswerTool
-
-            self.tools = {"answer": AnswerTool(grader=self.grader)}
         self.specs = {name: spec_for(name) for name in self.tools}
 
     @property
@@ -212,7 +210,8 @@ class ToolSet:
 
     @property
     def answers_once(self) -> bool:
-        """Every tool ends the episode (no-tools mode): one turn, no nudge, nothing appended."""
+        """Every tool ends the episode (no-tools mode, also a set without tools): one turn, no nudge, nothing
+        appended."""
         return all(spec.final for spec in self.specs.values())
 
     def parse(self, text: str) -> ToolCall | None:

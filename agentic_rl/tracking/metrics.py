@@ -6,7 +6,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agentic_rl.tools.base import counted_tools
 from agentic_rl.types import RewardBreakdown, Trajectory
 
 # shares of turns that are not a tool's (reports and figures must not take them for a tool's call rate)
@@ -18,8 +17,8 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
     tokens, finish reason. Evaluation stores exactly these fields in each results.jsonl record, so metrics
     recomputed from records (a resumed evaluation) and from live trajectories are the same numbers."""
     calls = traj.calls_by_kind()
-    errors = {name: 0 for name in counted_tools(calls)}
-    latency = {name: 0.0 for name in counted_tools(calls)}
+    errors = {name: 0 for name in calls if name != "none"}
+    latency = {name: 0.0 for name in calls if name != "none"}
     tampered = capped = 0
     for turn in traj.turns:
         obs = turn.observation
@@ -39,16 +38,17 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused
-    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms`
-    are over that tool's executed calls, and absent when it made none. There is a rate for every declared tool
-    (`agentic_rl.tools.base.counted_tools`). `tools/submit/tampered_rate` = submissions the
+    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
+    that tool's executed calls, and absent when it made none. There is a rate for every declared tool
+    (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` = submissions the
     sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.
     """
     counts = list(counts)
     n_eps = max(len(counts), 1)
     n_turns = sum(c["turns"] for c in counts)
-    names = counted_tools(name for c in counts for name, n in c["tool_calls"].items() if n)
+    # the names each episode counted its calls under (its declared tools, zeros included), in first-seen order
+    names = tuple(dict.fromkeys(name for c in counts for name in c["tool_calls"] if name != "none"))
     calls = {name: sum(c["tool_calls"].get(name, 0) for c in counts) for name in (*names, "none")}
     out = {
         "rollout/episodes": float(len(counts)),

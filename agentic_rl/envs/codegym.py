@@ -1,0 +1,230 @@
+"""CodeGym environments: a `gymnasium.Env` per problem, its own tools, stepped in the sandbox.
+
+The format is the one of the CodeGym paper (Generalizable End-to-End Tool-Use RL with Synthetic CodeGym):
+an environment class has `func_mapping` (tool name -> method), the generic tools `Observe()` (the current
+observation of the task configuration) and `Done(answer)` (ends the episode with a sparse binary reward),
+`reset(options)` loading one task configuration and `get_ref_answer()`. An action is the JSON object
+`{"name": ..., "parameters": {...}}`; the model writes it as `<action>{...}</action>`.
+
+Environment code is untrusted: it never runs in the trainer. Each reset and step is one sandbox call
+(`agentic_rl.envs.driver`), with trial-then-overwrite state: the episode keeps the environment's state as
+JSON, the call runs on a copy in the sandbox, and the new state is committed only when the call succeeded.
+A failed call (the tool raised, timed out, crashed, printed no result) answers its error and leaves the state
+as it was. `T_max` caps the calls of an episode (malformed and unknown actions count too, so a model that
+loops on bad actions still ends); the call that reaches it runs, then the episode ends with
+finish_reason "t_max".
+
+Bad input never stops a run: an environment that raises in reset gives an episode whose every call answers
+that error (reward 0); malformed JSON, an unknown tool, a missing parameter (a `Done` without `answer`) or a
+hanging tool answer an error observation.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agentic_rl.envs.base import Environment, Episode
+from agentic_rl.envs.driver import driver_program, read_reply
+from agentic_rl.types import Observation, Task, ToolCall
+
+logger = logging.getLogger(__name__)
+
+ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL)
+RESULT_TAG = "env_result"
+INVALID = "invalid_action"  # the name a malformed action is recorded under
+SYSTEM_PROMPT = """You solve a task by calling the tools of an interactive environment, one call per turn.
+Call a tool by writing exactly one JSON action in an <action> tag, for example:
+<action>{"name": "Observe", "parameters": {}}</action>
+Each result comes back in <env_result> tags. Start with Observe to see the task's input. When you know the
+answer, call Done with it: <action>{"name": "Done", "parameters": {"answer": ...}}</action>. Done ends the
+episode; the answer is right or wrong. You may make at most {t_max} calls."""
+NUDGE_TEXT = ('<feedback>No action found. Call a tool with <action>{"name": ..., "parameters": {...}}</action>, '
+              "or end with Done.</feedback>")
+
+
+@dataclass
+class CodeGymRunner:
+    """Runs CodeGym episodes in `sandbox` (the run's, or the default one when None).
+
+    timeout_s: wall-clock limit of one reset or step.  t_max: calls per episode, unless the task sets its own.
+    max_chars: observation text kept per call.
+    """
+
+    sandbox: Any = None
+    timeout_s: float = 10.0
+    t_max: int = 64
+    max_chars: int = 600
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ValueError(f"codegym timeout_s must be > 0, got {self.timeout_s}")
+        if self.t_max < 1:
+            raise ValueError(f"codegym t_max must be >= 1, got {self.t_max}")
+
+    def open(self, task: Task, sample_index: int) -> CodeGymEpisode:
+        return CodeGymEpisode(self, task)
+
+    def stops(self, text: str) -> bool:
+        return ACTION.search(text) is not None
+
+    def closing_markers(self) -> list[str]:
+        return ["</action>"]
+
+    def call(self, payload: dict[str, Any], timeout_s: float | None = None) -> tuple[dict[str, Any], str]:
+        """Run the driver on `payload` in the sandbox: (its reply, or {"ok": False, "error": ...}; the status)."""
+        program, nonce = driver_program(payload)
+        execute = self.sandbox.execute if self.sandbox is not None else _default_execute
+        result = execute(program, timeout_s=timeout_s or self.timeout_s)
+        reply = read_reply(result.stdout, nonce)
+        if reply is not None:
+            return reply, "ok" if reply.get("ok") else "error"
+        if result.status == "timeout":
+            return {"ok": False, "error": f"the call timed out after {timeout_s or self.timeout_s:g} s"}, "timeout"
+        detail = result.stderr.strip().splitlines()[-1:] or [result.status]
+        return {"ok": False, "error": f"the environment gave no result ({result.status}): {detail[0]}"}, result.status
+
+
+def _default_execute(code: str, timeout_s: float) -> Any:
+    from agentic_rl.sandbox import execute
+
+    return execute(code, timeout_s=timeout_s)
+
+
+def record_of(task: Task) -> dict[str, Any]:
+    record = task.metadata.get("codegym")
+    if not isinstance(record, dict) or not {"code", "class_name", "options"} <= set(record):
+        raise ValueError(f"task {task.task_id} has harness 'codegym' but no metadata['codegym'] with code, "
+                         "class_name and options (load CodeGym tasks with agentic_rl.data.codegym)")
+    return record
+
+
+class CodeGymEpisode(Episode):
+    """One configuration of one CodeGym environment (see the module docstring)."""
+
+    nudge_text = NUDGE_TEXT
+
+    def __init__(self, runner: CodeGymRunner, task: Task) -> None:
+        self.runner, self.task = runner, task
+        self.record = record_of(task)
+        self.t_max = int(self.record.get("t_max") or runner.t_max)
+        self.n_calls = 0
+        self.state: dict[str, Any] | None = None
+        self.tool_docs: dict[str, str] = {}
+        self.doc = ""
+        self.broken: str | None = None
+        self._terminated = False
+        reply, _ = runner.call({"op": "reset", "code": self.record["code"], "class_name": self.record["class_name"],
+                                "options": self.record["options"]})
+        if reply.get("ok") and isinstance(reply.get("state"), dict) and isinstance(reply.get("tools"), dict):
+            self.state, self.tool_docs, self.doc = reply["state"], reply["tools"], str(reply.get("doc") or "")
+        else:
+            self.broken = f"the environment failed to start: {reply.get('error', 'no state or tools')}"
+            logger.warning("codegym task %s: %s", task.task_id, self.broken)
+        self.tools = tuple(self.tool_docs)
+
+    # --- what the agent loop asks
+    def prompt_messages(self, observation_format: str) -> list[dict[str, str]]:
+        tools = "\n".join(f"- {name}: {doc or '(no documentation)'}" for name, doc in self.tool_docs.items())
+        task = self.task.prompt.strip() or self.doc
+        user = f"{task}\n\nTools:\n{tools}" if tools else f"{task}\n\n({self.broken})"
+        return [{"role": "system", "content": SYSTEM_PROMPT.replace("{t_max}", str(self.t_max))},
+                {"role": "user", "content": user}]
+
+    def parse(self, text: str) -> ToolCall | None:
+        m = ACTION.search(text)
+        if m is None:
+            return None
+        content = m.group(1).strip()
+        try:
+            action = json.loads(content)
+            name = action["name"] if isinstance(action, dict) and isinstance(action.get("name"), str) else INVALID
+        except ValueError:
+            name = INVALID
+        return ToolCall(name=name, content=content, start=m.start(), end=m.end())
+
+    def counts_toward_cap(self, name: str) -> bool:
+        return False  # T_max, counted here, is the cap of a CodeGym episode
+
+    def grades(self, name: str) -> bool:
+        return self._terminated
+
+    def final(self, name: str) -> bool:
+        return self._terminated
+
+    def step(self, call: ToolCall) -> Observation:
+        started = time.perf_counter()
+        self.n_calls += 1
+        self._terminated = False
+        obs = self._step(call, started)
+        if not self._terminated and self.n_calls >= self.t_max:
+            self.finish_reason = "t_max"
+            obs.text = obs.text.replace(f"</{RESULT_TAG}>",
+                                        f"(T_max = {self.t_max} calls reached: the episode ends)\n</{RESULT_TAG}>")
+        return obs
+
+    # --- one call, trial-then-overwrite
+    def _step(self, call: ToolCall, started: float) -> Observation:
+        if self.broken is not None:
+            return self._observation(call.name, f"ERROR: {self.broken}", started, ok=False, status="env_error")
+        problem = self._invalid(call)
+        if problem is not None:
+            return self._observation(call.name, f"ERROR: {problem}", started, ok=False, status="invalid",
+                                     executed=False)
+        reply, status = self.runner.call({"op": "step", "code": self.record["code"],
+                                          "class_name": self.record["class_name"], "state": self.state,
+                                          "action": call.content})
+        if not reply.get("ok") or not isinstance(reply.get("state"), dict):
+            # trial failed: the committed state stays as it was
+            return self._observation(call.name, f"ERROR: {reply.get('error', 'no new state')}", started, ok=False,
+                                     status=status if status != "ok" else "error")
+        self.state = reply["state"]
+        self._terminated = bool(reply.get("terminated"))
+        passed = float(reply.get("reward") or 0.0) > 0 if self._terminated else None
+        return self._observation(call.name, str(reply.get("observation", "")), started, ok=True, status="ok",
+                                 passed=passed)
+
+    def _invalid(self, call: ToolCall) -> str | None:
+        """Why an action cannot be run (checked here, without a sandbox call), or None."""
+        if call.name == INVALID:
+            return ('malformed action: write one JSON object {"name": <tool>, "parameters": {...}} inside '
+                    f"<action></action>; got {call.content[:120]!r}")
+        action = json.loads(call.content)
+        if call.name not in self.tool_docs:
+            return f"unknown tool {call.name!r}; the tools are {sorted(self.tool_docs)}"
+        if not isinstance(action.get("parameters", {}), dict):
+            return f"the parameters of {call.name} must be a JSON object, got {action.get('parameters')!r}"
+        return None
+
+    def _observation(self, name: str, body: str, started: float, *, ok: bool, status: str,
+                     passed: bool | None = None, executed: bool = True) -> Observation:
+        if len(body) > self.runner.max_chars:
+            body = body[:self.runner.max_chars] + f"\n... [truncated {len(body) - self.runner.max_chars} chars]"
+        return Observation(tool=name, text=f"<{RESULT_TAG}>\n{body}\n</{RESULT_TAG}>", ok=ok, status=status,
+                           passed=passed, executed=executed, latency_ms=(time.perf_counter() - started) * 1e3)
+
+
+class CodeGymEnvironment(Environment):
+    """An environment of CodeGym tasks only (every task must have harness "codegym")."""
+
+    name = "codegym"
+
+    def __init__(self, sandbox: Any = None, timeout_s: float = 10.0, t_max: int = 64, max_chars: int = 600) -> None:
+        self.runner = CodeGymRunner(sandbox=sandbox, timeout_s=timeout_s, t_max=t_max, max_chars=max_chars)
+
+    def open(self, task: Task, sample_index: int) -> Episode:
+        if task.harness != "codegym":
+            raise ValueError(f"task {task.task_id} is not a CodeGym task (harness {task.harness!r})")
+        return self.runner.open(task, sample_index)
+
+    def stops(self, text: str) -> bool:
+        return self.runner.stops(text)
+
+    def closing_markers(self) -> list[str]:
+        return self.runner.closing_markers()
+
+
+__all__ = ["ACTION", "INVALID", "CodeGymEnvironment", "CodeGymEpisode", "CodeGymRunner"]

@@ -1,0 +1,164 @@
+"""CodeGym episodes through the real agent loop and sandbox: solving, trial-then-overwrite state, T_max, and
+bad input (malformed actions, unknown tools, Done without an answer, a hanging tool, reset that raises)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentic_rl.data.codegym import environment_tasks
+from agentic_rl.envs.codegym import CodeGymEnvironment
+from agentic_rl.rewards import binary
+from agentic_rl.rollout import (
+    ByteChatTokenizer,
+    RolloutConfig,
+    ScriptedPolicy,
+    run_episodes,
+)
+
+COUNTER_ENV = '''
+import json, time
+import gymnasium
+
+
+class CounterEnv(gymnasium.Env):
+    """Add numbers to a running total; answer the total."""
+
+    def __init__(self):
+        self.func_mapping = {"Observe": self.Observe, "Add": self.Add, "Sleep": self.Sleep,
+                             "Total": self.Total, "Done": self.Done}
+
+    def reset(self, *, seed=None, options=None):
+        if options.get("explode"):
+            raise RuntimeError("bad configuration")
+        self.numbers, self.total = list(options["numbers"]), 0
+        return self.Observe(), {}
+
+    def Observe(self):
+        """Return the numbers and the running total."""
+        return json.dumps({"numbers": self.numbers, "total": self.total})
+
+    def Add(self, value):
+        """Add value to the total; a negative value is refused (raises) after touching the state."""
+        self.total += value
+        if value < 0:
+            raise ValueError("negative values are not allowed")
+        return str(self.total)
+
+    def Sleep(self, seconds):
+        """Wait."""
+        time.sleep(seconds)
+        return "slept"
+
+    def Total(self):
+        """Return the total."""
+        return str(self.total)
+
+    def Done(self, answer):
+        """Submit the answer."""
+        return answer
+
+    def get_ref_answer(self):
+        return sum(self.numbers)
+
+    def step(self, action):
+        call = json.loads(action)
+        name, params = call["name"], call.get("parameters", {})
+        if name == "Done":
+            right = params["answer"] == self.get_ref_answer()
+            return ("correct" if right else "wrong"), float(right), True, False, {}
+        return self.func_mapping[name](**params), 0.0, False, False, {}
+'''
+
+
+def task(numbers=(2, 3), **options):
+    record = {"env_id": "test/counter", "class_name": "CounterEnv", "code": COUNTER_ENV,
+              "configs": [{"numbers": list(numbers), **options}], "description": "Sum the numbers with the tools."}
+    return environment_tasks(record, t_max=options.pop("t_max", None))[0]
+
+
+def act(name, **parameters):
+    return f'<action>{json.dumps({"name": name, "parameters": parameters})}</action>'
+
+
+def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None):
+    policy = ScriptedPolicy(lambda req: replies[min(req.turn_index, len(replies) - 1)])
+    env = CodeGymEnvironment(timeout_s=timeout_s, t_max=t_max)
+    cfg = RolloutConfig(max_turns=max_turns or len(replies), max_new_tokens=400, on_no_call="nudge")
+    return run_episodes([(task_, 0)], policy, env, cfg)[0]
+
+
+def observations(traj):
+    return [ByteChatTokenizer().decode(t.observation_ids) if t.observation_ids else "" for t in traj.turns]
+
+
+def test_solving_through_the_tools_passes_and_counts_calls_under_the_tools_names():
+    traj = roll(task(), act("Observe"), act("Add", value=2), act("Add", value=3), act("Total"), act("Done", answer=5))
+    assert traj.passed and traj.finish_reason == "passed"
+    assert binary(traj).total == 1.0
+    obs = observations(traj)
+    assert '"total": 0' in obs[0] and "5" in obs[3]  # the state carried over between sandbox calls
+    counts = traj.calls_by_kind()
+    assert counts["Add"] == 2 and counts["Observe"] == 1 and counts["Done"] == 1 and counts["Sleep"] == 0
+
+
+def test_wrong_answer_scores_zero_and_ends_the_episode():
+    traj = roll(task(), act("Done", answer=4), act("Observe"))
+    assert not traj.passed and traj.finish_reason == "failed" and len(traj.turns) == 1
+    assert binary(traj).total == 0.0
+
+
+def test_a_failed_call_leaves_the_state_as_it_was():
+    traj = roll(task(), act("Add", value=4), act("Add", value=-100), act("Total"), act("Done", answer=4))
+    obs = observations(traj)
+    assert "ERROR" in obs[1] and "negative values" in obs[1]
+    assert traj.turns[1].observation.status == "error"
+    assert "4" in obs[2] and "-96" not in obs[2]  # the refused call's change to the total was not committed
+
+
+def test_malformed_and_unknown_actions_answer_an_error_and_the_run_goes_on():
+    traj = roll(task(), "<action>{not json</action>", act("Teleport"), '<action>{"name": "Add", "parameters": 3}'
+                '</action>', act("Done", answer=5))
+    obs = observations(traj)
+    assert "malformed action" in obs[0] and "unknown tool 'Teleport'" in obs[1] and "must be a JSON object" in obs[2]
+    assert [t.observation.status for t in traj.turns[:3]] == ["invalid"] * 3
+    assert not any(t.observation.executed for t in traj.turns[:3])  # refused without running anything
+    assert traj.passed
+
+
+def test_done_without_an_answer_is_an_error_not_the_end():
+    traj = roll(task(), act("Done"), act("Done", answer=5))
+    assert "ERROR" in observations(traj)[0] and "answer" in observations(traj)[0]
+    assert traj.passed and len(traj.turns) == 2
+
+
+def test_a_hanging_tool_times_out_and_leaves_the_state():
+    traj = roll(task(), act("Add", value=1), act("Sleep", seconds=60), act("Total"), timeout_s=3.0)
+    assert traj.turns[1].observation.status == "timeout" and "timed out" in observations(traj)[1]
+    assert "1" in observations(traj)[2]
+
+
+def test_an_environment_that_raises_in_reset_gives_error_observations():
+    traj = roll(task(explode=True), act("Observe"), act("Done", answer=5))
+    assert all("failed to start" in o and "bad configuration" in o for o in observations(traj))
+    assert not traj.passed and binary(traj).total == 0.0
+
+
+def test_t_max_ends_the_episode_after_that_many_calls():
+    traj = roll(task(), act("Observe"), "<action>oops</action>", act("Total"), act("Done", answer=5), t_max=3)
+    assert traj.finish_reason == "t_max" and len(traj.turns) == 3 and not traj.passed
+    assert "T_max = 3" in observations(traj)[2]
+
+
+def test_a_reply_without_an_action_is_nudged_toward_the_action_format():
+    traj = roll(task(), "I think the answer is 5.", act("Done", answer=5))
+    assert traj.turns[0].call is None and "<action>" in observations(traj)[0]
+    assert traj.passed
+
+
+@pytest.mark.parametrize("code", ["this is not python(", "class Other:\n    pass\n"])
+def test_broken_environment_code_is_an_error_observation(code):
+    t = task()
+    t.metadata["codegym"]["code"] = code
+    traj = roll(t, act("Observe"))
+    assert "failed to start" in observations(traj)[0]
