@@ -29,6 +29,8 @@ from agentic_rl.data.paths import repo_root, shared_data_dir
 from agentic_rl.sandbox import server as wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
 from agentic_rl.sandbox.split import merge_parts, plan_test_names
+from agentic_rl.sandbox.trust import IN_PROCESS
+from agentic_rl.sandbox.trust import plan as plan_trust
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,8 @@ class Sandbox:
             while using less than split_max_cpu of a core (its tests mostly wait: sleep, subprocesses,
             sockets) is stopped, and its test methods run one per call, side by side (split.py).
             split_after_s None: never split.
+        out_of_process: grade with the tests in a trusted process and the candidate in another (trust.py,
+            isolated.py), where the test allows it; False: every grading in process (`trust: in_process`).
     """
 
     def __init__(
@@ -99,6 +103,7 @@ class Sandbox:
         startup_timeout_s: float = 180.0,
         split_after_s: float | None = 2.0,
         split_max_cpu: float = 0.5,
+        out_of_process: bool = True,
     ) -> None:
         if workers < 1:
             raise ValueError(f"sandbox.workers must be >= 1, got {workers}")
@@ -129,6 +134,7 @@ class Sandbox:
         if not 0 < split_max_cpu <= 1:
             raise ValueError(f"sandbox.split_max_cpu must be in (0, 1] (CPU-seconds per second), got {split_max_cpu}")
         self.split_after_s, self.split_max_cpu = split_after_s, split_max_cpu
+        self.out_of_process = out_of_process
 
         self.server_info: dict[str, Any] = {}  # what a server reported at start (pid, preloaded, hidden...)
         self.worker_uids: list[int] = []  # as root: the uids calls run under, one per worker
@@ -223,8 +229,9 @@ class Sandbox:
         if harness == "humaneval" and not entry_point:
             raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
         timeout = self.test_timeout_s if timeout_s is None else timeout_s
+        trust = plan_trust(test, harness)[0] if self.out_of_process else IN_PROCESS
         return {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point,
-                "timeout_s": float(timeout)}
+                "timeout_s": float(timeout), "trust": trust}
 
     def start(self) -> "Sandbox":
         """Start the workers' servers now, in parallel (otherwise the first call does)."""

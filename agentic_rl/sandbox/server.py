@@ -57,6 +57,7 @@ MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is che
 # Linux ABI constants (not exposed by the Python 3.11 stdlib).
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
@@ -68,6 +69,8 @@ PR_SET_NO_NEW_PRIVS = 38
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 # keyctl(2): the syscall number per architecture (glibc has no wrapper), and its operations.
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
+MS_NOEXEC = 8
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR, KEYCTL_GET_PERSISTENT = 1, 7, 22
 KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -2, -4, -5
 # Where world-writable directories are looked for at server start (a bounded walk; see _world_writable_dirs).
@@ -163,12 +166,159 @@ def prctl(option: int, arg: int = 0) -> None:
     _check(_libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
 
 
+_pyapi = ctypes.pythonapi
+_libc_gil = ctypes.PyDLL(None, use_errno=True)  # called with the GIL held, as os.fork calls fork()
+_libc_gil.syscall.restype = ctypes.c_long
+
+
+def fork_pid_namespace() -> int:
+    """os.fork(), but the child is the first process (pid 1) of a new PID namespace.
+
+    A namespace's init is special in the ways a call needs: every process created inside it, by fork or
+    by clone(CLONE_PARENT), stays inside it, orphans are re-parented to it, and when it exits the kernel
+    kills every process left in the namespace before the init's own exit is reported. unshare(CLONE_NEWPID)
+    can be done only once per process (the zygote forks many), so the child is made with clone(2)
+    directly, between the interpreter's own before/after-fork hooks (what os.fork does around fork()).
+    """
+    if SYS_CLONE is None:
+        raise OSError(f"clone(CLONE_NEWPID) is not wired for {os.uname().machine}")
+    _pyapi.PyOS_BeforeFork()
+    pid = _libc_gil.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(CLONE_NEWPID | signal.SIGCHLD),
+                            ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    if pid == 0:
+        _pyapi.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    _pyapi.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone(CLONE_NEWPID): {os.strerror(err)}")
+    return pid
+
+
 def loopback_up() -> None:
     """A fresh network namespace has only `lo`, and it is down; bring it up so local servers work."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         ifr = struct.pack("16sH14s", b"lo", 0, b"")
         flags = struct.unpack("16sH14s", fcntl.ioctl(s, SIOCGIFFLAGS, ifr))[1]
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | IFF_UP, b""))
+
+
+class MemoryCgroups:
+    """One memory cgroup (cgroup v1 `memory` controller) per call, made under the server's own group.
+
+    The kernel then charges everything the call's processes allocate to it, whoever maps it or not:
+    anonymous memory, shared memory and memfd pages, the call's tmpfs, kernel socket buffers. Past the
+    limit the kernel's OOM killer ends a process of the call (counted in `memory.oom_control`), and the
+    group lists the call's processes however they were made. A fresh group per call, removed after it,
+    means nothing one call allocated is ever charged to the next.
+    """
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._n = 0
+        self._stale: list[str] = []  # groups whose removal failed (a process still exiting): retried
+
+    @classmethod
+    def find(cls) -> "tuple[MemoryCgroups | None, str | None]":
+        """The manager, or None and why not (no v1 memory controller, or no right to make groups)."""
+        try:
+            own = None
+            with open("/proc/self/cgroup") as f:
+                for line in f:
+                    _, controllers, path = line.rstrip("\n").split(":", 2)
+                    if "memory" in controllers.split(","):
+                        own = path
+            mount_root = mount_point = None
+            with open("/proc/self/mountinfo") as f:
+                for line in f:
+                    fields = line.split()
+                    fstype, opts = fields[fields.index("-") + 1], fields[-1].split(",")
+                    if fstype == "cgroup" and "memory" in opts:
+                        mount_root, mount_point = fields[3], fields[4]
+        except (OSError, ValueError, IndexError) as e:
+            return None, f"no memory cgroup ({e})"
+        if own is None or mount_point is None or not _within(own, mount_root):
+            return None, "no cgroup v1 memory controller"
+        base = os.path.join(mount_point, os.path.relpath(own, mount_root))
+        probe = os.path.join(base, f"agentic_rl_sandbox-{os.getpid()}-probe")
+        try:
+            os.mkdir(probe)
+            os.rmdir(probe)
+        except OSError as e:
+            return None, f"cannot make memory cgroups under {base} ({e})"
+        return cls(os.path.normpath(base)), None
+
+    def create(self, limit_bytes: int) -> str:
+        self._remove_stale()
+        self._n += 1
+        path = os.path.join(self.base, f"agentic_rl_sandbox-{os.getpid()}-{self._n}")
+        os.mkdir(path)
+        try:
+            _write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
+            try:  # no swapping either, where the kernel has swap accounting
+                _write_text(os.path.join(path, "memory.memsw.limit_in_bytes"), str(limit_bytes))
+            except OSError:
+                pass
+        except OSError:
+            self.remove(path)
+            raise
+        return path
+
+    @staticmethod
+    def processes(path: str) -> list[int]:
+        try:
+            with open(os.path.join(path, "cgroup.procs")) as f:
+                return [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            return []
+
+    @staticmethod
+    def oom_kills(path: str) -> int:
+        """How often the kernel ended a process of the group for going past its limit."""
+        try:
+            with open(os.path.join(path, "memory.oom_control")) as f:
+                for line in f:
+                    if line.startswith("oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def remove(self, path: str) -> None:
+        """Kill whatever is still in the group, then remove it (later, if a process is still exiting)."""
+        for _ in range(200):
+            pids = self.processes(path)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                os.rmdir(path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.005)
+        self._stale.append(path)
+
+    def _remove_stale(self) -> None:
+        stale, self._stale = self._stale, []
+        for path in stale:
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                self._stale.append(path)
+
+
+def _write_text(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def _within(path: str, root: str) -> bool:
@@ -260,7 +410,13 @@ def serve(config: dict) -> None:
     private_tmp, hidden, isolation_errors = _enter_namespaces(config)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     world_writable = _world_writable_dirs() if private_tmp else []
-    supervisor = Supervisor(config, harness, private_tmp, world_writable, close_in_zygote=(proto_in, proto_out))
+    cgroups = None
+    if config["privileged"]:
+        cgroups, problem = MemoryCgroups.find()
+        if problem:
+            isolation_errors.append(f"{problem}: memory_mb binds only the call's anonymous memory, polled")
+    supervisor = Supervisor(config, harness, private_tmp, world_writable, close_in_zygote=(proto_in, proto_out),
+                            cgroups=cgroups, pid_namespace=private_tmp)
     write_msg(proto_out, {
         "ready": True,
         "pid": os.getpid(),
@@ -272,6 +428,7 @@ def serve(config: dict) -> None:
         "isolation_errors": isolation_errors,
         "zygote_pid": supervisor.zygote_pid,
         "world_writable": world_writable,
+        "memory_cgroup": cgroups.base if cgroups else None,
         "threads": threading.active_count(),
         "vm_bytes": _vm_size(),
     })
@@ -368,11 +525,15 @@ class Supervisor:
     """Runs one call: has the zygote fork the runner, watches it, kills whatever is left of the call, reports."""
 
     def __init__(self, config: dict, harness, private_tmp: bool, world_writable: list[str],
-                 close_in_zygote: tuple[int, ...] = ()) -> None:
+                 close_in_zygote: tuple[int, ...] = (), cgroups: MemoryCgroups | None = None,
+                 pid_namespace: bool = False) -> None:
         self.config = config
         self.harness = harness
         self.private_tmp = private_tmp
         self.world_writable = [d for d in world_writable if d != "/tmp"]
+        self.cgroups = cgroups
+        self.pid_namespace = pid_namespace
+        self._cgroup: str | None = None  # the current call's memory cgroup
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -399,25 +560,76 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: for each fork order (with the runner's pipe ends), fork a runner, send its pid,
-        wait for it and send its wait status. One fork per call: the runner's own children, orphaned,
-        are re-parented to the server (the nearest child subreaper), which cleans them up."""
+        """In the zygote: for each fork order (the runner's pipe ends, and the call's memory cgroup), fork
+        the call's init (see `_call_init`), send its pid, wait for it and send the runner's wait status.
+
+        The init is what the server watches and kills: as root, the first process of a new PID namespace,
+        so when it exits nothing of the call is left. It never runs candidate code."""
         while True:
             try:
-                msg, fds, _, _ = socket.recv_fds(sock, 16, 8)
+                msg, fds, _, _ = socket.recv_fds(sock, 4096, 8)
             except OSError:
                 return
             if not msg:
                 return  # the server is gone
+            cgroup = msg[1:].decode() or None
+            status_r, status_w = os.pipe()
+            try:
+                init = fork_pid_namespace() if self.pid_namespace else os.fork()
+            except OSError:
+                init = -1
+            if init == 0:
+                sock.close()
+                os.close(status_r)
+                self._call_init(fds, cgroup, status_w)  # never returns
+            for fd in (*fds, status_w):
+                os.close(fd)
+            sock.sendall(struct.pack(">i", init))
+            status = None
+            if init > 0:
+                _, status = os.waitpid(init, 0)
+                got = os.read(status_r, 4)
+                if len(got) == 4:  # the runner's own status, as the init saw it
+                    status = struct.unpack(">i", got)[0]
+            os.close(status_r)
+            if status is not None:
+                sock.sendall(struct.pack(">i", status))
+
+    def _call_init(self, fds: list[int], cgroup: str | None, status_w: int) -> None:
+        """The call's init (forked by the zygote; never returns): join the call's memory cgroup, fork the
+        runner, reap every process of the call that exits, and once the runner has exited, pass its status
+        on and exit, which (as a PID namespace's init) ends every process still in the namespace.
+
+        Orphans of the call, and children made with clone(CLONE_PARENT) by the runner, are this process's
+        children, reaped at once: no zombie of a call counts against the worker uid's process limit.
+        Without a PID namespace (no root) it is a child subreaper instead, and the server kills what is
+        left when it exits."""
+        try:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if cgroup is not None:
+                _write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            if not self.pid_namespace:
+                prctl(PR_SET_CHILD_SUBREAPER, 1)
             runner = os.fork()
             if runner == 0:
-                sock.close()
+                os.close(status_w)
                 self._runner(fds)  # never returns
             for fd in fds:
                 os.close(fd)
-            sock.sendall(struct.pack(">i", runner))
-            _, status = os.waitpid(runner, 0)
-            sock.sendall(struct.pack(">i", status))
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+                except InterruptedError:
+                    continue
+                if pid == runner:
+                    os.write(status_w, struct.pack(">i", status))
+                    break
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox call init failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        os._exit(0)
 
     def _from_zygote(self, what: str) -> int:
         try:
@@ -433,10 +645,10 @@ class Supervisor:
             raise RuntimeError(f"the zygote failed ({what}): {e}") from None
         return struct.unpack(">i", data)[0]
 
-    def _fork_runner(self, fds: list[int]) -> int:
-        """Ask the zygote for a runner with these pipe ends; its pid."""
+    def _fork_runner(self, fds: list[int], cgroup: str | None = None) -> int:
+        """Ask the zygote for a call (its init, which forks the runner) with these pipe ends; the init's pid."""
         try:
-            socket.send_fds(self._zygote_sock, [b"f"], fds)
+            socket.send_fds(self._zygote_sock, [b"f" + (cgroup or "").encode()], fds)
         except OSError as e:
             self._zygote_pid = None
             raise RuntimeError(f"the zygote failed: {e}") from None
@@ -459,12 +671,21 @@ class Supervisor:
         pipes = {name: os.pipe() for name in ("stdout", "stderr", "result", "request")}
         start = time.monotonic()
         ends = [pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1], pipes["request"][0]]
+        limits = req["limits"]
         try:
-            pid = self._fork_runner(ends)
-        except RuntimeError:
+            cgroup = None
+            if self.cgroups is not None and limits.get("total_memory_bytes"):
+                # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
+                cgroup = self.cgroups.create(limits["total_memory_bytes"] + (limits.get("tmp_bytes") or 0))
+            self._cgroup = cgroup
+            pid = self._fork_runner(ends, cgroup)
+        except (RuntimeError, OSError):
             for r, w in pipes.values():
                 os.close(r)
                 os.close(w)
+            if self._cgroup is not None:
+                self.cgroups.remove(self._cgroup)
+                self._cgroup = None
             raise
         for fd in ends:
             os.close(fd)
@@ -485,10 +706,12 @@ class Supervisor:
             if pidfd is not None:
                 ended = self._wait(pidfd, out, start + req["timeout_s"], req["output_limit_bytes"],
                                    req.get("yield_if_idle"), nonce, self._call_processes,
-                                   req["limits"].get("total_memory_bytes"), control_fd)
+                                   self._memory_check(limits.get("total_memory_bytes")), control_fd)
             if ended != "exited":
                 _kill_by_pidfd(pidfd)
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
+            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup):
+                ended = "memory"  # the kernel ended a process of the call at the limit
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:
@@ -504,6 +727,9 @@ class Supervisor:
             if pidfd is not None:
                 os.close(pidfd)
             self._kill_all(uid)
+            if self._cgroup is not None:
+                self.cgroups.remove(self._cgroup)
+                self._cgroup = None
             out.close()
             if call_dir is not None:
                 shutil.rmtree(call_dir, ignore_errors=True)
@@ -520,16 +746,30 @@ class Supervisor:
             "stdout_bytes": out.total["stdout"],
             "stderr_bytes": out.total["stderr"],
             "report": _parse_report(bytes(out.kept["result"]), nonce),
+            "trust": req.get("trust") if req.get("mode") == "test" else None,
             "duration_s": time.monotonic() - start,
         }
 
     def _call_processes(self) -> list[int]:
-        """Every process of the current call: our descendants, except the zygote."""
+        """Every process of the current call: its memory cgroup's, else our descendants but the zygote."""
+        if self._cgroup is not None:
+            return self.cgroups.processes(self._cgroup)
         return [p for p in _descendants(os.getpid()) if p != self._zygote_pid]
+
+    def _memory_check(self, limit: int | None):
+        """What `_wait` polls to end a call past its memory: with a cgroup, whether the kernel already
+        ended one of its processes at the limit; else the call's anonymous memory against `limit`."""
+        cgroup, cgroups = self._cgroup, self.cgroups
+        over_limit = (lambda: _resident_bytes(self._call_processes()) > limit) if limit else (lambda: False)
+        if cgroup is None:
+            return over_limit if limit else None
+        # The poll ends a call as soon as its processes' own memory is over (before the kernel has to
+        # reclaim and kill at the group's limit, which also counts the tmpfs and kernel memory).
+        return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
 
     @staticmethod
     def _wait(pidfd: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
-              nonce: str, processes, memory_limit: int | None = None, control_fd: int | None = None) -> str:
+              nonce: str, processes, memory_exceeded=None, control_fd: int | None = None) -> str:
         """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
         ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from
         the client on `control_fd` ("cancelled": another part of the same split task hit a limit).
@@ -540,14 +780,13 @@ class Supervisor:
         far, i.e. it mostly sleeps or waits on I/O (the client then splits its tests over several
         workers); otherwise let it run on.
 
-        memory_limit: every MEMORY_POLL_S, the resident memory of all the call's processes together
-        (`processes()`; pages shared with a file not counted) is compared with it. RLIMIT_AS binds each
-        process; this binds their sum, to within one poll interval.
+        memory_exceeded: polled every MEMORY_POLL_S (see `_memory_check`). RLIMIT_AS binds each process;
+        the call's memory cgroup (or, without one, this poll) binds them together.
         """
         start = time.monotonic()
         after = yield_if_idle["after_s"] if yield_if_idle else math.inf
         checkpoint = start + after
-        next_poll = start + MEMORY_POLL_S if memory_limit else math.inf
+        next_poll = start + MEMORY_POLL_S if memory_exceeded else math.inf
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -560,7 +799,7 @@ class Supervisor:
                 else:
                     checkpoint = math.inf
             if now >= next_poll:
-                if _resident_bytes(processes()) > memory_limit:
+                if memory_exceeded():
                     return "memory"
                 next_poll = now + MEMORY_POLL_S
             wake = min(deadline, checkpoint, next_poll)
@@ -678,7 +917,15 @@ class Supervisor:
                         mount("/tmp", target, None, MS_BIND)
                     except OSError:
                         pass  # e.g. already covered through a bind above it
+            if req.get("trust") == "out_of_process":
+                req["trusted_dir"] = _trusted_files(req, "/tmp/trusted", mounted=True)
+            if self.pid_namespace:
+                # /proc of the call's own PID namespace: the call sees its own processes only (no other
+                # call's /proc/<pid>/cwd, no host command lines).
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
             call_dir = "/tmp"
+        elif req.get("trust") == "out_of_process":
+            req["trusted_dir"] = _trusted_files(req, os.path.join(call_dir, "trusted"), mounted=False)
         _setrlimit(resource.RLIMIT_CORE, 0)
         _setrlimit(resource.RLIMIT_AS, limits["memory_bytes"])
         _setrlimit(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
@@ -694,6 +941,24 @@ class Supervisor:
         # If the server dies, so does the runner. Set after setresuid, which clears this setting.
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         return call_dir
+
+
+def _trusted_files(req: dict, path: str, mounted: bool) -> str:
+    """Out-of-process grading: the test files, where the tests' process reads them and the candidate
+    (same uid) cannot change them: a read-only tmpfs of root's (as root; its mount point cannot be
+    renamed away either), else a plain directory (weaker: the fallback without root)."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
+    if mounted:
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    names = {"pytest": ["test_solution.py"], "unittest": ["test.py"], "humaneval": ["test.py"]}[req["harness"]]
+    for name in names:
+        with open(os.path.join(path, name), "w", encoding="utf-8") as f:
+            f.write(req["test"])
+    with open(os.path.join(path, "pytest.ini"), "w") as f:
+        f.write("[pytest]\n")
+    if mounted:
+        mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_BIND)
+    return path
 
 
 class _Streams:

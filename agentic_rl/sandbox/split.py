@@ -111,6 +111,7 @@ def merge_parts(
         stdout=_joined((p.stdout for p in parts), max_output_bytes),
         stderr=_joined((p.stderr for p in parts), max_output_bytes),
         parts=len(parts),
+        trust="out_of_process" if all(p.trust == "out_of_process" for p in parts) else "in_process",
     )
 
 
