@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from agentic_rl.data.paths import repo_root, shared_data_dir
-from agentic_rl.sandbox import server as wire
+from agentic_rl.sandbox import server, wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
 from agentic_rl.sandbox.split import merge_parts, plan_test_names
 from agentic_rl.sandbox.trust import IN_PROCESS
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 HARNESSES = ("pytest", "unittest", "humaneval")
 PYTHON_ENV_VAR = "AGENTIC_RL_SANDBOX_PYTHON"
 REPO_ROOT = repo_root()
-SERVER_SCRIPT = Path(wire.__file__).resolve()
+SERVER_SCRIPT = Path(server.__file__).resolve()
 UID_LOCK_DIR = Path(tempfile.gettempdir()) / "agentic_rl_sandbox_uids"
 
 DEFAULT_PRELOAD = (
