@@ -254,7 +254,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> Non
     if workdir in sys.path:
         sys.path.remove(workdir)  # the tests import nothing the candidate wrote
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
-    endpoint = remote.Endpoint(ours.fileno())
+    endpoint = remote.Endpoint(ours.fileno(), restricted=True)
     runner = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}[req["harness"]]
     try:
         candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import collections
 import datetime
 import decimal
 import fractions
@@ -53,6 +54,9 @@ OPERATIONS = {
 }
 REFLECTED = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
              "lshift", "rshift", "divmod"}
+
+# defaultdict factories that may cross (by name): built-in constructors only.
+_FACTORIES = {"int": int, "list": list, "set": set, "dict": dict, "float": float, "str": str, "tuple": tuple}
 
 _BUILTIN_EXCEPTIONS = {name: cls for name, cls in vars(builtins).items()
                        if isinstance(cls, type) and issubclass(cls, BaseException)}
@@ -160,12 +164,32 @@ class Codec:
             return {"$dec": str(value)}
         if t is fractions.Fraction:
             return {"$fr": [value.numerator, value.denominator]}
+        if t is range:
+            return {"$rg": [value.start, value.stop, value.step]}
+        collection = self._encode_collection(value, t, depth)
+        if collection is not None:
+            return collection
         if isinstance(value, RemoteObject) and value._endpoint is self.endpoint:
             return {"$back": value._handle}  # one of the other side's own objects, going home
         special = self._encode_numeric(value, t, depth)
         if special is not None:
             return special
-        return {"$h": self.endpoint.keep(value), "cls": t.__name__}
+        return {"$h": self.endpoint.keep(value), "cls": [str(getattr(t, "__module__", "")), t.__qualname__]}
+
+    def _encode_collection(self, value: object, t: type, depth: int) -> object | None:
+        """collections' containers (Counter, OrderedDict, defaultdict with a built-in factory, deque)."""
+        items = lambda: [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in value.items()]  # noqa: E731
+        if t is collections.Counter:
+            return {"$ctr": items()}
+        if t is collections.OrderedDict:
+            return {"$od": items()}
+        if t is collections.defaultdict:
+            factory = value.default_factory
+            name = None if factory is None else next((n for n, f in _FACTORIES.items() if f is factory), "")
+            return {"$dd": [name, items()]} if name != "" else None
+        if t is collections.deque:
+            return {"$dq": [value.maxlen, [self.encode(v, depth + 1) for v in value]]}
+        return None
 
     def _encode_numeric(self, value: object, t: type, depth: int) -> object | None:
         np = sys.modules.get("numpy")
@@ -246,8 +270,25 @@ class Codec:
         if tag == "$fr":
             num, den = (_int(v) for v in _pair(body))
             return fractions.Fraction(num, den)
+        if tag == "$rg":
+            start, stop, step = (_int(v) for v in _list(body, 3))
+            return range(start, stop, step)
+        if tag in ("$ctr", "$od"):
+            cls = collections.Counter if tag == "$ctr" else collections.OrderedDict
+            return cls(dict((d(k), d(v)) for k, v in (_pair(p) for p in _list(body))))  # Counter(pairs) would count them
+        if tag == "$dd":
+            factory, items = _pair(body)
+            if factory is not None and factory not in _FACTORIES:
+                raise Unsupported("defaultdict factory")
+            out = collections.defaultdict(_FACTORIES.get(factory))
+            out.update((d(k), d(v)) for k, v in (_pair(p) for p in _list(items)))
+            return out
+        if tag == "$dq":
+            maxlen, items = _pair(body)
+            return collections.deque((d(v) for v in _list(items)), None if maxlen is None else _int(maxlen))
         if tag == "$h":
-            return RemoteObject(self.endpoint, _int(body), _str(value.get("cls", "?"))[:200])
+            module, qualname = (_str(v)[:200] for v in _pair(value.get("cls", ["", "?"])))
+            return RemoteObject(self.endpoint, _int(body), qualname, self.endpoint.resolve_class(module, qualname))
         if tag == "$back":
             return self.endpoint.local(_int(body))
         return self._decode_numeric(tag, body, depth)
@@ -414,14 +455,21 @@ class Endpoint:
     """One side of the channel: keeps this side's objects that crossed as handles, sends requests and
     serves the other side's. Not thread-safe (one test thread talks to it)."""
 
-    def __init__(self, fd: int, known_exceptions: dict | None = None) -> None:
+    def __init__(self, fd: int, known_exceptions: dict | None = None, restricted: bool = False) -> None:
         self.fd = fd
+        # The trusted side serves the candidate's requests on the objects it handed over (a callback, an
+        # object of a class the test defined) with `restricted`: only calls, the operations above, and
+        # attributes without a leading underscore of plain instances (never of a module, class or
+        # function, whose attributes lead to the tests' globals and the framework).
+        self.restricted = restricted
         self.codec = Codec(self)
         self._objects: dict[int, object] = {}
         self._ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
         self.known_exceptions = known_exceptions if known_exceptions is not None else {}
 
         self.root: dict = {}  # names the other side may look up with "lookup"
+        # (module, qualname) of the other side's object -> the same class here, or None (see RemoteObject)
+        self.resolve_class = lambda module, qualname: None
 
     def keep(self, obj: object) -> int:
         handle = self._ids.get(id(obj))
@@ -509,6 +557,8 @@ class Endpoint:
                 raise Unsupported(f"no name {name!r}")
             return self.root[name]
         target = self.local(_int(msg.get("target")))
+        if self.restricted and op in ("getattr", "setattr", "delattr"):
+            _check_attribute_request(target, _str(msg.get("name")))
         if op == "getattr":
             return getattr(target, _str(msg.get("name")))
         if op == "setattr":
@@ -550,6 +600,17 @@ class Endpoint:
         return changed or None
 
 
+def _check_attribute_request(target: object, name: str) -> None:
+    """What the candidate may ask of the trusted side's objects (Endpoint.restricted)."""
+    import types
+
+    if name.startswith("_"):
+        raise Unsupported(f"attribute {name!r} is not served")
+    if isinstance(target, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                           types.CodeType, types.FrameType, types.GeneratorType)):
+        raise Unsupported(f"attributes of a {type(target).__name__} are not served")
+
+
 def _assign_in_place(original: object, new: object) -> None:
     t = type(original)
     try:
@@ -575,12 +636,19 @@ class RemoteObject:
     anything): a remote object equals only another remote object, as the other side compares them.
     """
 
-    __slots__ = ("_endpoint", "_handle", "_cls")
+    __slots__ = ("_endpoint", "_handle", "_cls", "_library_class")
 
-    def __init__(self, endpoint: Endpoint, handle: int, cls: str) -> None:
+    def __init__(self, endpoint: Endpoint, handle: int, cls: str, library_class: type | None = None) -> None:
         object.__setattr__(self, "_endpoint", endpoint)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_cls", cls)
+        object.__setattr__(self, "_library_class", library_class)
+
+    @property
+    def __class__(self):
+        # isinstance(obj, rsa.PublicKey) consults __class__: an object of an installed library's class (as
+        # this side imports it) says so; its values still come only as data, through requests.
+        return self._library_class or RemoteObject
 
     def _apply(self, name: str, *args):
         ep = self._endpoint

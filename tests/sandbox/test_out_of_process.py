@@ -34,11 +34,13 @@ def test_values_of_every_supported_kind_cross_both_ways(sandbox):
         "def array():\n    return np.arange(6, dtype=np.int32).reshape(2, 3)\n"
     )
     test = (
-        "import math, datetime, decimal, fractions\nimport numpy as np, pandas as pd\n"
+        "import collections, math, datetime, decimal, fractions\nimport numpy as np, pandas as pd\n"
         "def test_echo():\n"
         "    for v in [None, True, 3, 2 ** 80, 1.5, 'é', b'\\x00', bytearray(b'a'), (1, [2]), {1: 'a', (2,): {3}},\n"
         "              frozenset({1}), 1 + 2j, datetime.date(2024, 1, 2), datetime.timedelta(3),\n"
-        "              decimal.Decimal('1.10'), fractions.Fraction(1, 3), np.float32(1.5)]:\n"
+        "              decimal.Decimal('1.10'), fractions.Fraction(1, 3), np.float32(1.5), range(1, 5, 2),\n"
+        "              collections.Counter('abca'), collections.OrderedDict(a=1), collections.deque([1], 3),\n"
+        "              collections.defaultdict(list, {1: [2]})]:\n"
         "        back = echo(v)\n"
         "        assert back == v and type(back) is type(v), (v, back)\n"
         "    assert math.isinf(echo(float('inf'))) and math.isnan(echo(float('nan')))\n"
@@ -64,6 +66,9 @@ def test_objects_exceptions_in_place_changes_and_callbacks(sandbox):
         "def sort_in_place(xs):\n    xs.sort()\n"
         "def apply(f, xs):\n    return [f(x) for x in xs]\n"
         "def count():\n    yield from range(3)\n"
+        "import fractions, decimal\n"
+        "class Weird(decimal.Context):\n    pass\n"
+        "def library_object():\n    return decimal.Context(prec=5)\n"
     )
     test = (
         "import pytest\n"
@@ -78,9 +83,13 @@ def test_objects_exceptions_in_place_changes_and_callbacks(sandbox):
         "def test_callback_and_generator():\n"
         "    assert apply(lambda x: x * 10, [1, 2]) == [10, 20]\n"
         "    assert list(count()) == [0, 1, 2]\n"
+        "def test_library_object_by_reference():\n"
+        "    import decimal\n"
+        "    ctx = library_object()\n"
+        "    assert isinstance(ctx, decimal.Context) and ctx.prec == 5\n"
     )
     r = pytest_grade(sandbox, code, test)
-    assert (r.passed, r.n_tests, r.trust) == (True, 3, "out_of_process"), r
+    assert (r.passed, r.n_tests, r.trust) == (True, 4, "out_of_process"), r
 
 
 def test_a_candidate_object_never_equals_a_value_of_the_tests(sandbox):

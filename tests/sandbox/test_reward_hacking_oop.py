@@ -149,6 +149,36 @@ def test_helper_builtin_in_humaneval_namespace_is_not_used_by_check(isolated):
     assert not r.passed and r.trust == "out_of_process", r
 
 
+def test_star_import_does_not_shadow_the_tests_builtins(isolated):
+    """Every KodCode test starts with `from solution import *`: a candidate's `abs` must not come with it."""
+    test = "def test_close():\n    assert abs(add(0.1, 0.2) - 0.3) < 1e-9\n"
+    cheat = "def abs(x):\n    return 0\n" + WRONG
+    r = grade(isolated, cheat, "pytest", "from solution import *\n\n" + test)
+    assert not r.passed and r.trust == "out_of_process", r
+
+
+def test_a_callback_does_not_open_the_tests_process_to_the_candidate(isolated):
+    """A test passes a function of its own; the candidate asks for its globals over the raw channel, to
+    reach the test framework and switch assertEqual off. The trusted side serves calls, not that."""
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        result = add(lambda x: x, 2)\n        self.assertEqual(result, 3)\n")
+    code = (
+        "import sys\n"
+        "def add(f, b):\n"
+        "    ep = f._endpoint\n"
+        "    try:\n"
+        "        g = ep.request('getattr', target=f._handle, name='__globals__')\n"
+        "        tc = g['unittest'].TestCase\n"
+        "        ep.request('setattr', target=tc._handle, name='assertEqual', value={'$h': ep.keep(lambda *a: None), 'cls': ['x', 'noop']})\n"
+        "    except Exception as e:\n"
+        "        print('refused:', type(e).__name__, e)\n"
+        "    return f(b) - 1\n"
+    )
+    r = grade(isolated, code, "unittest", test)
+    assert not r.passed and r.trust == "out_of_process", r
+    assert "refused" in r.stdout, r
+
+
 def test_candidate_process_cannot_read_the_tests_process(isolated):
     """The tests' process is not dumpable: its memory and fds are not the candidate's to open."""
     code = (
