@@ -485,7 +485,9 @@ class Endpoint:
         return self._objects[handle]
 
     # ---------------------------------------------------------------- requests
-    def request(self, op: str, **fields) -> object:
+    def request(self, op: str, originals: list | None = None, **fields) -> object:
+        """Send one request; serve the other side's nested requests until the answer comes. `originals`:
+        the arguments of a call, changed here in place as the other side changed its copies."""
         send_frame(self.fd, {"op": op, **fields})
         while True:
             msg = recv_frame(self.fd)
@@ -499,26 +501,20 @@ class Endpoint:
             if "unsupported" in msg:
                 raise Unsupported(_str(msg["unsupported"])[:500])
             value = self.codec.decode(msg.get("value"))
-            self._write_back(msg.get("mutated"), fields.get("args"))
+            if originals is not None and msg.get("mutated") is not None:
+                self._write_back(msg["mutated"], originals)
             return value
 
-    def _write_back(self, mutated: object, args: object) -> None:
+    def _write_back(self, mutated: object, originals: list) -> None:
         """The other side changed arguments in place (a list it sorted, say): make the same change here."""
-        if mutated is None or type(mutated) is not list or not hasattr(self, "_last_args"):
-            return
-        originals = self._last_args
-        for entry in mutated:
+        for entry in _list(mutated):
             i, value = _pair(entry)
             if type(i) is int and 0 <= i < len(originals):
                 _assign_in_place(originals[i], self.codec.decode(value))
 
     def call(self, handle: int, args: tuple, kwargs: dict) -> object:
-        self._last_args = list(args)
-        try:
-            return self.request("call", target=handle, args=[self.codec.encode(a) for a in args],
-                                kwargs={k: self.codec.encode(v) for k, v in kwargs.items()})
-        finally:
-            del self._last_args
+        return self.request("call", originals=list(args), target=handle, args=[self.codec.encode(a) for a in args],
+                            kwargs={k: self.codec.encode(v) for k, v in kwargs.items()})
 
     def serve(self) -> None:
         """Serve the other side's requests until it closes the channel."""
@@ -532,41 +528,40 @@ class Endpoint:
 
     def _serve_one(self, msg: dict) -> None:
         try:
-            reply = {"value": self.codec.encode(self._apply(msg))}
-            mutated = getattr(self, "_mutated", None)
+            value, mutated = self._apply(msg)
+            reply = {"value": self.codec.encode(value)}
             if mutated:
                 reply["mutated"] = mutated
         except Unsupported as e:
             reply = {"unsupported": str(e)}
+        except ChannelClosed:
+            raise
         except BaseException as e:  # noqa: BLE001 - the candidate's exception, SystemExit included, as data
-            if isinstance(e, ChannelClosed):
-                raise
             try:
                 reply = {"raise": self.codec.encode_exception(e)}
             except BaseException:  # noqa: BLE001
                 reply = {"raise": {"type": "Exception", "message": "", "bases": ["Exception"]}}
-        finally:
-            self._mutated = None
         send_frame(self.fd, reply)
 
-    def _apply(self, msg: dict) -> object:
+    def _apply(self, msg: dict) -> tuple[object, list | None]:
+        """Carry out one request of the other side: (its result, the arguments it changed in place)."""
         op = msg["op"]
         if op == "lookup":
             name = _str(msg.get("name"))
             if name not in self.root:
                 raise Unsupported(f"no name {name!r}")
-            return self.root[name]
+            return self.root[name], None
         target = self.local(_int(msg.get("target")))
         if self.restricted and op in ("getattr", "setattr", "delattr"):
             _check_attribute_request(target, _str(msg.get("name")))
         if op == "getattr":
-            return getattr(target, _str(msg.get("name")))
+            return getattr(target, _str(msg.get("name"))), None
         if op == "setattr":
             setattr(target, _str(msg.get("name")), self.codec.decode(msg.get("value")))
-            return None
+            return None, None
         if op == "delattr":
             delattr(target, _str(msg.get("name")))
-            return None
+            return None, None
         if op == "call":
             raw_args = _list(msg.get("args", []))
             args = [self.codec.decode(a) for a in raw_args]
@@ -575,15 +570,14 @@ class Endpoint:
                 raise Unsupported("malformed keyword arguments")
             kwargs = {_str(k): self.codec.decode(v) for k, v in kwargs_raw.items()}
             result = target(*args, **kwargs)
-            self._mutated = self._changed_args(raw_args, args)
-            return result
+            return result, self._changed_args(raw_args, args)
         if op == "apply":
             name = _str(msg.get("name"))
             fn = OPERATIONS.get(name)
             if fn is None:
                 raise Unsupported(f"operation {name!r} is not allowed")
             args = [self.codec.decode(a) for a in _list(msg.get("args", []))]
-            return fn(target, *args)
+            return fn(target, *args), None
         raise Unsupported(f"unknown request {op!r}")
 
     def _changed_args(self, raw_args: list, args: list) -> list | None:
