@@ -121,6 +121,9 @@ def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
     assert plan("def test_a(capsys):\n    pass\n", "pytest") == ("in_process", "capsys")
     assert plan("from solution import f\ndef test_a():\n    assert f() == 1\n", "pytest") == ("out_of_process", None)
     assert plan("def check(c):\n    patch = 1\n", "humaneval") == ("out_of_process", None)
+    # the candidate's pickle, unpickled out of process, would run its code beside the report channel
+    assert plan("import pickle\ndef test_a():\n    assert pickle.load(open('out.pkl', 'rb')) == 1\n", "pytest") \
+        == ("in_process", "pickle")
 
 
 def test_switched_off_every_verdict_is_in_process():
