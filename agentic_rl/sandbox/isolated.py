@@ -85,7 +85,11 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
         except BaseException as e:  # noqa: BLE001 - SystemExit at import included: no tests can run
             error = _describe(e)
         endpoint.root = dict(module.__dict__)
-        endpoint.root["__listing__"] = {"error": error, "names": _listing(module.__dict__)}
+        names = _listing(module.__dict__)
+        # the values come with the listing (functions and objects as handles): one round trip, not one per name
+        values = {n: module.__dict__[n] for n, entry in names.items()
+                  if entry[0] in ("callable", "value") and _encodes(endpoint, module.__dict__[n])}
+        endpoint.root["__listing__"] = {"error": error, "names": names, "values": values}
         endpoint.serve()
     except BaseException:  # noqa: BLE001
         code = 1
@@ -95,6 +99,16 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
     except BaseException:  # noqa: BLE001
         pass
     os._exit(code)
+
+
+def _encodes(endpoint, value: object) -> bool:
+    """Whether `value` can go with the listing (else the tests' side asks for it by name, and gets the
+    error where it uses it)."""
+    try:
+        endpoint.codec.encode(value)
+        return True
+    except BaseException:  # noqa: BLE001 - whatever the candidate's object raises
+        return False
 
 
 def _listing(namespace: dict) -> dict:
@@ -135,6 +149,7 @@ class Candidate:
             raise remote.Unsupported("the candidate's process sent no listing")
         self.error = listing.get("error") if type(listing.get("error")) is str else None
         self.names = listing["names"]
+        self.values = listing["values"] if type(listing.get("values")) is dict else {}
 
     def resolve(self, name: str):
         """The value for `name` (KeyError: the candidate has no such name)."""
@@ -161,7 +176,7 @@ class Candidate:
             if library is not None:
                 return library
             own_code = entry[1] in ("program", "solution") and entry[2] == name
-        value = self.endpoint.request("lookup", name=name)
+        value = self.values[name] if name in self.values else self.endpoint.request("lookup", name=name)
         if isinstance(value, self.remote.RemoteObject) and not own_code and self._module_like(name):
             # `np = MagicMock()`: an object of the candidate's under a module's name would answer every
             # `np.testing.assert_...` the tests make without raising. Only the real module is bound there.

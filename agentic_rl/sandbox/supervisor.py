@@ -100,29 +100,39 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: for each fork order (the runner's pipe ends, and the call's memory cgroup), fork
-        the call's init (see `_call_init`), send its pid, wait for it and send the runner's wait status.
+        """In the zygote: for each fork order (the runner's pipe ends, and the call's memory cgroup), hand
+        the order to the call's init (see `_call_init`), send its pid, wait for it and send the runner's
+        wait status.
 
         The init is what the server watches and kills: as root, the first process of a new PID namespace,
-        so when it exits nothing of the call is left. It never runs candidate code."""
+        so when it exits nothing of the call is left. It never runs candidate code. The next call's init
+        and runner are forked as soon as a call is over, while they wait for no one: a call then starts
+        without a fork of the (large) zygote on its path."""
+        pending = None
         while True:
+            if pending is None:
+                pending = self._prefork_call(sock)
             try:
                 msg, fds, _, _ = socket.recv_fds(sock, 4096, 8)
             except OSError:
                 return
             if not msg:
-                return  # the server is gone
-            cgroup = msg[1:].decode() or None
-            status_r, status_w = os.pipe()
-            try:
-                init = fork_pid_namespace() if self.pid_namespace else os.fork()
-            except OSError:
-                init = -1
-            if init == 0:
-                sock.close()
-                os.close(status_r)
-                self._call_init(fds, cgroup, status_w)  # never returns
-            for fd in (*fds, status_w):
+                return  # the server is gone (the waiting init dies with us: its parent-death signal)
+            init, order, status_r = pending
+            pending = None
+            if init > 0:
+                try:
+                    socket.send_fds(order, [msg], fds)
+                except OSError:  # the waiting init is gone: make the call's init now
+                    _reap(init)
+                    order.close()
+                    os.close(status_r)
+                    init, order, status_r = self._prefork_call(sock)
+                    if init > 0:
+                        socket.send_fds(order, [msg], fds)
+            if order is not None:
+                order.close()
+            for fd in fds:
                 os.close(fd)
             sock.sendall(struct.pack(">i", init))
             status = None
@@ -131,14 +141,42 @@ class Supervisor:
                 got = os.read(status_r, 4)
                 if len(got) == 4:  # the runner's own status, as the init saw it
                     status = struct.unpack(">i", got)[0]
-            os.close(status_r)
+            if status_r is not None:
+                os.close(status_r)
             if status is not None:
                 sock.sendall(struct.pack(">i", status))
 
-    def _call_init(self, fds: list[int], cgroup: str | None, status_w: int) -> None:
-        """The call's init (forked by the zygote; never returns): join the call's memory cgroup, fork the
-        runner, reap every process of the call that exits, and once the runner has exited, pass its status
-        on and exit, which (as a PID namespace's init) ends every process still in the namespace.
+    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, "socket.socket | None", int | None]:
+        """Fork the next call's init, which forks its runner; both wait for the order. (pid, order socket,
+        status pipe), or (-1, None, None) when no process can be made."""
+        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        status_r, status_w = os.pipe()
+        try:
+            init = fork_pid_namespace() if self.pid_namespace else os.fork()
+        except OSError:  # no PID namespace here after all (a container may refuse it even to root)
+            self.pid_namespace = False
+            try:
+                init = os.fork()
+            except OSError:
+                init = -1
+        if init == 0:
+            zygote_sock.close()
+            order.close()
+            os.close(status_r)
+            self._call_init(theirs, status_w)  # never returns
+        theirs.close()
+        os.close(status_w)
+        if init < 0:
+            order.close()
+            os.close(status_r)
+            return -1, None, None
+        return init, order, status_r
+
+    def _call_init(self, order: socket.socket, status_w: int) -> None:
+        """The call's init (forked by the zygote; never returns). It forks the runner at once; on the order
+        both join the call's memory cgroup, the runner gets its pipe ends and runs; the init reaps every
+        process of the call that exits, and once the runner has exited, passes its status on and exits,
+        which (as a PID namespace's init) ends every process still in the namespace.
 
         Orphans of the call, and children made with clone(CLONE_PARENT) by the runner, are this process's
         children, reaped at once: no zombie of a call counts against the worker uid's process limit.
@@ -146,16 +184,27 @@ class Supervisor:
         left when it exits."""
         try:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            if cgroup is not None:
-                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             if not self.pid_namespace:
                 prctl(PR_SET_CHILD_SUBREAPER, 1)
+            to_runner, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             runner = os.fork()
             if runner == 0:
+                to_runner.close()
+                order.close()
                 os.close(status_w)
-                self._runner(fds)  # never returns
+                self._waiting_runner(runner_end)  # never returns
+            runner_end.close()
+            msg, fds, _, _ = socket.recv_fds(order, 4096, 8)
+            if not msg:
+                os._exit(0)  # no call came (the zygote is gone)
+            cgroup = msg[1:].decode()
+            if cgroup:
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            socket.send_fds(to_runner, [msg], fds)
             for fd in fds:
                 os.close(fd)
+            to_runner.close()
+            order.close()
             while True:
                 try:
                     pid, status = os.waitpid(-1, 0)
@@ -170,6 +219,21 @@ class Supervisor:
             os.write(2, f"sandbox call init failed: {type(e).__name__}: {e}\n".encode())
             os._exit(SETUP_FAILED_EXIT)
         os._exit(0)
+
+    def _waiting_runner(self, channel: socket.socket) -> None:
+        """The runner before its call: wait for the pipe ends (and the cgroup to join), then run."""
+        try:
+            msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
+            if not msg:
+                os._exit(0)
+            cgroup = msg[1:].decode()
+            if cgroup:
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            channel.close()
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        self._runner(fds)  # never returns
 
     def _from_zygote(self, what: str) -> int:
         try:
@@ -499,6 +563,13 @@ def trusted_files(req: dict, path: str, mounted: bool) -> str:
     if mounted:
         mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_BIND)
     return path
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 class _Streams:
