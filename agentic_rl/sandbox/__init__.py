@@ -3,7 +3,7 @@
 Public API (what training, evaluation and the tools call; kept stable):
     execute(code, *, timeout_s=10.0) -> ExecResult(ok, status, stdout, stderr, exit_code, signal, ...)
     run_tests(code, test, *, harness, entry_point=None, timeout_s=30.0)
-        -> TestReport(passed, status, n_tests, n_failed, detail, ...)
+        -> TestReport(passed, status, n_tests, n_failed, detail, trust, ...)
     Sandbox(workers=..., python=..., limits...)   built from conf/sandbox/*.yaml via `_target_`;
         .execute, .run_tests, .execute_many, .run_tests_many, .start, .close, context manager.
 The module-level functions use one lazily created default Sandbox, closed at interpreter exit.
@@ -24,9 +24,15 @@ How a call runs (details and known weaknesses: README.md beside this file):
     call ends, every process of the worker uid is killed (kill(-1) run as that uid) and, as a child
     subreaper, every remaining descendant (setsid daemons included) is killed and reaped. Every
     failure becomes a status; the caller never gets an exception for bad code.
+  * Each call has its own PID namespace (its init reaps every process of the call; when the runner
+    exits, everything left in the namespace is killed) and, where the host allows, its own memory
+    cgroup (memfd pages, tmpfs and socket buffers count against memory_mb).
   * Graders: the verdict comes only from a harness report written to a separate pipe with a per-call
     nonce, never from stdout or the exit code; a run that ends before the harness reports is a failure.
-    A detected attempt to forge or bend the grader is the failed status "tampered" (tamper.py).
+    By default the tests run in a trusted process and the candidate in another, called through a
+    channel that carries only data (isolated.py, remote.py; TestReport.trust "out_of_process"); tests
+    that patch or read the candidate's process run in it (trust.py; "in_process"), where a detected
+    attempt to forge or bend the grader is the failed status "tampered" (tamper.py).
   * Without root (isolation "none"): same structure, limits and cleanup, but no uid drop, no nproc
     limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """

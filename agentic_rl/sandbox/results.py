@@ -54,6 +54,10 @@ class TestReport:
     stdout: str = ""
     stderr: str = ""
     parts: int = 1  # calls the verdict comes from: 1, or one per test method when split (split.py)
+    # Where the verdict was computed: "out_of_process" (the tests in a trusted process, the candidate in
+    # another: nothing the candidate does can forge it) or "in_process" (the tests share the candidate's
+    # process, guarded by the tamper defences; README.md "Reward hacking").
+    trust: str = "in_process"
 
 
 def resource_status(raw: dict) -> str | None:
@@ -149,6 +153,7 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         duration_s=raw.get("duration_s", 0.0),
         stdout=clean_text(raw.get("stdout", "")),
         stderr=clean_text(raw.get("stderr", "")),
+        trust="out_of_process" if raw.get("trust") == "out_of_process" else "in_process",
     )
 
 

@@ -27,16 +27,18 @@ from typing import Any, Iterable, Sequence
 
 from agentic_rl.data.paths import shared_data_dir
 from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root, resolve_python
-from agentic_rl.sandbox import server as wire
+from agentic_rl.sandbox import server, wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report
 from agentic_rl.sandbox.split import merge_parts, plan_test_names
+from agentic_rl.sandbox.trust import IN_PROCESS
+from agentic_rl.sandbox.trust import plan as plan_trust
 from agentic_rl.types import HARNESSES
 
 log = logging.getLogger(__name__)
 
 PYTHON_ENV_VAR = SANDBOX_PYTHON_ENV
 REPO_ROOT = repo_root()
-SERVER_SCRIPT = Path(wire.__file__).resolve()
+SERVER_SCRIPT = Path(server.__file__).resolve()
 UID_LOCK_DIR = Path(tempfile.gettempdir()) / "agentic_rl_sandbox_uids"
 
 DEFAULT_PRELOAD = (
@@ -74,6 +76,8 @@ class Sandbox:
             while using less than split_max_cpu of a core (its tests mostly wait: sleep, subprocesses,
             sockets) is stopped, and its test methods run one per call, side by side (split.py).
             split_after_s None: never split.
+        out_of_process: grade with the tests in a trusted process and the candidate in another (trust.py,
+            isolated.py), where the test allows it; False: every grading in process (`trust: in_process`).
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class Sandbox:
         startup_timeout_s: float = 180.0,
         split_after_s: float | None = 2.0,
         split_max_cpu: float = 0.5,
+        out_of_process: bool = True,
     ) -> None:
         if workers < 1:
             raise ValueError(f"sandbox.workers must be >= 1, got {workers}")
@@ -130,6 +135,7 @@ class Sandbox:
         if not 0 < split_max_cpu <= 1:
             raise ValueError(f"sandbox.split_max_cpu must be in (0, 1] (CPU-seconds per second), got {split_max_cpu}")
         self.split_after_s, self.split_max_cpu = split_after_s, split_max_cpu
+        self.out_of_process = out_of_process
 
         self.server_info: dict[str, Any] = {}  # what a server reported at start (pid, preloaded, hidden...)
         self.worker_uids: list[int] = []  # as root: the uids calls run under, one per worker
@@ -224,8 +230,9 @@ class Sandbox:
         if harness == "humaneval" and not entry_point:
             raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
         timeout = self.test_timeout_s if timeout_s is None else timeout_s
+        trust = plan_trust(test, harness)[0] if self.out_of_process else IN_PROCESS
         return {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point,
-                "timeout_s": float(timeout)}
+                "timeout_s": float(timeout), "trust": trust}
 
     def start(self) -> "Sandbox":
         """Start the workers' servers now, in parallel (otherwise the first call does)."""
@@ -273,7 +280,7 @@ class Sandbox:
         worker = self._idle.get()
         try:
             if budget is not None and not budget.bind(token, worker):
-                return {"cancelled": True}  # stopped while it waited for a worker
+                return {"cancelled": True, "trust": req.get("trust")}  # stopped while it waited for a worker
             req.update(
                 uid=worker.uid,
                 timeout_s=float(timeout_s),
@@ -281,7 +288,10 @@ class Sandbox:
                 max_output_bytes=self.max_output_bytes,
                 output_limit_bytes=self.output_limit_bytes,
             )
-            return worker.call(req, timeout_s, token=token)
+            reply = worker.call(req, timeout_s, token=token)
+            if req.get("mode") == "test" and isinstance(reply, dict):
+                reply.setdefault("trust", req.get("trust"))  # a reply the client made (server gone) too
+            return reply
         finally:
             if budget is not None:
                 budget.unbind(token)

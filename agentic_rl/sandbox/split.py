@@ -111,6 +111,8 @@ def merge_parts(
         stdout=_joined((p.stdout for p in parts), max_output_bytes),
         stderr=_joined((p.stderr for p in parts), max_output_bytes),
         parts=len(parts),
+        trust="out_of_process" if all(p.trust == "out_of_process" for p in parts if p.status != "cancelled")
+        else "in_process",
     )
 
 

@@ -34,7 +34,9 @@ def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
     servers = [psutil.Process(pid) for pid in sb.server_pids]
     zygotes = set(sb.zygote_pids)
     while True:
-        found = {p.pid: p for server in servers for p in server.children(recursive=True) if p.pid not in zygotes}
+        waiting = {p.pid for z in zygotes for p in _next_call(z)}
+        found = {p.pid: p for server in servers for p in server.children(recursive=True)
+                 if p.pid not in zygotes and p.pid not in waiting}
         if sb.worker_uids:
             for p in psutil.process_iter(["uids"]):
                 uids = p.info["uids"]
@@ -44,6 +46,21 @@ def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
         if not live or time.monotonic() > deadline:
             return live
         time.sleep(0.05)
+
+
+def _next_call(zygote: int) -> list[psutil.Process]:
+    """The next call's init and runner, forked by the zygote ahead of time (they wait for an order and
+    belong to no call): exactly one child of the zygote with exactly one child, neither of a worker uid."""
+    try:
+        inits = psutil.Process(zygote).children()
+        if len(inits) != 1:
+            return []
+        runners = inits[0].children()
+        if len(runners) != 1 or runners[0].children() or runners[0].uids().real != inits[0].uids().real:
+            return []
+        return [inits[0], runners[0]]
+    except psutil.Error:
+        return []
 
 
 def _alive(p: psutil.Process) -> bool:

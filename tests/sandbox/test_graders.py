@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import make_sandbox
+
 GOOD = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return a - b\n"
 
@@ -162,8 +164,9 @@ def test_cheating_candidate_fails(sandbox, cheat, harness):
         assert r.status == "timeout"
 
 
-def test_tampering_is_named(sandbox):
-    r = grade(sandbox, CHEATS["patches_assertions"], "unittest")
+def test_tampering_is_named():
+    with make_sandbox(workers=1, out_of_process=False) as in_process:
+        r = grade(in_process, CHEATS["patches_assertions"], "unittest")
     assert r.status == "tampered" and "TestCase.assertEqual was changed" in r.detail
 
 

@@ -24,6 +24,14 @@ FAILED = ("failed", "error", "timeout", "tampered")
 
 @pytest.fixture(scope="module")
 def sandbox():
+    """Every grading in process: the harness that out-of-process grading falls back to keeps its defences."""
+    with make_sandbox(workers=2, out_of_process=False) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def isolated():
+    """The default: out of the candidate's process wherever the test allows it."""
     with make_sandbox(workers=2) as sb:
         yield sb
 
@@ -248,6 +256,14 @@ def test_forged_verdicts_fail(sandbox, attack, harness):
         assert r.status in expected, r  # the unittest harness has every check; the others most
     if r.status == "tampered":
         assert r.detail.startswith("tampered:") and r.n_failed >= 0
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+@pytest.mark.parametrize("attack", sorted(FORGERIES))
+def test_forged_verdicts_fail_out_of_process(isolated, attack, harness):
+    """The same attacks, out of process: they run where no test, framework or report channel is."""
+    r = grade(isolated, FORGERIES[attack][0], harness, timeout_s=5.0)
+    assert not r.passed and r.status in FAILED and r.trust == "out_of_process", r
 
 
 def test_pytest_framework_internals_swap_is_tampered(sandbox):

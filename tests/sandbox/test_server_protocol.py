@@ -48,11 +48,12 @@ def test_a_runner_that_is_done_before_the_server_looks_still_gives_its_own_statu
     """The server is slow (here: asleep after it hands the runner its request); the runner has exited and
     its zygote has reaped it by the time the server starts to watch. Each call still gets its own exit code."""
     results = run_script("""
-        write_msg = server.write_msg
+        from agentic_rl.sandbox import supervisor as sup
+        write_msg = sup.write_msg
         def write_then_stall(fd, obj):
             write_msg(fd, obj)
             time.sleep(0.3)
-        server.write_msg = write_then_stall
+        sup.write_msg = write_then_stall
         print(json.dumps([call(code) for code in (3, 4, 5)]))
     """)
     assert results == [{"exit_code": code, "timed_out": False} for code in (3, 4, 5)]

@@ -1,0 +1,283 @@
+"""Out-of-process grading: the tests run in a trusted process, the candidate in a second process.
+
+Standard library only (loaded by path by harness.py under the sandbox interpreter).
+
+    runner (trusted tests)   holds the result pipe; made non-dumpable before the fork, so the candidate
+       |                     (same uid) can neither ptrace it nor open its /proc files (memory, fds)
+       +- candidate          forked before any candidate code runs; the result pipe closed; loads the
+                             code and answers requests over one socket (remote.py): calls of its
+                             functions, methods of its objects; nothing else of the tests reaches it
+
+The test code, the framework (pytest/unittest), every assertion and comparison run in the trusted
+process, on data decoded from the channel (remote.py: exact built-in, numpy and pandas values; objects
+the channel cannot carry stay in the candidate and are used through handles). The candidate's process
+has no test framework, no report channel and no nonce to forge, so no frame walk, patch or always-equal
+object there can change a verdict.
+
+Which names of the candidate the tests see: for HumanEval and BigCodeBench (whose tests run in the
+candidate's namespace) the names the test code uses and does not define, never a builtin's name; for
+KodCode, the public names of `solution`. A name bound to an installed module or library object in the
+candidate is bound to the same one imported here, if it is what the name says (`np` is numpy, `Counter`
+is a `Counter`) and not from a mocking library; anything else is the candidate's, through the channel.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import ctypes
+import importlib
+import importlib.util
+import os
+import signal
+import socket
+import sys
+import types
+
+PR_SET_DUMPABLE = 4
+# Conventional aliases a test may use for a module the candidate imported (BigCodeBench's tests rely on them).
+MODULE_ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "sns": "seaborn", "tf": "tensorflow",
+                  "mpl": "matplotlib", "sp": "scipy", "nx": "networkx", "dt": "datetime", "sm": "statsmodels.api",
+                  "ET": "xml.etree.ElementTree", "mcolors": "matplotlib.colors", "cv2": "cv2", "ss": "scipy.stats",
+                  "stats": "scipy.stats", "smf": "statsmodels.formula.api", "px": "plotly.express",
+                  "go": "plotly.graph_objects", "gpd": "geopandas", "ttest_ind": "scipy.stats"}
+UNTRUSTED_LIBRARIES = ("unittest.mock", "mock", "pytest_mock", "builtins", "ctypes", "gc", "inspect", "sys")
+
+
+def split(workdir: str, trusted_dir: str):
+    """Fork the candidate's process. Returns (endpoint-fd, None) in the trusted process, and never returns
+    in the candidate's process (it serves the channel, then exits)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # before the fork: never a moment when the candidate could attach
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        return None, theirs
+    theirs.close()
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a candidate gone mid-request is an error, not our death
+    return ours, pid
+
+
+def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: str, remote) -> None:
+    """The candidate's process: drop the report channel, load the code, serve requests. Never returns."""
+    code = 0
+    try:
+        for fd in result_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc stays its own (psutil, fd lists)
+        sys.path.insert(0, workdir)
+        endpoint = remote.Endpoint(sock.fileno())
+        module_name = "solution" if req["harness"] == "pytest" else "program"
+        path = os.path.join(workdir, f"{module_name}.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(req["code"])
+        module = types.ModuleType(module_name)
+        if req["harness"] == "unittest":  # as the official BigCodeBench harness: os and sys already bound
+            module.__dict__.update(os=os, sys=sys)
+        module.__file__ = path
+        sys.modules[module_name] = module
+        error = None
+        try:
+            exec(compile(req["code"], path, "exec"), module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - SystemExit at import included: no tests can run
+            error = _describe(e)
+        endpoint.root = dict(module.__dict__)
+        names = _listing(module.__dict__)
+        # the values come with the listing (functions and objects as handles): one round trip, not one per name
+        values = {n: module.__dict__[n] for n, entry in names.items()
+                  if entry[0] in ("callable", "value") and _encodes(endpoint, module.__dict__[n])}
+        endpoint.root["__listing__"] = {"error": error, "names": names, "values": values}
+        endpoint.serve()
+    except BaseException:  # noqa: BLE001
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(code)
+
+
+def _encodes(endpoint, value: object) -> bool:
+    """Whether `value` can go with the listing (else the tests' side asks for it by name, and gets the
+    error where it uses it)."""
+    try:
+        endpoint.codec.encode(value)
+        return True
+    except BaseException:  # noqa: BLE001 - whatever the candidate's object raises
+        return False
+
+
+def _listing(namespace: dict) -> dict:
+    """What each name of the candidate's module is, as data: the trusted side decides what to bind."""
+    out = {}
+    for name, value in list(namespace.items()):
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        try:
+            if isinstance(value, types.ModuleType):
+                out[name] = ["module", str(getattr(value, "__name__", ""))]
+            elif isinstance(value, type) and issubclass(value, BaseException):
+                bases = [c.__name__ for c in value.__mro__ if getattr(builtins, c.__name__, None) is c]
+                out[name] = ["exception", str(value.__module__), str(value.__qualname__), bases]
+            elif isinstance(value, type) or callable(value):
+                out[name] = ["callable", str(getattr(value, "__module__", "") or ""),
+                             str(getattr(value, "__qualname__", "") or "")]
+            else:
+                out[name] = ["value"]
+        except BaseException:  # noqa: BLE001 - a hostile class
+            out[name] = ["value"]
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# trusted side
+
+
+class Candidate:
+    """The trusted side's view of the candidate's module: resolves names to data, trusted library objects
+    or handles, and keeps the exception stand-ins (one class per name, so `raises(solution.Error)` works)."""
+
+    def __init__(self, endpoint, remote, trusted_roots: tuple) -> None:
+        self.endpoint, self.remote, self.trusted_roots = endpoint, remote, trusted_roots
+        endpoint.resolve_class = self.library_class
+        listing = endpoint.request("lookup", name="__listing__")
+        if type(listing) is not dict or type(listing.get("names")) is not dict:
+            raise remote.Unsupported("the candidate's process sent no listing")
+        self.error = listing.get("error") if type(listing.get("error")) is str else None
+        self.names = listing["names"]
+        self.values = listing["values"] if type(listing.get("values")) is dict else {}
+
+    def resolve(self, name: str):
+        """The value for `name` (KeyError: the candidate has no such name)."""
+        entry = self.names[name]
+        if type(entry) is not list or not entry or type(entry[0]) is not str:
+            raise KeyError(name)
+        kind = entry[0]
+        if kind == "module" and len(entry) == 2 and type(entry[1]) is str:
+            module = self._trusted_module(name, entry[1])
+            if module is not None:
+                return module
+            raise KeyError(name)  # a module under a misleading name: not bound
+        if kind == "exception" and len(entry) == 4:
+            library = self._library_object(name, entry[1], entry[2])
+            if library is not None:
+                return library
+            bases = entry[3] if type(entry[3]) is list else []
+            base = next((getattr(builtins, b) for b in bases if type(b) is str and isinstance(getattr(builtins, b, None), type)
+                         and issubclass(getattr(builtins, b), BaseException)), Exception)
+            return self.remote.stand_in_exception(name, base, self.endpoint.known_exceptions)
+        own_code = False
+        if kind == "callable" and len(entry) == 3:
+            library = self._library_object(name, entry[1], entry[2])
+            if library is not None:
+                return library
+            own_code = entry[1] in ("program", "solution") and entry[2] == name
+        value = self.values[name] if name in self.values else self.endpoint.request("lookup", name=name)
+        if isinstance(value, self.remote.RemoteObject) and not own_code and self._module_like(name):
+            # `np = MagicMock()`: an object of the candidate's under a module's name would answer every
+            # `np.testing.assert_...` the tests make without raising. Only the real module is bound there.
+            raise KeyError(name)
+        return value
+
+    def _module_like(self, name: str) -> bool:
+        """A name the tests would take for a module: a conventional alias, or an installed module's name."""
+        if name in MODULE_ALIASES:
+            return True
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError, AttributeError):
+            return False
+        return spec is not None
+
+    def library_class(self, module_name: str, qualname: str) -> type | None:
+        """The class an installed library (not the candidate, not a mocking library) defines under this
+        name, imported here; None otherwise."""
+        if not module_name or module_name in ("program", "solution", "__main__") or "<" in qualname:
+            return None
+        if module_name.split(".")[0] in UNTRUSTED_LIBRARIES:
+            return None
+        module = self._import(module_name)
+        value = module
+        for part in qualname.split("."):
+            value = getattr(value, part, None)
+        return value if isinstance(value, type) and not issubclass(value, BaseException) else None
+
+    def _trusted_module(self, name: str, module_name: str):
+        if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or module_name in UNTRUSTED_LIBRARIES:
+            return None
+        if name != module_name.rsplit(".", 1)[-1] and MODULE_ALIASES.get(name) != module_name:
+            return None
+        return self._import(module_name)
+
+    def _library_object(self, name: str, module_name: object, qualname: object):
+        if type(module_name) is not str or type(qualname) is not str or not module_name or "." in qualname:
+            return None
+        if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or qualname != name:
+            return None
+        module = self._import(module_name)
+        return getattr(module, qualname, None) if module is not None else None
+
+    def _import(self, module_name: str):
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError, AttributeError):
+            return None
+        origin = getattr(spec, "origin", None) or ""
+        if spec is None or not (origin in ("built-in", "frozen") or origin.startswith(self.trusted_roots)):
+            return None  # only the interpreter's and installed libraries' modules
+        try:
+            return importlib.import_module(module_name)
+        except BaseException:  # noqa: BLE001
+            return None
+
+
+def used_names(source: str) -> set[str]:
+    """Names the test code reads but does not define at module level (candidate's names it relies on)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    loaded, defined = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loaded.add(node.id)
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign):
+            defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return {n for n in loaded - defined if not hasattr(builtins, n)}
+
+
+def bind(namespace: dict, candidate: Candidate, names, keep_builtins: bool = True) -> None:
+    for name in sorted(names):
+        if (keep_builtins and hasattr(builtins, name)) or name.startswith("__"):
+            continue  # the tests keep the real builtins, whatever the candidate named its own things
+        try:
+            namespace[name] = candidate.resolve(name)
+        except KeyError:
+            pass
+
+
+def solution_module(candidate: Candidate) -> types.ModuleType:
+    """`solution` for a KodCode test file: the candidate's public names, resolved."""
+    module = types.ModuleType("solution")
+    public = [n for n in candidate.names if not n.startswith("_")]
+    # `from solution import sum` gets the candidate's `sum`, as asked; `from solution import *` (every
+    # KodCode test starts with it) never shadows a builtin the tests use (`abs(got - want) < eps`).
+    bind(module.__dict__, candidate, public, keep_builtins=False)
+    module.__all__ = [n for n in public if n in module.__dict__ and not hasattr(builtins, n)]
+    return module
+
+
+def _describe(e: BaseException) -> str:
+    try:
+        return f"{type(e).__name__}: {e}"[:600]
+    except BaseException:  # noqa: BLE001
+        return type(e).__name__

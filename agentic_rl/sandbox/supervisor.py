@@ -1,0 +1,612 @@
+"""One call, start to end: the zygote forks the call's init (a new PID namespace) and the runner; the
+supervisor feeds it the request, watches deadline, output and memory, kills what is left, and replies."""
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import resource
+import secrets
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import time
+
+from agentic_rl.sandbox.cgroups import MemoryCgroups
+from agentic_rl.sandbox.linux import (
+    CLONE_NEWIPC, CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REMOUNT, PR_SET_CHILD_SUBREAPER,
+    PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, fork_pid_namespace, fresh_keyrings, kill_by_pidfd, mount, open_pidfd, prctl,
+    setrlimit_capped, unshare, within, write_text,
+)
+from agentic_rl.sandbox.procfs import busy_seconds, children, descendants, resident_bytes
+from agentic_rl.sandbox.reports import parse_report, reported
+from agentic_rl.sandbox.wire import read_msg, write_msg
+
+RESULT_FD = 3  # the runner's harness report channel (stdout/stderr are fds 1 and 2)
+MAX_RESULT_BYTES = 4 * 1024 * 1024
+SETUP_FAILED_EXIT = 125
+READ_CHUNK = 1 << 16
+MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is checked
+
+# Environment variables every sandboxed program sees; nothing else of the caller's environment is passed.
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "TF_NUM_INTRAOP_THREADS": "1",
+    "TF_NUM_INTEROP_THREADS": "1",
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+}
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONIOENCODING": "utf-8",
+    "MPLBACKEND": "Agg",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    # Candidate code never sees the trainer's accelerators: on a GPU machine a snippet that imports torch or
+    # jax could otherwise take the GPU's memory from the training run (jax reserves 75% of it on first use).
+    "CUDA_VISIBLE_DEVICES": "",
+    "JAX_PLATFORMS": "cpu",
+    **THREAD_ENV,
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# framing (shared with the client)
+
+
+class Supervisor:
+    """Runs one call: has the zygote fork the runner, watches it, kills whatever is left of the call, reports."""
+
+    def __init__(self, config: dict, harness, private_tmp: bool, world_writable: list[str],
+                 close_in_zygote: tuple[int, ...] = (), cgroups: MemoryCgroups | None = None,
+                 pid_namespace: bool = False) -> None:
+        self.config = config
+        self.harness = harness
+        self.private_tmp = private_tmp
+        self.world_writable = [d for d in world_writable if d != "/tmp"]
+        self.cgroups = cgroups
+        self.pid_namespace = pid_namespace
+        self._cgroup: str | None = None  # the current call's memory cgroup
+        self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
+
+    # ------------------------------------------------------------------ zygote
+    def _start_zygote(self, close_fds: tuple[int, ...]) -> tuple[int, socket.socket]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                for fd in close_fds:
+                    os.close(fd)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                self._zygote_loop(theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        return pid, ours
+
+    def zygote_alive(self) -> bool:
+        return self._zygote_pid is not None
+
+    @property
+    def zygote_pid(self) -> int | None:
+        return self._zygote_pid
+
+    def _zygote_loop(self, sock: socket.socket) -> None:
+        """In the zygote: for each fork order (the runner's pipe ends, and the call's memory cgroup), hand
+        the order to the call's init (see `_call_init`), send its pid, wait for it and send the runner's
+        wait status.
+
+        The init is what the server watches and kills: as root, the first process of a new PID namespace,
+        so when it exits nothing of the call is left. It never runs candidate code. The next call's init
+        and runner are forked as soon as a call is over, while they wait for no one: a call then starts
+        without a fork of the (large) zygote on its path."""
+        pending = None
+        while True:
+            if pending is None:
+                pending = self._prefork_call(sock)
+            try:
+                msg, fds, _, _ = socket.recv_fds(sock, 4096, 8)
+            except OSError:
+                return
+            if not msg:
+                return  # the server is gone (the waiting init dies with us: its parent-death signal)
+            init, order, status_r = pending
+            pending = None
+            if init > 0:
+                try:
+                    socket.send_fds(order, [msg], fds)
+                except OSError:  # the waiting init is gone: make the call's init now
+                    _reap(init)
+                    order.close()
+                    os.close(status_r)
+                    init, order, status_r = self._prefork_call(sock)
+                    if init > 0:
+                        socket.send_fds(order, [msg], fds)
+            if order is not None:
+                order.close()
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(struct.pack(">i", init))
+            status = None
+            if init > 0:
+                _, status = os.waitpid(init, 0)
+                got = os.read(status_r, 4)
+                if len(got) == 4:  # the runner's own status, as the init saw it
+                    status = struct.unpack(">i", got)[0]
+            if status_r is not None:
+                os.close(status_r)
+            if status is not None:
+                sock.sendall(struct.pack(">i", status))
+
+    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, "socket.socket | None", int | None]:
+        """Fork the next call's init, which forks its runner; both wait for the order. (pid, order socket,
+        status pipe), or (-1, None, None) when no process can be made."""
+        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        status_r, status_w = os.pipe()
+        try:
+            init = fork_pid_namespace() if self.pid_namespace else os.fork()
+        except OSError:  # no PID namespace here after all (a container may refuse it even to root)
+            self.pid_namespace = False
+            try:
+                init = os.fork()
+            except OSError:
+                init = -1
+        if init == 0:
+            zygote_sock.close()
+            order.close()
+            os.close(status_r)
+            self._call_init(theirs, status_w)  # never returns
+        theirs.close()
+        os.close(status_w)
+        if init < 0:
+            order.close()
+            os.close(status_r)
+            return -1, None, None
+        return init, order, status_r
+
+    def _call_init(self, order: socket.socket, status_w: int) -> None:
+        """The call's init (forked by the zygote; never returns). It forks the runner at once; on the order
+        both join the call's memory cgroup, the runner gets its pipe ends and runs; the init reaps every
+        process of the call that exits, and once the runner has exited, passes its status on and exits,
+        which (as a PID namespace's init) ends every process still in the namespace.
+
+        Orphans of the call, and children made with clone(CLONE_PARENT) by the runner, are this process's
+        children, reaped at once: no zombie of a call counts against the worker uid's process limit.
+        Without a PID namespace (no root) it is a child subreaper instead, and the server kills what is
+        left when it exits."""
+        try:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if not self.pid_namespace:
+                prctl(PR_SET_CHILD_SUBREAPER, 1)
+            to_runner, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            runner = os.fork()
+            if runner == 0:
+                to_runner.close()
+                order.close()
+                os.close(status_w)
+                self._waiting_runner(runner_end)  # never returns
+            runner_end.close()
+            msg, fds, _, _ = socket.recv_fds(order, 4096, 8)
+            if not msg:
+                os._exit(0)  # no call came (the zygote is gone)
+            cgroup = msg[1:].decode()
+            if cgroup:
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            socket.send_fds(to_runner, [msg], fds)
+            for fd in fds:
+                os.close(fd)
+            to_runner.close()
+            order.close()
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+                except InterruptedError:
+                    continue
+                if pid == runner:
+                    os.write(status_w, struct.pack(">i", status))
+                    break
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox call init failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        os._exit(0)
+
+    def _waiting_runner(self, channel: socket.socket) -> None:
+        """The runner before its call: wait for the pipe ends (and the cgroup to join), then run."""
+        try:
+            msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
+            if not msg:
+                os._exit(0)
+            cgroup = msg[1:].decode()
+            if cgroup:
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            channel.close()
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        self._runner(fds)  # never returns
+
+    def _from_zygote(self, what: str) -> int:
+        try:
+            self._zygote_sock.settimeout(30.0)
+            data = b""
+            while len(data) < 4:
+                chunk = self._zygote_sock.recv(4 - len(data))
+                if not chunk:
+                    raise EOFError("the zygote closed its channel")
+                data += chunk
+        except (OSError, EOFError) as e:
+            self._zygote_pid = None
+            raise RuntimeError(f"the zygote failed ({what}): {e}") from None
+        return struct.unpack(">i", data)[0]
+
+    def _fork_runner(self, fds: list[int], cgroup: str | None = None) -> int:
+        """Ask the zygote for a call (its init, which forks the runner) with these pipe ends; the init's pid."""
+        try:
+            socket.send_fds(self._zygote_sock, [b"f" + (cgroup or "").encode()], fds)
+        except OSError as e:
+            self._zygote_pid = None
+            raise RuntimeError(f"the zygote failed: {e}") from None
+        pid = self._from_zygote("forking a runner")
+        if pid <= 0:  # not a pid: the channel is out of step, so the zygote can no longer be trusted
+            self._zygote_pid = None
+            raise RuntimeError("the zygote could not fork a runner")
+        return pid
+
+    def run(self, req: dict, control_fd: int | None = None) -> dict:
+        uid = req.get("uid")
+        # With mount namespaces, a call gets a fresh tmpfs as its /tmp (made by the runner, gone with
+        # its namespace); otherwise a fresh directory under work_dir, owned by the call's uid.
+        call_dir = None
+        if not self.private_tmp:
+            call_dir = tempfile.mkdtemp(prefix="c", dir=self.config["work_dir"])
+            if uid is not None:
+                os.chown(call_dir, uid, uid)
+        nonce = secrets.token_hex(16)
+        pipes = {name: os.pipe() for name in ("stdout", "stderr", "result", "request")}
+        start = time.monotonic()
+        ends = [pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1], pipes["request"][0]]
+        limits = req["limits"]
+        try:
+            cgroup = None
+            if self.cgroups is not None and limits.get("total_memory_bytes"):
+                # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
+                cgroup = self.cgroups.create(limits["total_memory_bytes"] + (limits.get("tmp_bytes") or 0))
+            self._cgroup = cgroup
+            pid = self._fork_runner(ends, cgroup)
+        except (RuntimeError, OSError):
+            for r, w in pipes.values():
+                os.close(r)
+                os.close(w)
+            if self._cgroup is not None:
+                self.cgroups.remove(self._cgroup)
+                self._cgroup = None
+            raise
+        for fd in ends:
+            os.close(fd)
+        # The runner waits for its request, written below, so it is still alive here: its pidfd is taken
+        # before it can exit. Once it exits the zygote reaps it at once, and its pid may be gone (or another
+        # process's) by the time we look; a fast program used to finish in that window.
+        pidfd = open_pidfd(pid)
+        out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
+                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
+        status = None
+        try:
+            try:  # the request goes to this runner alone (the zygote never sees it)
+                write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
+            except OSError:
+                pass  # the runner died at once: it reports nothing, which grades as a failure
+            os.close(pipes["request"][1])
+            ended = "exited"
+            if pidfd is not None:
+                ended = self._wait(pidfd, out, start + req["timeout_s"], req["output_limit_bytes"],
+                                   req.get("yield_if_idle"), nonce, self._call_processes,
+                                   self._memory_check(limits.get("total_memory_bytes")), control_fd)
+            if ended != "exited":
+                kill_by_pidfd(pidfd)
+            status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
+            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup):
+                ended = "memory"  # the kernel ended a process of the call at the limit
+            self._kill_all(uid)  # whatever else of the call is alive dies now ...
+            out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
+        finally:
+            if status is None and self.zygote_alive():
+                # Something failed mid-call. The zygote's next message is this runner's wait status: read
+                # it now, or the next call would take it for its runner's pid (and every later reply
+                # would be one call late).
+                kill_by_pidfd(pidfd)
+                try:
+                    self._from_zygote("waiting for the runner")
+                except RuntimeError:
+                    pass  # the zygote is marked gone: the server stops after this reply and is restarted
+            if pidfd is not None:
+                os.close(pidfd)
+            self._kill_all(uid)
+            if self._cgroup is not None:
+                self.cgroups.remove(self._cgroup)
+                self._cgroup = None
+            out.close()
+            if call_dir is not None:
+                shutil.rmtree(call_dir, ignore_errors=True)
+        return {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "timed_out": ended == "timeout",
+            "yielded": ended == "yielded",
+            "output_exceeded": ended == "output_limit",
+            "memory_exceeded": ended == "memory",
+            "cancelled": ended == "cancelled",
+            "stdout": out.text("stdout"),
+            "stderr": out.text("stderr"),
+            "stdout_bytes": out.total["stdout"],
+            "stderr_bytes": out.total["stderr"],
+            "report": parse_report(bytes(out.kept["result"]), nonce),
+            "trust": req.get("trust") if req.get("mode") == "test" else None,
+            "duration_s": time.monotonic() - start,
+        }
+
+    def _call_processes(self) -> list[int]:
+        """Every process of the current call: its memory cgroup's, else our descendants but the zygote."""
+        if self._cgroup is not None:
+            return self.cgroups.processes(self._cgroup)
+        return [p for p in descendants(os.getpid()) if p != self._zygote_pid]
+
+    def _memory_check(self, limit: int | None):
+        """What `_wait` polls to end a call past its memory: with a cgroup, whether the kernel already
+        ended one of its processes at the limit; else the call's anonymous memory against `limit`."""
+        cgroup, cgroups = self._cgroup, self.cgroups
+        over_limit = (lambda: resident_bytes(self._call_processes()) > limit) if limit else (lambda: False)
+        if cgroup is None:
+            return over_limit if limit else None
+        # The poll ends a call as soon as its processes' own memory is over (before the kernel has to
+        # reclaim and kill at the group's limit, which also counts the tmpfs and kernel memory).
+        return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
+
+    @staticmethod
+    def _wait(pidfd: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
+              nonce: str, processes, memory_exceeded=None, control_fd: int | None = None) -> str:
+        """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
+        ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from
+        the client on `control_fd` ("cancelled": another part of the same split task hit a limit).
+
+        yield_if_idle {"after_s", "max_cpu"}: from after_s on, once the harness has reported the collected
+        tests (a program still loading, or sleeping at import, is never split), end the call ("yielded")
+        if its processes wanted a core (ran, or waited in a run queue) less than max_cpu of the time so
+        far, i.e. it mostly sleeps or waits on I/O (the client then splits its tests over several
+        workers); otherwise let it run on.
+
+        memory_exceeded: polled every MEMORY_POLL_S (see `_memory_check`). RLIMIT_AS binds each process;
+        the call's memory cgroup (or, without one, this poll) binds them together.
+        """
+        start = time.monotonic()
+        after = yield_if_idle["after_s"] if yield_if_idle else math.inf
+        checkpoint = start + after
+        next_poll = start + MEMORY_POLL_S if memory_exceeded else math.inf
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                return "timeout"
+            if now >= checkpoint:
+                if not reported(bytes(out.kept["result"]), nonce, "collected"):
+                    checkpoint = now + after  # still loading: look again later
+                elif busy_seconds(processes()) < yield_if_idle["max_cpu"] * (now - start):
+                    return "yielded"
+                else:
+                    checkpoint = math.inf
+            if now >= next_poll:
+                if memory_exceeded():
+                    return "memory"
+                next_poll = now + MEMORY_POLL_S
+            wake = min(deadline, checkpoint, next_poll)
+            watch = [*out.open_fds, pidfd] + ([control_fd] if control_fd is not None else [])
+            ready, _, _ = select.select(watch, [], [], max(wake - now, 0))
+            if control_fd is not None and control_fd in ready:
+                try:
+                    msg = read_msg(control_fd, timeout_s=5.0)
+                except (EOFError, TimeoutError, ValueError):
+                    return "cancelled"  # the client is gone: nobody wants this call any more
+                if isinstance(msg, dict) and msg.get("cancel"):
+                    return "cancelled"
+            for fd in ready:
+                if fd != pidfd and fd != control_fd:
+                    out.pump(fd)
+            if out.total["stdout"] + out.total["stderr"] > output_limit:
+                return "output_limit"
+            if pidfd in ready:
+                return "exited"
+
+    # ------------------------------------------------------------------ cleanup
+    def _kill_all(self, uid: int | None) -> None:
+        """Kill and reap every process the call left behind.
+
+        With a dedicated uid, a helper running as that uid sends kill(-1, SIGKILL): one atomic sweep of
+        every process of the uid (a fork bomb cannot outrun it). Then, as we are a child subreaper, every
+        remaining descendant (double-forked, setsid'd or not) is our child or grandchild: kill and reap
+        until none is left.
+        """
+        if not self._reap():
+            return
+        if uid is not None:
+            helper = os.fork()
+            if helper == 0:
+                try:
+                    os.setresgid(uid, uid, uid)
+                    os.setresuid(uid, uid, uid)
+                    for _ in range(100):
+                        try:
+                            os.kill(-1, signal.SIGKILL)
+                        except ProcessLookupError:
+                            break
+                finally:
+                    os._exit(0)
+            os.waitpid(helper, 0)
+        give_up = time.monotonic() + 10.0
+        while self._reap() and time.monotonic() < give_up:
+            for p in self._call_processes():
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.005)
+
+    def _reap(self) -> bool:
+        """Reap the call's exited processes; True while any process of the call (a child other than the
+        zygote, live or not yet reaped) remains. A reaped zygote is noted: the server then stops."""
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self._zygote_pid = None
+                return False
+            if pid == 0:
+                break
+            if pid == self._zygote_pid:
+                self._zygote_pid = None
+        return any(p != self._zygote_pid for p in children(os.getpid()))
+
+    # ------------------------------------------------------------------ runner
+    def _runner(self, fds: list[int]) -> None:
+        """Runner side (forked by the zygote): read the request, isolate, drop privileges, run. Never returns."""
+        stdout_w, stderr_w, result_w, request_r = fds
+        try:
+            os.setsid()
+            req = read_msg(request_r)
+            os.close(request_r)
+            nonce, call_dir = req.pop("nonce"), req.pop("call_dir")
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            targets = [devnull, stdout_w, stderr_w, result_w]
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in targets]
+            for target, fd in enumerate(high):
+                os.dup2(fd, target)
+            os.closerange(RESULT_FD + 1, 1 << 20)  # the protocol channel included
+            root = self._isolate(req, call_dir)
+            workdir = os.path.join(root, "work")
+            os.mkdir(workdir, 0o700)
+            os.chdir(workdir)
+            env = dict(BASE_ENV, HOME=workdir, TMPDIR=root, USER="sandbox", PWD=workdir)
+            os.environ.clear()
+            os.environ.update(env)
+            tempfile.tempdir = None
+            sys.dont_write_bytecode = True
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        except BaseException as e:  # noqa: BLE001
+            os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
+            os._exit(SETUP_FAILED_EXIT)
+        self.harness.main(req, workdir, RESULT_FD, nonce)  # calls os._exit
+
+    def _isolate(self, req: dict, call_dir: str | None) -> str:
+        """Namespaces, rlimits, privilege drop. Returns the directory the call sees as its /tmp."""
+        uid = req.get("uid")
+        limits = req["limits"]
+        if self.private_tmp:
+            # Own IPC namespace: System V and POSIX IPC objects die with the call.
+            unshare(CLONE_NEWNS | CLONE_NEWIPC)
+            # A private, size-capped /tmp (also seen at every world-writable directory found at start:
+            # /var/tmp, /dev/shm, /run/lock...) that no other call can reach; it disappears with the
+            # mount namespace when the call's last process is gone, and caps the call's disk writes.
+            owner = f",uid={uid},gid={uid}" if uid is not None else ""
+            mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={limits['tmp_bytes']}{owner}")
+            for target in ["/var/tmp", "/dev/shm", *self.world_writable]:
+                if os.path.isdir(target) and not within(target, "/tmp"):
+                    try:
+                        mount("/tmp", target, None, MS_BIND)
+                    except OSError:
+                        pass  # e.g. already covered through a bind above it
+            if req.get("trust") == "out_of_process":
+                req["trusted_dir"] = trusted_files(req, "/tmp/trusted", mounted=True)
+            if self.pid_namespace:
+                # /proc of the call's own PID namespace: the call sees its own processes only (no other
+                # call's /proc/<pid>/cwd, no host command lines).
+                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            call_dir = "/tmp"
+        elif req.get("trust") == "out_of_process":
+            req["trusted_dir"] = trusted_files(req, os.path.join(call_dir, "trusted"), mounted=False)
+        setrlimit_capped(resource.RLIMIT_CORE, 0)
+        setrlimit_capped(resource.RLIMIT_AS, limits["memory_bytes"])
+        setrlimit_capped(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
+        setrlimit_capped(resource.RLIMIT_NOFILE, limits["nofile"])
+        setrlimit_capped(resource.RLIMIT_FSIZE, limits["fsize_bytes"])
+        if uid is not None:
+            setrlimit_capped(resource.RLIMIT_NPROC, limits["nproc"])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            fresh_keyrings()
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        # If the server dies, so does the runner. Set after setresuid, which clears this setting.
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        return call_dir
+
+
+def trusted_files(req: dict, path: str, mounted: bool) -> str:
+    """Out-of-process grading: the test files, where the tests' process reads them and the candidate
+    (same uid) cannot change them: a read-only tmpfs of root's (as root; its mount point cannot be
+    renamed away either), else a plain directory (weaker: the fallback without root)."""
+    os.makedirs(path, mode=0o755, exist_ok=True)
+    if mounted:
+        mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    names = {"pytest": ["test_solution.py"], "unittest": ["test.py"], "humaneval": ["test.py"]}[req["harness"]]
+    for name in names:
+        with open(os.path.join(path, name), "w", encoding="utf-8") as f:
+            f.write(req["test"])
+    with open(os.path.join(path, "pytest.ini"), "w") as f:
+        f.write("[pytest]\n")
+    if mounted:
+        mount(None, path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_BIND)
+    return path
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+class _Streams:
+    """Non-blocking reader of the runner's pipes: keeps the first `keep[name]` bytes, counts the rest."""
+
+    def __init__(self, fds: dict[str, int], keep: dict[str, int]) -> None:
+        self.open_fds = {fd: name for name, fd in fds.items()}
+        self.keep = keep
+        self.kept = {name: bytearray() for name in fds}
+        self.total = {name: 0 for name in fds}
+        self._all = list(self.open_fds)
+        for fd in self._all:
+            os.set_blocking(fd, False)
+
+    def pump(self, fd: int) -> None:
+        name = self.open_fds[fd]
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            del self.open_fds[fd]
+            return
+        self.total[name] += len(data)
+        room = self.keep[name] - len(self.kept[name])
+        if room > 0:
+            self.kept[name] += data[:room]
+
+    def drain(self, until: float) -> None:
+        while self.open_fds and time.monotonic() < until:
+            ready, _, _ = select.select(list(self.open_fds), [], [], 0.2)
+            for fd in ready:
+                self.pump(fd)
+
+    def text(self, name: str) -> str:
+        return self.kept[name].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        for fd in self._all:
+            os.close(fd)
