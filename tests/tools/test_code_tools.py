@@ -1,7 +1,12 @@
 """The sandbox-backed tools (tools/code.py) on a scripted sandbox: what each observation says and records."""
 from __future__ import annotations
 
+import inspect
+
 import pytest
+from omegaconf import OmegaConf
+
+from agentic_rl.config import CONF_DIR
 
 from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.tools.code import AnswerTool, ExecuteTool, SubmitTool, extract_code
@@ -38,7 +43,8 @@ def test_execute_shows_the_output_or_the_last_lines_of_the_error() -> None:
     silent = ScriptedSandbox(ExecResult(ok=True, status="ok", stdout="  \n", stderr=""))
     assert body(ExecuteTool(silent)(ToolCall("execute", "x = 1", 0, 1), TASK).text, "exec_result") == "(no output)"
 
-    trace = "Traceback (most recent call last):\n  File \"x\", line 1\n\n    1/0\nZeroDivisionError: division by zero\n"
+    trace = ("Traceback (most recent call last):\n  File \"x\", line 1\n  File \"y\", line 2\n\n    1/0\n"
+             "ZeroDivisionError: division by zero\n")
     crashed = ScriptedSandbox(ExecResult(ok=False, status="error", stdout="partial\n", stderr=trace))
     obs = ExecuteTool(crashed, error_lines=2)(ToolCall("execute", "1/0", 0, 1), TASK)
     assert not obs.ok and obs.status == "error"
@@ -103,3 +109,31 @@ def test_timeouts_must_be_positive(make) -> None:
 ])
 def test_extract_code(reply: str, code: str | None) -> None:
     assert extract_code(reply) == code
+
+
+@pytest.mark.parametrize("option", ["execute", "submit", "answer"])
+def test_constructor_defaults_equal_the_tool_config(option: str) -> None:
+    """Guards the defaults in the tool signatures (mutation testing: a changed default survived every
+    config-built test): a tool built in code behaves as the one conf/tool/<option>.yaml builds."""
+    node = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "tool" / f"{option}.yaml"))
+    cls = {"execute": ExecuteTool, "submit": SubmitTool, "answer": AnswerTool}[option]
+    assert node.pop("_target_") == f"agentic_rl.tools.code.{cls.__name__}"
+    params = inspect.signature(cls.__init__).parameters
+    assert node and set(node) <= set(params)
+    for name, value in node.items():
+        assert params[name].default == value and type(params[name].default) is type(value), (option, name)
+
+
+def test_a_cap_of_zero_tool_calls_never_refuses_the_answer() -> None:
+    """Guards `counts_toward_cap=False` of the no-tools answer: with max_tool_calls=0 the reply is still graded."""
+    from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
+    from agentic_rl.rollout.agent import ToolSet
+
+    sandbox = ScriptedSandbox(report=TestReport(passed=True, status="passed", n_tests=1, n_failed=0, detail=""))
+    answer = AnswerTool(sandbox)
+    toolset = ToolSet(name="none", tools={"answer": answer}, grader=answer, system_prompt="SYS")
+    reply = "```python\ndef add(a, b):\n    return a + b\n```"
+    traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: reply), toolset,
+                        RolloutConfig(max_turns=1, max_tool_calls=0))[0]
+    assert traj.passed and traj.finish_reason == "passed" and traj.turns[0].observation.status == "passed"
+    assert [c[0] for c in sandbox.calls] == ["run_tests"]
