@@ -57,6 +57,7 @@ def test_head_with_a_bias_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) 
     biased = torch.nn.Linear(HIDDEN, VOCAB, bias=True)
     monkeypatch.setattr(core._HeadLogprobs, "apply", lambda *a: pytest.fail("the chunked path took a bias"))
     out = head_logprobs(biased, hidden, targets, 1.0)
+    assert out.shape == (N,)
     assert torch.allclose(out, token_logprobs(biased(hidden)[None], targets[None], 1.0)[0])
     with pytest.raises(ValueError, match="temperature > 0"):
         head_logprobs(head, hidden, targets, 0.0)

@@ -56,8 +56,11 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/rollout/tokenizer.py": ("tests/rollout/test_tokenizer.py", "tests/rollout/test_agent.py"),
     "agentic_rl/rollout": ("tests/rollout",),
     "agentic_rl/tools/search": ("tests/tools",),
-    "agentic_rl/tools": ("tests/tools/test_toy_tool.py", "tests/tools/test_submit_verdicts.py",
-                         "tests/rollout/test_agent.py", "tests/config/test_compose.py"),
+    "agentic_rl/tools/code.py": ("tests/tools/test_code_tools.py", "tests/tools/test_submit_verdicts.py",
+                                 "tests/rollout/test_agent.py"),
+    "agentic_rl/tools": ("tests/tools/test_toy_tool.py", "tests/tools/test_code_tools.py",
+                         "tests/tools/test_submit_verdicts.py", "tests/rollout/test_agent.py",
+                         "tests/config/test_compose.py"),
 }
 # Benchmark scripts are not library behaviour (they move to their own package); they are not mutated.
 SKIP_FILES = ("bench.py", "bench_trainer.py")
