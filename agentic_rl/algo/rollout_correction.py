@@ -33,7 +33,10 @@ Deviations and choices, on purpose:
   tokens' scale does not depend on how many were masked;
 - the weights are computed in log space and capped there (min(log r, log C)), so a long sequence's product
   cannot overflow;
-- no lower bound: small weights shrink a token's gradient, which is what the importance weight asks for.
+- no lower bound: small weights shrink a token's gradient, which is what the importance weight asks for;
+- π_samp must be of the distribution the trainer scores, softmax(logits / τ) over the full vocabulary (see
+  core.py on top-p). A sampler log-prob renormalised to the top-p nucleus is higher by -log(nucleus mass), which
+  reads as weights a little below 1 on every token; rollout.top_p=1 compares like with like.
 
 When the sampler's log-probs equal the trainer's (the HF backend in the trainer's dtype, or a trajectory that
 carries none), log r = 0, w = exp(0) = 1 exactly, and the objective is the uncorrected one bit for bit.

@@ -91,6 +91,19 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
                      "must record one per token id or one per model token")
 
 
+# algo.dtype -> the autocast dtype of the trainer's forward passes (None: plain fp32, no autocast)
+TRAINER_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16}
+
+
+def trainer_precision(dtype: str, device: torch.device) -> contextlib.AbstractContextManager:
+    """The context every trainer pass runs in: autocast to `TRAINER_DTYPES[dtype]`, or nothing for fp32 (the
+    weights stay fp32 masters either way; `core.head_logprobs` takes the LM head back to fp32)."""
+    autocast_dtype = TRAINER_DTYPES[dtype]
+    if autocast_dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=autocast_dtype)
+
+
 @dataclass
 class SharedPrefix:
     """Keys/values of the first `length` tokens of every sequence of a batch, run once (`prefix_states`).
@@ -267,12 +280,13 @@ def _eval_mode(model: Any) -> Iterator[None]:
 
 @torch.no_grad()
 def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, temperature: float,
-                       micro_batch_tokens: int) -> list[torch.Tensor]:
-    """Log-probs of each trajectory's tokens under the current policy as the sampler uses it (eval mode,
-    at the sampling temperature): one (len(token_ids) - 1,) tensor per trajectory, 0 off the loss mask."""
+                       micro_batch_tokens: int, dtype: str = "fp32") -> list[torch.Tensor]:
+    """Log-probs of each trajectory's tokens under the current policy as the trainer scores it (eval mode, at the
+    sampling temperature, in the trainer's `dtype`): one (len(token_ids) - 1,) tensor per trajectory, 0 off the
+    loss mask."""
     device = next(model.parameters()).device
     out: list[torch.Tensor] = [torch.empty(0)] * len(trajs)
-    with _eval_mode(model):
+    with _eval_mode(model), trainer_precision(dtype, device):
         prefix_ids = group_prefix(model, trajs, device, lora_dropout=0.0)
         prefix = prefix_states(model, prefix_ids) if prefix_ids is not None else None
         start = 0 if prefix is None else prefix.length
