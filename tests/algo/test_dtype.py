@@ -8,7 +8,7 @@ import torch
 from agentic_rl.algo.grpo import GRPOConfig
 from agentic_rl.algo.scoring import behaviour_logprobs
 
-from .test_objective import TEMPERATURE, base_and_tokenizer, episode, lora_model, step_grads  # noqa: F401
+from .test_objective import TEMPERATURE, episode, lora_model, step_grads
 
 
 def test_bf16_step_gives_the_fp32_gradient_up_to_rounding(base_and_tokenizer):
