@@ -74,10 +74,12 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
     `behaviour_logprobs` (entry t: the log-prob of token t + 1; 0 off the loss mask), or None when it carries
     none (then the sampler is taken to be the trainer).
 
-    Read from `traj.sampler_logprobs`, recorded by the rollout backend: either one value per token id (values
-    off the loss mask are ignored) or one per model token, in order.
+    Read from `traj.sampler_logprobs` (a list, or a method returning one), recorded by the rollout backend: either
+    one value per token id (values off the loss mask are ignored) or one per model token, in order.
     """
     values = getattr(traj, "sampler_logprobs", None)  # absent on trajectories of a backend that records none
+    if callable(values):  # a method that gathers them from the rollout's turns; hand-built trajectories have none
+        values = values() if traj.turns else None
     if values is None:
         return None
     mask = torch.tensor(traj.loss_mask[1:], dtype=torch.bool)
