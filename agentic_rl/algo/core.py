@@ -175,10 +175,15 @@ def head_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Te
     tensors that path keeps for its backward; a head other than a plain bias-free `nn.Linear` (a LoRA-wrapped
     one, say) takes that plain path.
     """
-    if type(head) is not torch.nn.Linear or head.bias is not None:
-        return token_logprobs(head(hidden).unsqueeze(0), targets.unsqueeze(0), temperature).squeeze(0)
-    check_training_temperature(temperature)
-    return _HeadLogprobs.apply(hidden, head.weight, targets, temperature)
+    # Under a bf16 autocast (`algo.dtype=bf16`) the decoder's states arrive in bf16; the head and its softmax run in
+    # fp32 all the same: log-probs feed exp() in the ratio and the KL, and the chunked backward recomputes the logits
+    # outside any autocast, so the forward must use the same precision. In fp32, `.float()` returns `hidden` itself.
+    with torch.autocast(device_type=hidden.device.type, enabled=False):
+        hidden = hidden.float()
+        if type(head) is not torch.nn.Linear or head.bias is not None:
+            return token_logprobs(head(hidden).unsqueeze(0), targets.unsqueeze(0), temperature).squeeze(0)
+        check_training_temperature(temperature)
+        return _HeadLogprobs.apply(hidden, head.weight, targets, temperature)
 
 
 @KL_ESTIMATORS.register("k1")

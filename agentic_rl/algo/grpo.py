@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 
 from agentic_rl.algo.core import ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal
 from agentic_rl.algo.rollout_correction import (IS_LEVELS, ROLLOUT_CORRECTIONS, GapSums, add_gap_sums, gap_metrics,
                                                 gap_sums, rollout_weights)
-from agentic_rl.algo.scoring import (SharedPrefix, behaviour_logprobs, group_prefix, padded_batch, padded_rows,
+from agentic_rl.algo.scoring import (TRAINER_DTYPES, SharedPrefix, behaviour_logprobs, group_prefix, padded_batch, padded_rows,
                                      prefix_states, reference_logprobs, reference_prefix, sampler_logprobs_of,
-                                     sampler_rows, sequence_logprobs, token_budget_batches)
+                                     sampler_rows, sequence_logprobs, token_budget_batches, trainer_precision)
 from agentic_rl.types import Trajectory
 
 
@@ -75,6 +75,9 @@ class GRPOConfig:
         them (more update time for a fraction of its memory).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
         are all equal (their advantages are zero; only the KL term would act).
+    dtype: the trainer's compute dtype, fp32 | bf16 (bf16: autocast around the decoder's forward, LoRA master
+        weights, gradients and the LM head's log-probs stay fp32; every trainer pass uses it, so the PPO ratio
+        compares like with like).
     rollout_correction: mode, level and cap of the importance weight between the sampler's recorded
         log-probs and the trainer's (`RolloutCorrectionSchema`).
     """
@@ -95,6 +98,7 @@ class GRPOConfig:
     max_grad_norm: float = 1.0
     weight_decay: float = 0.0
     skip_zero_std_groups: bool = True
+    dtype: str = "fp32"
     lora: LoraSchema = field(default_factory=LoraSchema)
     rollout_correction: RolloutCorrectionSchema = field(default_factory=RolloutCorrectionSchema)
 
@@ -116,6 +120,8 @@ class GRPOConfig:
             (self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
+            (self.dtype in TRAINER_DTYPES,
+             f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}"),
             (self.rollout_correction.cap >= 1,
              (f"algo.rollout_correction.cap must be >= 1 (a cap below 1 would shrink every token's weight even when "
               f"the sampler equals the trainer; 2.0 is the usual value), got {self.rollout_correction.cap}")),
@@ -180,17 +186,45 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     """
     if not _updates(rewards, cfg):
         return StepStats(n_tokens=0, skipped=True)
+    device = next(model.parameters()).device
+    sampler = [sampler_logprobs_of(t) for t in group] if sampler_logprobs is None else list(sampler_logprobs)
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    with trainer_precision(cfg.dtype, device):
+        sums = _group_backward(model, group, rewards, cfg, pad_id, device, temperature=temperature,
+                               old_logprobs=old_logprobs, sampler=sampler)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if grad_sync is not None:
+        grad_sync(params)
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
+    optimizer.step()
+    group_tokens = sum(t.n_model_tokens for t in group)
+    denom = max(group_tokens, 1)
+    return StepStats(n_tokens=group_tokens, skipped=False, loss=sums.loss, grad_norm=grad_norm,
+                     kl=sums.kl / denom if cfg.kl_coeff > 0 else None, clip_frac=sums.clipped / denom,
+                     rollout_gap={} if sums.gap is None else gap_metrics(sums.gap, cfg.rollout_correction.mode))
+
+
+class _GroupSums(NamedTuple):
+    """What `_group_backward` adds up over a group's micro-batches."""
+
+    loss: float
+    kl: float  # Σ mask·KL over the group's model tokens
+    clipped: float  # model tokens where the PPO clip bound
+    gap: GapSums | None  # the sampler/trainer gap, None when no trajectory carries sampler log-probs
+
+
+def _group_backward(model: Any, group: Sequence[Trajectory], rewards: torch.Tensor, cfg: GRPOConfig, pad_id: int,
+                    device: torch.device, *, temperature: float, old_logprobs: Sequence[torch.Tensor] | None,
+                    sampler: Sequence[torch.Tensor | None]) -> _GroupSums:
+    """The group's loss, backpropagated micro-batch by micro-batch into the LoRA gradients (`grpo_step`)."""
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
     objective = POLICY_OBJECTIVES.get(cfg.objective)
     kl_fn = KL_ESTIMATORS.get(cfg.kl_estimator)
     aggregate = LOSS_AGGREGATIONS.get(cfg.loss_agg)
-    device = next(model.parameters()).device
     group_tokens = sum(t.n_model_tokens for t in group)
     correction = cfg.rollout_correction
-    sampler = [sampler_logprobs_of(t) for t in group] if sampler_logprobs is None else list(sampler_logprobs)
     gap: GapSums | None = None
-    model.train()
-    optimizer.zero_grad(set_to_none=True)
     total_loss, kl_sum, n_clipped = 0.0, 0.0, 0.0
     # The group's shared prompt runs once per pass instead of once per episode. The policy's prefix pass stays
     # alive across the micro-batches: their gradients w.r.t. its keys/values collect in `leaves` and go back
@@ -232,15 +266,7 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
                  for out, leaf in zip(kv_out, kv_leaf) if leaf.grad is not None]
         if pairs:
             torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])
-    params = [p for p in model.parameters() if p.requires_grad]
-    if grad_sync is not None:
-        grad_sync(params)
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
-    optimizer.step()
-    denom = max(group_tokens, 1)
-    return StepStats(n_tokens=group_tokens, skipped=False, loss=total_loss, grad_norm=grad_norm,
-                     kl=kl_sum / denom if cfg.kl_coeff > 0 else None, clip_frac=n_clipped / denom,
-                     rollout_gap={} if gap is None else gap_metrics(gap, correction.mode))
+    return _GroupSums(total_loss, kl_sum, n_clipped, gap)
 
 
 def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: Sequence[Sequence[Trajectory]],
@@ -260,7 +286,7 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
     if off_policy:
         flat = [t for i in off_policy for t in groups[i]]
         scored = behaviour_logprobs(model, flat, pad_id, temperature=temperature,
-                                    micro_batch_tokens=cfg.micro_batch_tokens)
+                                    micro_batch_tokens=cfg.micro_batch_tokens, dtype=cfg.dtype)
         start = 0
         for i in off_policy:
             behaviour[i] = scored[start:start + len(groups[i])]

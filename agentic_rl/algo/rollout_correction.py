@@ -33,10 +33,14 @@ Deviations and choices, on purpose:
   tokens' scale does not depend on how many were masked;
 - the weights are computed in log space and capped there (min(log r, log C)), so a long sequence's product
   cannot overflow;
-- no lower bound: small weights shrink a token's gradient, which is what the importance weight asks for.
+- no lower bound: small weights shrink a token's gradient, which is what the importance weight asks for;
+- π_samp must be of the distribution the trainer scores, softmax(logits / τ) over the full vocabulary (see
+  core.py on top-p). A sampler log-prob renormalised to the top-p nucleus is higher by -log(nucleus mass), which
+  reads as weights a little below 1 on every token; rollout.top_p=1 compares like with like.
 
-When the sampler's log-probs equal the trainer's (the HF backend in the trainer's dtype, or a trajectory that
-carries none), log r = 0, w = exp(0) = 1 exactly, and the objective is the uncorrected one bit for bit.
+When the sampler's log-probs equal the trainer's up to float noise (the HF backend in the trainer's dtype:
+per-token log ratios below NOISE_FLOOR are read as 0), or a trajectory carries none, w = exp(0) = 1 exactly and
+the objective is the uncorrected one bit for bit.
 """
 from __future__ import annotations
 
@@ -103,6 +107,13 @@ def masked_is(log_weight: torch.Tensor, mask: torch.Tensor, *, cap: float) -> Ro
     return RolloutWeights(weights.masked_fill(capped, 0.0), capped)
 
 
+# Per-token log ratios smaller than this are float noise, read as 0 in the weight (the gap metrics keep them): two
+# fp32 passes over the same weights (the HF sampler's cached, batched decoding and the trainer's full pass) differ
+# by ~1e-6, and that noise must not make the HF reference's objective differ from the uncorrected one. A real
+# sampler/trainer gap (bf16 engine) is 1e-3 and more per token; a weight within 1e-4 of 1 changes nothing.
+NOISE_FLOOR = 1e-4
+
+
 def rollout_weights(old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, *, mode: str,
                     level: str, cap: float) -> RolloutWeights:
     """old_logp (trainer at the rollout weights), sampler_logp, mask: (B, T) -> the weights of `mode` at `level`.
@@ -110,7 +121,9 @@ def rollout_weights(old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: to
     Unknown names raise with the available ones.
     """
     correct = ROLLOUT_CORRECTIONS.get(mode)
-    log_weight = IS_LEVELS.get(level)((old_logp - sampler_logp).detach(), mask)
+    log_ratio = (old_logp - sampler_logp).detach()
+    log_ratio = log_ratio.masked_fill(log_ratio.abs() < NOISE_FLOOR, 0.0)
+    log_weight = IS_LEVELS.get(level)(log_ratio, mask)
     return correct(log_weight, mask, cap=cap)
 
 

@@ -74,10 +74,12 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
     `behaviour_logprobs` (entry t: the log-prob of token t + 1; 0 off the loss mask), or None when it carries
     none (then the sampler is taken to be the trainer).
 
-    Read from `traj.sampler_logprobs`, recorded by the rollout backend: either one value per token id (values
-    off the loss mask are ignored) or one per model token, in order.
+    Read from `traj.sampler_logprobs` (a list, or a method returning one), recorded by the rollout backend: either
+    one value per token id (values off the loss mask are ignored) or one per model token, in order.
     """
     values = getattr(traj, "sampler_logprobs", None)  # absent on trajectories of a backend that records none
+    if callable(values):  # a method that gathers them from the rollout's turns; hand-built trajectories have none
+        values = values() if traj.turns else None
     if values is None:
         return None
     mask = torch.tensor(traj.loss_mask[1:], dtype=torch.bool)
@@ -89,6 +91,19 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
     raise ValueError(f"trajectory {traj.task_id!r} (sample {traj.sample_index}) has {len(values)} sampler log-probs "
                      f"for {len(traj.token_ids)} token ids and {int(mask.sum())} model tokens: the rollout backend "
                      "must record one per token id or one per model token")
+
+
+# algo.dtype -> the autocast dtype of the trainer's forward passes (None: plain fp32, no autocast)
+TRAINER_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16}
+
+
+def trainer_precision(dtype: str, device: torch.device) -> contextlib.AbstractContextManager:
+    """The context every trainer pass runs in: autocast to `TRAINER_DTYPES[dtype]`, or nothing for fp32 (the
+    weights stay fp32 masters either way; `core.head_logprobs` takes the LM head back to fp32)."""
+    autocast_dtype = TRAINER_DTYPES[dtype]
+    if autocast_dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=autocast_dtype)
 
 
 @dataclass
@@ -267,12 +282,13 @@ def _eval_mode(model: Any) -> Iterator[None]:
 
 @torch.no_grad()
 def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, temperature: float,
-                       micro_batch_tokens: int) -> list[torch.Tensor]:
-    """Log-probs of each trajectory's tokens under the current policy as the sampler uses it (eval mode,
-    at the sampling temperature): one (len(token_ids) - 1,) tensor per trajectory, 0 off the loss mask."""
+                       micro_batch_tokens: int, dtype: str = "fp32") -> list[torch.Tensor]:
+    """Log-probs of each trajectory's tokens under the current policy as the trainer scores it (eval mode, at the
+    sampling temperature, in the trainer's `dtype`): one (len(token_ids) - 1,) tensor per trajectory, 0 off the
+    loss mask."""
     device = next(model.parameters()).device
     out: list[torch.Tensor] = [torch.empty(0)] * len(trajs)
-    with _eval_mode(model):
+    with _eval_mode(model), trainer_precision(dtype, device):
         prefix_ids = group_prefix(model, trajs, device, lora_dropout=0.0)
         prefix = prefix_states(model, prefix_ids) if prefix_ids is not None else None
         start = 0 if prefix is None else prefix.length

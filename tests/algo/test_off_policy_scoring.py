@@ -14,7 +14,7 @@ import torch
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
 from agentic_rl.algo.scoring import behaviour_logprobs
 
-from .test_objective import TEMPERATURE, base_and_tokenizer, episode, lora_model, unrelated_episode  # noqa: F401
+from .test_objective import TEMPERATURE, episode, lora_model, unrelated_episode
 
 
 def test_each_off_policy_group_gets_its_own_behaviour_logprobs(base_and_tokenizer):

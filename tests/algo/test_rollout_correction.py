@@ -16,8 +16,8 @@ from agentic_rl.algo.scoring import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.algo.rollout_correction import gap_metrics, gap_sums, rollout_weights
 from agentic_rl.types import Trajectory
 
-from .test_objective import (NO_CLIP, TEMPERATURE, assert_close_and_discriminating, base_and_tokenizer,  # noqa: F401
-                             episode, full_logprobs, lora_grads, lora_model)
+from .test_objective import (NO_CLIP, TEMPERATURE, assert_close_and_discriminating, episode, full_logprobs,
+                             lora_grads, lora_model)
 
 LN = math.log
 MASK = torch.tensor([[0.0, 1.0, 1.0, 0.0],
@@ -73,6 +73,28 @@ def test_equal_log_probs_give_weight_one_exactly():
         for level in ("token", "sequence"):
             got = rollout_weights(logp, logp.clone(), mask, mode=mode, level=level, cap=2.0)
             assert torch.equal(got.weights, mask) and not got.capped.any()
+
+
+def test_float_noise_reads_as_weight_one_and_a_real_gap_does_not():
+    logp = torch.randn(2, 6)
+    mask = torch.ones(2, 6)
+    noise = (torch.rand(2, 6) - 0.5) * 1e-5  # two fp32 passes over the same weights
+    for level in ("token", "sequence"):
+        assert torch.equal(rollout_weights(logp, logp + noise, mask, mode="tis", level=level, cap=2.0).weights, mask)
+    gap = rollout_weights(logp, logp - 1e-3, mask, mode="tis", level="token", cap=2.0).weights
+    assert torch.allclose(gap, torch.full((2, 6), math.exp(1e-3))) and not torch.equal(gap, mask)
+    # the gap metrics keep the noise
+    assert gap_sums(logp, logp + noise, mask, "token", torch.zeros_like(mask, dtype=torch.bool)).abs_diff > 0
+
+
+def test_a_trajectory_method_of_sampler_logprobs_is_read_and_hand_built_ones_have_none():
+    class WithTurns(Trajectory):
+        def sampler_logprobs(self):  # as a rollout that keeps them per turn exposes them
+            return [0.0, -0.1, -0.2, 0.0, -0.3]
+
+    traj = WithTurns("t", [5, 6, 7, 8, 9], [0, 1, 1, 0, 1], prompt_len=1, turns=[object()])
+    assert sampler_logprobs_of(traj).tolist() == pytest.approx([-0.1, -0.2, 0.0, -0.3])
+    assert sampler_logprobs_of(WithTurns("t", [5, 6, 7], [0, 1, 1], prompt_len=1)) is None  # no turns
 
 
 def test_gap_metrics_are_means_over_model_tokens_only():
