@@ -52,7 +52,7 @@ def test_installed_console_scripts_work_from_another_directory(venv, tmp_path):
 
     helped = run("agentic-rl-train", "--help")
     assert helped.returncode == 0, helped.stderr
-    assert "reward: binary, shaped, torl" in helped.stdout and "experiment: seed-3b, smoke" in helped.stdout
+    assert "reward: binary, shaped, torl" in helped.stdout and "experiment: codegym, seed-3b, smoke" in helped.stdout
     assert "_target_: agentic_rl.rewards.shaped" in helped.stdout  # the composed default config
 
     typo = run("agentic-rl-train", "+algo.learning_rate=1e-5", f"hydra.run.dir={tmp_path / 'run'}")

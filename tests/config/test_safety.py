@@ -60,7 +60,7 @@ def test_data_path_on_builtin_data_names_the_data_options_that_take_a_path():
     problems = find_problems(compose_cfg(["+data.path=/tmp/tasks.jsonl"]), "train")
     assert len(problems) == 1
     assert "unknown config key 'data.path'" in problems[0]
-    assert "bigcodebench-hard, humaneval, kodcode take 'path'" in problems[0]
+    assert "bigcodebench-hard, codegym, humaneval, kodcode take 'path'" in problems[0]
 
 
 def test_reward_parameters_are_checked_against_the_reward_function():
