@@ -98,7 +98,7 @@ def record_of(task: Task) -> dict[str, Any]:
     record = task.metadata.get("codegym")
     if not isinstance(record, dict) or not {"code", "class_name", "options"} <= set(record):
         raise ValueError(f"task {task.task_id} has harness 'codegym' but no metadata['codegym'] with code, "
-                         "class_name and options (load CodeGym tasks with agentic_rl.data.codegym)")
+                         "class_name and options (load CodeGym tasks with agentic_rl.envs.tasks)")
     return record
 
 

@@ -77,7 +77,7 @@ def config_reason(v: dict[str, Any], success: list[bool] | None, has_oracle: boo
 def verify_records(records: list[dict[str, Any]], runner: CodeGymRunner, rules: Rules,
                    success: dict[str, list[bool]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the kept records, the report)."""
-    from agentic_rl.data.codegym import environment_tasks
+    from agentic_rl.envs.tasks import environment_tasks
 
     kept, dropped_envs, dropped_configs = [], {}, []
     reasons: Counter[str] = Counter()
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=Rules.timeout_s, help="per environment, all configs")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-    from agentic_rl.data.codegym import read_environments
+    from agentic_rl.envs.tasks import read_environments
 
     try:
         if args.file == "builtin":

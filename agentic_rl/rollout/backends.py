@@ -8,66 +8,15 @@ used, so a run never dies for want of the faster sampler. Importing this module 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from agentic_rl.registry import Registry
+from agentic_rl.rollout.vllm_settings import VLLMConfig, vllm_config  # noqa: F401  (rollout.vllm's schema)
 
 logger = logging.getLogger(__name__)
 
 SAMPLERS: Registry[Any] = Registry("sampler")
 DEFAULT_BACKEND = "hf"
-WEIGHT_SYNCS = ("merged", "lora")
-SYNC_TENSORS = ("touched", "all")
-ENGINE_DTYPES = ("auto", "float32", "bfloat16", "float16")
-LOGPROBS_MODES = ("processed_logprobs", "raw_logprobs")
-
-
-@dataclass
-class VLLMConfig:
-    """`rollout.vllm` (conf/rollout/multi_turn.yaml documents each key)."""
-
-    dtype: str = "auto"
-    weight_sync: str = "merged"
-    sync_tensors: str = "touched"
-    max_num_seqs: int = 32
-    max_model_len: int | None = None
-    kv_cache_tokens: int | None = None
-    gpu_memory_utilization: float = 0.35
-    enable_sleep_mode: bool = False
-    enforce_eager: bool = True
-    logprobs_mode: str = "processed_logprobs"
-    max_lora_rank: int = 64
-
-    def __post_init__(self) -> None:
-        for key, value, allowed in (("dtype", self.dtype, ENGINE_DTYPES),
-                                    ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
-                                    ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
-                                    ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES)):
-            if value not in allowed:
-                raise ValueError(f"rollout.vllm.{key} must be one of {allowed}, got {value!r}")
-        if self.max_num_seqs < 1:
-            raise ValueError(f"rollout.vllm.max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        if self.kv_cache_tokens is not None and self.kv_cache_tokens < 16:
-            raise ValueError(f"rollout.vllm.kv_cache_tokens must be >= 16 or null, got {self.kv_cache_tokens}")
-        if not 0 < self.gpu_memory_utilization <= 1:
-            raise ValueError(f"rollout.vllm.gpu_memory_utilization must be in (0, 1], "
-                             f"got {self.gpu_memory_utilization}")
-
-
-def vllm_config(value: Any) -> VLLMConfig:
-    """A `VLLMConfig` from a config node / dict (or one already built)."""
-    if isinstance(value, VLLMConfig):
-        return value
-    if value is None:
-        return VLLMConfig()
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(value, DictConfig):
-        value = OmegaConf.to_container(value, resolve=True)
-    return VLLMConfig(**dict(value))
-
-
 def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
     """`rollout.backend=hf`: the transformers reference engine over `model`."""
     from agentic_rl.rollout.hf_policy import HFPolicy

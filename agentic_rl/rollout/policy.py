@@ -14,9 +14,9 @@ agentic_rl.rollout.backends; `ScriptedPolicy` (here) answers from fixed text for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
-from agentic_rl.rollout.stops import first_stop_prefix
+from agentic_rl.rollout.stops import StopCondition, StopFn, first_stop_prefix  # noqa: F401  (part of the interface)
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, ChatTokenizer
 from agentic_rl.types import Task
 
@@ -52,22 +52,6 @@ class TurnRequest:
     keep_cache: bool = True
 
 
-class StopCondition:
-    """Whether a turn's text is complete, and the closing markers that a text which just became complete
-    must end with; a policy then runs `check` only when new text brings one of them (see `StopScanner`).
-
-    `markers=None` means they are unknown: the check runs after every token.
-    """
-
-    def __init__(self, check: Callable[[str], bool], markers: Sequence[str] | None = None) -> None:
-        self.check = check
-        self.markers = tuple(markers) if markers is not None else None
-
-    def __call__(self, text: str) -> bool:
-        return self.check(text)
-
-
-StopFn = Callable[[str], bool]  # a plain predicate is accepted too (checked after every token)
 
 
 @dataclass
@@ -120,18 +104,3 @@ class ScriptedPolicy:
                 ids = ids[: min(cut, sampling.max_new_tokens)]
             out.append(ids)
         return out
-
-
-
-def __getattr__(name: str) -> Any:
-    """`HFPolicy` and the HF engine's helpers lived here before the module was split; importing them from
-    here still works (lazily: the HF backend imports this module)."""
-    if name in ("HFPolicy", "sample_tokens", "KV_CACHE_MODES"):
-        from agentic_rl.rollout import hf_policy
-
-        return getattr(hf_policy, name)
-    if name in ("StopScanner", "TextStream"):
-        from agentic_rl.rollout import stops
-
-        return getattr(stops, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

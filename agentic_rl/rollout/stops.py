@@ -1,4 +1,7 @@
-"""Stop detection while a turn streams: incremental detokenization and the tool-call stop check.
+"""Stop detection while a turn streams: the stop condition, incremental detokenization and the tool-call check.
+
+`StopCondition` says whether a turn's text is complete (a tool call of the active set has closed) and which
+closing markers such a text ends with.
 
 `TextStream` turns appended token ids into the new text each brings; `StopScanner` runs a turn's
 `StopCondition` only when that new text (with an overlap for markers split across tokens) holds a closing
@@ -8,12 +11,27 @@ their output there afterwards), so all of them end a turn at the same token.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable, Sequence
 
 from agentic_rl.rollout.tokenizer import ChatTokenizer
 
-if TYPE_CHECKING:
-    from agentic_rl.rollout.policy import StopCondition, StopFn
+
+class StopCondition:
+    """Whether a turn's text is complete, and the closing markers that a text which just became complete
+    must end with; a policy then runs `check` only when new text brings one of them (see `StopScanner`).
+
+    `markers=None` means they are unknown: the check runs after every token.
+    """
+
+    def __init__(self, check: Callable[[str], bool], markers: Sequence[str] | None = None) -> None:
+        self.check = check
+        self.markers = tuple(markers) if markers is not None else None
+
+    def __call__(self, text: str) -> bool:
+        return self.check(text)
+
+
+StopFn = Callable[[str], bool]  # a plain predicate is accepted too (checked after every token)
 
 
 class TextStream:

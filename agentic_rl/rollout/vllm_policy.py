@@ -44,7 +44,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights
-from agentic_rl.rollout.backends import VLLMConfig
+from agentic_rl.rollout.vllm_settings import VLLMConfig
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from agentic_rl.data.codegym import load_codegym, read_environments
+from agentic_rl.envs.tasks import load_codegym, read_environments
 from agentic_rl.envs.builtin import builtin_records
 from agentic_rl.envs.verify import main
 

@@ -1,7 +1,7 @@
 """The built-in CodeGym set: environments written for this project, one module per kind of workflow.
 
 `builtin_records()` turns every environment class into a record of the environments-file format
-(agentic_rl.data.codegym): its self-contained source (gym_base.py, then its module without the package
+(agentic_rl.envs.tasks): its self-contained source (gym_base.py, then its module without the package
 import), class name, oracle name, split and configurations drawn by its module's seeded generator.
 Held-out by environment: the last class of each module is never trained on (split "heldout").
 To regenerate oracle_calls.json after changing an environment or a generator:

@@ -1,4 +1,4 @@
-"""Loader of CodeGym environments files: each configuration of each environment becomes one `Task`.
+"""CodeGym tasks: an environments file (or the built-in set) read as `Task`s, one per configuration of each environment.
 
 File format (JSON Lines, one environment per line; `python -m agentic_rl.envs.verify` checks and filters it):
     {"env_id": "arrays/MaxSubarraySumEnv",      unique name
@@ -32,7 +32,7 @@ def read_environments(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no CodeGym environments file at {path} (data.path); write one JSON object "
-                                "per line, see agentic_rl/data/codegym.py")
+                                "per line, see agentic_rl/envs/tasks.py")
     records, seen = [], set()
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():

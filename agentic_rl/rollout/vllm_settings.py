@@ -1,0 +1,59 @@
+"""`rollout.vllm`: the vLLM backend's settings (`VLLMConfig`), checked when the rollout config is read.
+
+Kept apart from the backend (`vllm_policy`) and from the choice of backend (`backends`) so that both read them
+without importing each other, and reading a config never imports vLLM.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+WEIGHT_SYNCS = ("merged", "lora")
+SYNC_TENSORS = ("touched", "all")
+ENGINE_DTYPES = ("auto", "float32", "bfloat16", "float16")
+LOGPROBS_MODES = ("processed_logprobs", "raw_logprobs")
+
+
+@dataclass
+class VLLMConfig:
+    """`rollout.vllm` (conf/rollout/multi_turn.yaml documents each key)."""
+
+    dtype: str = "auto"
+    weight_sync: str = "merged"
+    sync_tensors: str = "touched"
+    max_num_seqs: int = 32
+    max_model_len: int | None = None
+    kv_cache_tokens: int | None = None
+    gpu_memory_utilization: float = 0.35
+    enable_sleep_mode: bool = False
+    enforce_eager: bool = True
+    logprobs_mode: str = "processed_logprobs"
+    max_lora_rank: int = 64
+
+    def __post_init__(self) -> None:
+        for key, value, allowed in (("dtype", self.dtype, ENGINE_DTYPES),
+                                    ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
+                                    ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
+                                    ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES)):
+            if value not in allowed:
+                raise ValueError(f"rollout.vllm.{key} must be one of {allowed}, got {value!r}")
+        if self.max_num_seqs < 1:
+            raise ValueError(f"rollout.vllm.max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if self.kv_cache_tokens is not None and self.kv_cache_tokens < 16:
+            raise ValueError(f"rollout.vllm.kv_cache_tokens must be >= 16 or null, got {self.kv_cache_tokens}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"rollout.vllm.gpu_memory_utilization must be in (0, 1], "
+                             f"got {self.gpu_memory_utilization}")
+
+
+def vllm_config(value: Any) -> VLLMConfig:
+    """A `VLLMConfig` from a config node / dict (or one already built)."""
+    if isinstance(value, VLLMConfig):
+        return value
+    if value is None:
+        return VLLMConfig()
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(value, DictConfig):
+        value = OmegaConf.to_container(value, resolve=True)
+    return VLLMConfig(**dict(value))
