@@ -109,12 +109,18 @@ class Supervisor:
         The init is what the server watches and kills: as root, the first process of a new PID namespace,
         so when it exits nothing of the call is left. It never runs candidate code."""
         while True:
-            init, order, status_r = self._prefork_call(sock)
+            cgroup = b""
+            if self.cgroups is not None:
+                try:  # made here, and joined while the call's processes wait: no migration on a call's path
+                    cgroup = self.cgroups.create().encode()
+                except OSError:
+                    cgroup = b""  # this call without one (its memory is then polled only)
+            init, order, status_r = self._prefork_call(sock, cgroup.decode())
             try:
                 if init > 0:
-                    socket.send_fds(sock, [struct.pack(">i", init)], [order.fileno()])
+                    socket.send_fds(sock, [struct.pack(">ii", init, len(cgroup)) + cgroup], [order.fileno()])
                 else:
-                    sock.sendall(struct.pack(">i", init))
+                    sock.sendall(struct.pack(">ii", init, 0))
             except OSError:
                 return  # the server is gone (the waiting init dies with us: its parent-death signal)
             if order is not None:
@@ -131,7 +137,7 @@ class Supervisor:
             except OSError:
                 return
 
-    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, "socket.socket | None", int | None]:
+    def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, "socket.socket | None", int | None]:
         """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
         runner's order socket, status pipe), or (-1, None, None) when no process can be made."""
         order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -148,7 +154,7 @@ class Supervisor:
             zygote_sock.close()
             order.close()
             os.close(status_r)
-            self._call_init(theirs, status_w)  # never returns
+            self._call_init(theirs, status_w, cgroup)  # never returns
         theirs.close()
         os.close(status_w)
         if init < 0:
@@ -157,7 +163,7 @@ class Supervisor:
             return -1, None, None
         return init, order, status_r
 
-    def _call_init(self, runner_channel: socket.socket, status_w: int) -> None:
+    def _call_init(self, runner_channel: socket.socket, status_w: int, cgroup: str = "") -> None:
         """The call's init (forked by the zygote; never returns). It forks the runner at once, reaps every
         process of the call that exits, and once the runner has exited, passes its status on and exits,
         which (as a PID namespace's init) ends every process still in the namespace.
@@ -170,6 +176,8 @@ class Supervisor:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if not self.pid_namespace:
                 prctl(PR_SET_CHILD_SUBREAPER, 1)
+            if cgroup:  # the call's memory cgroup: the runner, forked next, is born in it
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             runner = os.fork()
             if runner == 0:
                 os.close(status_w)
@@ -191,17 +199,12 @@ class Supervisor:
         os._exit(0)
 
     def _waiting_runner(self, channel: socket.socket) -> None:
-        """The runner before its call: wait for the order (pipe ends, the memory cgroup), move itself and
-        its init into the cgroup, then run. EOF (the server is gone): exit."""
+        """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
+        gone): exit."""
         try:
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
             if not msg:
                 os._exit(0)
-            cgroup = msg[1:].decode()
-            if cgroup:
-                procs = os.path.join(cgroup, "cgroup.procs")
-                write_text(procs, str(os.getppid()))  # the init (pid 1 here, in a PID namespace)
-                write_text(procs, "0")
             channel.close()
         except BaseException as e:  # noqa: BLE001
             os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
@@ -222,29 +225,44 @@ class Supervisor:
             raise RuntimeError(f"the zygote failed ({what}): {e}") from None
         return struct.unpack(">i", data)[0]
 
-    def _fork_runner(self, fds: list[int], cgroup: str | None = None) -> int:
-        """Start the call the zygote has made ready (its init and waiting runner): send the runner its pipe
-        ends and memory cgroup; the init's pid."""
+    def _fork_runner(self, fds: list[int], memory_limit: int | None = None) -> int:
+        """Start the call the zygote has made ready (its init and waiting runner, already in a fresh memory
+        cgroup): set the cgroup's limit, send the runner its pipe ends; the init's pid."""
         try:
             self._zygote_sock.settimeout(30.0)
-            data, got, _, _ = socket.recv_fds(self._zygote_sock, 4, 1)
-        except OSError as e:
+            head, got, _, _ = socket.recv_fds(self._zygote_sock, 8, 1)
+            pid, n = struct.unpack(">ii", head) if len(head) == 8 else (-1, 0)
+            cgroup = self._recv_exact(n).decode() if n > 0 else ""
+        except (OSError, EOFError, ValueError) as e:
             self._zygote_pid = None
             raise RuntimeError(f"the zygote failed: {e}") from None
-        pid = struct.unpack(">i", data)[0] if len(data) == 4 else -1
         if pid <= 0 or len(got) != 1:  # not a ready call: the channel is out of step, or no fork was possible
             for fd in got:
                 os.close(fd)
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
+        self._init_pid = pid
+        if cgroup and self.cgroups is not None:
+            self._cgroup = cgroup
+            if memory_limit:
+                self.cgroups.set_limit(cgroup, memory_limit)
         order = socket.socket(fileno=got[0])
         try:
-            socket.send_fds(order, [b"f" + (cgroup or "").encode()], fds)
+            socket.send_fds(order, [b"f"], fds)
         except OSError:
             pass  # the runner is gone already: the call reports nothing, and the zygote sends its status
         finally:
             order.close()
         return pid
+
+    def _recv_exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self._zygote_sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError("the zygote closed its channel")
+            data += chunk
+        return data
 
     def run(self, req: dict, control_fd: int | None = None) -> dict:
         uid = req.get("uid")
@@ -261,12 +279,10 @@ class Supervisor:
         ends = [pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1], pipes["request"][0]]
         limits = req["limits"]
         try:
-            cgroup = None
-            if self.cgroups is not None and limits.get("total_memory_bytes"):
-                # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
-                cgroup = self.cgroups.create(limits["total_memory_bytes"] + (limits.get("tmp_bytes") or 0))
-            self._cgroup = cgroup
-            pid = self._init_pid = self._fork_runner(ends, cgroup)
+            # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
+            total = limits.get("total_memory_bytes")
+            pid = self._fork_runner(ends, total + (limits.get("tmp_bytes") or 0) if total else None)
+            cgroup = self._cgroup
         except (RuntimeError, OSError):
             for r, w in pipes.values():
                 os.close(r)
