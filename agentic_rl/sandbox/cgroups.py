@@ -51,23 +51,30 @@ class MemoryCgroups:
             os.rmdir(probe)
         except OSError as e:
             return None, f"cannot make memory cgroups under {base} ({e})"
+        for name in os.listdir(base):  # groups a dead server (or its zygote) left behind, empty by now
+            owner = name.split("-")[1] if name.startswith("agentic_rl_sandbox-") else ""
+            if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                try:
+                    os.rmdir(os.path.join(base, name))
+                except OSError:
+                    pass
         return cls(os.path.normpath(base)), None
 
-    def create(self, limit_bytes: int) -> str:
+    def create(self) -> str:
+        """A new group, without a limit yet (the next call's processes join it while they wait)."""
         self._remove_stale()
         self._n += 1
         path = os.path.join(self.base, f"agentic_rl_sandbox-{os.getpid()}-{self._n}")
         os.mkdir(path)
-        try:
-            write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
-            try:  # no swapping either, where the kernel has swap accounting
-                write_text(os.path.join(path, "memory.memsw.limit_in_bytes"), str(limit_bytes))
-            except OSError:
-                pass
-        except OSError:
-            self.remove(path)
-            raise
         return path
+
+    @staticmethod
+    def set_limit(path: str, limit_bytes: int) -> None:
+        write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
+        try:  # no swapping either, where the kernel has swap accounting
+            write_text(os.path.join(path, "memory.memsw.limit_in_bytes"), str(limit_bytes))
+        except OSError:
+            pass
 
     @staticmethod
     def processes(path: str) -> list[int]:

@@ -18,7 +18,8 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def descendants(root: int) -> list[int]:
+def descendants(root: int, skip: int | None = None) -> list[int]:
+    """Every descendant of `root` (one walk of /proc), leaving out `skip` and everything below it."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -33,8 +34,9 @@ def descendants(root: int) -> list[int]:
     out, stack = [], [root]
     while stack:
         for child in children.get(stack.pop(), []):
-            out.append(child)
-            stack.append(child)
+            if child != skip:
+                out.append(child)
+                stack.append(child)
     return out
 
 

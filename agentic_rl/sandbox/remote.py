@@ -166,6 +166,8 @@ class Codec:
             return {"$fr": [value.numerator, value.denominator]}
         if t is range:
             return {"$rg": [value.start, value.stop, value.step]}
+        if _plain_namedtuple(t):
+            return {"$nt": [t.__name__, list(t._fields), [self.encode(v, depth + 1) for v in value]]}
         collection = self._encode_collection(value, t, depth)
         if collection is not None:
             return collection
@@ -270,6 +272,10 @@ class Codec:
         if tag == "$fr":
             num, den = (_int(v) for v in _pair(body))
             return fractions.Fraction(num, den)
+        if tag == "$nt":
+            name, fields, items = _list(body, 3)
+            cls = self.endpoint.namedtuple_class(_str(name), tuple(_str(f) for f in _list(fields)))
+            return cls(*(d(v) for v in _list(items, len(cls._fields))))
         if tag == "$rg":
             start, stop, step = (_int(v) for v in _list(body, 3))
             return range(start, stop, step)
@@ -393,6 +399,19 @@ def stand_in_exception(name: str, base: type, known: dict) -> type:
     return known[name]
 
 
+_NAMEDTUPLE_KEYS = {"__module__", "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
+                    "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__annotations__", "__orig_bases__"}
+
+
+def _plain_namedtuple(t: type) -> bool:
+    """A class made by collections.namedtuple (or typing.NamedTuple) with nothing of its own added: its
+    instances cross as their type name, field names and values, and the other side makes the same class."""
+    fields = getattr(t, "_fields", None) if t.__bases__ == (tuple,) else None
+    if type(fields) is not tuple or not all(type(f) is str and f.isidentifier() for f in fields):
+        return False
+    return set(vars(t)) <= _NAMEDTUPLE_KEYS | set(fields)
+
+
 def _plain(value: object) -> bool:
     return value is None or type(value) in (bool, int, float, str, bytes)
 
@@ -465,11 +484,22 @@ class Endpoint:
         self.codec = Codec(self)
         self._objects: dict[int, object] = {}
         self._ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
+        self._namedtuples: dict[tuple, type] = {}
         self.known_exceptions = known_exceptions if known_exceptions is not None else {}
 
         self.root: dict = {}  # names the other side may look up with "lookup"
         # (module, qualname) of the other side's object -> the same class here, or None (see RemoteObject)
         self.resolve_class = lambda module, qualname: None
+
+    def namedtuple_class(self, name: str, fields: tuple) -> type:
+        """This side's namedtuple class for the other side's (one per name and fields)."""
+        key = (name, fields)
+        if key not in self._namedtuples:
+            if not name.isidentifier() or len(fields) > 255 or len(set(fields)) != len(fields) or any(
+                    not f.isidentifier() or f.startswith("_") for f in fields):
+                raise Unsupported("malformed namedtuple")
+            self._namedtuples[key] = collections.namedtuple(name, fields)
+        return self._namedtuples[key]
 
     def keep(self, obj: object) -> int:
         handle = self._ids.get(id(obj))

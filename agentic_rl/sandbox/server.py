@@ -11,9 +11,10 @@ One server per worker slot; it handles one call at a time, so everything it sees
      |          Per call: a memory cgroup; have the zygote fork the call, enforce the deadline and the
      |          output cap, collect stdout/stderr/harness report, kill everything of the call, reply.
      +- zygote  forked before the first request is read, so it never holds request data (no call can
-         |      read another task's tests back from the memory it was forked from); per call it forks
-         |      the call's init with the pipes the server hands it, reports its pid and, later, the
-         |      runner's wait status. The request goes from the server to the runner alone, over a pipe.
+         |      read another task's tests back from the memory it was forked from); ahead of each call
+         |      it forks the call's init (which forks the runner: both wait), hands the server the init's
+         |      pid and the runner's order socket, and later sends the runner's wait status. The server
+         |      sends the runner its pipe ends; the request goes from the server to the runner alone.
          +- init    pid 1 of the call's own PID namespace (as root), in the call's memory cgroup; reaps
              |      every process of the call; when the runner exits it exits, and the kernel kills
              |      whatever is left in the namespace (clone(CLONE_PARENT) children included)

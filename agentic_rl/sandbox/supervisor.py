@@ -74,6 +74,7 @@ class Supervisor:
         self.cgroups = cgroups
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
+        self._init_pid: int | None = None  # the current call's init
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -100,55 +101,45 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: for each fork order (the runner's pipe ends, and the call's memory cgroup), hand
-        the order to the call's init (see `_call_init`), send its pid, wait for it and send the runner's
-        wait status.
+        """In the zygote: fork the next call's init (see `_call_init`), which forks its runner; hand the
+        server the init's pid and the runner's order socket; wait for the init and send the runner's wait
+        status; repeat. The next call's processes are made as soon as a call is over, and wait, holding
+        nothing: a call then starts without a fork on its path, with one message from server to runner.
 
         The init is what the server watches and kills: as root, the first process of a new PID namespace,
-        so when it exits nothing of the call is left. It never runs candidate code. The next call's init
-        and runner are forked as soon as a call is over, while they wait for no one: a call then starts
-        without a fork of the (large) zygote on its path."""
-        pending = None
+        so when it exits nothing of the call is left. It never runs candidate code."""
         while True:
-            if pending is None:
-                pending = self._prefork_call(sock)
+            cgroup = b""
+            if self.cgroups is not None:
+                try:  # made here, and joined while the call's processes wait: no migration on a call's path
+                    cgroup = self.cgroups.create().encode()
+                except OSError:
+                    cgroup = b""  # this call without one (its memory is then polled only)
+            init, order, status_r = self._prefork_call(sock, cgroup.decode())
             try:
-                msg, fds, _, _ = socket.recv_fds(sock, 4096, 8)
+                if init > 0:
+                    socket.send_fds(sock, [struct.pack(">ii", init, len(cgroup)) + cgroup], [order.fileno()])
+                else:
+                    sock.sendall(struct.pack(">ii", init, 0))
             except OSError:
-                return
-            if not msg:
                 return  # the server is gone (the waiting init dies with us: its parent-death signal)
-            init, order, status_r = pending
-            pending = None
-            if init > 0:
-                try:
-                    socket.send_fds(order, [msg], fds)
-                except OSError:  # the waiting init is gone: make the call's init now
-                    _reap(init)
-                    order.close()
-                    os.close(status_r)
-                    init, order, status_r = self._prefork_call(sock)
-                    if init > 0:
-                        socket.send_fds(order, [msg], fds)
             if order is not None:
                 order.close()
-            for fd in fds:
-                os.close(fd)
-            sock.sendall(struct.pack(">i", init))
-            status = None
-            if init > 0:
-                _, status = os.waitpid(init, 0)
-                got = os.read(status_r, 4)
-                if len(got) == 4:  # the runner's own status, as the init saw it
-                    status = struct.unpack(">i", got)[0]
-            if status_r is not None:
-                os.close(status_r)
-            if status is not None:
+            if init <= 0:
+                return
+            _, status = os.waitpid(init, 0)
+            got = os.read(status_r, 4)
+            os.close(status_r)
+            if len(got) == 4:  # the runner's own status, as the init saw it
+                status = struct.unpack(">i", got)[0]
+            try:
                 sock.sendall(struct.pack(">i", status))
+            except OSError:
+                return
 
-    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, "socket.socket | None", int | None]:
-        """Fork the next call's init, which forks its runner; both wait for the order. (pid, order socket,
-        status pipe), or (-1, None, None) when no process can be made."""
+    def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, "socket.socket | None", int | None]:
+        """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
+        runner's order socket, status pipe), or (-1, None, None) when no process can be made."""
         order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         status_r, status_w = os.pipe()
         try:
@@ -163,7 +154,7 @@ class Supervisor:
             zygote_sock.close()
             order.close()
             os.close(status_r)
-            self._call_init(theirs, status_w)  # never returns
+            self._call_init(theirs, status_w, cgroup)  # never returns
         theirs.close()
         os.close(status_w)
         if init < 0:
@@ -172,9 +163,8 @@ class Supervisor:
             return -1, None, None
         return init, order, status_r
 
-    def _call_init(self, order: socket.socket, status_w: int) -> None:
-        """The call's init (forked by the zygote; never returns). It forks the runner at once; on the order
-        both join the call's memory cgroup, the runner gets its pipe ends and runs; the init reaps every
+    def _call_init(self, runner_channel: socket.socket, status_w: int, cgroup: str = "") -> None:
+        """The call's init (forked by the zygote; never returns). It forks the runner at once, reaps every
         process of the call that exits, and once the runner has exited, passes its status on and exits,
         which (as a PID namespace's init) ends every process still in the namespace.
 
@@ -186,25 +176,13 @@ class Supervisor:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if not self.pid_namespace:
                 prctl(PR_SET_CHILD_SUBREAPER, 1)
-            to_runner, runner_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            if cgroup:  # the call's memory cgroup: the runner, forked next, is born in it
+                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             runner = os.fork()
             if runner == 0:
-                to_runner.close()
-                order.close()
                 os.close(status_w)
-                self._waiting_runner(runner_end)  # never returns
-            runner_end.close()
-            msg, fds, _, _ = socket.recv_fds(order, 4096, 8)
-            if not msg:
-                os._exit(0)  # no call came (the zygote is gone)
-            cgroup = msg[1:].decode()
-            if cgroup:
-                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
-            socket.send_fds(to_runner, [msg], fds)
-            for fd in fds:
-                os.close(fd)
-            to_runner.close()
-            order.close()
+                self._waiting_runner(runner_channel)  # never returns
+            runner_channel.close()
             while True:
                 try:
                     pid, status = os.waitpid(-1, 0)
@@ -221,14 +199,12 @@ class Supervisor:
         os._exit(0)
 
     def _waiting_runner(self, channel: socket.socket) -> None:
-        """The runner before its call: wait for the pipe ends (and the cgroup to join), then run."""
+        """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
+        gone): exit."""
         try:
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
             if not msg:
                 os._exit(0)
-            cgroup = msg[1:].decode()
-            if cgroup:
-                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             channel.close()
         except BaseException as e:  # noqa: BLE001
             os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
@@ -249,18 +225,44 @@ class Supervisor:
             raise RuntimeError(f"the zygote failed ({what}): {e}") from None
         return struct.unpack(">i", data)[0]
 
-    def _fork_runner(self, fds: list[int], cgroup: str | None = None) -> int:
-        """Ask the zygote for a call (its init, which forks the runner) with these pipe ends; the init's pid."""
+    def _fork_runner(self, fds: list[int], memory_limit: int | None = None) -> int:
+        """Start the call the zygote has made ready (its init and waiting runner, already in a fresh memory
+        cgroup): set the cgroup's limit, send the runner its pipe ends; the init's pid."""
         try:
-            socket.send_fds(self._zygote_sock, [b"f" + (cgroup or "").encode()], fds)
-        except OSError as e:
+            self._zygote_sock.settimeout(30.0)
+            head, got, _, _ = socket.recv_fds(self._zygote_sock, 8, 1)
+            pid, n = struct.unpack(">ii", head) if len(head) == 8 else (-1, 0)
+            cgroup = self._recv_exact(n).decode() if n > 0 else ""
+        except (OSError, EOFError, ValueError) as e:
             self._zygote_pid = None
             raise RuntimeError(f"the zygote failed: {e}") from None
-        pid = self._from_zygote("forking a runner")
-        if pid <= 0:  # not a pid: the channel is out of step, so the zygote can no longer be trusted
+        if pid <= 0 or len(got) != 1:  # not a ready call: the channel is out of step, or no fork was possible
+            for fd in got:
+                os.close(fd)
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
+        self._init_pid = pid
+        if cgroup and self.cgroups is not None:
+            self._cgroup = cgroup
+            if memory_limit:
+                self.cgroups.set_limit(cgroup, memory_limit)
+        order = socket.socket(fileno=got[0])
+        try:
+            socket.send_fds(order, [b"f"], fds)
+        except OSError:
+            pass  # the runner is gone already: the call reports nothing, and the zygote sends its status
+        finally:
+            order.close()
         return pid
+
+    def _recv_exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self._zygote_sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError("the zygote closed its channel")
+            data += chunk
+        return data
 
     def run(self, req: dict, control_fd: int | None = None) -> dict:
         uid = req.get("uid")
@@ -277,12 +279,10 @@ class Supervisor:
         ends = [pipes["stdout"][1], pipes["stderr"][1], pipes["result"][1], pipes["request"][0]]
         limits = req["limits"]
         try:
-            cgroup = None
-            if self.cgroups is not None and limits.get("total_memory_bytes"):
-                # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
-                cgroup = self.cgroups.create(limits["total_memory_bytes"] + (limits.get("tmp_bytes") or 0))
-            self._cgroup = cgroup
-            pid = self._fork_runner(ends, cgroup)
+            # The call's memory, its tmpfs included (tmp_mb comes on top of memory_mb).
+            total = limits.get("total_memory_bytes")
+            pid = self._fork_runner(ends, total + (limits.get("tmp_bytes") or 0) if total else None)
+            cgroup = self._cgroup
         except (RuntimeError, OSError):
             for r, w in pipes.values():
                 os.close(r)
@@ -331,6 +331,7 @@ class Supervisor:
             if pidfd is not None:
                 os.close(pidfd)
             self._kill_all(uid)
+            self._init_pid = None
             if self._cgroup is not None:
                 self.cgroups.remove(self._cgroup)
                 self._cgroup = None
@@ -355,10 +356,12 @@ class Supervisor:
         }
 
     def _call_processes(self) -> list[int]:
-        """Every process of the current call: its memory cgroup's, else our descendants but the zygote."""
+        """Every process of the current call: its memory cgroup's; else its init and what is below it, and
+        what was orphaned to us (not the zygote, nor the next call's processes the zygote made ready)."""
         if self._cgroup is not None:
             return self.cgroups.processes(self._cgroup)
-        return [p for p in descendants(os.getpid()) if p != self._zygote_pid]
+        below_zygote = [self._init_pid] + descendants(self._init_pid) if self._init_pid else []
+        return below_zygote + descendants(os.getpid(), skip=self._zygote_pid)
 
     def _memory_check(self, limit: int | None):
         """What `_wait` polls to end a call past its memory: with a cgroup, whether the kernel already

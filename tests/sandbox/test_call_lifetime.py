@@ -131,7 +131,7 @@ def test_memfd_pages_count_against_memory_mb():
             "    fds.append(fd)\n"
             "print('held', held >> 20, 'MB', flush=True)\ntime.sleep(2)\n"
         )
-        r = sb.execute(memfd, timeout_s=8.0)
+        r = sb.execute(memfd, timeout_s=20.0)
         assert r.status == "memory" and not r.ok, r
         assert sb.execute("print(1)").ok  # and the worker is fine afterwards
 
@@ -154,7 +154,7 @@ def test_socket_buffers_count_against_memory_mb():
             "    pairs.append((a, b))\n"
             "print('held', held >> 20, 'MB', flush=True)\ntime.sleep(2)\n"
         )
-        r = sb.execute(buffers, timeout_s=8.0)
+        r = sb.execute(buffers, timeout_s=20.0)
         assert r.status in ("memory", "error") and "held" not in r.stdout, r  # error: EMFILE/ENOBUFS first
 
 

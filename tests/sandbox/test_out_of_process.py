@@ -32,6 +32,8 @@ def test_values_of_every_supported_kind_cross_both_ways(sandbox):
         "def frame():\n    return pd.DataFrame({'a': [1, 2], 'b': ['x', None]}, index=['r', 's'])\n"
         "def series():\n    return pd.Series([1.5, float('nan')], name='s')\n"
         "def array():\n    return np.arange(6, dtype=np.int32).reshape(2, 3)\n"
+        "import collections\nPoint = collections.namedtuple('Point', 'x y')\n"
+        "def point():\n    return Point(3, 4)\n"
     )
     test = (
         "import collections, math, datetime, decimal, fractions\nimport numpy as np, pandas as pd\n"
@@ -44,6 +46,9 @@ def test_values_of_every_supported_kind_cross_both_ways(sandbox):
         "        back = echo(v)\n"
         "        assert back == v and type(back) is type(v), (v, back)\n"
         "    assert math.isinf(echo(float('inf'))) and math.isnan(echo(float('nan')))\n"
+        "def test_namedtuple():\n"
+        "    p = point()\n"
+        "    assert p == (3, 4) and p.x == 3 and type(p).__name__ == 'Point' and p._asdict() == {'x': 3, 'y': 4}\n"
         "def test_numpy_pandas():\n"
         "    a = array()\n"
         "    assert type(a) is np.ndarray and a.dtype == np.int32 and a.shape == (2, 3) and a[1, 2] == 5\n"
