@@ -4,6 +4,7 @@
 value); its message says which key and how to fix it. The console entry points print it as one message and
 exit with code 2 (`agentic_rl.cli.run_cli`).
 """
+
 from __future__ import annotations
 
 

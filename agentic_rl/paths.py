@@ -10,6 +10,7 @@
 - `resolve_python()`: the interpreter that runs candidate code (the sandbox) and that the doc search
   introspects: explicit, else `$AGENTIC_RL_SANDBOX_PYTHON`, else this interpreter.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,9 @@ CACHE_DIR_ENV = "AGENTIC_RL_CACHE_DIR"
 SANDBOX_PYTHON_ENV = "AGENTIC_RL_SANDBOX_PYTHON"
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-CONF_DIR = PACKAGE_DIR.parent / "conf" if (PACKAGE_DIR.parent / "conf" / "train.yaml").is_file() \
-    else PACKAGE_DIR / "conf"
+CONF_DIR = (
+    PACKAGE_DIR.parent / "conf" if (PACKAGE_DIR.parent / "conf" / "train.yaml").is_file() else PACKAGE_DIR / "conf"
+)
 CONFIG_PATH = str(CONF_DIR)
 
 
@@ -52,6 +54,8 @@ def resolve_python(python: str | None = None) -> str:
         found = shutil.which(python)
         path = Path(found) if found else path
     if not path.exists():
-        raise FileNotFoundError(f"sandbox python {python!r} not found: set sandbox.python (the doc search: its "
-                                f"backend's python option) or ${SANDBOX_PYTHON_ENV} to an existing interpreter")
+        raise FileNotFoundError(
+            f"sandbox python {python!r} not found: set sandbox.python (the doc search: its "
+            f"backend's python option) or ${SANDBOX_PYTHON_ENV} to an existing interpreter"
+        )
     return str(path)

@@ -1,4 +1,5 @@
 """agentic_rl.paths: the one rule for the sandbox interpreter and the cache dir, whoever asks."""
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,9 @@ def fake_venv(tmp_path, monkeypatch):
     return python
 
 
-@pytest.mark.parametrize("resolve", [paths.resolve_python, sandbox_python, pydoc_backend.resolve_python],
-                         ids=["paths", "sandbox", "search"])
+@pytest.mark.parametrize(
+    "resolve", [paths.resolve_python, sandbox_python, pydoc_backend.resolve_python], ids=["paths", "sandbox", "search"]
+)
 def test_a_relative_interpreter_is_taken_from_the_checkout_not_the_working_dir(fake_venv, resolve):
     assert resolve(".venv-x/bin/python") == str(fake_venv)  # the symlink itself: a venv keeps its sys.path
     os.environ[paths.SANDBOX_PYTHON_ENV] = ".venv-x/bin/python"
