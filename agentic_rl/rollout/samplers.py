@@ -19,6 +19,6 @@ def build_sampler(backend: str, model: Any, tokenizer: Any, **options: Any) -> A
     """The policy that samples from `model` with the backend named `backend` (an unknown name lists the known)."""
     try:
         cls = SAMPLERS.get(backend)
-    except KeyError as exc:
+    except (KeyError, ImportError) as exc:  # an unknown name, or a backend whose package is not installed
         raise ValueError(f"rollout.backend={backend!r}: {exc.args[0]}") from None
     return cls(model, tokenizer, **options)
