@@ -131,7 +131,11 @@ class Registry(Generic[T]):
                            f"declared in agentic_rl/registry.py BUILTINS[{self.key!r}] or as the entry point "
                            f"'{self.key}.{name}' of group {ENTRY_POINT_GROUP!r}")
         if isinstance(ref, str):
-            return _load(ref)
+            try:
+                return _load(ref)
+            except ImportError as exc:  # an optional dependency of this part (e.g. vllm) is not installed
+                raise ImportError(f"{self.kind} {name!r} cannot be loaded ({exc}); install what it needs, or choose "
+                                  f"another of: {', '.join(n for n in self.names() if n != name)}") from exc
         if isinstance(ref, metadata.EntryPoint):
             try:
                 return ref.load()

@@ -240,3 +240,11 @@ def test_a_package_cannot_replace_a_builtin_and_a_table_cannot_register_one_twic
     with pytest.raises(ValueError, match="registered twice"):
         fns.register("a")(len)
     assert fns.get("a") is len and fns.names() == ["a"]
+
+
+def test_a_builtin_whose_package_is_missing_says_so(monkeypatch):
+    from agentic_rl.rollout.backends import make_policy
+
+    monkeypatch.setitem(BUILTINS["sampler"], "gone", "agentic_rl.rollout.not_installed_engine:Engine")
+    with pytest.raises(ValueError, match=r"rollout.backend='gone'.*cannot be loaded.*choose another of: hf"):
+        make_policy(None, None, SimpleNamespace(backend="gone"))

@@ -49,6 +49,6 @@ def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> 
     backend = getattr(rollout_cfg, "backend", DEFAULT_BACKEND)
     try:
         factory = SAMPLERS.get(backend)
-    except KeyError as exc:
+    except (KeyError, ImportError) as exc:  # an unknown name, or a backend whose package is not installed
         raise ValueError(f"rollout.backend={backend!r}: {exc.args[0]}") from None
     return factory(model, tokenizer, rollout_cfg=rollout_cfg, seed=seed)
