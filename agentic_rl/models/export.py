@@ -43,6 +43,14 @@ def lora_touched(model: Any) -> set[str]:
     return {f"{name}.weight" for name in _lora_modules(model)}
 
 
+def weight_names(model: Any) -> list[str]:
+    """The checkpoint names `merged_weights` yields, without computing any tensor."""
+    base = base_model(model)
+    tied = bool(getattr(base.config, "tie_word_embeddings", False))
+    names = [n.replace(".base_layer.", ".") for n, _ in base.named_parameters() if "lora_" not in n]
+    return [n for n in names if not (tied and n == "lm_head.weight")]
+
+
 @torch.no_grad()
 def merged_weights(model: Any, only: set[str] | None = None, merge: bool = True) -> Iterator[tuple[str, torch.Tensor]]:
     """(checkpoint name, tensor) of every weight with the active LoRA deltas added, or of the names in `only`

@@ -43,7 +43,7 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights
+from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights, weight_names
 from agentic_rl.rollout.vllm_settings import VLLMConfig
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
@@ -164,8 +164,7 @@ class VLLMPolicy:
         else:
             only = None
             if self.cfg.sync_tensors == "touched":
-                names = [n for n, _ in merged_weights(self.model)]
-                only = module_siblings(lora_touched(self.model), names) or None
+                only = module_siblings(lora_touched(self.model), weight_names(self.model)) or None
             weights = list(merged_weights(self.model, only))
             quiet = [logging.getLogger(n) for n in _RELOAD_LOGGERS] if only is not None else []
             levels = [q.level for q in quiet]

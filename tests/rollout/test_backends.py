@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agentic_rl.models import add_lora, load_tiny_random
-from agentic_rl.models.export import lora_touched, merged_weights
+from agentic_rl.models.export import lora_touched, merged_weights, weight_names
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, run_episodes
 from agentic_rl.rollout.agent import call_stop_condition
 from agentic_rl.rollout.backends import VLLMConfig, make_policy
@@ -79,6 +79,7 @@ def test_merged_weights_equal_peft_merge_and_leave_the_model_alone(lora_model):
 def test_touched_sync_covers_whole_fused_modules(lora_model):
     model, _ = lora_model
     names = [n for n, _ in merged_weights(model)]
+    assert weight_names(model) == names
     synced = module_siblings(lora_touched(model), names)
     assert "model.layers.0.self_attn.k_proj.weight" in synced  # fused with q and v into qkv_proj by the engine
     assert "model.layers.1.self_attn.o_proj.weight" in synced
