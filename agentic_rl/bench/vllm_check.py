@@ -1,6 +1,6 @@
 """Exactness of the vLLM backend on a real model: greedy agreement and log-prob gap against the HF model.
 
-    python -m agentic_rl.rollout.vllm_check [--dtypes float32 bfloat16] [--tokens 64] [overrides ...]
+    python -m agentic_rl.bench.vllm_check [--dtypes float32 bfloat16] [--tokens 64] [overrides ...]
 
 The model of `model=` (SmolLM2-135M by default) gets a LoRA adapter (r16 on q/v, as training) with a non-zero
 delta, so the engine runs merged weights. For each engine dtype: a `VLLMPolicy` is started, the adapter is moved
@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from agentic_rl.rollout.bench import compose_overrides
+from agentic_rl.bench.rollout import compose_overrides
 
 logger = logging.getLogger(__name__)
 PROMPTS = ["Write a Python function that returns the sum of a list.", "Explain what a hash map is.",
