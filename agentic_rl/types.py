@@ -58,6 +58,7 @@ class Observation:
     latency_ms: float = 0.0
     passed: bool | None = None  # only for submit
     executed: bool = True  # False when the call was refused (cap reached, tool not in the set)
+    trust: str | None = None  # grading tools: where the verdict was computed ("out_of_process" | "in_process")
 
 
 @dataclass

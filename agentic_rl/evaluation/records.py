@@ -87,7 +87,7 @@ def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> 
         "tool_calls": {name: 0 for name in (*counted_tools(), "none")},
         "tool_errors": {name: 0 for name in counted_tools()},
         "tool_latency_ms": {name: 0.0 for name in counted_tools()}, "tampered_submissions": 0,
-        "model_tokens": 0, "submitted_code": None,
+        "in_process_submissions": 0, "model_tokens": 0, "submitted_code": None,
         "detail": f"no sample {sample} for this task in {source}",
     }
 

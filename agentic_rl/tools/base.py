@@ -140,10 +140,10 @@ class Tool:
         self.max_chars = max_chars
 
     def observation(self, body: str, *, start: float, ok: bool = True, status: str = "ok",
-                    passed: bool | None = None) -> Observation:
+                    passed: bool | None = None, trust: str | None = None) -> Observation:
         """`body` capped to `max_chars` and wrapped in the result tag; `start` is a perf_counter() value."""
         text = f"<{self.spec.result_tag}>\n{cap_text(body, self.max_chars)}\n</{self.spec.result_tag}>"
-        return Observation(tool=self.spec.name, text=text, ok=ok, status=status, passed=passed,
+        return Observation(tool=self.spec.name, text=text, ok=ok, status=status, passed=passed, trust=trust,
                            latency_ms=(time.perf_counter() - start) * 1e3)
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:

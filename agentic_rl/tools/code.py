@@ -83,7 +83,8 @@ class SubmitTool(Tool):
         body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
         # a tampered verdict is a failed candidate, not a broken tool: it is not a submit error
         graded = report.status in ("passed", "failed", "tampered")
-        return self.observation(body, start=start, ok=graded, status=report.status, passed=report.passed)
+        return self.observation(body, start=start, ok=graded, status=report.status, passed=report.passed,
+                                trust=getattr(report, "trust", None))
 
 
 class AnswerTool(Tool):

@@ -19,7 +19,7 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
     calls = traj.calls_by_kind()
     errors = {name: 0 for name in calls if name != "none"}
     latency = {name: 0.0 for name in calls if name != "none"}
-    tampered = capped = 0
+    tampered = capped = in_process = 0
     for turn in traj.turns:
         obs = turn.observation
         capped += obs is not None and obs.status == "capped"
@@ -28,9 +28,10 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
         tampered += turn.call.name == "submit" and obs.status == "tampered"
+        in_process += turn.call.name == "submit" and obs.trust == "in_process"
     return {"turns": len(traj.turns), "tool_calls": calls, "tool_errors": errors,
             "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
-            "capped_calls": capped, "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
+            "in_process_submissions": in_process, "capped_calls": capped, "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
 
 
 def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
@@ -41,7 +42,9 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
     (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
     that tool's executed calls, and absent when it made none. There is a rate for every declared tool
     (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` = submissions the
-    sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
+    sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions, and
+    `tools/submit/in_process_rate` = submissions whose verdict was computed inside the candidate's process (the
+    sandbox's fallback harness, `TestReport.trust`) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.
     """
     counts = list(counts)
@@ -67,6 +70,8 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
             out[f"tools/{name}/latency_ms"] = sum(c["tool_latency_ms"].get(name, 0.0) for c in counts) / calls[name]
     if calls.get("submit"):  # records written before this field existed count as untampered
         out["tools/submit/tampered_rate"] = sum(c.get("tampered_submissions", 0) for c in counts) / calls["submit"]
+        out["tools/submit/in_process_rate"] = (sum(c.get("in_process_submissions", 0) for c in counts)
+                                               / calls["submit"])
     return out
 
 

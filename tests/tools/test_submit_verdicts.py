@@ -2,6 +2,8 @@
 error); only a verdict the sandbox could not give (its own error) counts as a submit error."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
@@ -56,3 +58,29 @@ def test_submit_observation_marks_tampered_as_graded() -> None:
     obs = SubmitTool(VerdictSandbox("tampered"))(ToolCall("submit", "x", 0, 1), TASK)
     assert (obs.ok, obs.passed, obs.status) == (True, False, "tampered")
     assert "FAIL" in obs.text and "tampered" in obs.text
+
+
+class TrustSandbox(VerdictSandbox):
+    """Fails every submission, with the verdict computed where `trust` says."""
+
+    def __init__(self, trust: str) -> None:
+        super().__init__("failed")
+        self.trust = trust
+
+    def run_tests(self, code: str, tests: str, **kwargs) -> TestReport:
+        return dataclasses.replace(super().run_tests(code, tests, **kwargs), trust=self.trust)
+
+
+def test_in_process_share_of_submissions_is_logged() -> None:
+    """`tools/submit/in_process_rate`: the share of submissions graded by the in-process fallback harness, from
+    the verdict's `trust` through the observation into the training metrics."""
+    counts = []
+    for trust in ("in_process", "out_of_process", "out_of_process", "in_process", "out_of_process"):
+        tool = SubmitTool(TrustSandbox(trust))
+        assert tool(ToolCall("submit", "x", 0, 1), TASK).trust == trust
+        toolset = ToolSet(name="submit", tools={"submit": tool}, grader=tool, system_prompt="SYS")
+        traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: SUBMIT), toolset, RolloutConfig(max_turns=1))[0]
+        counts.append(episode_counts(traj))
+    assert [c["in_process_submissions"] for c in counts] == [1, 0, 0, 1, 0]
+    assert aggregate_metrics(counts)["tools/submit/in_process_rate"] == pytest.approx(2 / 5)
+    assert "tools/submit/in_process_rate" not in aggregate_metrics([submit_once("failed") | {"tool_calls": {"none": 1}}])
