@@ -93,13 +93,13 @@ bench-update: setup
 check-bcb: setup
 	$(PYTHON) -m agentic_rl.bench.check_bcb $(ARGS)
 
-# The layers (import-linter contracts in pyproject.toml), no private name across modules, ruff (lint and format),
-# and the type check of the core packages (mypy: algo, rollout, tools; its settings in pyproject.toml).
 # The layer contracts (pyproject.toml [tool.importlinter]) and no private name across modules; CI runs this.
 lint-layers:
 	lint-imports
 	$(PYTHON) .ci/check_private_imports.py
 
+# The layers, ruff (lint and format) and the type check of the core packages (mypy: algo, rollout, tools; the
+# settings in pyproject.toml).
 lint: lint-layers
 	ruff check agentic_rl tests
 	ruff format --check agentic_rl tests
