@@ -118,14 +118,14 @@ def test_gap_metrics_are_means_over_model_tokens_only():
 
 
 def test_unknown_modes_and_levels_list_the_available_ones():
-    with pytest.raises(KeyError, match="available: mis, none, tis"):
+    with pytest.raises(KeyError, match="available: none, tis, mis"):
         rollout_weights(OLD, SAMPLER, MASK, mode="clip", level="token", cap=2.0)
-    with pytest.raises(KeyError, match="available: sequence, token"):
+    with pytest.raises(KeyError, match="available: token, sequence"):
         rollout_weights(OLD, SAMPLER, MASK, mode="tis", level="geo", cap=2.0)
 
 
-@pytest.mark.parametrize("bad, message", [({"mode": "clip"}, "algo.rollout_correction.mode='clip'.*mis, none, tis"),
-                                          ({"level": "geo"}, "algo.rollout_correction.level='geo'.*sequence, token"),
+@pytest.mark.parametrize("bad, message", [({"mode": "clip"}, "algo.rollout_correction.mode='clip'.*none, tis, mis"),
+                                          ({"level": "geo"}, "algo.rollout_correction.level='geo'.*token, sequence"),
                                           ({"cap": 0.5}, "algo.rollout_correction.cap must be >= 1")])
 def test_config_says_how_to_fix_a_bad_value(bad, message):
     with pytest.raises(ValueError, match=message):
