@@ -164,8 +164,9 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
     """
     active = tuple(active_tools)
     markers = [closing_marker(p) for name in active if (p := spec_for(name).call_pattern) is not None]
+    known = [m for m in markers if m is not None]  # one unknown marker makes the whole set unknown
     return StopCondition(lambda text: has_completed_call(text, active),
-                         None if None in markers else sorted(set(markers)))
+                         sorted(set(known)) if len(known) == len(markers) else None)
 
 
 def environment_stop_condition(env: Environment) -> StopCondition:

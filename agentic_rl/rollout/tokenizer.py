@@ -72,7 +72,7 @@ class HFChatTokenizer:
 class ByteChatTokenizer:
     """Byte-level ids (0..255); id 256 is EOS. Deterministic and dependency-free."""
 
-    eos_token_id = 256
+    eos_token_id: int | None = 256  # typed as the protocol's attribute, which a tokenizer may lack
 
     def encode(self, text: str) -> list[int]:
         return list(text.encode("utf-8"))

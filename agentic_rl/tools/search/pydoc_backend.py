@@ -160,6 +160,8 @@ class PydocBackend:
         encoded = False
         try:
             if self.ranking.dense_weight:
+                # `_load_or_build` either loads the index from its folder or saves it there
+                assert self.index.path is not None, "the pydoc index has no folder to keep its dense matrix in"
                 texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
                 start = time.perf_counter()
                 self.index.dense, encoded_entries = D.load_or_encode(self.index.path, name, texts, threads=threads)
