@@ -22,14 +22,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
-from agentic_rl.envs.toolset import (closing_marker, prompt_messages, run_tool,  # noqa: F401  (re-exported)
-                                     split_example_reply)
-from agentic_rl.envs.toolset import as_environment
+from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
+    as_environment,
+    closing_marker,
+    prompt_messages,
+    run_tool,
+    split_example_reply,
+)
 from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
 from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for

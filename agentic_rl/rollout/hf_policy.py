@@ -32,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
 

@@ -10,7 +10,8 @@ template's end-of-turn and role tokens around the observation are observation to
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 Message = dict[str, str]
 _SENTINEL_REPLY = "\x00REPLY\x00"

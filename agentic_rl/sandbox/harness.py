@@ -663,7 +663,10 @@ def _framework_classes(harness: str) -> list[type]:
                     unittest.loader.TestLoader, _UnittestResult]
     elif harness == "pytest":
         try:
-            import _pytest.python, _pytest.reports, _pytest.runner, pluggy  # noqa: E401
+            import _pytest.python
+            import _pytest.reports
+            import _pytest.runner
+            import pluggy
         except ImportError:
             return classes
         classes += [_pytest.python.Function, _pytest.runner.CallInfo, _pytest.reports.TestReport,

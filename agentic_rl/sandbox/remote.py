@@ -132,7 +132,7 @@ def _unb64(text: object) -> bytes:
 class Codec:
     """Encodes this side's values (handles for what cannot be data) and decodes the other side's."""
 
-    def __init__(self, endpoint: "Endpoint") -> None:
+    def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
 
     # ---------------------------------------------------------------- encode
@@ -666,7 +666,7 @@ class RemoteObject:
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, RemoteObject) and obj._endpoint is self._endpoint and bool(self._apply_check(obj))
 
-    def _apply_check(self, obj: "RemoteObject") -> bool:
+    def _apply_check(self, obj: RemoteObject) -> bool:
         # isinstance(obj, this class), asked on the side where both live; the answer must be a real bool
         answer = obj._apply("isinstance", self)
         return answer is True

@@ -18,9 +18,27 @@ import time
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups
 from agentic_rl.sandbox.linux import (
-    CLONE_NEWIPC, CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REMOUNT, PR_SET_CHILD_SUBREAPER,
-    PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, fork_pid_namespace, fresh_keyrings, kill_by_pidfd, mount, open_pidfd, prctl,
-    setrlimit_capped, unshare, within, write_text,
+    CLONE_NEWIPC,
+    CLONE_NEWNS,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REMOUNT,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    fork_pid_namespace,
+    fresh_keyrings,
+    kill_by_pidfd,
+    mount,
+    open_pidfd,
+    prctl,
+    setrlimit_capped,
+    unshare,
+    within,
+    write_text,
 )
 from agentic_rl.sandbox.procfs import busy_seconds, children, descendants, resident_bytes
 from agentic_rl.sandbox.reports import parse_report, reported
@@ -146,7 +164,7 @@ class Supervisor:
             if status is not None:
                 sock.sendall(struct.pack(">i", status))
 
-    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, "socket.socket | None", int | None]:
+    def _prefork_call(self, zygote_sock: socket.socket) -> tuple[int, socket.socket | None, int | None]:
         """Fork the next call's init, which forks its runner; both wait for the order. (pid, order socket,
         status pipe), or (-1, None, None) when no process can be made."""
         order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -372,7 +390,7 @@ class Supervisor:
         return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
 
     @staticmethod
-    def _wait(pidfd: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
+    def _wait(pidfd: int, out: _Streams, deadline: float, output_limit: int, yield_if_idle: dict | None,
               nonce: str, processes, memory_exceeded=None, control_fd: int | None = None) -> str:
         """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
         ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from agentic_rl.registry import Registry
 from agentic_rl.types import Observation, Task, ToolCall

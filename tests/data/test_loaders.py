@@ -25,7 +25,8 @@ from agentic_rl.data.bigcodebench import (
 )
 from agentic_rl.data.humaneval import load_humaneval, packaged_humaneval_file
 from agentic_rl.data.kodcode import load_kodcode
-from agentic_rl.data.paths import DATA_DIR_ENV, repo_root, shared_data_dir as data_dir_fn
+from agentic_rl.data.paths import DATA_DIR_ENV, repo_root
+from agentic_rl.data.paths import shared_data_dir as data_dir_fn
 from agentic_rl.data.records import DatasetError, DatasetFileNotFoundError, load_records
 from agentic_rl.types import Task
 

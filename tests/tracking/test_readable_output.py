@@ -19,7 +19,7 @@ from tests.evaluation.test_evaluator import GOOD, FakeSandbox, compose_cfg, task
 class RecordingBar:
     """Stands in for tqdm: records every update."""
 
-    instances: list["RecordingBar"] = []
+    instances: list[RecordingBar] = []
 
     def __init__(self, total=0, initial=0, **_):
         self.total, self.n, self.updates = total, initial, []

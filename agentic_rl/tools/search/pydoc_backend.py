@@ -17,8 +17,9 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.paths import resolve_python
 from agentic_rl.tools.search import SearchHit

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.tools.search import SearchHit
 from agentic_rl.tools.search import text as T

@@ -6,7 +6,7 @@ processed the same way.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 # Import conventions a model (and BigCodeBench code) uses; the value replaces the first component
 # of a dotted name ("pd.DataFrame.groupby" -> "pandas.DataFrame.groupby").
