@@ -130,11 +130,13 @@ class GRPOConfig:
 
     def validate(self) -> GRPOConfig:
         checks = [
-            (self.group_size >= 2, f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}"),
+            (self.group_size >= 2,
+             f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}"),
             (self.lr > 0, f"algo.lr must be > 0, got {self.lr}"),
             (self.kl_coeff >= 0, f"algo.kl_coeff must be >= 0, got {self.kl_coeff}"),
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
-            (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1, f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
+            (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1,
+             f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
             (self.tasks_per_rollout >= 1, f"algo.tasks_per_rollout must be >= 1, got {self.tasks_per_rollout}"),
             (self.micro_batch_tokens >= 1, f"algo.micro_batch_tokens must be >= 1, got {self.micro_batch_tokens}"),
             (0 < self.clip_eps < 1, f"algo.clip_eps must be in (0, 1), got {self.clip_eps}"),

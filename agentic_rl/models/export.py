@@ -88,7 +88,8 @@ def export_for_engine(model: Any, tokenizer: Any, folder: str | Path, dtype: tor
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(engine_config(model), indent=2))
-    tensors = {name: (t.to(dtype) if dtype is not None else t).contiguous() for name, t in merged_weights(model, merge=merge)}
+    tensors = {name: (t.to(dtype) if dtype is not None else t).contiguous()
+               for name, t in merged_weights(model, merge=merge)}
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(str(folder))
     logger.info("merged weights for the inference engine written to %s (%d tensors)", folder, len(tensors))

@@ -89,9 +89,10 @@ class RolloutConfig:
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
         if self.backend not in SAMPLERS:
-            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; available: {', '.join(SAMPLERS.names())}")
+            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; "
+                             f"available: {', '.join(SAMPLERS.names())}")
         self.vllm = vllm_config(self.vllm)
-        self.sampling  # validates the sampling fields
+        _ = self.sampling  # built once here so that bad sampling fields fail at config time
 
     @property
     def sampling(self) -> SamplingParams:

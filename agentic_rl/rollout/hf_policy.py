@@ -374,7 +374,8 @@ class HFPolicy:
 
     @staticmethod
     def _kept_caches(requests: list[TurnRequest], new_ids: list[list[int]], kept: dict[int, int],
-                     slots: list[Any], mask: torch.Tensor, bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
+                     slots: list[Any], mask: torch.Tensor,
+                     bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
         """Copy each kept episode's real positions (mask 1) out of its buffer row, as a batch-of-one cache of its
         history (the last sampled token was never fed, so it has no keys yet); the positions of its base (the
         shared prefix, copied in unchanged) are not copied again. Layer by layer, each layer's buffers freed once

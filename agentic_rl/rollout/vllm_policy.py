@@ -53,7 +53,8 @@ from agentic_rl.rollout.vllm_settings import VLLMConfig
 logger = logging.getLogger(__name__)
 
 # vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
-_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise", "vllm.model_executor.model_loader.reload.inplace")
+_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise",
+                   "vllm.model_executor.model_loader.reload.inplace")
 
 
 def engine_dtype(name: str) -> str:

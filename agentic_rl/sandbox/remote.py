@@ -260,7 +260,8 @@ class Codec:
             return complex(_number(d(re)), _number(d(im)))
         if tag == "$dt":
             kind, text = _pair(body)
-            cls = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}[_choice(kind, ("datetime", "date", "time"))]
+            cls = {"datetime": datetime.datetime, "date": datetime.date,
+                   "time": datetime.time}[_choice(kind, ("datetime", "date", "time"))]
             return cls.fromisoformat(_str(text))
         if tag == "$td":
             days, seconds, micro = (_int(v) for v in _list(body, 3))
@@ -275,7 +276,8 @@ class Codec:
             return range(start, stop, step)
         if tag in ("$ctr", "$od"):
             cls = collections.Counter if tag == "$ctr" else collections.OrderedDict
-            return cls(dict((d(k), d(v)) for k, v in (_pair(p) for p in _list(body))))  # Counter(pairs) would count them
+            # Counter(pairs) would count them
+            return cls(dict((d(k), d(v)) for k, v in (_pair(p) for p in _list(body))))
         if tag == "$dd":
             factory, items = _pair(body)
             if factory is not None and factory not in _FACTORIES:

@@ -316,7 +316,8 @@ class Supervisor:
         # process's) by the time we look; a fast program used to finish in that window.
         pidfd = open_pidfd(pid)
         out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
-                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
+                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"],
+                        "result": MAX_RESULT_BYTES})
         status = None
         try:
             try:  # the request goes to this runner alone (the zygote never sees it)

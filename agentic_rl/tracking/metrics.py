@@ -38,9 +38,9 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused
-    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
-    that tool's executed calls, and absent when it made none. There is a rate for every declared tool
-    (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` = submissions the
+    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and
+    `latency_ms` are over that tool's executed calls, and absent when it made none. There is a rate for every
+    declared tool (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` = submissions the
     sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.
     """

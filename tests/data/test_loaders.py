@@ -304,7 +304,8 @@ def test_config_instantiates(name: str, file: str | None, expected: Any, data_di
     if file is not None:
         root.data.path = str(data_dir / file)
     tasks = instantiate(root.data, _recursive_=False)
-    assert len(tasks) == expected(read_jsonl(data_dir / file) if file else []) and all(isinstance(t, Task) for t in tasks)
+    assert len(tasks) == expected(read_jsonl(data_dir / file) if file else [])
+    assert all(isinstance(t, Task) for t in tasks)
     root.data.limit = 2
     assert len(instantiate(root.data, _recursive_=False)) == 2
 
