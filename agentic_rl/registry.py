@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from importlib import metadata
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from agentic_rl.errors import ConfigError
 

@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import hydra
 import torch
@@ -39,8 +40,15 @@ from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.backends import make_policy
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, Checkpoint, load_latest, restore_adapter,
-                                           restore_rng_states, rng_states, save_checkpoint)
+from agentic_rl.runtime.checkpoint import (
+    CHECKPOINT_DIR,
+    Checkpoint,
+    load_latest,
+    restore_adapter,
+    restore_rng_states,
+    rng_states,
+    save_checkpoint,
+)
 from agentic_rl.runtime.files import disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
 from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory

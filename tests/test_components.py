@@ -19,9 +19,9 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from types import SimpleNamespace
 from hydra import compose, initialize_config_dir
 
 from agentic_rl.config import CONF_DIR, register_configs

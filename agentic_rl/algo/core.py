@@ -40,7 +40,8 @@ uses one length-normalised sequence ratio per episode; pair it with `loss_agg=se
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 

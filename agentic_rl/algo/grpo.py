@@ -15,17 +15,38 @@ layer's activations instead of all of them.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import torch
 
 from agentic_rl.algo.core import ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal
-from agentic_rl.algo.rollout_correction import (IS_LEVELS, ROLLOUT_CORRECTIONS, GapSums, add_gap_sums, gap_metrics,
-                                                gap_sums, rollout_weights)
-from agentic_rl.algo.scoring import (TRAINER_DTYPES, SharedPrefix, behaviour_logprobs, group_prefix, padded_batch, padded_rows,
-                                     prefix_states, reference_logprobs, reference_prefix, sampler_logprobs_of,
-                                     sampler_rows, sequence_logprobs, token_budget_batches, trainer_precision)
+from agentic_rl.algo.rollout_correction import (
+    IS_LEVELS,
+    ROLLOUT_CORRECTIONS,
+    GapSums,
+    add_gap_sums,
+    gap_metrics,
+    gap_sums,
+    rollout_weights,
+)
+from agentic_rl.algo.scoring import (
+    TRAINER_DTYPES,
+    SharedPrefix,
+    behaviour_logprobs,
+    group_prefix,
+    padded_batch,
+    padded_rows,
+    prefix_states,
+    reference_logprobs,
+    reference_prefix,
+    sampler_logprobs_of,
+    sampler_rows,
+    sequence_logprobs,
+    token_budget_batches,
+    trainer_precision,
+)
 from agentic_rl.types import Trajectory
 
 
@@ -107,13 +128,15 @@ class GRPOConfig:
         if isinstance(self.rollout_correction, dict):
             self.rollout_correction = RolloutCorrectionSchema(**self.rollout_correction)
 
-    def validate(self) -> "GRPOConfig":
+    def validate(self) -> GRPOConfig:
         checks = [
-            (self.group_size >= 2, f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}"),
+            (self.group_size >= 2,
+             f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}"),
             (self.lr > 0, f"algo.lr must be > 0, got {self.lr}"),
             (self.kl_coeff >= 0, f"algo.kl_coeff must be >= 0, got {self.kl_coeff}"),
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
-            (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1, f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
+            (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1,
+             f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
             (self.tasks_per_rollout >= 1, f"algo.tasks_per_rollout must be >= 1, got {self.tasks_per_rollout}"),
             (self.micro_batch_tokens >= 1, f"algo.micro_batch_tokens must be >= 1, got {self.micro_batch_tokens}"),
             (0 < self.clip_eps < 1, f"algo.clip_eps must be in (0, 1), got {self.clip_eps}"),

@@ -259,7 +259,8 @@ def reference_prefix(model: Any, ids: torch.Tensor) -> SharedPrefix:
         return prefix_states(model, ids)
 
 
-def group_prefix(model: Any, trajs: Sequence[Trajectory], device: torch.device, lora_dropout: float) -> torch.Tensor | None:
+def group_prefix(model: Any, trajs: Sequence[Trajectory], device: torch.device,
+                 lora_dropout: float) -> torch.Tensor | None:
     """The ids (1, S) of the prefix the trajectories share (`shared_prefix_len`), or None where there is none
     or it cannot be shared: an architecture without a decoder/LM-head split, or LoRA dropout in a training
     pass (one dropout draw for the shared prefix would correlate the G episodes that separate passes keep apart)."""

@@ -43,8 +43,9 @@ def text_group(tokenizer, n_episodes: int, length: int) -> list:
     if prompt + n_episodes * (length - prompt) > len(ids):
         raise ValueError(f"the source text has {len(ids)} tokens, too few for {n_episodes} x {length}")
     mask = [0] * prompt + [1] * turn + [0] * (length - prompt - 2 * turn) + [1] * turn
+    rest = length - prompt  # each episode's own slice of `ids` after the shared prompt
     return [Trajectory(task_id="bench", prompt_len=prompt, loss_mask=mask,
-                       token_ids=ids[:prompt] + ids[prompt + i * (length - prompt):prompt + (i + 1) * (length - prompt)])
+                       token_ids=ids[:prompt] + ids[prompt + i * rest:prompt + (i + 1) * rest])
             for i in range(n_episodes)]
 
 
@@ -78,7 +79,7 @@ def measure(model_name: str = "smollm2-135m", episodes: int = 4, length: int = 3
         cfg = GRPOConfig(**{**algo, "lora": LoraSchema(**lora), "max_grad_norm": 1e9, "dtype": dtype}).validate()
         results[dtype] = {"cfg": cfg, "wall": [], "cpu": []}
     for rep in range(repeats + 1):  # the first round warms up (allocations, kernel selection) and is not timed
-        for dtype, row in results.items():
+        for row in results.values():
             start, start_cpu = time.perf_counter(), _cpu_seconds()
             stats = grpo_step(model, optimizer, group, rewards, row["cfg"], loaded.tokenizer.pad_token_id,
                               temperature=0.7)

@@ -54,7 +54,8 @@ def compose(args: argparse.Namespace) -> Any:
 
 def compose_overrides(overrides: list[str]) -> Any:
     """conf/train.yaml with these overrides, composed as training does."""
-    from hydra import compose as hydra_compose, initialize_config_dir
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     from agentic_rl.config import register_configs
 

@@ -214,9 +214,11 @@ def importable(modules: Iterable[str], python: str | os.PathLike[str] = sys.exec
         proc = subprocess.run([os.fspath(python), "-c", _FIND_SPEC_SCRIPT], input=json.dumps(names),
                               capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError as err:
-        raise ValueError(f"interpreter {os.fspath(python)!r} not found. Fix: pass the path of a Python executable.") from err
+        raise ValueError(f"interpreter {os.fspath(python)!r} not found. "
+                         "Fix: pass the path of a Python executable.") from err
     if proc.returncode != 0:
-        raise RuntimeError(f"checking imports with {os.fspath(python)} failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
+        raise RuntimeError(f"checking imports with {os.fspath(python)} failed (exit {proc.returncode}): "
+                           f"{proc.stderr[-2000:]}")
     missing = set(json.loads(proc.stdout))
     return {name: name not in missing for name in names}
 

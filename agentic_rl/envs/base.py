@@ -55,7 +55,7 @@ class Episode(ABC):
         """The names this episode's calls are counted under: its declared tools, then any other executed name."""
         return tuple(self.tools) + tuple(sorted(set(executed) - set(self.tools) - {"none"}))
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (an optional hook, not abstract: most episodes hold nothing)
         """Release what the episode holds (nothing, unless a subclass holds something)."""
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from tqdm.auto import tqdm
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 
@@ -95,7 +96,8 @@ def export_for_engine(model: Any, tokenizer: Any, folder: str | Path, dtype: tor
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(engine_config(model), indent=2))
-    tensors = {name: (t.to(dtype) if dtype is not None else t).contiguous() for name, t in merged_weights(model, merge=merge)}
+    tensors = {name: (t.to(dtype) if dtype is not None else t).contiguous()
+               for name, t in merged_weights(model, merge=merge)}
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(str(folder))
     logger.info("merged weights for the inference engine written to %s (%d tensors)", folder, len(tensors))

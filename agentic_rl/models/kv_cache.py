@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def slot_layer_class() -> type:
     """The `SlotLayer` class, defined on first use so that importing this module does not import transformers."""
     from transformers.cache_utils import DynamicLayer
@@ -55,7 +55,7 @@ def slot_layer_class() -> type:
     return SlotLayer
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def joined_layer_class() -> type:
     """The `JoinedLayer` class, defined on first use (as `SlotLayer`)."""
     from transformers.cache_utils import DynamicLayer

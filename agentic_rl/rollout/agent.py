@@ -22,14 +22,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
-from agentic_rl.envs.toolset import (closing_marker, prompt_messages, run_tool,  # noqa: F401  (re-exported)
-                                     split_example_reply)
-from agentic_rl.envs.toolset import as_environment
+from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
+    as_environment,
+    closing_marker,
+    prompt_messages,
+    run_tool,
+    split_example_reply,
+)
 from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
 from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
 from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
@@ -84,9 +89,10 @@ class RolloutConfig:
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
         if self.backend not in SAMPLERS:
-            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; available: {', '.join(SAMPLERS.names())}")
+            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; "
+                             f"available: {', '.join(SAMPLERS.names())}")
         self.vllm = vllm_config(self.vllm)
-        self.sampling  # validates the sampling fields
+        _ = self.sampling  # built once here so that bad sampling fields fail at config time
 
     @property
     def sampling(self) -> SamplingParams:
@@ -164,8 +170,9 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
     """
     active = tuple(active_tools)
     markers = [closing_marker(p) for name in active if (p := spec_for(name).call_pattern) is not None]
+    known = [m for m in markers if m is not None]  # one unknown marker makes the whole set unknown
     return StopCondition(lambda text: has_completed_call(text, active),
-                         None if None in markers else sorted(set(markers)))
+                         sorted(set(known)) if len(known) == len(markers) else None)
 
 
 def environment_stop_condition(env: Environment) -> StopCondition:

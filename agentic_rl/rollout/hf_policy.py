@@ -32,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
 
@@ -120,6 +121,12 @@ class _EpisodeCache:
             return self.layers
         return [(torch.cat([base_k, k], dim=2), torch.cat([base_v, v], dim=2))
                 for (base_k, base_v), (k, v) in zip(self.base.layers, self.layers)]
+
+    def release_layer(self, layer: int) -> None:
+        """Free this cache's own keys/values of one layer (their place holds empty tensors): for a cache whose
+        layers have been copied elsewhere and that is not read again."""
+        k, v = self.layers[layer]
+        self.layers[layer] = (k.new_empty(0), v.new_empty(0))
 
     def without_base(self, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """`layers` (every position of a continuation of this cache's base) less the base's positions, copied so
@@ -268,7 +275,9 @@ class HFPolicy:
                     history[:len(prefix.ids)] == prefix.ids
                 by_history[key] = self._extend(prefix if usable else None, history, session.stats, shared=usable)
             caches[i] = by_history[key]
-        return caches  # type: ignore[return-value]
+        filled = [c for c in caches if c is not None]
+        assert len(filled) == len(caches), "every request is either cached or fresh"
+        return filled
 
     def _share_prefix(self, histories: list[list[int]], session: _Session) -> None:
         """Prefill the longest prefix common to these new prompts once (if it is long enough to matter)."""
@@ -310,7 +319,7 @@ class HFPolicy:
                 assert pos == width, "cache length and token history disagree"
             slots.append(slot_layer_class()(buf_k, buf_v, width))
             for cache in unique:  # this layer now lives in the buffers: free the episodes' own copies as we go,
-                cache.layers[layer] = None  # so the kept caches and the new buffers are never whole together
+                cache.release_layer(layer)  # so the kept caches and the new buffers are never whole together
         mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
         for row, c in enumerate(caches):
             mask[row, width - len(c.ids):width] = 1
@@ -358,12 +367,15 @@ class HFPolicy:
             logits = out.logits[:, -1].float()
         del out  # its cache object holds the buffers
         for i, cache in self._kept_caches(requests, new_ids, kept, slots, mask, bases).items():
-            session.episodes[requests[i].episode] = cache
+            episode = requests[i].episode
+            assert episode is not None, "only named episodes are kept"
+            session.episodes[episode] = cache
         return [(new_ids[i], logps[i]) for i in range(n)]
 
     @staticmethod
     def _kept_caches(requests: list[TurnRequest], new_ids: list[list[int]], kept: dict[int, int],
-                     slots: list[Any], mask: torch.Tensor, bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
+                     slots: list[Any], mask: torch.Tensor,
+                     bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
         """Copy each kept episode's real positions (mask 1) out of its buffer row, as a batch-of-one cache of its
         history (the last sampled token was never fed, so it has no keys yet); the positions of its base (the
         shared prefix, copied in unchanged) are not copied again. Layer by layer, each layer's buffers freed once
@@ -374,7 +386,8 @@ class HFPolicy:
         for i, row in kept.items():
             positions = mask[row, :length].nonzero()[:, 0]
             assert len(positions) == len(histories[i]), "cache length and token history disagree"
-            spans[i] = positions[len(bases[i].ids):] if bases[i] is not None else positions
+            base = bases[i]
+            spans[i] = positions[len(base.ids):] if base is not None else positions
         layers: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {i: [] for i in kept}
         for layer in range(len(slots)):
             slot, slots[layer] = slots[layer], None

@@ -13,8 +13,9 @@ agentic_rl.rollout.backends; `ScriptedPolicy` (here) answers from fixed text for
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from agentic_rl.rollout.stops import StopCondition, StopFn, first_stop_prefix  # noqa: F401  (part of the interface)
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, ChatTokenizer

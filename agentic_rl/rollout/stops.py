@@ -11,7 +11,7 @@ their output there afterwards), so all of them end a turn at the same token.
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from agentic_rl.rollout.tokenizer import ChatTokenizer
 

@@ -10,7 +10,8 @@ template's end-of-turn and role tokens around the observation are observation to
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 Message = dict[str, str]
 _SENTINEL_REPLY = "\x00REPLY\x00"
@@ -72,7 +73,7 @@ class HFChatTokenizer:
 class ByteChatTokenizer:
     """Byte-level ids (0..255); id 256 is EOS. Deterministic and dependency-free."""
 
-    eos_token_id = 256
+    eos_token_id: int | None = 256  # typed as the protocol's attribute, which a tokenizer may lack
 
     def encode(self, text: str) -> list[int]:
         return list(text.encode("utf-8"))

@@ -38,21 +38,23 @@ import shutil
 import tempfile
 import time
 import weakref
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
 
 from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights, weight_names
-from agentic_rl.rollout.vllm_settings import VLLMConfig
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
+from agentic_rl.rollout.vllm_settings import VLLMConfig
 
 logger = logging.getLogger(__name__)
 
 # vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
-_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise", "vllm.model_executor.model_loader.reload.inplace")
+_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise",
+                   "vllm.model_executor.model_loader.reload.inplace")
 
 
 def engine_dtype(name: str) -> str:

@@ -24,7 +24,7 @@ class MemoryCgroups:
         self._stale: list[str] = []  # groups whose removal failed (a process still exiting): retried
 
     @classmethod
-    def find(cls) -> "tuple[MemoryCgroups | None, str | None]":
+    def find(cls) -> tuple[MemoryCgroups | None, str | None]:
         """The manager, or None and why not (no v1 memory controller, or no right to make groups)."""
         try:
             own = None

@@ -255,7 +255,8 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> Non
         sys.path.remove(workdir)  # the tests import nothing the candidate wrote
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
     endpoint = remote.Endpoint(ours.fileno(), restricted=True)
-    runner = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}[req["harness"]]
+    runners = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}
+    runner = runners[req["harness"]]
     try:
         candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS)
         if candidate.error:
@@ -523,7 +524,8 @@ class _PytestCollector:
         if self.use_canaries:
             for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
                 _check_solution_returns(module.__dict__, getattr(module, "__file__", None) or "")
-        if session.items and self.use_canaries:  # two hidden tests that must fail, first and last, through pytest's own runner
+        # two hidden tests that must fail, first and last, through pytest's own runner
+        if session.items and self.use_canaries:
             import _pytest.python
 
             parent = session.items[0].parent
@@ -557,7 +559,8 @@ class _PytestCollector:
                "failures": _failure_list(self.failed)}
         if self.collect_errors:
             out["error"] = "collection failed: " + self.collect_errors[0]
-        elif self.pluginmanager is not None and {id(p) for p in self.pluginmanager.get_plugins()} - self.plugins_at_start:
+        elif (self.pluginmanager is not None
+              and {id(p) for p in self.pluginmanager.get_plugins()} - self.plugins_at_start):
             out["error"] = "a pytest plugin was registered during the run"
         return out
 
@@ -663,7 +666,10 @@ def _framework_classes(harness: str) -> list[type]:
                     unittest.loader.TestLoader, _UnittestResult]
     elif harness == "pytest":
         try:
-            import _pytest.python, _pytest.reports, _pytest.runner, pluggy  # noqa: E401
+            import _pytest.python
+            import _pytest.reports
+            import _pytest.runner
+            import pluggy
         except ImportError:
             return classes
         classes += [_pytest.python.Function, _pytest.runner.CallInfo, _pytest.reports.TestReport,

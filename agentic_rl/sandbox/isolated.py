@@ -167,7 +167,8 @@ class Candidate:
             if library is not None:
                 return library
             bases = entry[3] if type(entry[3]) is list else []
-            base = next((getattr(builtins, b) for b in bases if type(b) is str and isinstance(getattr(builtins, b, None), type)
+            base = next((getattr(builtins, b) for b in bases
+                         if type(b) is str and isinstance(getattr(builtins, b, None), type)
                          and issubclass(getattr(builtins, b), BaseException)), Exception)
             return self.remote.stand_in_exception(name, base, self.endpoint.known_exceptions)
         own_code = False

@@ -7,8 +7,23 @@ import stat
 import sys
 
 from agentic_rl.sandbox.linux import (
-    CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MNT_DETACH, MS_BIND, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC,
-    MS_REMOUNT, check_rc, libc, loopback_up, mount, unshare, within,
+    CLONE_NEWNET,
+    CLONE_NEWNS,
+    CLONE_NEWUSER,
+    MNT_DETACH,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    check_rc,
+    libc,
+    loopback_up,
+    mount,
+    unshare,
+    within,
 )
 
 # Where world-writable directories are looked for at server start (a bounded walk; see world_writable_dirs).

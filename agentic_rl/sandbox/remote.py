@@ -132,7 +132,7 @@ def _unb64(text: object) -> bytes:
 class Codec:
     """Encodes this side's values (handles for what cannot be data) and decodes the other side's."""
 
-    def __init__(self, endpoint: "Endpoint") -> None:
+    def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
 
     # ---------------------------------------------------------------- encode
@@ -262,7 +262,8 @@ class Codec:
             return complex(_number(d(re)), _number(d(im)))
         if tag == "$dt":
             kind, text = _pair(body)
-            cls = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}[_choice(kind, ("datetime", "date", "time"))]
+            cls = {"datetime": datetime.datetime, "date": datetime.date,
+                   "time": datetime.time}[_choice(kind, ("datetime", "date", "time"))]
             return cls.fromisoformat(_str(text))
         if tag == "$td":
             days, seconds, micro = (_int(v) for v in _list(body, 3))
@@ -281,7 +282,8 @@ class Codec:
             return range(start, stop, step)
         if tag in ("$ctr", "$od"):
             cls = collections.Counter if tag == "$ctr" else collections.OrderedDict
-            return cls(dict((d(k), d(v)) for k, v in (_pair(p) for p in _list(body))))  # Counter(pairs) would count them
+            # Counter(pairs) would count them
+            return cls(dict((d(k), d(v)) for k, v in (_pair(p) for p in _list(body))))
         if tag == "$dd":
             factory, items = _pair(body)
             if factory is not None and factory not in _FACTORIES:
@@ -696,7 +698,7 @@ class RemoteObject:
     def __instancecheck__(self, obj) -> bool:
         return isinstance(obj, RemoteObject) and obj._endpoint is self._endpoint and bool(self._apply_check(obj))
 
-    def _apply_check(self, obj: "RemoteObject") -> bool:
+    def _apply_check(self, obj: RemoteObject) -> bool:
         # isinstance(obj, this class), asked on the side where both live; the answer must be a real bool
         answer = obj._apply("isinstance", self)
         return answer is True

@@ -72,7 +72,8 @@ def resource_status(raw: dict) -> str | None:
         return "timeout"
     report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
     died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
-    if raw.get("memory_exceeded") or report.get("type") == "MemoryError" or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS)):
+    if (raw.get("memory_exceeded") or report.get("type") == "MemoryError"
+            or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS))):
         return "memory"
     if raw.get("signal") is not None:
         return "killed"

@@ -22,8 +22,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from agentic_rl.data.paths import shared_data_dir
 from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root, resolve_python
@@ -234,7 +235,7 @@ class Sandbox:
         return {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point,
                 "timeout_s": float(timeout), "trust": trust}
 
-    def start(self) -> "Sandbox":
+    def start(self) -> Sandbox:
         """Start the workers' servers now, in parallel (otherwise the first call does)."""
         self._ensure_workers()
         return self
@@ -262,7 +263,7 @@ class Sandbox:
             if self._base is not None:
                 shutil.rmtree(self._base, ignore_errors=True)
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -275,7 +276,7 @@ class Sandbox:
                 self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="sandbox")
         return list(self._pool.map(fn, items))
 
-    def _call(self, req: dict, timeout_s: float, token: object | None = None, budget: "_Budget | None" = None) -> dict:
+    def _call(self, req: dict, timeout_s: float, token: object | None = None, budget: _Budget | None = None) -> dict:
         self._ensure_workers()
         worker = self._idle.get()
         try:
@@ -496,7 +497,7 @@ class _Budget:
         self.total = seconds
         self.spent = 0.0  # by finished parts
         self.stopped = False
-        self._running: dict[int, tuple[object, float, "_Worker | None"]] = {}
+        self._running: dict[int, tuple[object, float, _Worker | None]] = {}
         self._lock = threading.Lock()
 
     def begin(self) -> object | None:
@@ -512,7 +513,7 @@ class _Budget:
         with self._lock:
             return max(self._left(), 0.001)
 
-    def bind(self, token: object, worker: "_Worker") -> bool:
+    def bind(self, token: object, worker: _Worker) -> bool:
         """The part got a worker: restart its clock (waiting in the queue is not running). False: stopped."""
         with self._lock:
             if self.stopped:

@@ -18,9 +18,27 @@ import time
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups
 from agentic_rl.sandbox.linux import (
-    CLONE_NEWIPC, CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_RDONLY, MS_REMOUNT, PR_SET_CHILD_SUBREAPER,
-    PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, fork_pid_namespace, fresh_keyrings, kill_by_pidfd, mount, open_pidfd, prctl,
-    setrlimit_capped, unshare, within, write_text,
+    CLONE_NEWIPC,
+    CLONE_NEWNS,
+    MS_BIND,
+    MS_NODEV,
+    MS_NOEXEC,
+    MS_NOSUID,
+    MS_RDONLY,
+    MS_REMOUNT,
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_NO_NEW_PRIVS,
+    PR_SET_PDEATHSIG,
+    fork_pid_namespace,
+    fresh_keyrings,
+    kill_by_pidfd,
+    mount,
+    open_pidfd,
+    prctl,
+    setrlimit_capped,
+    unshare,
+    within,
+    write_text,
 )
 from agentic_rl.sandbox.procfs import busy_seconds, children, descendants, resident_bytes
 from agentic_rl.sandbox.reports import parse_report, reported
@@ -137,7 +155,7 @@ class Supervisor:
             except OSError:
                 return
 
-    def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, "socket.socket | None", int | None]:
+    def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, socket.socket | None, int | None]:
         """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
         runner's order socket, status pipe), or (-1, None, None) when no process can be made."""
         order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -298,7 +316,8 @@ class Supervisor:
         # process's) by the time we look; a fast program used to finish in that window.
         pidfd = open_pidfd(pid)
         out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
-                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES})
+                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"],
+                        "result": MAX_RESULT_BYTES})
         status = None
         try:
             try:  # the request goes to this runner alone (the zygote never sees it)
@@ -375,7 +394,7 @@ class Supervisor:
         return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
 
     @staticmethod
-    def _wait(pidfd: int, out: "_Streams", deadline: float, output_limit: int, yield_if_idle: dict | None,
+    def _wait(pidfd: int, out: _Streams, deadline: float, output_limit: int, yield_if_idle: dict | None,
               nonce: str, processes, memory_exceeded=None, control_fd: int | None = None) -> str:
         """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
         ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from

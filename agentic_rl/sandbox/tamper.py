@@ -252,7 +252,8 @@ class Guard:
                 continue  # its version tag says nothing was written to it
             now = vars(cls)
             out += [f"{cls.__qualname__}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
-            out += [f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys() if not k.startswith("_pytest")]
+            out += [f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys()
+                    if not k.startswith("_pytest")]
         out += [f"{cls.__qualname__} (modified, maybe restored since)" for cls, view, tag in self._tags
                 if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)]
         for name, now, before, view, version in self._namespaces:
@@ -397,8 +398,8 @@ def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
         warnings.simplefilter("ignore")
         # Probes that say nothing about where they come from: an instance of a class with a random name,
         # a random 64-bit int, a random hex string of random length.
-        anonymous = _type("C%x" % _random_int(), (), {"__slots__": ()})()
-        for probe in (anonymous, _random_int() + 7, ("%x" % _random_int()) * (1 + _random_int() % 3)):
+        anonymous = _type(f"C{_random_int():x}", (), {"__slots__": ()})()
+        for probe in (anonymous, _random_int() + 7, f"{_random_int():x}" * (1 + _random_int() % 3)):
             try:
                 if _truth(value == probe) or not _truth(value != probe, default=True):
                     return True
@@ -457,8 +458,8 @@ def _encode_str(s: str) -> str:
         elif 0x20 <= code < 0x7F:
             out.append(ch)
         elif code <= 0xFFFF:
-            out.append("\\u%04x" % code)
+            out.append(f"\\u{code:04x}")
         else:  # a surrogate pair, as JSON spells characters outside the basic plane
             code -= 0x10000
-            out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
     return '"' + "".join(out) + '"'

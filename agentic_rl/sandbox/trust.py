@@ -7,8 +7,9 @@ candidate's process itself: they patch names the candidate's code looks up (`moc
 `sys.stdout` swapped or `redirect_stdout`).
 or check a library object the candidate made by reference (a matplotlib Axes or Figure, which the
 channel carries only as a handle), or turn the candidate's data into code in the tests' process
-(unpickling a file it wrote, `eval` of a string it returned, importing its file). Those are graded in process, by today's harness with its tamper
-defences, and the verdict says so (`TestReport.trust == "in_process"`).
+(unpickling a file it wrote, `eval` of a string it returned, importing its file). Those are graded in
+process, by today's harness with its tamper defences, and the verdict says so
+(`TestReport.trust == "in_process"`).
 
 The choice is made here, from the test source alone, before anything runs: the candidate cannot choose
 it (a fallback decided after a run could be provoked by the candidate, by returning such an object).

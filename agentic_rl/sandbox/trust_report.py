@@ -81,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         inp = grade(jobs, args.workers, args.timeout, args.python, False)
         graded_out = sum(r.trust == OUT_OF_PROCESS for r in oop)
         print(f"  graded out of process {graded_out}/{len(jobs)} ({100 * graded_out / len(jobs):.1f}%); "
-              f"passed: out-of-process run {sum(r.passed for r in oop)}, all-in-process run {sum(r.passed for r in inp)}")
+              f"passed: out-of-process run {sum(r.passed for r in oop)}, "
+              f"all-in-process run {sum(r.passed for r in inp)}")
         for j, a, b in zip(jobs, oop, inp):
             if a.passed != b.passed:
                 print(f"  differs {j['id']}: {a.trust} {a.status} ({a.detail[:200]!r}) vs in process {b.status}")

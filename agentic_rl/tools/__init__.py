@@ -11,8 +11,18 @@ from typing import Any
 from omegaconf import DictConfig
 
 from agentic_rl.registry import build
-from agentic_rl.tools.base import (TOOL_SPECS, TOOLS, Tool, ToolSet, ToolSpec, declared_specs, find_first_call,
-                                   spec_for, tool_names)
+from agentic_rl.tools.base import (
+    TOOL_SPECS,
+    TOOLS,
+    Tool,
+    ToolSet,
+    ToolSpec,
+    declared_specs,
+    find_first_call,
+    spec_for,
+    tool_names,
+)
+
 # re-exported for callers; which tools exist, and their order, comes from the "tool" registry, not from these imports
 from agentic_rl.tools.code import AnswerTool, ExecuteTool, SubmitTool, extract_code
 from agentic_rl.tools.search import SearchTool

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from agentic_rl.registry import Registry
 from agentic_rl.types import Observation, Task, ToolCall
@@ -82,10 +83,11 @@ def declared_specs() -> dict[str, ToolSpec]:
     for name in declared:
         if name not in TOOL_SPECS:
             cls = TOOLS.get(name)
-            if getattr(cls, "spec", None) is None or cls.spec.name != name:
+            spec = getattr(cls, "spec", None)
+            if spec is None or spec.name != name:
                 raise ValueError(f"the tool declared as {name!r} ({cls!r}) has no `spec` named {name!r}; fix its "
                                  "declaration (agentic_rl/registry.py or its package's entry point)")
-            register_spec(cls.spec)
+            register_spec(spec)
     order = [n for n in declared if n in TOOL_SPECS] + sorted(set(TOOL_SPECS) - set(declared))
     return {name: TOOL_SPECS[name] for name in order}
 

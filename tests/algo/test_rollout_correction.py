@@ -12,12 +12,19 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
-from agentic_rl.algo.scoring import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.algo.rollout_correction import gap_metrics, gap_sums, rollout_weights
+from agentic_rl.algo.scoring import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.types import Trajectory
 
-from .test_objective import (NO_CLIP, TEMPERATURE, assert_close_and_discriminating, episode, full_logprobs,
-                             lora_grads, lora_model)
+from .test_objective import (
+    NO_CLIP,
+    TEMPERATURE,
+    assert_close_and_discriminating,
+    episode,
+    full_logprobs,
+    lora_grads,
+    lora_model,
+)
 
 LN = math.log
 MASK = torch.tensor([[0.0, 1.0, 1.0, 0.0],

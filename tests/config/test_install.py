@@ -40,9 +40,11 @@ def _env(venv: Path) -> dict[str, str]:
 
 @pytest.mark.slow
 def test_installed_console_scripts_work_from_another_directory(venv, tmp_path):
-    run = lambda *args: subprocess.run(list(args), cwd=tmp_path, env=_env(venv), capture_output=True, text=True,
-                                       timeout=300)
-    installed = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" / "agentic_rl"
+    def run(*args):
+        return subprocess.run(list(args), cwd=tmp_path, env=_env(venv), capture_output=True, text=True, timeout=300)
+
+    python_dir = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    installed = venv / "lib" / python_dir / "site-packages" / "agentic_rl"
     # every module of the source tree is in the installed copy (a folder without __init__.py would be left
     # out, and --system-site-packages could then hide it behind an editable install elsewhere)
     source = sorted(str(p.relative_to(REPO / "agentic_rl")) for p in (REPO / "agentic_rl").rglob("*.py"))

@@ -172,7 +172,8 @@ def test_the_dead_key_walk_catches_keys_nothing_reads():
     plain["never_read_anywhere"] = 1
     plain["algo"]["zz_unused_knob"] = 2
     plain["sandbox"]["zz_ignored_param"] = 3
-    assert sorted(unread_keys(plain, "train")) == ["algo.zz_unused_knob", "never_read_anywhere", "sandbox.zz_ignored_param"]
+    assert sorted(unread_keys(plain, "train")) == ["algo.zz_unused_knob", "never_read_anywhere",
+                                                   "sandbox.zz_ignored_param"]
 
 
 def test_the_sandbox_has_no_dead_timeout_keys():

@@ -63,7 +63,7 @@ def compose_job(sweep: str, overrides: list[str], return_hydra_config: bool = Fa
     return _compose(sweep, tuple(overrides), return_hydra_config).copy()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compose(sweep: str, overrides: tuple[str, ...], return_hydra_config: bool):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("train", overrides=[f"sweep={sweep}", *overrides], return_hydra_config=return_hydra_config)

@@ -25,7 +25,8 @@ from agentic_rl.data.bigcodebench import (
 )
 from agentic_rl.data.humaneval import load_humaneval, packaged_humaneval_file
 from agentic_rl.data.kodcode import load_kodcode
-from agentic_rl.data.paths import DATA_DIR_ENV, repo_root, shared_data_dir as data_dir_fn
+from agentic_rl.data.paths import DATA_DIR_ENV, repo_root
+from agentic_rl.data.paths import shared_data_dir as data_dir_fn
 from agentic_rl.data.records import DatasetError, DatasetFileNotFoundError, load_records
 from agentic_rl.types import Task
 
@@ -303,7 +304,8 @@ def test_config_instantiates(name: str, file: str | None, expected: Any, data_di
     if file is not None:
         root.data.path = str(data_dir / file)
     tasks = instantiate(root.data, _recursive_=False)
-    assert len(tasks) == expected(read_jsonl(data_dir / file) if file else []) and all(isinstance(t, Task) for t in tasks)
+    assert len(tasks) == expected(read_jsonl(data_dir / file) if file else [])
+    assert all(isinstance(t, Task) for t in tasks)
     root.data.limit = 2
     assert len(instantiate(root.data, _recursive_=False)) == 2
 

@@ -19,9 +19,9 @@ Calibration (2026-11-30): on the held-out set before the clean-up, the detector 
 variants (below, `KNOWN_VARIANTS`); the one it misses is cube/square ("raised to the third power" vs
 "multiplied by itself", `n ** 3` vs `n * n`), which shares no specific word or token: meaning, not text,
 makes it a variant, so a new problem still needs a reader's check. (sum_of_squares / sum_list, also
-replaced, scores 0.41 on questions: flagged, but too close to the threshold to serve as a fixed example.) On the current splits the highest
-question similarity is 0.35 (to_sorted_json / parse_json_keys) and the highest solution similarity 0.57
-(index_positions / group_anagrams).
+replaced, scores 0.41 on questions: flagged, but too close to the threshold to serve as a fixed example.) On the
+current splits the highest question similarity is 0.35 (to_sorted_json / parse_json_keys) and the highest
+solution similarity 0.57 (index_positions / group_anagrams).
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """One rank of the gradient-equivalence test (started by torch.distributed.run): runs SCHEDULE through
-`Distributed.data_parallel(grpo_step)` and saves, after each step, this rank's gradients and LoRA weights to OUT/rank<r>.pt."""
+`Distributed.data_parallel(grpo_step)` and saves, after each step, this rank's gradients and LoRA weights to
+OUT/rank<r>.pt."""
 from __future__ import annotations
 
 import sys

@@ -39,7 +39,8 @@ def test_auto_places_the_base_on_the_gpu_in_bf16_and_keeps_lora_in_fp32():
 def test_gradient_checkpointing_gives_the_same_lora_gradient():
     plain_model, pad_id = policy(gradient_checkpointing=False)
     ckpt_model, _ = policy(gradient_checkpointing=True)
-    assert ckpt_model.base_model.model.is_gradient_checkpointing and not plain_model.base_model.model.is_gradient_checkpointing
+    assert ckpt_model.base_model.model.is_gradient_checkpointing
+    assert not plain_model.base_model.model.is_gradient_checkpointing
     plain, ckpt = lora_grads(plain_model, pad_id), lora_grads(ckpt_model, pad_id)
     assert any(g.abs().max() > 0 for g in plain.values())
     for name in plain:  # recomputation repeats the same bf16 kernels: equal up to bf16 rounding at most

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from agentic_rl.envs.tasks import load_codegym
 from agentic_rl.envs.builtin import MODULES, builtin_records
 from agentic_rl.envs.codegym import CodeGymRunner
+from agentic_rl.envs.tasks import load_codegym
 from agentic_rl.envs.verify import Rules, verify_records
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agentic_rl.envs.tasks import environment_tasks
 from agentic_rl.envs.codegym import CodeGymEnvironment
+from agentic_rl.envs.tasks import environment_tasks
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import (
     ByteChatTokenizer,

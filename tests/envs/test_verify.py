@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from agentic_rl.envs.tasks import load_codegym, read_environments
 from agentic_rl.envs.builtin import builtin_records
+from agentic_rl.envs.tasks import load_codegym, read_environments
 from agentic_rl.envs.verify import main
 
 GOOD = {k: v for k, v in builtin_records()[0].items() if k != "oracle_calls"}  # MaxSubarraySumEnv, 12 configs

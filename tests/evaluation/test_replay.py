@@ -238,8 +238,8 @@ def test_kodcode_reference_solutions_pass_except_the_pytest_collection_errors(sa
 
 @pytest.mark.slow
 def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, shared_data_dir):
-    from agentic_rl.data.bigcodebench import load_bigcodebench
     from agentic_rl.bench.bcb import BCB_VENV_PYTHON, REFERENCE_FAILURES
+    from agentic_rl.data.bigcodebench import load_bigcodebench
 
     tasks = load_bigcodebench(path=shared_data_dir / "bigcodebench_hard.jsonl")
     assert len(tasks) == 148

@@ -17,8 +17,9 @@ test should pin):
 
 Each mutant runs only the tests mapped to its package (`TEST_MAP`, most specific prefix wins), with `-x`,
 in a child process forked from a parent that has already imported the third-party libraries the unmutated
-run imported (torch, transformers, matplotlib ...), so a mutant costs its tests' run time, not their imports. The child loads the
-mutated module through an import hook ahead of the normal path finder; the file on disk is never changed.
+run imported (torch, transformers, matplotlib ...), so a mutant costs its tests' run time, not their imports. The
+child loads the mutated module through an import hook ahead of the normal path finder; the file on disk is never
+changed.
 Code that tests run in a separate interpreter (the sandbox's workers, a CLI subprocess) sees the original
 module, so a mutant only reached that way survives: read survivors with that in mind.
 
@@ -169,7 +170,8 @@ class _Sites(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if id(node) in self.skip:
             return
-        if isinstance(node.value, bool) or (isinstance(node.value, (int, float)) and not isinstance(node.value, complex)):
+        value = node.value
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and not isinstance(value, complex)):
             self.on_site(node, "constant", None)
 
     def _skip_tree(self, tree: ast.AST) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.mutation.mutate import TEST_MAP, find_mutants, mutated_tree, mapped_tests
+from tests.mutation.mutate import TEST_MAP, find_mutants, mapped_tests, mutated_tree
 
 TOY = '''"""Module doc with 1 < 2 in it."""
 import logging

@@ -122,11 +122,14 @@ def test_worked_example_becomes_chat_turns():
 
     reply = "<search>q</search>\n<doc_result>d</doc_result>\n```submit\nx\n```\n<test_result>PASS</test_result>"
     assert split_example_reply(reply) == [
-        {"role": "assistant", "content": "<search>q</search>"}, {"role": "user", "content": "<doc_result>d</doc_result>"},
-        {"role": "assistant", "content": "```submit\nx\n```"}, {"role": "user", "content": "<test_result>PASS</test_result>"}]
+        {"role": "assistant", "content": "<search>q</search>"},
+        {"role": "user", "content": "<doc_result>d</doc_result>"},
+        {"role": "assistant", "content": "```submit\nx\n```"},
+        {"role": "user", "content": "<test_result>PASS</test_result>"}]
     ts = make_toolset(("search", "submit"), [])
     ts.examples = (("Example task", reply),)
     chat = prompt_messages(ts, TASK, "chat")
     assert [m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant", "user", "user"]
     inline = prompt_messages(ts, TASK, "inline")
-    assert [m["role"] for m in inline] == ["system", "user", "assistant", "user"] and inline[-1]["content"] == TASK.prompt
+    assert [m["role"] for m in inline] == ["system", "user", "assistant", "user"]
+    assert inline[-1]["content"] == TASK.prompt

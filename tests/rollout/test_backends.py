@@ -129,7 +129,8 @@ class LogprobScript(ScriptedPolicy):
 def test_sampler_logprobs_are_kept_aligned_with_the_trajectory():
     replies = ["```python\nprint(1)\n```", "```submit\ndef f(): pass\n```"]
     policy = LogprobScript(lambda r: replies[min(r.turn_index, 1)], ByteChatTokenizer())
-    [traj] = run_episodes([(TASK, 0)], policy, toolset(("execute", "submit"), []), RolloutConfig(max_turns=2, max_new_tokens=64))
+    [traj] = run_episodes([(TASK, 0)], policy, toolset(("execute", "submit"), []),
+                          RolloutConfig(max_turns=2, max_new_tokens=64))
     aligned = traj.sampler_logprobs()
     assert len(aligned) == len(traj.token_ids)
     model_positions = [i for i, m in enumerate(traj.loss_mask) if m]

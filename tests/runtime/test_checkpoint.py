@@ -9,8 +9,17 @@ import pytest
 import torch
 
 from agentic_rl.models.lora import add_lora, lora_state
-from agentic_rl.runtime.checkpoint import (CHECKPOINT_DIR, MANIFEST, STATE, load_latest, restore_adapter,
-                                           restore_rng_states, rng_states, save_checkpoint, verify)
+from agentic_rl.runtime.checkpoint import (
+    CHECKPOINT_DIR,
+    MANIFEST,
+    STATE,
+    load_latest,
+    restore_adapter,
+    restore_rng_states,
+    rng_states,
+    save_checkpoint,
+    verify,
+)
 from agentic_rl.tracking.sinks import Tracker, truncate_metrics
 
 

@@ -52,7 +52,8 @@ def test_pytest_counts_each_test(sandbox):
 
 
 def test_pytest_explicit_import_and_helpers(sandbox):
-    test = "from solution import add\nimport pytest\n\n@pytest.mark.parametrize('a', [1, 2, 3])\ndef test_p(a):\n    assert add(a, 0) == a\n"
+    test = ("from solution import add\nimport pytest\n\n"
+            "@pytest.mark.parametrize('a', [1, 2, 3])\ndef test_p(a):\n    assert add(a, 0) == a\n")
     r = sandbox.run_tests(GOOD, test, harness="pytest")
     assert (r.passed, r.n_tests) == (True, 3)
 
@@ -80,7 +81,8 @@ def test_unittest_bigcodebench_style(sandbox):
 
 def test_unittest_namespace_has_os_and_sys_like_the_official_harness(sandbox):
     code = "def task_func():\n    return os.sep, sys.maxsize > 0\n"  # no imports, as official BCB allows
-    test = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(task_func(), ('/', True))\n"
+    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
+            "    def test_a(self):\n        self.assertEqual(task_func(), ('/', True))\n")
     assert sandbox.run_tests(code, test, harness="unittest").passed
 
 

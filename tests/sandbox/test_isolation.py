@@ -47,7 +47,8 @@ def test_sleep_forever(sandbox, no_strays):
 
 
 def test_busy_non_daemon_thread(sandbox, no_strays):
-    code = "import threading\nthreading.Thread(target=lambda: [None for _ in iter(int, 1)]).start()\nprint('main done')\n"
+    code = ("import threading\nthreading.Thread(target=lambda: [None for _ in iter(int, 1)]).start()\n"
+            "print('main done')\n")
     r = run(sandbox, code, timeout_s=1.5)
     assert r.status == "timeout" and "main done" in r.stdout
 
@@ -137,7 +138,8 @@ def test_no_writes_outside(sandbox, sacrificial_files, no_strays):
         "    for action in (lambda: open(p).read(), lambda: open(p, 'a').write('pwned'), lambda: os.remove(p)):\n"
         "        try:\n            hits.append(str(action()))\n        except OSError as e:\n            pass\n"
         f"for d in [{str(REPO_ROOT)!r}, os.path.expanduser('~root'), '/usr/lib']:\n"
-        "    try:\n        open(os.path.join(d, 'sandbox_was_here'), 'w').write('x')\n        hits.append('wrote ' + d)\n"
+        "    try:\n        open(os.path.join(d, 'sandbox_was_here'), 'w').write('x')\n"
+        "        hits.append('wrote ' + d)\n"
         "    except OSError:\n        pass\n"
         f"try:\n    shutil.rmtree({str(REPO_ROOT / 'agentic_rl')!r})\nexcept OSError:\n    pass\n"
         "print(hits)\n"
@@ -192,7 +194,8 @@ def test_secrets_are_scrubbed(monkeypatch):
     code = (
         "import os, glob\nleaks = [k for k in os.environ if 'KEY' in k or 'TOKEN' in k or 'SECRET' in k]\n"
         "for path in glob.glob('/proc/[0-9]*/environ'):\n"
-        "    try:\n        leaks.append(open(path, 'rb').read().decode(errors='replace'))\n    except OSError:\n        pass\n"
+        "    try:\n        leaks.append(open(path, 'rb').read().decode(errors='replace'))\n"
+        "    except OSError:\n        pass\n"
         "print(leaks)\n"
     )
     with make_sandbox(workers=1) as sb:
@@ -206,7 +209,8 @@ def test_accelerators_are_hidden_from_candidate_code(monkeypatch, sandbox):
     # the trainer's own environment may point at a GPU; the candidate must not inherit it
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    r = run(sandbox, "import os\nprint(repr(os.environ.get('CUDA_VISIBLE_DEVICES')), os.environ.get('JAX_PLATFORMS'))\n")
+    r = run(sandbox, "import os\n"
+                     "print(repr(os.environ.get('CUDA_VISIBLE_DEVICES')), os.environ.get('JAX_PLATFORMS'))\n")
     assert r.ok, r.stderr
     assert r.stdout == "'' cpu\n"
 
@@ -228,7 +232,8 @@ def test_fallback_without_uid_isolation_still_contains_the_basics():
         assert sb.worker_uids == []
         assert sb.execute("while True:\n    pass\n", timeout_s=1.0).status == "timeout"
         assert sb.execute("print('x' * 50_000_000)").status == "output_limit"
-        daemon = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\nopen('f', 'w').write('x')\n"
+        daemon = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\n"
+                  "open('f', 'w').write('x')\n")
         assert sb.execute(daemon).ok
         assert stray_processes(sb) == []
         assert sb.execute("import os\nprint(os.listdir('.'))").stdout == "['main.py']\n"  # no 'f' from before

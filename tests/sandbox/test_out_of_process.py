@@ -107,7 +107,8 @@ def test_a_candidate_object_never_equals_a_value_of_the_tests(sandbox):
 def test_unittest_and_humaneval_out_of_process(sandbox):
     test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
             "    def test_a(self):\n        self.assertEqual(task_func([3, 1]), [1, 3])\n"
-            "    def test_np(self):\n        np.testing.assert_array_equal(task_func(np.array([2, 1])), np.array([1, 2]))\n")
+            "    def test_np(self):\n"
+            "        np.testing.assert_array_equal(task_func(np.array([2, 1])), np.array([1, 2]))\n")
     code = "import numpy as np\ndef task_func(xs):\n    return sorted(xs) if isinstance(xs, list) else np.sort(xs)\n"
     r = sandbox.run_tests(code, test, harness="unittest")
     assert (r.passed, r.n_tests, r.trust) == (True, 2, "out_of_process"), r

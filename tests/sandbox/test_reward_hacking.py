@@ -126,7 +126,8 @@ FORGERIES = {
     ),
     # a returned object whose __eq__ always says yes
     "always_equal": (
-        "class Yes:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False\n"
+        "class Yes:\n    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n"
         "    __hash__ = object.__hash__\n"
         "def add(a, b):\n    return Yes()\n",
         ("tampered",),
@@ -297,7 +298,8 @@ def test_attacks_leave_the_pool_healthy(sandbox):
 def test_junk_on_the_result_pipe_is_a_failed_candidate(sandbox):
     code = (
         "import os\n"
-        "os.write(3, b'[' * 200000 + b'\\n' + b'{\"nonce\": 1, \"event\": [[[[[]]]]]}\\n' + bytes(range(256)) + b'\\n')\n"
+        "os.write(3, b'[' * 200000 + b'\\n' + b'{\"nonce\": 1, \"event\": [[[[[]]]]]}\\n'"
+        " + bytes(range(256)) + b'\\n')\n"
         + GOOD
     )
     for harness in HARNESSES:
@@ -364,15 +366,16 @@ def test_world_writable_dirs_are_private_and_capped(sandbox):
     dirs = sandbox.server_info["world_writable"]
     assert "/var/tmp" in dirs and "/tmp" in dirs
     writable = [d for d in dirs if d not in ("/tmp", "/var/tmp", "/dev/shm")]
+    checked = ["/var/tmp", *writable]
     code = (
-        "import os\nfor d in %r:\n    open(os.path.join(d, 'left_by_an_earlier_call'), 'w').write('x')\n"
+        f"import os\nfor d in {checked!r}:\n    open(os.path.join(d, 'left_by_an_earlier_call'), 'w').write('x')\n"
         "try:\n    open('/var/tmp/big', 'wb').write(b'x' * (300 << 20))\n    print('wrote 300 MB')\n"
-        "except OSError as e:\n    print('capped', e.errno)\n" % (["/var/tmp", *writable],)
+        "except OSError as e:\n    print('capped', e.errno)\n"
     )
     r = sandbox.execute(code)
     assert r.ok and r.stdout.startswith("capped"), r  # the call's tmpfs (256 MB) is its disk quota
-    later = sandbox.execute("import os\nprint([d for d in %r if os.path.exists(os.path.join(d, "
-                            "'left_by_an_earlier_call'))])\n" % (["/var/tmp", *writable],))
+    later = sandbox.execute(f"import os\nprint([d for d in {checked!r} if os.path.exists(os.path.join(d, "
+                            "'left_by_an_earlier_call'))])\n")
     assert later.stdout == "[]\n", later
     import os
 

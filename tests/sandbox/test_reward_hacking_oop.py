@@ -133,7 +133,8 @@ def test_pytest_approx_internals_cannot_be_bent(isolated):
 def test_lookalike_library_name_is_not_bound(isolated):
     """BigCodeBench's tests use the candidate's `np`: a mock module under that name is never the tests' `np`."""
     test = ("import unittest\nimport numpy\n\nclass TestCases(unittest.TestCase):\n"
-            "    def test_sum(self):\n        np.testing.assert_array_equal(add(numpy.array([1]), numpy.array([2])), numpy.array([3]))\n")
+            "    def test_sum(self):\n"
+            "        np.testing.assert_array_equal(add(numpy.array([1]), numpy.array([2])), numpy.array([3]))\n")
     cheat = "from unittest import mock\nnp = mock.MagicMock()\n" + WRONG
     r = grade(isolated, cheat, "unittest", test)
     assert not r.passed, r
@@ -169,7 +170,8 @@ def test_a_callback_does_not_open_the_tests_process_to_the_candidate(isolated):
         "    try:\n"
         "        g = ep.request('getattr', target=f._handle, name='__globals__')\n"
         "        tc = g['unittest'].TestCase\n"
-        "        ep.request('setattr', target=tc._handle, name='assertEqual', value={'$h': ep.keep(lambda *a: None), 'cls': ['x', 'noop']})\n"
+        "        ep.request('setattr', target=tc._handle, name='assertEqual', "
+        "value={'$h': ep.keep(lambda *a: None), 'cls': ['x', 'noop']})\n"
         "    except Exception as e:\n"
         "        print('refused:', type(e).__name__, e)\n"
         "    return f(b) - 1\n"

@@ -117,7 +117,8 @@ def test_python_choice(monkeypatch, tmp_path):
 
 
 def test_bad_config_values():
-    for kw, msg in [({"workers": 0}, "workers"), ({"isolation": "docker"}, "isolation"), ({"network": "vpn"}, "network")]:
+    for kw, msg in [({"workers": 0}, "workers"), ({"isolation": "docker"}, "isolation"),
+                    ({"network": "vpn"}, "network")]:
         with pytest.raises(ValueError, match=msg):
             Sandbox(**kw)
 

@@ -7,7 +7,6 @@ import pytest
 from omegaconf import OmegaConf
 
 from agentic_rl.config import CONF_DIR
-
 from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.tools.code import AnswerTool, ExecuteTool, SubmitTool, extract_code
 from agentic_rl.types import ToolCall

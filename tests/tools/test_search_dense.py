@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("bm25s")
 
 from agentic_rl.tools.search import dense as D
-from agentic_rl.tools.search.needs import NeedsMatcher  # noqa: E402
 from agentic_rl.tools.search import pydoc_backend as P  # noqa: E402
+from agentic_rl.tools.search.needs import NeedsMatcher  # noqa: E402
 
 SMALL = ["collections", "heapq", "json"]
 TINY_VOCAB = ["[PAD]", "[UNK]", "json", "dumps", "loads", "heap", "push", "pop", "counter", "most", "common",

@@ -83,4 +83,5 @@ def test_in_process_share_of_submissions_is_logged() -> None:
         counts.append(episode_counts(traj))
     assert [c["in_process_submissions"] for c in counts] == [1, 0, 0, 1, 0]
     assert aggregate_metrics(counts)["tools/submit/in_process_rate"] == pytest.approx(2 / 5)
-    assert "tools/submit/in_process_rate" not in aggregate_metrics([submit_once("failed") | {"tool_calls": {"none": 1}}])
+    no_submission = submit_once("failed") | {"tool_calls": {"none": 1}}
+    assert "tools/submit/in_process_rate" not in aggregate_metrics([no_submission])

@@ -18,7 +18,6 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 import agentic_rl.evaluate  # noqa: F401  (registers the config schemas)
-
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
 from agentic_rl.evaluation.report import format_table, mode_summary, plot_eval_summary, reported_tools
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes

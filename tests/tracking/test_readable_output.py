@@ -19,7 +19,7 @@ from tests.evaluation.test_evaluator import GOOD, FakeSandbox, compose_cfg, task
 class RecordingBar:
     """Stands in for tqdm: records every update."""
 
-    instances: list["RecordingBar"] = []
+    instances: list[RecordingBar] = []
 
     def __init__(self, total=0, initial=0, **_):
         self.total, self.n, self.updates = total, initial, []
@@ -113,7 +113,8 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
                    "tools/submit/tampered_rate": tampered}, step)
         t.summary({"n_eval_tasks": 4, "eval": {"after": {"multi_tool": {"pass@1": 0.5}}}})
         (tmp_path / job / ".hydra").mkdir()
-        (tmp_path / job / ".hydra" / "overrides.yaml").write_text(json.dumps([f"tools={'code' if job == '0' else 'multi'}"]))
+        tools = "code" if job == "0" else "multi"
+        (tmp_path / job / ".hydra" / "overrides.yaml").write_text(json.dumps([f"tools={tools}"]))
     captured = {}
     real_savefig = plt.Figure.savefig
 

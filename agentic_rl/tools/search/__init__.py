@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 from agentic_rl.registry import Registry
 from agentic_rl.tools.base import Tool, ToolSpec

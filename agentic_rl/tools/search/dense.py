@@ -20,9 +20,10 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from agentic_rl.runtime.files import package_folder
 from agentic_rl.tools.search import text as T

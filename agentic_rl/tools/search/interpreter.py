@@ -10,8 +10,9 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.paths import cache_root
 

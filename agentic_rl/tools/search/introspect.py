@@ -42,6 +42,7 @@ import sys
 import time
 import types
 import warnings
+from typing import Any
 
 SKIP_SUBMODULES = {
     "tests", "test", "testing", "conftest", "core", "compat", "internals", "libs", "setup",
@@ -276,6 +277,7 @@ class Walker:
 
     def public_subclasses(self, cls):
         if id(cls) not in self.subclass_counts:
+            subs: list[type]
             try:
                 subs = type.__subclasses__(cls) if isinstance(cls, type) else []
             except Exception:
@@ -379,7 +381,9 @@ def usage_counts(cfg, entries):
         if len(parts) > 1:
             lasts.add(parts[-2])
             pairs.add(parts[-2] + "." + parts[-1])
-    last_counts, pair_counts, total = {}, {}, 0
+    last_counts: dict[str, int] = {}
+    pair_counts: dict[str, int] = {}
+    total = 0
     for root in usage_source_dirs(cfg["modules"]):
         read = 0
         for folder, subdirs, files in os.walk(root):
@@ -424,7 +428,7 @@ def dist_version(root):
 
 def probe(cfg):
     """Cheap fingerprint of the listed modules as this interpreter would import them."""
-    out = {}
+    out: dict[str, dict[str, Any] | None] = {}
     for name in cfg["modules"]:
         root = name.split(".")[0]
         if root in out:
@@ -460,7 +464,7 @@ def build(cfg):
         start = time.perf_counter()
         before = len(walker.entries)
         walker.budget = walker.max_entries
-        status = {"status": "ok"}
+        status: dict[str, Any] = {"status": "ok"}
         try:
             if use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, timeout)

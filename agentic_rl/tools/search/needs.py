@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from agentic_rl.tools.search import text as T
 from agentic_rl.tools.search.bm25 import import_bm25s

@@ -17,8 +17,9 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.paths import resolve_python
 from agentic_rl.tools.search import SearchHit
@@ -160,6 +161,8 @@ class PydocBackend:
         encoded = False
         try:
             if self.ranking.dense_weight:
+                # `_load_or_build` either loads the index from its folder or saves it there
+                assert self.index.path is not None, "the pydoc index has no folder to keep its dense matrix in"
                 texts = [D.entry_text(n, d) for n, d in zip(self.index.names, self.index.docs)]
                 start = time.perf_counter()
                 self.index.dense, encoded_entries = D.load_or_encode(self.index.path, name, texts, threads=threads)

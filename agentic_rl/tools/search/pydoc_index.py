@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from agentic_rl.tools.search import SearchHit
 from agentic_rl.tools.search import text as T
@@ -233,10 +234,10 @@ class PydocIndex:
                 break
             # the same method inherited by sibling classes (Series.str.count, Index.str.count)
             # is shown once, under its best-ranked name
-            key = (self.names[i].rsplit(".", 1)[-1], self.docs[i])
-            if key in shown and self.docs[i]:
+            shown_as = (self.names[i].rsplit(".", 1)[-1], self.docs[i])
+            if shown_as in shown and self.docs[i]:
                 continue
-            shown.add(key)
+            shown.add(shown_as)
             hits.append(SearchHit(name=self.names[i], signature=self.signatures[i],
                                   doc=self.docs[i], score=round(score, 3)))
         return hits

@@ -6,7 +6,7 @@ processed the same way.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 # Import conventions a model (and BigCodeBench code) uses; the value replaces the first component
 # of a dotted name ("pd.DataFrame.groupby" -> "pandas.DataFrame.groupby").
@@ -224,7 +224,8 @@ def compound_split(word: str, vocabulary: set[str] | frozenset[str], max_parts: 
     best: list[tuple[int, int, list[str]] | None] = [None] * (n + 1)
     best[0] = (0, 0, [])
     for i in range(n):
-        if best[i] is None or best[i][0] >= max_parts:
+        entry = best[i]
+        if entry is None or entry[0] >= max_parts:
             continue
         for j in range(i + 1, n + 1):
             piece = word[i:j]
@@ -232,12 +233,13 @@ def compound_split(word: str, vocabulary: set[str] | frozenset[str], max_parts: 
                 continue
             if i == 0 and j == n:
                 continue  # the whole word is not a split
-            count, neg_short, pieces = best[i]
+            count, neg_short, pieces = entry
             cand = (count + 1, min(neg_short, -len(piece)) if pieces else -len(piece), pieces + [piece])
             cur = best[j]
             if cur is None or (cand[0], cand[1]) < (cur[0], cur[1]):
                 best[j] = cand
-    return best[n][2] if best[n] is not None else []
+    whole = best[n]
+    return whole[2] if whole is not None else []
 
 
 def param_names(signature: str) -> list[str]:
