@@ -10,21 +10,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import make_sandbox, stray_processes
-
-WRONG = "def add(a, b):\n    return a - b\n"
-TESTS = {
-    "unittest": (
-        "import unittest\n\nclass TestCases(unittest.TestCase):\n"
-        "    def test_small(self):\n        self.assertEqual(add(1, 2), 3)\n"
-        "    def test_negative(self):\n        self.assertEqual(add(-1, 1), 0)\n"
-    ),
-    "pytest": "from solution import *\n\ndef test_small():\n    assert add(1, 2) == 3\n\n"
-              "def test_negative():\n    assert add(-1, 1) == 0\n",
-    "humaneval": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n",
-}
-HARNESSES = sorted(TESTS)
-FAILED = ("failed", "error", "timeout", "tampered")
-
+from .test_reward_hacking import FAILED, HARNESSES, TESTS, WRONG  # the in-process suite's candidate and tests
 
 
 def forge(indent: int) -> str:
