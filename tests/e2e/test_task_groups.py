@@ -56,7 +56,8 @@ def test_each_group_holds_the_g_samples_of_one_task_in_chunk_order(monkeypatch: 
     t = SimpleNamespace(algo=SimpleNamespace(group_size=GROUP), policy=ScriptedPolicy(reply),
                         toolset=toolset(("submit",), log), rollout_cfg=RolloutConfig(max_turns=1),
                         reward_fn=binary, model=None, optimizer=None, pad_id=0,
-                        dist=SimpleNamespace(data_parallel=lambda step: step, reduce_step=lambda metrics, model: metrics))
+                        dist=SimpleNamespace(data_parallel=lambda step: step,
+                                             reduce_step=lambda metrics, model: metrics))
     chunk = [make_task(n) for n in range(4)]
     bar = SimpleNamespace(update=lambda n: None, set_postfix=lambda **kw: None)
 
