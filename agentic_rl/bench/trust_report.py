@@ -1,6 +1,6 @@
 """How many tasks of a dataset are graded out of the candidate's process, and do the verdicts agree.
 
-    python -m agentic_rl.sandbox.trust_report --humaneval --kodcode PATH --bcb PATH [--grade] [--workers N]
+    python -m agentic_rl.bench.trust_report --humaneval --kodcode PATH --bcb PATH [--grade] [--workers N]
 
 For each dataset: the share of tasks whose tests `trust.plan` sends out of process (from the test
 source alone). With --grade, the reference solutions are also graded twice, out of process where
