@@ -98,14 +98,14 @@ lint-layers:
 	lint-imports
 	$(PYTHON) .ci/check_private_imports.py
 
-# ruff's lint rules and the type check of the core packages (mypy: algo, rollout, tools); CI runs this too.
+# ruff's lint rules and formatter (as a check) and the type check of the core packages (mypy: algo, rollout,
+# tools); CI runs this too. `ruff format agentic_rl tests` writes the format.
 lint-code:
 	ruff check agentic_rl tests
+	ruff format --check agentic_rl tests
 	$(PYTHON) -m mypy agentic_rl/algo agentic_rl/rollout agentic_rl/tools
 
-# Everything, with ruff's formatter as a check (the code is not yet in its format: `ruff format` rewrites it).
 lint: lint-layers lint-code
-	ruff format --check agentic_rl tests
 
 clean:
 	rm -rf outputs/runs outputs/multiruns .pytest_cache

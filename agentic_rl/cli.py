@@ -11,6 +11,7 @@ keeps its traceback (exit 1): it is a bug or an environment problem, not a typo.
 Tab completion works with the console scripts (Hydra's completion cannot follow `python -m`):
     eval "$(agentic-rl-train -sc install=bash)"
 """
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,9 @@ def _explain_unknown_override(key: str, config_name: str, overrides: list[str]) 
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    others = [o for o in overrides if not o.startswith(("-", "hydra.", "hydra/"))
-              and o.split("=", 1)[0].lstrip("+~") != key]
+    others = [
+        o for o in overrides if not o.startswith(("-", "hydra.", "hydra/")) and o.split("=", 1)[0].lstrip("+~") != key
+    ]
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             cfg = OmegaConf.to_container(compose(config_name, overrides=others), resolve=True)
@@ -67,8 +69,9 @@ def _explain_unknown_override(key: str, config_name: str, overrides: list[str]) 
     if not isinstance(node, dict):
         return None
     schema, what = node_schema(node, parent)
-    return unknown_key_message(key, schema if schema is not None else node, what, leaf_paths(cfg),
-                               group_dirs(config_name).get(parent))
+    return unknown_key_message(
+        key, schema if schema is not None else node, what, leaf_paths(cfg), group_dirs(config_name).get(parent)
+    )
 
 
 class _HeldJobLine:
@@ -104,7 +107,7 @@ def run_cli(hydra_main: Callable[[], Any], config_name: str) -> None:
         if verbose:
             raise
         message = config_error_message(exc, config_name, sys.argv[1:])
-        where = f" in the job {held.held[len(held.PREFIX):].strip()}" if "-m" in sys.argv[1:] and held.held else ""
+        where = f" in the job {held.held[len(held.PREFIX) :].strip()}" if "-m" in sys.argv[1:] and held.held else ""
         stderr.write(f"config error{where}: {message}\n(--verbose or HYDRA_FULL_ERROR=1 shows the traceback)\n")
         sys.exit(EXIT_CONFIG_ERROR)
     except BaseException:

@@ -10,6 +10,7 @@ an experiment setting a key its group does not have — fails at start with the 
 catch `+` additions itself: they are merged with struct mode off. Value checks with a fix in the message
 run in `validate()` before any model is loaded; every failure is a `ConfigError` (the CLI prints it, exit 2).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -81,6 +82,7 @@ def register_configs() -> None:
 
 # ---------------------------------------------------------------------------------------------- schemas
 
+
 def _locate(target: str) -> Any:
     from hydra._internal.utils import _locate as hydra_locate
 
@@ -109,9 +111,12 @@ def target_schema(target: str, present: Any = ()) -> dict[str, Any] | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
     hints = _hints(fn)
-    return {p.name: hints.get(p.name, Any) for p in params
-            if p.kind is not inspect.Parameter.VAR_POSITIONAL
-            and (p.default is not inspect.Parameter.empty or p.name in present)}
+    return {
+        p.name: hints.get(p.name, Any)
+        for p in params
+        if p.kind is not inspect.Parameter.VAR_POSITIONAL
+        and (p.default is not inspect.Parameter.empty or p.name in present)
+    }
 
 
 def dataclass_schema(cls: type) -> dict[str, Any]:
@@ -148,8 +153,7 @@ def primary_keys(primary: str) -> dict[str, Any]:
 
 def options_with_key(group: str, key: str) -> list[str]:
     """The options of a config group whose file sets `key` (for `data.path=` on data that has no path)."""
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml")
-                  if key in (yaml.safe_load(p.read_text()) or {}))
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml") if key in (yaml.safe_load(p.read_text()) or {}))
 
 
 def _path_schema(path: str) -> type | None:
@@ -172,6 +176,7 @@ def node_schema(node: Mapping, path: str, hint: Any = None) -> tuple[dict[str, A
 
 
 # ---------------------------------------------------------------------------------------------- checks
+
 
 def _type_ok(value: Any, hint: Any) -> bool:
     """Whether a plain (resolved) config value fits a type hint; unknown hints accept anything."""
@@ -223,8 +228,9 @@ def closest_keys(key: str, valid: Sequence[str]) -> list[str]:
     return near
 
 
-def unknown_key_message(path: str, schema: Mapping[str, Any], what: str, all_paths: Sequence[str] = (),
-                        group: str | None = None) -> str:
+def unknown_key_message(
+    path: str, schema: Mapping[str, Any], what: str, all_paths: Sequence[str] = (), group: str | None = None
+) -> str:
     """`path` is not a key of its node: name it, the closest valid keys, and every valid key of the node."""
     parent, _, key = path.rpartition(".")
     valid = sorted(k for k in schema if k not in HYDRA_KEYS)
@@ -273,6 +279,7 @@ def check_keys(cfg: Any, primary: str) -> None:
 
 # ---------------------------------------------------------------------------------------------- values
 
+
 def algo_config(cfg: DictConfig) -> GRPOConfig:
     algo = to_dataclass(cfg.algo, GRPOConfig)
     algo.lora = LoraSchema(**algo.lora) if isinstance(algo.lora, dict) else algo.lora
@@ -294,4 +301,3 @@ def validate(cfg: DictConfig, primary: str = "train") -> None:
         raise
     except (ValueError, KeyError, TypeError) as exc:  # the schemas' own checks say what to fix
         raise ConfigError(exc.args[0] if exc.args else str(exc)) from exc
-

@@ -11,6 +11,7 @@ grouped by W&B group (the arm, seed excluded), so the seeds of one arm form one 
 `--sweep` the workspace shows one sweep (its runs' `sweep:<id>` tag); `--dry-run` prints the panels without any
 network.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,31 +31,51 @@ def _require_workspaces() -> tuple[Any, Any]:
         import wandb_workspaces.reports.v2 as wr
         import wandb_workspaces.workspaces as ws
     except ImportError:
-        raise SystemExit("the dashboard needs the wandb-workspaces library: pip install 'agentic_rl[dashboard]' "
-                         "(offline, draw the same panels with: python -m agentic_rl.plot SWEEP_DIR)") from None
+        raise SystemExit(
+            "the dashboard needs the wandb-workspaces library: pip install 'agentic_rl[dashboard]' "
+            "(offline, draw the same panels with: python -m agentic_rl.plot SWEEP_DIR)"
+        ) from None
     return ws, wr
 
 
 def panel_spec(panel: Panel, wr: Any) -> Any:
     if panel.metric == EVAL_PASS_AT_1:
-        return wr.BarPlot(title=panel.title, metrics=[f"eval/{mode}/pass@1" for mode in EVAL_MODES],
-                          orientation="v", title_y=panel.ylabel, groupby="Group", groupby_aggfunc="mean",
-                          groupby_rangefunc="stderr")
-    return wr.LinePlot(title=panel.title, x=STEP_METRIC, y=[panel.metric], title_x="training step",
-                       title_y=panel.ylabel, groupby="Group", groupby_aggfunc="mean", groupby_rangefunc="stderr",
-                       smoothing_factor=0.6, smoothing_type="exponential")
+        return wr.BarPlot(
+            title=panel.title,
+            metrics=[f"eval/{mode}/pass@1" for mode in EVAL_MODES],
+            orientation="v",
+            title_y=panel.ylabel,
+            groupby="Group",
+            groupby_aggfunc="mean",
+            groupby_rangefunc="stderr",
+        )
+    return wr.LinePlot(
+        title=panel.title,
+        x=STEP_METRIC,
+        y=[panel.metric],
+        title_x="training step",
+        title_y=panel.ylabel,
+        groupby="Group",
+        groupby_aggfunc="mean",
+        groupby_rangefunc="stderr",
+        smoothing_factor=0.6,
+        smoothing_type="exponential",
+    )
 
 
 def build_workspace(entity: str, project: str, sweep: str | None = None, name: str | None = None) -> Any:
     """The workspace object (no network): one section per panel section, runs grouped by their arm."""
     ws, wr = _require_workspaces()
     all_panels = panels()
-    sections = [ws.Section(name=section, is_open=True,
-                           panels=[panel_spec(p, wr) for p in all_panels if p.section == section])
-                for section in panel_sections(all_panels)]
+    sections = [
+        ws.Section(name=section, is_open=True, panels=[panel_spec(p, wr) for p in all_panels if p.section == section])
+        for section in panel_sections(all_panels)
+    ]
     filters = ws.And(ws.Tags().isin([f"sweep:{sweep}"])) if sweep else ""
     return ws.Workspace(
-        entity=entity, project=project, name=name or (f"agentic_rl sweep {sweep}" if sweep else "agentic_rl runs"),
+        entity=entity,
+        project=project,
+        name=name or (f"agentic_rl sweep {sweep}" if sweep else "agentic_rl runs"),
         sections=sections,
         runset_settings=ws.RunsetSettings(filters=filters, groupby=[ws.Metric("Group")]),
     )
@@ -74,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entity", required=True, help="W&B entity (user or team)")
     parser.add_argument("--project", default="agentic_rl", help="W&B project (logger.project)")
-    parser.add_argument("--sweep", help="only the runs of this sweep (its id: sweep config and start time, as in "
-                                        "the runs' sweep:<id> tag, e.g. tools-2026-11-30_17-40-00)")
+    parser.add_argument(
+        "--sweep",
+        help="only the runs of this sweep (its id: sweep config and start time, as in "
+        "the runs' sweep:<id> tag, e.g. tools-2026-11-30_17-40-00)",
+    )
     parser.add_argument("--name", help="workspace name")
     parser.add_argument("--dry-run", action="store_true", help="print the panels; save nothing (no network)")
     args = parser.parse_args(argv)
@@ -87,8 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         workspace.save()
     except Exception as exc:  # no login, no network: say what to do instead of a traceback
-        logger.error("could not save the workspace (%s: %s). Run `wandb login` first, or draw the same panels "
-                     "offline: python -m agentic_rl.plot SWEEP_DIR", type(exc).__name__, exc)
+        logger.error(
+            "could not save the workspace (%s: %s). Run `wandb login` first, or draw the same panels "
+            "offline: python -m agentic_rl.plot SWEEP_DIR",
+            type(exc).__name__,
+            exc,
+        )
         return 1
     logger.info("saved: %s", workspace.url)
     return 0

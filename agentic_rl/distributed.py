@@ -26,6 +26,7 @@ move the tensors. This module only decides *what* is exchanged, so that N ranks 
 launcher; its multi-CPU path needs mpirun). `launch_ranks_or` closes that gap: it reads the process count
 from the `accelerate launch` command line and starts the ranks with torch.distributed.run.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -105,8 +106,7 @@ class Distributed:
     @classmethod
     def from_env(cls, timeout_s: float | None = None) -> Distributed:
         state = accelerate_state(timeout_s)
-        dist = cls(rank=state.process_index, world_size=state.num_processes, device=state.device,
-                   backend=state.backend)
+        dist = cls(rank=state.process_index, world_size=state.num_processes, device=state.device, backend=state.backend)
         if dist.world_size > 1:
             logger.info("rank %d of %d on %s (backend %s)", dist.rank, dist.world_size, dist.device, dist.backend)
         return dist
@@ -155,7 +155,7 @@ class Distributed:
         if self.world_size == 1 or not items:
             return items
         padded = items + [items[i % len(items)] for i in range(-len(items) % self.world_size)]
-        return padded[self.rank::self.world_size]
+        return padded[self.rank :: self.world_size]
 
     # ---- one step -----------------------------------------------------------------------------------------
 
@@ -172,15 +172,14 @@ class Distributed:
 
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
         device = grads[0].device if grads else self.device
-        flat = torch.cat([g.reshape(-1).float() for g in grads]
-                         + [torch.tensor([float(counts)], device=device)])
+        flat = torch.cat([g.reshape(-1).float() for g in grads] + [torch.tensor([float(counts)], device=device)])
         flat = reduce(flat, reduction="sum")
         n_counted = int(round(float(flat[-1])))
         if n_counted == 0:
             return 0
         offset = 0
         for p, g in zip(params, grads):
-            p.grad = (flat[offset:offset + g.numel()] / n_counted).view_as(g).to(g.dtype)
+            p.grad = (flat[offset : offset + g.numel()] / n_counted).view_as(g).to(g.dtype)
             offset += g.numel()
         return n_counted
 
@@ -196,8 +195,15 @@ class Distributed:
         if self.world_size == 1:
             return step
 
-        def data_parallel_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Any],
-                               rewards: torch.Tensor, cfg: Any, pad_id: int, **step_kwargs: Any) -> S:
+        def data_parallel_step(
+            model: Any,
+            optimizer: torch.optim.Optimizer,
+            group: Sequence[Any],
+            rewards: torch.Tensor,
+            cfg: Any,
+            pad_id: int,
+            **step_kwargs: Any,
+        ) -> S:
             synced: list[int] = []
 
             def sync(params: Sequence[torch.nn.Parameter]) -> None:
@@ -230,15 +236,21 @@ class Distributed:
         gathered = gather_object([(metrics, adapter_digest(model))])
         digests = [d for _, d in gathered]
         if len(set(digests)) != 1:
-            raise RuntimeError(f"the ranks' LoRA weights differ after a step (digests {digests}): data-parallel "
-                               "training has diverged; a rank must have missed a gradient exchange")
+            raise RuntimeError(
+                f"the ranks' LoRA weights differ after a step (digests {digests}): data-parallel "
+                "training has diverged; a rank must have missed a gradient exchange"
+            )
         self.steps_verified += 1
         return reduce_metrics([m for m, _ in gathered])
 
     def summary(self) -> dict[str, Any]:
         """What summary.json records about the job's layout (and, on a GPU, rank 0's peak memory)."""
-        out = {"world_size": self.world_size, "backend": self.backend, "device": str(self.device),
-               "steps_weights_identical": self.steps_verified if self.world_size > 1 else None}
+        out = {
+            "world_size": self.world_size,
+            "backend": self.backend,
+            "device": str(self.device),
+            "steps_weights_identical": self.steps_verified if self.world_size > 1 else None,
+        }
         if self.device.type == "cuda":
             out["cuda_peak_memory_gb"] = round(torch.cuda.max_memory_allocated(self.device) / 2**30, 2)
         return out
@@ -324,10 +336,12 @@ def processes_from_launch_cmdline(cmdline: list[str]) -> int | None:
     starts = [i for i, arg in enumerate(cmdline) if arg in ("launch", "accelerate.commands.launch")]
     if not starts:
         return None
-    args, _ = launch_command_parser().parse_known_args(cmdline[starts[0] + 1:])
+    args, _ = launch_command_parser().parse_known_args(cmdline[starts[0] + 1 :])
     if (args.num_machines or 1) > 1:
-        raise RuntimeError("accelerate launch --cpu over several machines needs MPI: run `accelerate config`, "
-                           "choose multi-CPU with an mpirun hostfile, and launch with that config")
+        raise RuntimeError(
+            "accelerate launch --cpu over several machines needs MPI: run `accelerate config`, "
+            "choose multi-CPU with an mpirun hostfile, and launch with that config"
+        )
     n = args.num_processes
     return n if n and n > 1 else None
 
@@ -343,6 +357,14 @@ def launch_ranks_or(main: Callable[[], Any], module: str) -> Any:
         sys.argv = rank_argv(sys.argv, env_rank())
         return main()
     logger.info("accelerate launch --cpu started one process; starting %d CPU ranks with torch.distributed.run", n)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}",
-           "-m", module, *sys.argv[1:]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={n}",
+        "-m",
+        module,
+        *sys.argv[1:],
+    ]
     sys.exit(subprocess.run(cmd).returncode)

@@ -17,6 +17,7 @@ the run dir: results.jsonl (one record per task x mode x sample, append-only: a 
 what is there), summary.json, figures/eval_summary.png, metrics.jsonl, eval_run.json (what was evaluated, to
 refuse resuming a different evaluation into the same dir) and the W&B files when logger=wandb.
 """
+
 from __future__ import annotations
 
 import json
@@ -103,9 +104,12 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
         return info
     path = checkpoint_run_config(cfg.checkpoint)
     if path is None:
-        logger.warning("checkpoint=%s has no training run config (%s) next to it: evaluating with this command's "
-                       "rollout settings, which may differ from those it was trained with", cfg.checkpoint,
-                       RUN_CONFIG)
+        logger.warning(
+            "checkpoint=%s has no training run config (%s) next to it: evaluating with this command's "
+            "rollout settings, which may differ from those it was trained with",
+            cfg.checkpoint,
+            RUN_CONFIG,
+        )
         info["source"] = "evaluate config (no run config next to the checkpoint)"
         return info
     if explicit is None:
@@ -114,16 +118,22 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
         return info
     run_rollout = OmegaConf.to_container(OmegaConf.load(path).get("rollout") or {}, resolve=True)
     if not run_rollout:
-        raise ValueError(f"{path} has no `rollout` section; checkpoint= must be a training run of this project "
-                         "(or pass rollout=<file> to evaluate with explicit settings)")
+        raise ValueError(
+            f"{path} has no `rollout` section; checkpoint= must be a training run of this project "
+            "(or pass rollout=<file> to evaluate with explicit settings)"
+        )
     unknown = sorted(set(run_rollout) - set(cfg.rollout))
     if unknown:
         logger.warning("%s: rollout keys this version does not know, ignored: %s", path, unknown)
     taken = {k: v for k, v in run_rollout.items() if k in cfg.rollout and k not in explicit}
     for key, value in taken.items():
         cfg.rollout[key] = value
-    logger.info("rollout settings of the training run %s: %s%s", path.parent.parent, taken,
-                f" (kept from the command line: {sorted(explicit)})" if explicit else "")
+    logger.info(
+        "rollout settings of the training run %s: %s%s",
+        path.parent.parent,
+        taken,
+        f" (kept from the command line: {sorted(explicit)})" if explicit else "",
+    )
     return {"source": str(path), "from_run": sorted(taken), "from_command_line": sorted(explicit & set(cfg.rollout))}
 
 
@@ -144,8 +154,9 @@ def select_tasks(tasks: list[Task], exclude: list[str]) -> tuple[list[Task], lis
         tid = item if item in by_id else by_suffix.get(item)
         (dropped if tid else unknown).append(tid or item)
     if unknown:
-        raise ValueError(f"exclude names task ids not in the data: {unknown}. Ids look like "
-                         f"{[t.task_id for t in tasks[:3]]}.")
+        raise ValueError(
+            f"exclude names task ids not in the data: {unknown}. Ids look like {[t.task_id for t in tasks[:3]]}."
+        )
     drop = set(dropped)
     return [t for t in tasks if t.task_id not in drop], sorted(drop)
 
@@ -171,11 +182,16 @@ def check_resume(run_dir: Path, current: dict[str, Any]) -> None:
     if path.is_file() and (run_dir / RESULTS_FILE).is_file():
         before = json.loads(path.read_text())
         differ = [k for k in current if k != "toolsets" and k in before and before[k] != current[k]]
-        differ += [f"toolsets.{m}" for m, v in current["toolsets"].items()
-                   if m in before.get("toolsets", {}) and before["toolsets"][m] != v]
+        differ += [
+            f"toolsets.{m}"
+            for m, v in current["toolsets"].items()
+            if m in before.get("toolsets", {}) and before["toolsets"][m] != v
+        ]
         if differ:
-            raise ValueError(f"{run_dir} holds results of a different evaluation ({', '.join(differ)} differ; see "
-                             f"{path}). Fix: evaluate into a new run dir, or delete {RESULTS_FILE} there.")
+            raise ValueError(
+                f"{run_dir} holds results of a different evaluation ({', '.join(differ)} differ; see "
+                f"{path}). Fix: evaluate into a new run dir, or delete {RESULTS_FILE} there."
+            )
         current = {**current, "toolsets": {**before.get("toolsets", {}), **current["toolsets"]}}
     path.write_text(json.dumps(current, indent=2, default=str))
 
@@ -205,25 +221,37 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     check_resume(run_dir, fingerprint(cfg, policy_info, eval_cfg))
     policy = load_policy(cfg)
     if hasattr(policy, "max_samples") and eval_cfg.n_samples < policy.max_samples():  # a samples file
-        logger.warning("the samples file has up to %d samples per task; only the first %d are graded "
-                       "(set evaluator.n_samples=%d)", policy.max_samples(), eval_cfg.n_samples, policy.max_samples())
+        logger.warning(
+            "the samples file has up to %d samples per task; only the first %d are graded (set evaluator.n_samples=%d)",
+            policy.max_samples(),
+            eval_cfg.n_samples,
+            policy.max_samples(),
+        )
 
-    with open_run(cfg, run_dir, open_tracker(cfg, run_dir, job_type="eval"),
-                  sandbox_overrides={"python": cfg.python} if cfg.get("python") else None) as ctx:
+    with open_run(
+        cfg,
+        run_dir,
+        open_tracker(cfg, run_dir, job_type="eval"),
+        sandbox_overrides={"python": cfg.python} if cfg.get("python") else None,
+    ) as ctx:
         sandbox = ctx.sandbox
         toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
         store = ResultStore.in_dir(run_dir)
         evaluate = EVALUATORS.get(eval_cfg.name)
-        results = evaluate(tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True),
-                           store=store)
+        results = evaluate(
+            tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True), store=store
+        )
         summary: dict[str, Any] = {
             **policy_info,
             "data": cfg.data.get("_target_", "").rsplit(".", 1)[-1],
             "n_tasks": len(tasks),
             "n_samples": eval_cfg.n_samples,
             "modes": list(eval_cfg.modes),
-            "rollout": {**rollout_info, "settings": OmegaConf.to_container(cfg.rollout, resolve=True),
-                        "token_budget": token_budget(rollout_cfg)},
+            "rollout": {
+                **rollout_info,
+                "settings": OmegaConf.to_container(cfg.rollout, resolve=True),
+                "token_budget": token_budget(rollout_cfg),
+            },
             "eval": {mode: mode_summary(res) for mode, res in results.items()},
             "excluded": {"count": len(excluded), "ids": excluded},
         }

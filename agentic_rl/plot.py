@@ -1,4 +1,5 @@
 """`python -m agentic_rl.plot RUN_OR_SWEEP_DIR`: (re)draw the figures of a run or a sweep."""
+
 from __future__ import annotations
 
 import argparse

@@ -20,6 +20,7 @@ A registry finds its entries in three places, none of which depends on what was 
 Names are listed in a declared order (built-ins as written, then entry points by name), so report columns and
 figure curves never follow import order. An unknown name raises an error listing the available names.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -127,21 +128,27 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         ref = self._refs().get(name)
         if ref is None:
-            raise KeyError(f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}. A new one is "
-                           f"declared in agentic_rl/registry.py BUILTINS[{self.key!r}] or as the entry point "
-                           f"'{self.key}.{name}' of group {ENTRY_POINT_GROUP!r}")
+            raise KeyError(
+                f"unknown {self.kind} {name!r}; available: {', '.join(self.names())}. A new one is "
+                f"declared in agentic_rl/registry.py BUILTINS[{self.key!r}] or as the entry point "
+                f"'{self.key}.{name}' of group {ENTRY_POINT_GROUP!r}"
+            )
         if isinstance(ref, str):
             try:
                 return _load(ref)
             except ImportError as exc:  # an optional dependency of this part (e.g. vllm) is not installed
-                raise ImportError(f"{self.kind} {name!r} cannot be loaded ({exc}); install what it needs, or choose "
-                                  f"another of: {', '.join(n for n in self.names() if n != name)}") from exc
+                raise ImportError(
+                    f"{self.kind} {name!r} cannot be loaded ({exc}); install what it needs, or choose "
+                    f"another of: {', '.join(n for n in self.names() if n != name)}"
+                ) from exc
         if isinstance(ref, metadata.EntryPoint):
             try:
                 return ref.load()
             except (ImportError, AttributeError) as exc:
-                raise KeyError(f"{self.kind} {name!r}: its entry point {ref.value!r} cannot be loaded ({exc}); "
-                               "fix or uninstall the package that declares it") from exc
+                raise KeyError(
+                    f"{self.kind} {name!r}: its entry point {ref.value!r} cannot be loaded ({exc}); "
+                    "fix or uninstall the package that declares it"
+                ) from exc
         return ref
 
     def names(self) -> list[str]:

@@ -1,6 +1,7 @@
 """`python -m agentic_rl.table SWEEP_DIR` or `python -m agentic_rl.table RUN_DIR [RUN_DIR ...]`: the result tables
 with 95% intervals (`tracking/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
 parent (`--out DIR` elsewhere)."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,8 +13,12 @@ from agentic_rl.tracking.tables import write_table
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("paths", nargs="+", type=Path, help="one sweep dir (its job dirs are the runs) or run dirs "
-                                                               "(each holds metrics.jsonl or summary.json)")
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        help="one sweep dir (its job dirs are the runs) or run dirs (each holds metrics.jsonl or summary.json)",
+    )
     parser.add_argument("--out", type=Path, help="where table.md and table.json go")
     args = parser.parse_args(argv)
     try:

@@ -11,6 +11,7 @@ masked token-level loss + KL to the base model -> one optimizer step per task gr
 when an earlier group of the same batch already stepped) -> metrics.
 Safe points (a checkpoint, or a stop on SIGINT/SIGTERM) fall between rollout batches.
 """
+
 from __future__ import annotations
 
 import logging
@@ -74,14 +75,14 @@ class Training:
     train_tasks: list[Task]
     eval_tasks: list[Task]
     model: Any
-    policy: Policy                   # the `rollout.backend` sampler over `model`
+    policy: Policy  # the `rollout.backend` sampler over `model`
     optimizer: torch.optim.Optimizer
     reward_fn: Callable
     toolset: Any
     eval_toolsets: dict[str, Any]
     pad_id: int
     model_name: str
-    dist: Distributed                # this process's rank under `accelerate launch` (or the only one)
+    dist: Distributed  # this process's rank under `accelerate launch` (or the only one)
 
     @property
     def n_steps(self) -> int:
@@ -93,11 +94,11 @@ class Training:
 class Position:
     """Where the loop stands; with the model, optimizer and RNG states, all a checkpoint needs to continue."""
 
-    data_rng: random.Random          # draws each epoch's task order
-    step: int = 0                    # optimizer steps (task groups) done
+    data_rng: random.Random  # draws each epoch's task order
+    step: int = 0  # optimizer steps (task groups) done
     epoch: int = 0
-    order: list[int] | None = None   # the current epoch's task indices, in drawn order (None: not drawn yet)
-    index: int = 0                   # next position in `order`
+    order: list[int] | None = None  # the current epoch's task indices, in drawn order (None: not drawn yet)
+    index: int = 0  # next position in `order`
     train_seconds: float = 0.0
     checkpoint_seconds: float = 0.0
 
@@ -114,15 +115,19 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     cfg = resolve_resume(cfg)
     validate(cfg)
     if cfg.get("require_gpu") and not torch.cuda.is_available():
-        raise RuntimeError("this experiment needs a CUDA GPU (require_gpu=true) and none is visible. Run it on a GPU "
-                           "machine, or use the CPU default: python -m agentic_rl.train")
+        raise RuntimeError(
+            "this experiment needs a CUDA GPU (require_gpu=true) and none is visible. Run it on a GPU "
+            "machine, or use the CPU default: python -m agentic_rl.train"
+        )
     seed_everything(cfg.seed)
     dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
     run_dir = dist.shared_run_dir(run_dir_of(cfg))
     if cfg.get("resume") and dist.world_size > 1:
-        raise ValueError("resume= under accelerate launch is not supported yet: a checkpoint holds rank 0's RNG "
-                         "states only, so the ranks could not continue exactly. Fix: resume with one process, "
-                         "python -m agentic_rl.train resume=RUN_DIR")
+        raise ValueError(
+            "resume= under accelerate launch is not supported yet: a checkpoint holds rank 0's RNG "
+            "states only, so the ranks could not continue exactly. Fix: resume with one process, "
+            "python -m agentic_rl.train resume=RUN_DIR"
+        )
     if cfg.get("resume") and (done := completed_summary(run_dir, cfg)) is not None:
         logger.info("%s is a complete run: nothing to resume", run_dir)
         return done
@@ -132,13 +137,19 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     with open_run(cfg, run_dir, tracker, step=state.get("step", 0)) as ctx:
         training = build_training(cfg, ctx.sandbox, dist)
         position = Position(data_rng=random.Random(cfg.seed))
-        summary = {"model": training.model_name, "tools": cfg.tools.name, "reward": component_name(cfg.reward),
-                   "n_train_tasks": len(training.train_tasks), "n_eval_tasks": len(training.eval_tasks),
-                   "eval": {}, "wandb": ctx.tracker.wandb_info, "config_hash": experiment_hash(cfg)}
+        summary = {
+            "model": training.model_name,
+            "tools": cfg.tools.name,
+            "reward": component_name(cfg.reward),
+            "n_train_tasks": len(training.train_tasks),
+            "n_eval_tasks": len(training.eval_tasks),
+            "eval": {},
+            "wandb": ctx.tracker.wandb_info,
+            "config_hash": experiment_hash(cfg),
+        }
         if checkpoint is not None:
             summary["eval"] = restore(training, position, checkpoint)
-            logger.info("resumed %s from %s (step %d of %d)", run_dir, checkpoint.path, position.step,
-                        training.n_steps)
+            logger.info("resumed %s from %s (step %d of %d)", run_dir, checkpoint.path, position.step, training.n_steps)
         elif cfg.eval_before and training.eval_tasks and dist.is_main:
             summary["eval"]["before"] = evaluate_phase(training, ctx, step=0, phase="before")
         train_loop(training, position, ctx, summary)
@@ -150,13 +161,17 @@ def resume_point(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     resuming = bool(cfg.get("resume")) or multirun_dirs() is not None
     if not resuming:
         if (run_dir / CHECKPOINT_DIR).is_dir():
-            raise ValueError(f"{run_dir} already holds a training run. Fix: continue it with "
-                             f"python -m agentic_rl.train resume={run_dir}, or train into a new hydra.run.dir")
+            raise ValueError(
+                f"{run_dir} already holds a training run. Fix: continue it with "
+                f"python -m agentic_rl.train resume={run_dir}, or train into a new hydra.run.dir"
+            )
         return None
     checkpoint = load_latest(run_dir)
     if checkpoint is not None and checkpoint.state["config_hash"] != experiment_hash(cfg):
-        raise ValueError(f"the checkpoint {checkpoint.path} belongs to a different experiment than this config. "
-                         "Fix: resume with resume=RUN_DIR and no overrides, or use a new run / sweep dir")
+        raise ValueError(
+            f"the checkpoint {checkpoint.path} belongs to a different experiment than this config. "
+            "Fix: resume with resume=RUN_DIR and no overrides, or use a new run / sweep dir"
+        )
     if checkpoint is None and (run_dir / "metrics.jsonl").is_file():
         logger.warning("no usable checkpoint in %s: the run starts over", run_dir)
     truncate_metrics(run_dir, checkpoint.state["metrics_bytes"] if checkpoint else 0)
@@ -172,27 +187,45 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
         raise ValueError("the training data is empty: check data.split / data.limit")
     eval_tasks = eval_cfg.scored_tasks(build(cfg.eval_data))  # summary.json's n_eval_tasks is what was scored
     loaded = build(cfg.model)
-    model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout,
-                     list(algo.lora.target_modules), seed=cfg.seed,
-                     gradient_checkpointing=algo.gradient_checkpointing)
+    model = add_lora(
+        loaded.model,
+        algo.lora.r,
+        algo.lora.alpha,
+        algo.lora.dropout,
+        list(algo.lora.target_modules),
+        seed=cfg.seed,
+        gradient_checkpointing=algo.gradient_checkpointing,
+    )
     dist.align(model, cfg.seed)
     optimizer = build(cfg.optimizer, params=[p for p in model.parameters() if p.requires_grad])
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     return Training(
-        cfg=cfg, algo=algo, rollout_cfg=rollout_cfg, eval_cfg=eval_cfg, train_tasks=train_tasks,
-        eval_tasks=eval_tasks, model=model, policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
-        optimizer=optimizer, reward_fn=build(cfg.reward),
+        cfg=cfg,
+        algo=algo,
+        rollout_cfg=rollout_cfg,
+        eval_cfg=eval_cfg,
+        train_tasks=train_tasks,
+        eval_tasks=eval_tasks,
+        model=model,
+        policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
+        optimizer=optimizer,
+        reward_fn=build(cfg.reward),
         toolset=build_environment(build_toolset(cfg.tools, sandbox), sandbox),
-        eval_toolsets={m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox)
-                       for m in eval_cfg.modes},
-        pad_id=loaded.tokenizer.pad_token_id, model_name=loaded.name, dist=dist)
+        eval_toolsets={
+            m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox) for m in eval_cfg.modes
+        },
+        pad_id=loaded.tokenizer.pad_token_id,
+        model_name=loaded.name,
+        dist=dist,
+    )
 
 
 def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
     """Loop stage: rollout batches until the last epoch ends; checkpoint and honour signals between batches."""
     every = int(t.cfg.get("checkpoint_every") or 0)
-    bar = tqdm(total=t.n_steps, initial=pos.step, desc="train (task groups)",
-               disable=not (t.cfg.progress and t.dist.is_main))
+    bar = tqdm(
+        total=t.n_steps, initial=pos.step, desc="train (task groups)", disable=not (t.cfg.progress and t.dist.is_main)
+    )
     started, seconds_before = time.perf_counter(), pos.train_seconds
     with ctx.interrupts.deferred():
         while pos.epoch < t.algo.epochs:
@@ -200,7 +233,7 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
                 # every rank draws the same order and takes its own share of it
                 order = epoch_order(len(t.train_tasks), t.algo.tasks_per_epoch, pos.data_rng)
                 pos.order, pos.index = t.dist.shard(order), 0
-            chunk = pos.order[pos.index:pos.index + t.algo.tasks_per_rollout]
+            chunk = pos.order[pos.index : pos.index + t.algo.tasks_per_rollout]
             step_before = pos.step
             train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar)
             pos.index += len(chunk)
@@ -224,16 +257,25 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
     # the update's activations are each gigabyte-sized, allocated and freed in different sizes.
     release_free_memory()
     # 1. rollout: the G samples of every task in the chunk, generated as one batch
-    trajs = run_episodes([(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset,
-                         t.rollout_cfg)
+    trajs = run_episodes(
+        [(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset, t.rollout_cfg
+    )
     # 2. reward, per task group
-    groups = [trajs[i * algo.group_size:(i + 1) * algo.group_size] for i in range(len(chunk))]
+    groups = [trajs[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]
     breakdowns = [[t.reward_fn(traj) for traj in group] for group in groups]
     rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
     release_free_memory()  # what the rollout freed (see above)
     # 3-5. advantages -> loss -> one optimizer step per task group
-    all_stats = update_rollout_batch(t.model, t.optimizer, groups, rewards, algo, t.pad_id,
-                                     temperature=t.rollout_cfg.temperature, step=t.dist.data_parallel(grpo_step))
+    all_stats = update_rollout_batch(
+        t.model,
+        t.optimizer,
+        groups,
+        rewards,
+        algo,
+        t.pad_id,
+        temperature=t.rollout_cfg.temperature,
+        step=t.dist.data_parallel(grpo_step),
+    )
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
     shared = rollout_metrics(trajs.stats)
@@ -243,11 +285,16 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
         pos.step += 1
         # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
         metrics = {
-            "train/epoch": pos.epoch, "train/pass_rate": sum(traj.passed for traj in group) / len(group),
-            **stats.metrics(), "train/frac_zero_std": float(not group_has_signal(group_rewards)),
-            **reward_metrics(bds), **episode_metrics(group), **shared,
+            "train/epoch": pos.epoch,
+            "train/pass_rate": sum(traj.passed for traj in group) / len(group),
+            **stats.metrics(),
+            "train/frac_zero_std": float(not group_has_signal(group_rewards)),
+            **reward_metrics(bds),
+            **episode_metrics(group),
+            **shared,
             **codegym_metrics(group, [task] * len(group)),  # env/*: only for CodeGym tasks
-            "time/update_s": stats.update_s, "time/step_s": shared["time/rollout_s"] + stats.update_s,
+            "time/update_s": stats.update_s,
+            "time/step_s": shared["time/rollout_s"] + stats.update_s,
             **memory_metrics(),
         }
         ctx.tracker.log(t.dist.reduce_step(metrics, t.model), pos.step)
@@ -260,12 +307,20 @@ def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str
     """A resumable checkpoint of everything the rest of the run depends on."""
     started = time.perf_counter()
     state = {
-        "step": pos.step, "epoch": pos.epoch, "order": pos.order, "index": pos.index,
+        "step": pos.step,
+        "epoch": pos.epoch,
+        "order": pos.order,
+        "index": pos.index,
         "order_task_ids": [t.train_tasks[i].task_id for i in pos.order or []],
-        "data_rng": pos.data_rng.getstate(), "rng": rng_states(), "optimizer": t.optimizer.state_dict(),
-        "train_seconds": pos.train_seconds, "checkpoint_seconds": pos.checkpoint_seconds,
-        "metrics_bytes": ctx.tracker.metrics_bytes(), "eval": summary["eval"],
-        "config_hash": summary["config_hash"], "wandb_id": ctx.tracker.wandb_info.get("id"),
+        "data_rng": pos.data_rng.getstate(),
+        "rng": rng_states(),
+        "optimizer": t.optimizer.state_dict(),
+        "train_seconds": pos.train_seconds,
+        "checkpoint_seconds": pos.checkpoint_seconds,
+        "metrics_bytes": ctx.tracker.metrics_bytes(),
+        "eval": summary["eval"],
+        "config_hash": summary["config_hash"],
+        "wandb_id": ctx.tracker.wandb_info.get("id"),
     }
     save_checkpoint(ctx.run_dir, pos.step, t.model, state, keep=max(int(t.cfg.get("checkpoint_keep") or 1), 1))
     ctx.interrupts.saved_step = pos.step
@@ -277,9 +332,11 @@ def restore(t: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any
     s = checkpoint.state
     order_ids = [t.train_tasks[i].task_id for i in s["order"] or [] if i < len(t.train_tasks)]
     if order_ids != s["order_task_ids"]:
-        raise ValueError(f"the training tasks differ from those of {checkpoint.path} (the data files changed since "
-                         "the run started), so the run cannot continue exactly. Fix: restore the data, or start a "
-                         "new run")
+        raise ValueError(
+            f"the training tasks differ from those of {checkpoint.path} (the data files changed since "
+            "the run started), so the run cannot continue exactly. Fix: restore the data, or start a "
+            "new run"
+        )
     restore_adapter(t.model, checkpoint)
     t.optimizer.load_state_dict(s["optimizer"])
     pos.step, pos.epoch, pos.order, pos.index = s["step"], s["epoch"], s["order"], s["index"]
@@ -296,9 +353,13 @@ def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[s
         return summary
     if t.cfg.eval_after and t.eval_tasks:
         summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
-    summary.update(train_steps=pos.step, train_seconds=round(pos.train_seconds, 1),
-                   checkpoint_seconds=round(pos.checkpoint_seconds, 2), peak_rss_gib=round(peak_rss_gib(), 3),
-                   frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"))
+    summary.update(
+        train_steps=pos.step,
+        train_seconds=round(pos.train_seconds, 1),
+        checkpoint_seconds=round(pos.checkpoint_seconds, 2),
+        peak_rss_gib=round(peak_rss_gib(), 3),
+        frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"),
+    )
     late = [("figure", lambda: plot_run(ctx.run_dir), False)]
     if t.cfg.save_adapter:
         late.insert(0, ("adapter", lambda: save_adapter(t.model, ctx.run_dir / "adapter"), True))

@@ -3,6 +3,7 @@
 tasks -> rollout -> Trajectory -> reward (RewardBreakdown) -> advantages -> loss.
 Nothing here holds a runtime object (model, tokenizer, sandbox); those are passed at call sites.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -101,8 +102,11 @@ class Trajectory:
         """Executed tool calls per tool name (every name in `tools`, zeros included, then any other executed
         one), plus `none` = turns that ended without a valid call. The rollout fills `tools` from what the
         episode declared, so this record needs no registry of tools."""
-        executed = [t.call.name for t in self.turns
-                    if t.call is not None and t.observation is not None and t.observation.executed]
+        executed = [
+            t.call.name
+            for t in self.turns
+            if t.call is not None and t.observation is not None and t.observation.executed
+        ]
         counts = {name: 0 for name in self.tools}
         counts.update({name: 0 for name in executed if name not in counts})
         counts["none"] = sum(t.call is None for t in self.turns)
@@ -113,8 +117,11 @@ class Trajectory:
     def exec_failed(self) -> bool:
         """True if any executed `python` block failed to run (ToRL's execution penalty)."""
         return any(
-            t.call is not None and t.call.name == "execute" and t.observation is not None
-            and t.observation.executed and not t.observation.ok
+            t.call is not None
+            and t.call.name == "execute"
+            and t.observation is not None
+            and t.observation.executed
+            and not t.observation.ok
             for t in self.turns
         )
 

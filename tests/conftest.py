@@ -6,6 +6,7 @@
   skip and say so; set but lacking a file, they fail (CI sets it, so a broken copy must not pass as a skip).
 - `data_dir`: both in turn (`sample`, then `full`), for tests whose assertions hold on any copy.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,15 +39,22 @@ def shared_data_dir() -> Path:
     """The directory with the full dataset copies, from `$AGENTIC_RL_DATA_DIR`; skips when it is unset."""
     path = full_data_dir()
     if path is None:
-        pytest.skip(f"needs the full dataset copies: set {DATA_DIR_ENV}=<dir holding {', '.join(SHARED_FILES)}> "
-                    f"(.ci/run sets it to ../shared/data); the samples in tests/data/samples run without it")
+        pytest.skip(
+            f"needs the full dataset copies: set {DATA_DIR_ENV}=<dir holding {', '.join(SHARED_FILES)}> "
+            f"(.ci/run sets it to ../shared/data); the samples in tests/data/samples run without it"
+        )
     if not path.is_dir():
-        pytest.fail(f"{DATA_DIR_ENV}={path} does not exist. Point it at the directory holding "
-                    f"{', '.join(SHARED_FILES)}, or unset it to skip the full-data tests.", pytrace=False)
+        pytest.fail(
+            f"{DATA_DIR_ENV}={path} does not exist. Point it at the directory holding "
+            f"{', '.join(SHARED_FILES)}, or unset it to skip the full-data tests.",
+            pytrace=False,
+        )
     missing = [name for name in SHARED_FILES if not (path / name).is_file()]
     if missing:
-        pytest.fail(f"{DATA_DIR_ENV}={path} lacks {', '.join(missing)}. Restore them or point it at a directory "
-                    f"that has them.", pytrace=False)
+        pytest.fail(
+            f"{DATA_DIR_ENV}={path} lacks {', '.join(missing)}. Restore them or point it at a directory that has them.",
+            pytrace=False,
+        )
     return path
 
 

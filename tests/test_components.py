@@ -13,6 +13,7 @@ The package `toy_parts` is written to a temporary folder with a `.dist-info` hol
   sandbox    grades by a substring, runs nothing                      (`_target_`, conf/sandbox/toy.yaml)
 One short training run on the tiny random model goes through all of them from the command-line config.
 """
+
 from __future__ import annotations
 
 import json
@@ -169,11 +170,29 @@ def compose_with(conf: Path, primary: str, *overrides: str):
         return compose(primary, overrides=[f"hydra.searchpath=[file://{conf}]", "logger=none", *overrides])
 
 
-TRAIN = ["model=tiny-random", "tools=shout", "reward=toy", "optimizer=toy_sgd", "sandbox=toy", "rollout.backend=toy",
-         "algo.objective=toy", "evaluator.name=toy", "evaluator.modes=[code_only]", "algo.group_size=2",
-         "algo.epochs=1", "algo.tasks_per_epoch=1", "algo.tasks_per_rollout=1", "algo.lr=0.05", "data.limit=1",
-         "eval_before=false", "rollout.max_turns=2", "rollout.max_new_tokens=40", "progress=false",
-         "save_adapter=false", "checkpoint_every=0"]
+TRAIN = [
+    "model=tiny-random",
+    "tools=shout",
+    "reward=toy",
+    "optimizer=toy_sgd",
+    "sandbox=toy",
+    "rollout.backend=toy",
+    "algo.objective=toy",
+    "evaluator.name=toy",
+    "evaluator.modes=[code_only]",
+    "algo.group_size=2",
+    "algo.epochs=1",
+    "algo.tasks_per_epoch=1",
+    "algo.tasks_per_rollout=1",
+    "algo.lr=0.05",
+    "data.limit=1",
+    "eval_before=false",
+    "rollout.max_turns=2",
+    "rollout.max_new_tokens=40",
+    "progress=false",
+    "save_adapter=false",
+    "checkpoint_every=0",
+]
 
 
 def test_a_toy_of_each_kind_trains_from_the_command_line_config(toy_package, tmp_path):

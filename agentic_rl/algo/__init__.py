@@ -1,4 +1,5 @@
 """GRPO: pure maths (`core`, `rollout_correction`), the scoring passes (`scoring`) and the optimizer step (`grpo`)."""
+
 from agentic_rl.algo.core import (
     ADVANTAGES,
     KL_ESTIMATORS,
@@ -17,6 +18,19 @@ from agentic_rl.algo.grpo import (
 )
 from agentic_rl.algo.rollout_correction import IS_LEVELS, ROLLOUT_CORRECTIONS
 
-__all__ = ["ADVANTAGES", "KL_ESTIMATORS", "LOSS_AGGREGATIONS", "POLICY_OBJECTIVES", "ZERO_STD_TOL", "group_has_signal",
-           "GRPOConfig", "LoraSchema", "RolloutCorrectionSchema", "StepStats", "grpo_step", "update_rollout_batch",
-           "IS_LEVELS", "ROLLOUT_CORRECTIONS"]
+__all__ = [
+    "ADVANTAGES",
+    "KL_ESTIMATORS",
+    "LOSS_AGGREGATIONS",
+    "POLICY_OBJECTIVES",
+    "ZERO_STD_TOL",
+    "group_has_signal",
+    "GRPOConfig",
+    "LoraSchema",
+    "RolloutCorrectionSchema",
+    "StepStats",
+    "grpo_step",
+    "update_rollout_batch",
+    "IS_LEVELS",
+    "ROLLOUT_CORRECTIONS",
+]

@@ -38,6 +38,7 @@ uses one length-normalised sequence ratio per episode; pair it with `loss_agg=se
 `clip_eps` (the paper uses 3e-4 / 4e-4). Dr. GRPO (Liu et al., 2025) is "grpo_clip" with
 `advantage=mean_only` and `loss_agg=token_mean`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -104,9 +105,11 @@ def check_training_temperature(temperature: float) -> float:
     Checked where the log-probs are taken and, before any model is loaded, by the config check.
     """
     if temperature <= 0:
-        raise ValueError(f"rollout.temperature={temperature}: the loss needs a sampling temperature > 0 (0 means "
-                         "greedy decoding, whose samples carry no log-probs to learn from, and the loss divides the "
-                         "logits by it); set e.g. rollout.temperature=0.7 for training")
+        raise ValueError(
+            f"rollout.temperature={temperature}: the loss needs a sampling temperature > 0 (0 means "
+            "greedy decoding, whose samples carry no log-probs to learn from, and the loss divides the "
+            "logits by it); set e.g. rollout.temperature=0.7 for training"
+        )
     return temperature
 
 
@@ -136,8 +139,13 @@ class _HeadLogprobs(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor,  # type: ignore[override]
-                temperature: float) -> torch.Tensor:
+    def forward(
+        ctx,
+        hidden: torch.Tensor,
+        weight: torch.Tensor,
+        targets: torch.Tensor,  # type: ignore[override]
+        temperature: float,
+    ) -> torch.Tensor:
         picked = torch.empty(hidden.shape[0], dtype=torch.float32, device=hidden.device)
         lse = torch.empty_like(picked)
         for start in range(0, hidden.shape[0], HEAD_CHUNK):
@@ -153,8 +161,9 @@ class _HeadLogprobs(torch.autograd.Function):
     def backward(ctx, grad_out: torch.Tensor):  # type: ignore[override]
         hidden, weight, targets, lse = ctx.saved_tensors
         grad_hidden = torch.empty_like(hidden) if ctx.needs_input_grad[0] else None
-        grad_weight = torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) \
-            if ctx.needs_input_grad[1] else None
+        grad_weight = (
+            torch.zeros(weight.shape, dtype=torch.float32, device=weight.device) if ctx.needs_input_grad[1] else None
+        )
         for start in range(0, hidden.shape[0], HEAD_CHUNK):
             rows = slice(start, start + HEAD_CHUNK)
             logits = torch.nn.functional.linear(hidden[rows], weight).float() / ctx.temperature
@@ -168,8 +177,9 @@ class _HeadLogprobs(torch.autograd.Function):
         return grad_hidden, None if grad_weight is None else grad_weight.to(weight.dtype), None, None
 
 
-def head_logprobs(head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor,
-                  temperature: float = 1.0) -> torch.Tensor:
+def head_logprobs(
+    head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0
+) -> torch.Tensor:
     """hidden: (N, H) states predicting `targets`: (N,) -> log softmax(head(hidden) / temperature)[target] (N,).
 
     The same values and gradients as `token_logprobs(head(hidden), targets, temperature)`, without the (N, V)
@@ -219,8 +229,9 @@ def clipped_surrogate(ratio: torch.Tensor, advantages: torch.Tensor, clip_eps: f
 
 
 @POLICY_OBJECTIVES.register("grpo_clip")
-def grpo_clip(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
-              clip_eps: float) -> ObjectiveTerms:
+def grpo_clip(
+    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *, clip_eps: float
+) -> ObjectiveTerms:
     """Clipped GRPO (DeepSeekMath): per-token ratio ρ_t = π_θ(y_t) / π_old(y_t).
 
     logp (grad), old_logp (no grad), mask: (B, T); advantages: (B,). With old_logp = logp.detach() the
@@ -231,8 +242,9 @@ def grpo_clip(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
 
 
 @POLICY_OBJECTIVES.register("gspo")
-def gspo(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *,
-         clip_eps: float) -> ObjectiveTerms:
+def gspo(
+    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor, *, clip_eps: float
+) -> ObjectiveTerms:
     """GSPO-token (Zheng et al., 2025): one ratio per episode, s_i = exp(mean_t (log π_θ - log π_old)).
 
     Each token carries sg(s_i)·π_θ(y_t)/sg(π_θ(y_t)), whose value is s_i, so the clip decision is per

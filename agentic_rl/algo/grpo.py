@@ -12,6 +12,7 @@ group shares (which runs once, its gradient collected over the micro-batches and
 and gradient checkpointing (`algo.gradient_checkpointing`, set up in `models.lora.add_lora`) keeps one
 layer's activations instead of all of them.
 """
+
 from __future__ import annotations
 
 import time
@@ -130,37 +131,51 @@ class GRPOConfig:
 
     def validate(self) -> GRPOConfig:
         checks = [
-            (self.group_size >= 2,
-             f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}"),
+            (
+                self.group_size >= 2,
+                f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}",
+            ),
             (self.lr > 0, f"algo.lr must be > 0, got {self.lr}"),
             (self.kl_coeff >= 0, f"algo.kl_coeff must be >= 0, got {self.kl_coeff}"),
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
-            (self.tasks_per_epoch is None or self.tasks_per_epoch >= 1,
-             f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}"),
+            (
+                self.tasks_per_epoch is None or self.tasks_per_epoch >= 1,
+                f"algo.tasks_per_epoch must be >= 1 or null, got {self.tasks_per_epoch}",
+            ),
             (self.tasks_per_rollout >= 1, f"algo.tasks_per_rollout must be >= 1, got {self.tasks_per_rollout}"),
             (self.micro_batch_tokens >= 1, f"algo.micro_batch_tokens must be >= 1, got {self.micro_batch_tokens}"),
             (0 < self.clip_eps < 1, f"algo.clip_eps must be in (0, 1), got {self.clip_eps}"),
             (self.max_grad_norm > 0, f"algo.max_grad_norm must be > 0, got {self.max_grad_norm}"),
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
-            (self.dtype in TRAINER_DTYPES,
-             f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}"),
-            (self.rollout_correction.cap >= 1,
-             (f"algo.rollout_correction.cap must be >= 1 (a cap below 1 would shrink every token's weight even when "
-              f"the sampler equals the trainer; 2.0 is the usual value), got {self.rollout_correction.cap}")),
+            (
+                self.dtype in TRAINER_DTYPES,
+                f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}",
+            ),
+            (
+                self.rollout_correction.cap >= 1,
+                (
+                    "algo.rollout_correction.cap must be >= 1 (a cap below 1 would shrink every token's weight even "
+                    f"when the sampler equals the trainer; 2.0 is the usual value), got {self.rollout_correction.cap}"
+                ),
+            ),
         ]
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
-        for key, registry, name in (("kl_estimator", KL_ESTIMATORS, self.kl_estimator),
-                                    ("advantage", ADVANTAGES, self.advantage),
-                                    ("loss_agg", LOSS_AGGREGATIONS, self.loss_agg),
-                                    ("objective", POLICY_OBJECTIVES, self.objective),
-                                    ("rollout_correction.mode", ROLLOUT_CORRECTIONS, self.rollout_correction.mode),
-                                    ("rollout_correction.level", IS_LEVELS, self.rollout_correction.level)):
+        for key, registry, name in (
+            ("kl_estimator", KL_ESTIMATORS, self.kl_estimator),
+            ("advantage", ADVANTAGES, self.advantage),
+            ("loss_agg", LOSS_AGGREGATIONS, self.loss_agg),
+            ("objective", POLICY_OBJECTIVES, self.objective),
+            ("rollout_correction.mode", ROLLOUT_CORRECTIONS, self.rollout_correction.mode),
+            ("rollout_correction.level", IS_LEVELS, self.rollout_correction.level),
+        ):
             if name not in registry:
-                raise ValueError(f"algo.{key}={name!r} is not a known {registry.kind}; available: "
-                                 f"{', '.join(registry.names())}. Set it to one of them.")
+                raise ValueError(
+                    f"algo.{key}={name!r} is not a known {registry.kind}; available: "
+                    f"{', '.join(registry.names())}. Set it to one of them."
+                )
         return self
 
 
@@ -181,8 +196,14 @@ class StepStats:
 
     def metrics(self) -> dict[str, float]:
         """`train/*` and `rollout_correction/*` metrics of this update, only those that have a value."""
-        values = {"train/loss": self.loss, "train/kl": self.kl, "train/grad_norm": self.grad_norm,
-                  "train/clip_frac": self.clip_frac, "train/model_tokens": self.n_tokens, **self.rollout_gap}
+        values = {
+            "train/loss": self.loss,
+            "train/kl": self.kl,
+            "train/grad_norm": self.grad_norm,
+            "train/clip_frac": self.clip_frac,
+            "train/model_tokens": self.n_tokens,
+            **self.rollout_gap,
+        }
         return {name: value for name, value in values.items() if value is not None}
 
 
@@ -191,11 +212,19 @@ def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
     return not cfg.skip_zero_std_groups or group_has_signal(rewards)
 
 
-def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Trajectory], rewards: torch.Tensor,
-              cfg: GRPOConfig, pad_id: int, *, temperature: float,
-              old_logprobs: Sequence[torch.Tensor] | None = None,
-              sampler_logprobs: Sequence[torch.Tensor | None] | None = None,
-              grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None) -> StepStats:
+def grpo_step(
+    model: Any,
+    optimizer: torch.optim.Optimizer,
+    group: Sequence[Trajectory],
+    rewards: torch.Tensor,
+    cfg: GRPOConfig,
+    pad_id: int,
+    *,
+    temperature: float,
+    old_logprobs: Sequence[torch.Tensor] | None = None,
+    sampler_logprobs: Sequence[torch.Tensor | None] | None = None,
+    grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None,
+) -> StepStats:
     """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
 
     temperature: the rollout's sampling temperature; every log-prob is of softmax(logits / temperature).
@@ -214,8 +243,17 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     model.train()
     optimizer.zero_grad(set_to_none=True)
     with trainer_precision(cfg.dtype, device):
-        sums = _group_backward(model, group, rewards, cfg, pad_id, device, temperature=temperature,
-                               old_logprobs=old_logprobs, sampler=sampler)
+        sums = _group_backward(
+            model,
+            group,
+            rewards,
+            cfg,
+            pad_id,
+            device,
+            temperature=temperature,
+            old_logprobs=old_logprobs,
+            sampler=sampler,
+        )
     params = [p for p in model.parameters() if p.requires_grad]
     if grad_sync is not None:
         grad_sync(params)
@@ -223,9 +261,15 @@ def grpo_step(model: Any, optimizer: torch.optim.Optimizer, group: Sequence[Traj
     optimizer.step()
     group_tokens = sum(t.n_model_tokens for t in group)
     denom = max(group_tokens, 1)
-    return StepStats(n_tokens=group_tokens, skipped=False, loss=sums.loss, grad_norm=grad_norm,
-                     kl=sums.kl / denom if cfg.kl_coeff > 0 else None, clip_frac=sums.clipped / denom,
-                     rollout_gap={} if sums.gap is None else gap_metrics(sums.gap, cfg.rollout_correction.mode))
+    return StepStats(
+        n_tokens=group_tokens,
+        skipped=False,
+        loss=sums.loss,
+        grad_norm=grad_norm,
+        kl=sums.kl / denom if cfg.kl_coeff > 0 else None,
+        clip_frac=sums.clipped / denom,
+        rollout_gap={} if sums.gap is None else gap_metrics(sums.gap, cfg.rollout_correction.mode),
+    )
 
 
 class _GroupSums(NamedTuple):
@@ -237,9 +281,18 @@ class _GroupSums(NamedTuple):
     gap: GapSums | None  # the sampler/trainer gap, None when no trajectory carries sampler log-probs
 
 
-def _group_backward(model: Any, group: Sequence[Trajectory], rewards: torch.Tensor, cfg: GRPOConfig, pad_id: int,
-                    device: torch.device, *, temperature: float, old_logprobs: Sequence[torch.Tensor] | None,
-                    sampler: Sequence[torch.Tensor | None]) -> _GroupSums:
+def _group_backward(
+    model: Any,
+    group: Sequence[Trajectory],
+    rewards: torch.Tensor,
+    cfg: GRPOConfig,
+    pad_id: int,
+    device: torch.device,
+    *,
+    temperature: float,
+    old_logprobs: Sequence[torch.Tensor] | None,
+    sampler: Sequence[torch.Tensor | None],
+) -> _GroupSums:
     """The group's loss, backpropagated micro-batch by micro-batch into the LoRA gradients (`grpo_step`)."""
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
     objective = POLICY_OBJECTIVES.get(cfg.objective)
@@ -257,8 +310,10 @@ def _group_backward(model: Any, group: Sequence[Trajectory], rewards: torch.Tens
     if prefix_ids is not None:
         ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
         policy_prefix = prefix_states(model, prefix_ids)
-        leaves = SharedPrefix(policy_prefix.length, [tuple(t.detach().requires_grad_(t.requires_grad) for t in kv)
-                                                     for kv in policy_prefix.layers])
+        leaves = SharedPrefix(
+            policy_prefix.length,
+            [tuple(t.detach().requires_grad_(t.requires_grad) for t in kv) for kv in policy_prefix.layers],
+        )
     start = 0 if prefix_ids is None else prefix_ids.shape[1]
     for idx in token_budget_batches([len(t.token_ids) - start for t in group], cfg.micro_batch_tokens):
         ids, attn, mask = padded_batch([group[i] for i in idx], pad_id, device)
@@ -266,14 +321,16 @@ def _group_backward(model: Any, group: Sequence[Trajectory], rewards: torch.Tens
         # the no-grad reference pass first, so its transient memory is freed before activations pile up
         ref_logp = reference_logprobs(model, ids, attn, mask, temperature, ref_prefix) if cfg.kl_coeff > 0 else None
         logp = sequence_logprobs(model, ids, attn, mask, temperature, leaves)
-        old_logp = (logp.detach() if old_logprobs is None
-                    else padded_rows([old_logprobs[i] for i in idx], mask.shape, device))
+        old_logp = (
+            logp.detach() if old_logprobs is None else padded_rows([old_logprobs[i] for i in idx], mask.shape, device)
+        )
         terms = objective(logp, old_logp, advantages[idx].to(device), mask, clip_eps=cfg.clip_eps)
         per_token = terms.per_token
         if any(sampler[i] is not None for i in idx):  # else the sampler is the trainer: weight 1, left out
             samp, recorded = sampler_rows([sampler[i] for i in idx], old_logp, mask)
-            weights = rollout_weights(old_logp, samp, mask, mode=correction.mode, level=correction.level,
-                                      cap=correction.cap)
+            weights = rollout_weights(
+                old_logp, samp, mask, mode=correction.mode, level=correction.level, cap=correction.cap
+            )
             per_token = per_token * weights.weights
             gap = add_gap_sums(gap, gap_sums(old_logp, samp, recorded, correction.level, weights.capped))
         if ref_logp is not None:
@@ -285,16 +342,28 @@ def _group_backward(model: Any, group: Sequence[Trajectory], rewards: torch.Tens
         total_loss += float(loss.detach())
         n_clipped += float((terms.clipped * mask).sum())
     if policy_prefix is not None and leaves is not None:
-        pairs = [(out, leaf.grad) for kv_out, kv_leaf in zip(policy_prefix.layers, leaves.layers)
-                 for out, leaf in zip(kv_out, kv_leaf) if leaf.grad is not None]
+        pairs = [
+            (out, leaf.grad)
+            for kv_out, kv_leaf in zip(policy_prefix.layers, leaves.layers)
+            for out, leaf in zip(kv_out, kv_leaf)
+            if leaf.grad is not None
+        ]
         if pairs:
             torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])
     return _GroupSums(total_loss, kl_sum, n_clipped, gap)
 
 
-def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: Sequence[Sequence[Trajectory]],
-                         rewards: Sequence[torch.Tensor], cfg: GRPOConfig, pad_id: int, *,
-                         temperature: float, step: Callable[..., StepStats] | None = None) -> list[StepStats]:
+def update_rollout_batch(
+    model: Any,
+    optimizer: torch.optim.Optimizer,
+    groups: Sequence[Sequence[Trajectory]],
+    rewards: Sequence[torch.Tensor],
+    cfg: GRPOConfig,
+    pad_id: int,
+    *,
+    temperature: float,
+    step: Callable[..., StepStats] | None = None,
+) -> list[StepStats]:
     """One `grpo_step` per task group of a rollout batch, in order (`step` stands in for `grpo_step`, with
     the same signature: data-parallel training passes `Distributed.data_parallel(grpo_step)`).
 
@@ -308,18 +377,20 @@ def update_rollout_batch(model: Any, optimizer: torch.optim.Optimizer, groups: S
     scoring_started = time.perf_counter()
     if off_policy:
         flat = [t for i in off_policy for t in groups[i]]
-        scored = behaviour_logprobs(model, flat, pad_id, temperature=temperature,
-                                    micro_batch_tokens=cfg.micro_batch_tokens, dtype=cfg.dtype)
+        scored = behaviour_logprobs(
+            model, flat, pad_id, temperature=temperature, micro_batch_tokens=cfg.micro_batch_tokens, dtype=cfg.dtype
+        )
         start = 0
         for i in off_policy:
-            behaviour[i] = scored[start:start + len(groups[i])]
+            behaviour[i] = scored[start : start + len(groups[i])]
             start += len(groups[i])
     scoring_share = (time.perf_counter() - scoring_started) / max(len(off_policy), 1)
     all_stats = []
     for i, (group, r) in enumerate(zip(groups, rewards)):
         started = time.perf_counter()
-        stats = (step or grpo_step)(model, optimizer, group, r, cfg, pad_id, temperature=temperature,
-                                    old_logprobs=behaviour.get(i))
+        stats = (step or grpo_step)(
+            model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i)
+        )
         stats.update_s = time.perf_counter() - started + (scoring_share if i in behaviour else 0.0)
         all_stats.append(stats)
     return all_stats

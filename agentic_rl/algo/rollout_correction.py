@@ -42,6 +42,7 @@ When the sampler's log-probs equal the trainer's up to float noise (the HF backe
 per-token log ratios below NOISE_FLOOR are read as 0), or a trajectory carries none, w = exp(0) = 1 exactly and
 the objective is the uncorrected one bit for bit.
 """
+
 from __future__ import annotations
 
 import math
@@ -114,8 +115,9 @@ def masked_is(log_weight: torch.Tensor, mask: torch.Tensor, *, cap: float) -> Ro
 NOISE_FLOOR = 1e-4
 
 
-def rollout_weights(old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, *, mode: str,
-                    level: str, cap: float) -> RolloutWeights:
+def rollout_weights(
+    old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, *, mode: str, level: str, cap: float
+) -> RolloutWeights:
     """old_logp (trainer at the rollout weights), sampler_logp, mask: (B, T) -> the weights of `mode` at `level`.
 
     Unknown names raise with the available ones.
@@ -143,26 +145,37 @@ class GapSums(NamedTuple):
     capped: float
 
 
-def gap_sums(old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, level: str,
-             capped: torch.Tensor) -> GapSums:
+def gap_sums(
+    old_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor, level: str, capped: torch.Tensor
+) -> GapSums:
     """The sampler/trainer gap of one micro-batch: Σ mask·|Δ log p|, Σ mask·k3, Σ and max of the raw (uncapped)
     weight at `level`, and the count of capped tokens. k3 estimates KL(π_samp || π_old) from the sampler's own
     draws: with r = π_old/π_samp, k3 = r - 1 - log r (>= 0)."""
     diff = (old_logp - sampler_logp).detach()
     keep = mask.bool()
     weight = torch.exp(IS_LEVELS.get(level)(diff, mask).clamp(max=METRIC_LOG_WEIGHT_MAX))[keep]
-    return GapSums(n_tokens=float(mask.sum()), abs_diff=float((diff.abs() * mask).sum()),
-                   kl=float((kl_k3(sampler_logp.detach(), old_logp.detach()) * mask).sum()),
-                   weight=float(weight.sum()), weight_max=float(weight.max()) if weight.numel() else 0.0,
-                   capped=float((capped & keep).sum()))
+    return GapSums(
+        n_tokens=float(mask.sum()),
+        abs_diff=float((diff.abs() * mask).sum()),
+        kl=float((kl_k3(sampler_logp.detach(), old_logp.detach()) * mask).sum()),
+        weight=float(weight.sum()),
+        weight_max=float(weight.max()) if weight.numel() else 0.0,
+        capped=float((capped & keep).sum()),
+    )
 
 
 def add_gap_sums(a: GapSums | None, b: GapSums) -> GapSums:
     """Two micro-batches' sums as one (the max of the maxima)."""
     if a is None:
         return b
-    return GapSums(a.n_tokens + b.n_tokens, a.abs_diff + b.abs_diff, a.kl + b.kl, a.weight + b.weight,
-                   max(a.weight_max, b.weight_max), a.capped + b.capped)
+    return GapSums(
+        a.n_tokens + b.n_tokens,
+        a.abs_diff + b.abs_diff,
+        a.kl + b.kl,
+        a.weight + b.weight,
+        max(a.weight_max, b.weight_max),
+        a.capped + b.capped,
+    )
 
 
 # What the share of capped tokens is called in each mode's metrics ("none" caps nothing and logs no share).
@@ -172,8 +185,12 @@ CAPPED_METRIC = {"tis": "rollout_correction/clipped_frac", "mis": "rollout_corre
 def gap_metrics(sums: GapSums, mode: str) -> dict[str, float]:
     """`rollout_correction/*` means per model token of the trajectories that carry sampler log-probs."""
     n = max(sums.n_tokens, 1.0)
-    out = {"rollout_correction/logp_abs_diff": sums.abs_diff / n, "rollout_correction/kl_k3": sums.kl / n,
-           "rollout_correction/weight_mean": sums.weight / n, "rollout_correction/weight_max": sums.weight_max}
+    out = {
+        "rollout_correction/logp_abs_diff": sums.abs_diff / n,
+        "rollout_correction/kl_k3": sums.kl / n,
+        "rollout_correction/weight_mean": sums.weight / n,
+        "rollout_correction/weight_max": sums.weight_max,
+    }
     if mode in CAPPED_METRIC:
         out[CAPPED_METRIC[mode]] = sums.capped / n
     return out

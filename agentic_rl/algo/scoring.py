@@ -15,6 +15,7 @@ Cost: only the model's own tokens go through the LM head, whose log-probs never 
 tensors (`core.head_logprobs`); a micro-batch holds at most `micro_batch_tokens` padded tokens after the
 shared prefix.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -65,7 +66,7 @@ def padded_rows(rows: Sequence[torch.Tensor], shape: torch.Size, device: torch.d
     """Stack 1-D per-trajectory log-probs (length L_i - 1) into a zero-padded (B, L-1) tensor."""
     out = torch.zeros(shape, dtype=torch.float32)
     for i, row in enumerate(rows):
-        out[i, :len(row)] = row
+        out[i, : len(row)] = row
     return out.to(device)
 
 
@@ -88,9 +89,11 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
         return values[1:].masked_fill(~mask, 0.0)
     if len(values) == int(mask.sum()):
         return torch.zeros(len(mask)).masked_scatter(mask, values)
-    raise ValueError(f"trajectory {traj.task_id!r} (sample {traj.sample_index}) has {len(values)} sampler log-probs "
-                     f"for {len(traj.token_ids)} token ids and {int(mask.sum())} model tokens: the rollout backend "
-                     "must record one per token id or one per model token")
+    raise ValueError(
+        f"trajectory {traj.task_id!r} (sample {traj.sample_index}) has {len(values)} sampler log-probs "
+        f"for {len(traj.token_ids)} token ids and {int(mask.sum())} model tokens: the rollout backend "
+        "must record one per token id or one per model token"
+    )
 
 
 # algo.dtype -> the autocast dtype of the trainer's forward passes (None: plain fp32, no autocast)
@@ -168,8 +171,10 @@ def _frozen_layer_class() -> type:
                 self.captured = (key_states, value_states)
                 return key_states, value_states
             rows = key_states.shape[0]
-            keys, values = (torch.cat([past.expand(rows, -1, -1, -1), new], dim=-2)
-                            for past, new in zip(self.prefix, (key_states, value_states)))
+            keys, values = (
+                torch.cat([past.expand(rows, -1, -1, -1), new], dim=-2)
+                for past, new in zip(self.prefix, (key_states, value_states))
+            )
             return keys, values
 
         def get_seq_length(self) -> int:
@@ -203,8 +208,14 @@ def prefix_states(model: Any, ids: torch.Tensor) -> SharedPrefix:
     return SharedPrefix(ids.shape[1], [layer.captured for layer in layers])
 
 
-def sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
-                       temperature: float, prefix: SharedPrefix | None = None) -> torch.Tensor:
+def sequence_logprobs(
+    model: Any,
+    ids: torch.Tensor,
+    attn: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float,
+    prefix: SharedPrefix | None = None,
+) -> torch.Tensor:
     """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob at `temperature` of token t+1 given the prefix.
 
     Only positions where `mask` is 1 are computed (others are 0): the vocabulary projection and softmax are
@@ -230,7 +241,7 @@ def sequence_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: t
     with _cache_kept_under_checkpointing(body) if prefix is not None else contextlib.nullcontext():
         hidden = body(input_ids=ids[:, start:], attention_mask=attn, use_cache=False, **kwargs).last_hidden_state
     keep = mask[:, start:].bool()  # hidden[:, j] (position start + j) predicts token start + j + 1
-    picked = head_logprobs(head, hidden[:, :-1][keep], ids[:, start + 1:][keep], temperature)
+    picked = head_logprobs(head, hidden[:, :-1][keep], ids[:, start + 1 :][keep], temperature)
     out = torch.zeros((ids.shape[0], ids.shape[1] - 1 - start), dtype=picked.dtype, device=picked.device)
     out = out.index_put(keep.nonzero(as_tuple=True), picked)
     return torch.cat([out.new_zeros((ids.shape[0], start)), out], dim=1) if start else out
@@ -244,8 +255,14 @@ def _adapter_disabled(model: Any) -> contextlib.AbstractContextManager:
 
 
 @torch.no_grad()
-def reference_logprobs(model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor,
-                       temperature: float, prefix: SharedPrefix | None = None) -> torch.Tensor:
+def reference_logprobs(
+    model: Any,
+    ids: torch.Tensor,
+    attn: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float,
+    prefix: SharedPrefix | None = None,
+) -> torch.Tensor:
     """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off.
     `prefix` must then be the reference's own (`reference_prefix`)."""
     with _adapter_disabled(model):
@@ -259,8 +276,9 @@ def reference_prefix(model: Any, ids: torch.Tensor) -> SharedPrefix:
         return prefix_states(model, ids)
 
 
-def group_prefix(model: Any, trajs: Sequence[Trajectory], device: torch.device,
-                 lora_dropout: float) -> torch.Tensor | None:
+def group_prefix(
+    model: Any, trajs: Sequence[Trajectory], device: torch.device, lora_dropout: float
+) -> torch.Tensor | None:
     """The ids (1, S) of the prefix the trajectories share (`shared_prefix_len`), or None where there is none
     or it cannot be shared: an architecture without a decoder/LM-head split, or LoRA dropout in a training
     pass (one dropout draw for the shared prefix would correlate the G episodes that separate passes keep apart)."""
@@ -282,8 +300,15 @@ def _eval_mode(model: Any) -> Iterator[None]:
 
 
 @torch.no_grad()
-def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, temperature: float,
-                       micro_batch_tokens: int, dtype: str = "fp32") -> list[torch.Tensor]:
+def behaviour_logprobs(
+    model: Any,
+    trajs: Sequence[Trajectory],
+    pad_id: int,
+    *,
+    temperature: float,
+    micro_batch_tokens: int,
+    dtype: str = "fp32",
+) -> list[torch.Tensor]:
     """Log-probs of each trajectory's tokens under the current policy as the trainer scores it (eval mode, at the
     sampling temperature, in the trainer's `dtype`): one (len(token_ids) - 1,) tensor per trajectory, 0 off the
     loss mask."""
@@ -297,18 +322,19 @@ def behaviour_logprobs(model: Any, trajs: Sequence[Trajectory], pad_id: int, *, 
             ids, attn, mask = padded_batch([trajs[i] for i in idx], pad_id, device)
             logp = sequence_logprobs(model, ids, attn, mask[:, 1:], temperature, prefix).cpu()
             for row, i in enumerate(idx):
-                out[i] = logp[row, :len(trajs[i].token_ids) - 1]
+                out[i] = logp[row, : len(trajs[i].token_ids) - 1]
     return out
 
 
-def sampler_rows(rows: Sequence[torch.Tensor | None], old_logp: torch.Tensor,
-                  mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def sampler_rows(
+    rows: Sequence[torch.Tensor | None], old_logp: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The sampler's log-probs of a micro-batch (B, L-1), a row without any taking the trainer's own (`old_logp`:
     log ratio 0, weight 1), and the loss mask of the rows that have them (where the gap is measured)."""
     samp = old_logp.detach().clone()
     recorded = torch.zeros_like(mask)
     for row, values in enumerate(rows):
         if values is not None:
-            samp[row].zero_()[:len(values)] = values.to(samp.device)
+            samp[row].zero_()[: len(values)] = values.to(samp.device)
             recorded[row] = mask[row]
     return samp, recorded

@@ -17,6 +17,7 @@ Prints, per setting, the update's wall and CPU time (medians over `--repeats` up
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,9 +62,15 @@ def synthetic_group(n_episodes: int, length: int, model_tokens: int, vocab: int,
     mask = [0] * prompt + [1] * turn + [0] * observation + [1] * (model_tokens - turn)
     gen = torch.Generator().manual_seed(seed)
     shared = torch.randint(10, vocab, (prompt,), generator=gen).tolist()
-    return [Trajectory(task_id="bench", loss_mask=mask, prompt_len=prompt,
-                       token_ids=shared + torch.randint(10, vocab, (length - prompt,), generator=gen).tolist())
-            for _ in range(n_episodes)]
+    return [
+        Trajectory(
+            task_id="bench",
+            loss_mask=mask,
+            prompt_len=prompt,
+            token_ids=shared + torch.randint(10, vocab, (length - prompt,), generator=gen).tolist(),
+        )
+        for _ in range(n_episodes)
+    ]
 
 
 def run_setting(args: argparse.Namespace) -> dict:
@@ -76,15 +83,24 @@ def run_setting(args: argparse.Namespace) -> dict:
     from agentic_rl.registry import build
 
     algo = OmegaConf.load(CONF_DIR / "algo" / "grpo.yaml")
-    values = {k: v for k, v in OmegaConf.to_container(algo).items() if k in GRPOConfig.__dataclass_fields__
-              and k not in ("lora", "defaults")}
+    values = {
+        k: v
+        for k, v in OmegaConf.to_container(algo).items()
+        if k in GRPOConfig.__dataclass_fields__ and k not in ("lora", "defaults")
+    }
     cfg = GRPOConfig(**{**values, **SETTINGS[args.setting]}).validate()
     model_yaml = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "model" / f"{args.model}.yaml"), resolve=False)
     model_yaml.pop("seed", None)  # `${seed}` interpolates the train config, which is not loaded here
     loaded = build(OmegaConf.create(model_yaml))
     lora = algo.lora
-    model = add_lora(loaded.model, lora.r, lora.alpha, lora.dropout, list(lora.target_modules),
-                     gradient_checkpointing=cfg.gradient_checkpointing)
+    model = add_lora(
+        loaded.model,
+        lora.r,
+        lora.alpha,
+        lora.dropout,
+        list(lora.target_modules),
+        gradient_checkpointing=cfg.gradient_checkpointing,
+    )
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     group = synthetic_group(args.episodes, args.length, args.model_tokens, len(loaded.tokenizer))
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
@@ -95,10 +111,15 @@ def run_setting(args: argparse.Namespace) -> dict:
         grpo_step(model, optimizer, group, rewards, cfg, loaded.tokenizer.pad_token_id, temperature=0.7)
         times.append(time.perf_counter() - start)
         cpu_times.append(cpu_seconds() - start_cpu)
-    return {"setting": args.setting, "update_s": statistics.median(times), "update_cpu_s": statistics.median(cpu_times),
-            "rss_after_load_gib": loaded_rss,
-            "peak_rss_gib": peak_rss_gib(), "micro_batch_tokens": cfg.micro_batch_tokens,
-            "gradient_checkpointing": cfg.gradient_checkpointing}
+    return {
+        "setting": args.setting,
+        "update_s": statistics.median(times),
+        "update_cpu_s": statistics.median(cpu_times),
+        "rss_after_load_gib": loaded_rss,
+        "peak_rss_gib": peak_rss_gib(),
+        "micro_batch_tokens": cfg.micro_batch_tokens,
+        "gradient_checkpointing": cfg.gradient_checkpointing,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -118,22 +139,56 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows = []
     for setting in args.setting:
-        cmd = [sys.executable, "-m", "agentic_rl.bench.algo", "--worker", "--setting", setting, "--model", args.model,
-               "--episodes", str(args.episodes), "--length", str(args.length),
-               "--model-tokens", str(args.model_tokens), "--repeats", str(args.repeats)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "agentic_rl.bench.algo",
+            "--worker",
+            "--setting",
+            setting,
+            "--model",
+            args.model,
+            "--episodes",
+            str(args.episodes),
+            "--length",
+            str(args.length),
+            "--model-tokens",
+            str(args.model_tokens),
+            "--repeats",
+            str(args.repeats),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"setting {setting} failed:\n{proc.stderr[-3000:]}")
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         logger.info("%s", rows[-1])
     base = rows[0]["update_s"]
-    logger.info("\nupdate of one group: %d episodes x %d tokens (%d model tokens each), model %s",
-                args.episodes, args.length, args.model_tokens, args.model)
-    logger.info("%-14s %10s %10s %12s %14s %14s", "setting", "update_s", "x first", "update_cpu_s", "RSS loaded GiB",
-                "peak RSS GiB")
+    logger.info(
+        "\nupdate of one group: %d episodes x %d tokens (%d model tokens each), model %s",
+        args.episodes,
+        args.length,
+        args.model_tokens,
+        args.model,
+    )
+    logger.info(
+        "%-14s %10s %10s %12s %14s %14s",
+        "setting",
+        "update_s",
+        "x first",
+        "update_cpu_s",
+        "RSS loaded GiB",
+        "peak RSS GiB",
+    )
     for row in rows:
-        logger.info("%-14s %10.1f %10.2f %12.1f %14.2f %14.2f", row["setting"], row["update_s"], row["update_s"] / base,
-                    row["update_cpu_s"], row["rss_after_load_gib"], row["peak_rss_gib"])
+        logger.info(
+            "%-14s %10.1f %10.2f %12.1f %14.2f %14.2f",
+            row["setting"],
+            row["update_s"],
+            row["update_s"] / base,
+            row["update_cpu_s"],
+            row["rss_after_load_gib"],
+            row["peak_rss_gib"],
+        )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """BigCodeBench-Hard helpers shared by `bench` and `check_bcb`: where the data and interpreter are,
 and how the official evaluation builds a candidate program."""
+
 from __future__ import annotations
 
 import ast

@@ -10,6 +10,7 @@ $AGENTIC_RL_SANDBOX_PYTHON, else .venv-bcb from `make setup-bcb` when present):
 Prints both counts and every task whose verdict differs from the reference, with the reason, and
 labels failures that come from missing network access or NLTK data. Exit status 0 when both agree.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,17 @@ from agentic_rl.sandbox.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
-_NETWORK_SIGNS = ("Network is unreachable", "Temporary failure in name resolution", "NameResolutionError",
-                  "Max retries exceeded", "URLError", "ConnectionError", "Failed to establish a new connection",
-                  "getaddrinfo failed", "Name or service not known")
+_NETWORK_SIGNS = (
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "NameResolutionError",
+    "Max retries exceeded",
+    "URLError",
+    "ConnectionError",
+    "Failed to establish a new connection",
+    "getaddrinfo failed",
+    "Name or service not known",
+)
 _NLTK_SIGNS = ("nltk.download", "Resource punkt", "Resource stopwords", "Searched in:")
 
 
@@ -46,11 +55,16 @@ def grade(sandbox: Sandbox, tasks: list[dict], build, timeout_s: float) -> list[
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--python", default=None,
-                    help="sandbox interpreter (default: $AGENTIC_RL_SANDBOX_PYTHON or .venv-bcb)")
+    ap.add_argument(
+        "--python", default=None, help="sandbox interpreter (default: $AGENTIC_RL_SANDBOX_PYTHON or .venv-bcb)"
+    )
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=240.0,
-                    help="per-task limit, seconds (240, as the official harness; task 461 needs ~170 here)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=240.0,
+        help="per-task limit, seconds (240, as the official harness; task 461 needs ~170 here)",
+    )
     ap.add_argument("--ids", nargs="*", type=int, help="only these task numbers")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")  # the report is the command's output
@@ -74,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     log.info(f"canonical solutions passed: {n_canon}/{len(tasks)} (official harness: {n_ref}/{len(tasks)})")
     log.info(f"pass-body candidates passed: {n_pass}/{len(tasks)} (expected 0)")
     split = [t["task_id"].rsplit("/", 1)[1] for t, r in zip(tasks, canonical) if r.parts > 1]
-    log.info(f"canonical solutions graded one call per test method (their tests mostly wait): {len(split)}"
-          + (f" ({', '.join(split)})" if split else ""))
+    log.info(
+        f"canonical solutions graded one call per test method (their tests mostly wait): {len(split)}"
+        + (f" ({', '.join(split)})" if split else "")
+    )
 
     differ = 0
     for task, report in zip(tasks, canonical):
@@ -84,12 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         if report.passed != expected:
             differ += 1
             why = report.detail.replace("\n", " ")[:300]
-            log.info(f"  DIFFERS {task['task_id']}: sandbox {report.status}, official "
-                  f"{'pass' if expected else 'fail (' + REFERENCE_FAILURES[task['task_id']] + ')'}"
-                  f"{' [' + cause + ']' if cause else ''}: {why}")
+            log.info(
+                f"  DIFFERS {task['task_id']}: sandbox {report.status}, official "
+                f"{'pass' if expected else 'fail (' + REFERENCE_FAILURES[task['task_id']] + ')'}"
+                f"{' [' + cause + ']' if cause else ''}: {why}"
+            )
         elif not expected:
-            log.info(f"  as official, fails {task['task_id']} ({REFERENCE_FAILURES[task['task_id']]}): "
-                  f"sandbox {report.status}{' [' + cause + ']' if cause else ''}")
+            log.info(
+                f"  as official, fails {task['task_id']} ({REFERENCE_FAILURES[task['task_id']]}): "
+                f"sandbox {report.status}{' [' + cause + ']' if cause else ''}"
+            )
     for task, report in zip(tasks, pass_body):
         if report.passed:
             differ += 1

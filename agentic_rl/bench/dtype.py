@@ -10,6 +10,7 @@ episode). The optimizer has lr 0 and no gradient clipping, so every update leave
 gradients. Prints the median wall and CPU time of each dtype, their ratio (bf16 / fp32, same run), and the
 cosine and relative error ||g_bf16 - g_fp32|| / ||g_fp32|| of the LoRA gradients.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,9 +45,15 @@ def text_group(tokenizer, n_episodes: int, length: int) -> list:
         raise ValueError(f"the source text has {len(ids)} tokens, too few for {n_episodes} x {length}")
     mask = [0] * prompt + [1] * turn + [0] * (length - prompt - 2 * turn) + [1] * turn
     rest = length - prompt  # each episode's own slice of `ids` after the shared prompt
-    return [Trajectory(task_id="bench", prompt_len=prompt, loss_mask=mask,
-                       token_ids=ids[:prompt] + ids[prompt + i * rest:prompt + (i + 1) * rest])
-            for i in range(n_episodes)]
+    return [
+        Trajectory(
+            task_id="bench",
+            prompt_len=prompt,
+            loss_mask=mask,
+            token_ids=ids[:prompt] + ids[prompt + i * rest : prompt + (i + 1) * rest],
+        )
+        for i in range(n_episodes)
+    ]
 
 
 def measure(model_name: str = "smollm2-135m", episodes: int = 4, length: int = 384, repeats: int = 3) -> dict:
@@ -63,8 +70,15 @@ def measure(model_name: str = "smollm2-135m", episodes: int = 4, length: int = 3
     model_yaml.pop("seed", None)  # `${seed}` interpolates the train config, which is not loaded here
     loaded = build(OmegaConf.create(model_yaml))
     lora = algo["lora"]
-    model = add_lora(loaded.model, lora["r"], lora["alpha"], lora["dropout"], list(lora["target_modules"]), seed=0,
-                     gradient_checkpointing=algo["gradient_checkpointing"])
+    model = add_lora(
+        loaded.model,
+        lora["r"],
+        lora["alpha"],
+        lora["dropout"],
+        list(lora["target_modules"]),
+        seed=0,
+        gradient_checkpointing=algo["gradient_checkpointing"],
+    )
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -81,16 +95,23 @@ def measure(model_name: str = "smollm2-135m", episodes: int = 4, length: int = 3
     for rep in range(repeats + 1):  # the first round warms up (allocations, kernel selection) and is not timed
         for row in results.values():
             start, start_cpu = time.perf_counter(), _cpu_seconds()
-            stats = grpo_step(model, optimizer, group, rewards, row["cfg"], loaded.tokenizer.pad_token_id,
-                              temperature=0.7)
+            stats = grpo_step(
+                model, optimizer, group, rewards, row["cfg"], loaded.tokenizer.pad_token_id, temperature=0.7
+            )
             if rep:
                 row["wall"].append(time.perf_counter() - start)
                 row["cpu"].append(_cpu_seconds() - start_cpu)
             row["grads"] = torch.cat([p.grad.flatten().double() for p in params])
             row["loss"], row["kl"] = stats.loss, stats.kl
     g32, g16 = results["fp32"]["grads"], results["bf16"]["grads"]
-    out = {"model": model_name, "episodes": episodes, "length": length, "tokens": episodes * length,
-           "repeats": repeats, "threads": torch.get_num_threads()}
+    out = {
+        "model": model_name,
+        "episodes": episodes,
+        "length": length,
+        "tokens": episodes * length,
+        "repeats": repeats,
+        "threads": torch.get_num_threads(),
+    }
     for dtype, row in results.items():
         out[f"{dtype}_update_s"] = statistics.median(row["wall"])
         out[f"{dtype}_update_cpu_s"] = statistics.median(row["cpu"])

@@ -23,6 +23,7 @@ vllm:     with `--backends hf vllm`, `run_episodes` on `VLLMPolicy` (settings fr
 tokens/s = generated tokens / wall time of the phase (tool calls included). prefill/context = tokens run through
 the model / the episodes' final lengths. Peak RSS is the process's high-water mark after each phase.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,15 @@ CEILING_PROMPT = "Write a Python function that returns the sum of a list of numb
 
 
 def compose(args: argparse.Namespace) -> Any:
-    defaults = ["data=kodcode", f"data.path={shared_data_dir() / KODCODE_SAMPLE}", f"data.limit={args.tasks}",
-                f"rollout.max_turns={args.turns}", f"rollout.max_new_tokens={args.max_new_tokens}",
-                "tools=multi", "model=smollm2-135m"]
+    defaults = [
+        "data=kodcode",
+        f"data.path={shared_data_dir() / KODCODE_SAMPLE}",
+        f"data.limit={args.tasks}",
+        f"rollout.max_turns={args.turns}",
+        f"rollout.max_new_tokens={args.max_new_tokens}",
+        "tools=multi",
+        "model=smollm2-135m",
+    ]
     given = {o.split("=", 1)[0] for o in args.overrides}
     return compose_overrides([o for o in defaults if o.split("=", 1)[0] not in given] + list(args.overrides))
 
@@ -64,8 +71,9 @@ def compose_overrides(overrides: list[str]) -> Any:
         return hydra_compose(config_name="train", overrides=overrides)
 
 
-def notebook_loop(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet,
-                  cfg: RolloutConfig) -> dict[str, float]:
+def notebook_loop(
+    model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig
+) -> dict[str, float]:
     """One trajectory at a time, full re-prefill each turn, no stop at the call (see the module doc)."""
     chat = HFPolicy(model, tok).tokenizer
     device = next(model.parameters()).device
@@ -77,12 +85,17 @@ def notebook_loop(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: T
         for _ in range(cfg.max_turns):
             prefill += len(ids)
             with torch.no_grad():
-                out = model.generate(input_ids=torch.tensor([ids], device=device),
-                                     attention_mask=torch.ones((1, len(ids)), dtype=torch.long, device=device),
-                                     max_new_tokens=cfg.max_new_tokens, do_sample=cfg.temperature > 0,
-                                     temperature=cfg.temperature or None, top_p=cfg.top_p, top_k=None,
-                                     pad_token_id=tok.pad_token_id)
-            new = out[0, len(ids):].tolist()
+                out = model.generate(
+                    input_ids=torch.tensor([ids], device=device),
+                    attention_mask=torch.ones((1, len(ids)), dtype=torch.long, device=device),
+                    max_new_tokens=cfg.max_new_tokens,
+                    do_sample=cfg.temperature > 0,
+                    temperature=cfg.temperature or None,
+                    top_p=cfg.top_p,
+                    top_k=None,
+                    pad_token_id=tok.pad_token_id,
+                )
+            new = out[0, len(ids) :].tolist()
             generated += len(new)
             prefill += len(new) - 1  # decode steps feed each generated token but the last
             call = find_first_call(chat.decode(new), toolset.active)
@@ -97,24 +110,39 @@ def notebook_loop(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: T
                 break
         context += len(ids)
     wall = time.perf_counter() - start
-    return {"episodes": len(jobs), "generated": generated, "wall_s": wall, "tools_s": tools_s,
-            "tokens_per_s": generated / wall, "prefill": prefill, "context": context}
+    return {
+        "episodes": len(jobs),
+        "generated": generated,
+        "wall_s": wall,
+        "tools_s": tools_s,
+        "tokens_per_s": generated / wall,
+        "prefill": prefill,
+        "context": context,
+    }
 
 
-def engine(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig,
-           kv_cache: str) -> dict[str, float]:
+def engine(
+    model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig, kv_cache: str
+) -> dict[str, float]:
     return engine_row(run_episodes(jobs, HFPolicy(model, tok, kv_cache=kv_cache), toolset, cfg), len(jobs))
 
 
 def engine_row(result: Any, episodes: int) -> dict[str, float]:
     s = result.stats
-    return {"episodes": episodes, "generated": s.generated_tokens, "wall_s": s.rollout_s, "tools_s": s.tools_s,
-            "tokens_per_s": s.generated_tokens / s.rollout_s, "prefill": s.prefill_tokens,
-            "context": s.context_tokens}
+    return {
+        "episodes": episodes,
+        "generated": s.generated_tokens,
+        "wall_s": s.rollout_s,
+        "tools_s": s.tools_s,
+        "tokens_per_s": s.generated_tokens / s.rollout_s,
+        "prefill": s.prefill_tokens,
+        "context": s.context_tokens,
+    }
 
 
-def vllm_phase(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig,
-               raw_tokens: int, seed: int) -> tuple[dict[str, float], dict[str, float]]:
+def vllm_phase(
+    model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig, raw_tokens: int, seed: int
+) -> tuple[dict[str, float], dict[str, float]]:
     """The multi-turn rollout on the vLLM backend, its raw 16-sequence rate and its weight-sync times."""
     from vllm import SamplingParams as EngineSampling
     from vllm.inputs import TokensPrompt
@@ -126,8 +154,9 @@ def vllm_phase(model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: Tool
     policy = VLLMPolicy(model, tok, cfg.vllm, cfg.max_context_tokens, cfg.max_new_tokens, cfg.max_turns, seed=seed)
     row = engine_row(run_episodes(jobs, policy, toolset, cfg), len(jobs))
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
-    params = EngineSampling(max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True,
-                            temperature=cfg.temperature, top_p=cfg.top_p)
+    params = EngineSampling(
+        max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True, temperature=cfg.temperature, top_p=cfg.top_p
+    )
     start = time.perf_counter()
     policy.llm.generate([TokensPrompt(prompt_token_ids=prompt)] * 16, params, use_tqdm=False)
     extra = {"raw16_tokens_per_s": 16 * raw_tokens / (time.perf_counter() - start)}
@@ -146,9 +175,17 @@ def ceiling(model: Any, tok: Any, batch: int, new_tokens: int, cfg: RolloutConfi
     ids = torch.tensor([prompt] * batch, device=device)
     start = time.perf_counter()
     with torch.no_grad():
-        model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new_tokens,
-                       min_new_tokens=new_tokens, do_sample=True, temperature=cfg.temperature or 1.0,
-                       top_p=cfg.top_p, top_k=None, pad_token_id=tok.pad_token_id)
+        model.generate(
+            input_ids=ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens,
+            do_sample=True,
+            temperature=cfg.temperature or 1.0,
+            top_p=cfg.top_p,
+            top_k=None,
+            pad_token_id=tok.pad_token_id,
+        )
     return batch * new_tokens / (time.perf_counter() - start)
 
 
@@ -162,8 +199,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--notebook-jobs", type=int, default=None, help="notebook loop on the first N episodes")
     parser.add_argument("--ceiling-batch", type=int, default=32)
     parser.add_argument("--ceiling-tokens", type=int, default=64)
-    parser.add_argument("--backends", nargs="+", default=["hf"], choices=["hf", "vllm"],
-                        help="vllm adds the vLLM backend's rows (needs vllm installed)")
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        default=["hf"],
+        choices=["hf", "vllm"],
+        help="vllm adds the vLLM backend's rows (needs vllm installed)",
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -187,8 +229,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     try:
         toolset = build_toolset(cfg.tools, sandbox)
         jobs = [(t, g) for t in tasks for g in range(args.group)]
-        logger.info("workload: %d tasks x G=%d, %d turns x %d tokens, tools=%s, model=%s", len(tasks), args.group,
-                    rollout_cfg.max_turns, rollout_cfg.max_new_tokens, toolset.name, loaded.name)
+        logger.info(
+            "workload: %d tasks x G=%d, %d turns x %d tokens, tools=%s, model=%s",
+            len(tasks),
+            args.group,
+            rollout_cfg.max_turns,
+            rollout_cfg.max_new_tokens,
+            toolset.name,
+            loaded.name,
+        )
         for mode in args.modes:
             logger.info("engine (kv_cache=%s) ...", mode)
             rows[f"engine ({mode})"] = engine(model, tok, jobs, toolset, rollout_cfg, mode)
@@ -202,29 +251,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         vllm_extra: dict[str, float] = {}
         if "vllm" in args.backends:
             logger.info("vLLM backend ...")
-            rows["vllm"], vllm_extra = vllm_phase(model, tok, jobs, toolset, rollout_cfg, args.ceiling_tokens,
-                                                  cfg.seed)
+            rows["vllm"], vllm_extra = vllm_phase(model, tok, jobs, toolset, rollout_cfg, args.ceiling_tokens, cfg.seed)
             rss["vllm"] = peak_rss_gib()
     finally:
         sandbox.close()
 
     notebook_tps = rows["notebook loop"]["tokens_per_s"]
-    lines = ["| loop | episodes | generated tok | wall s | tools s | tok/s | x notebook | of ceiling "
-             "| prefill / context tok | peak RSS GiB |", "|" + "---|" * 10]
+    lines = [
+        "| loop | episodes | generated tok | wall s | tools s | tok/s | x notebook | of ceiling "
+        "| prefill / context tok | peak RSS GiB |",
+        "|" + "---|" * 10,
+    ]
     for name, r in rows.items():
-        lines.append(f"| {name} | {r['episodes']} | {r['generated']} | {r['wall_s']:.1f} | {r['tools_s']:.1f} "
-                     f"| {r['tokens_per_s']:.1f} | {r['tokens_per_s'] / notebook_tps:.2f} "
-                     f"| {r['tokens_per_s'] / ceiling_tps:.2f} | {r['prefill']} / {r['context']} = "
-                     f"{r['prefill'] / r['context']:.2f} | {rss[name]:.2f} |")
-    lines.append(f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
-                 f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB")
+        lines.append(
+            f"| {name} | {r['episodes']} | {r['generated']} | {r['wall_s']:.1f} | {r['tools_s']:.1f} "
+            f"| {r['tokens_per_s']:.1f} | {r['tokens_per_s'] / notebook_tps:.2f} "
+            f"| {r['tokens_per_s'] / ceiling_tps:.2f} | {r['prefill']} / {r['context']} = "
+            f"{r['prefill'] / r['context']:.2f} | {rss[name]:.2f} |"
+        )
+    lines.append(
+        f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
+        f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB"
+    )
     if vllm_extra:
         hf_tps = rows[f"engine ({args.modes[0]})"]["tokens_per_s"]
         vllm_tps = rows["vllm"]["tokens_per_s"]
-        lines.append(f"vLLM / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; vLLM raw 16-sequence single-turn: "
-                     f"{vllm_extra['raw16_tokens_per_s']:.1f} tok/s, the multi-turn loop reaches "
-                     f"{vllm_tps / vllm_extra['raw16_tokens_per_s']:.2f} of it; time/sync_s touched "
-                     f"{vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s")
+        lines.append(
+            f"vLLM / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; vLLM raw 16-sequence single-turn: "
+            f"{vllm_extra['raw16_tokens_per_s']:.1f} tok/s, the multi-turn loop reaches "
+            f"{vllm_tps / vllm_extra['raw16_tokens_per_s']:.2f} of it; time/sync_s touched "
+            f"{vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
+        )
     logger.info("\n%s", "\n".join(lines))
     return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
 

@@ -21,6 +21,7 @@ Prints calls/s for both ways and the ratio; for (b) also where the two verdicts 
 whose tests alone run for long (the slowest one is a floor for one run per task), and (b') the
 ratio on the remaining tasks.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,15 +52,21 @@ _SNIPPET_TEMPLATES: list[Callable[[int], str]] = [
     lambda i: f"import math\nprint(round(math.factorial({10 + i % 10}) ** 0.5, 3))",
     lambda i: f"def f(x):\n    return x / ({i % 3} - {i % 3})\nprint(f(1))",  # ZeroDivisionError
     lambda i: f"nums = [1, 2, 3]\nprint(nums[{3 + i}])",  # IndexError
-    lambda i: f"class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
-    f"        self.items.append(x)\ns = Stack()\nfor k in range({i}):\n    s.push(k)\nprint(len(s.items))",
+    lambda i: (
+        f"class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n"
+        f"        self.items.append(x)\ns = Stack()\nfor k in range({i}):\n    s.push(k)\nprint(len(s.items))"
+    ),
     lambda i: f"print('\\n'.join(str(k) for k in range({i % 20})))",
-    lambda i: f"words = 'the quick brown fox jumps over the lazy dog'.split() * {i + 1}\n"
-    f"print(sorted(set(words)), len(words))",
+    lambda i: (
+        f"words = 'the quick brown fox jumps over the lazy dog'.split() * {i + 1}\n"
+        f"print(sorted(set(words)), len(words))"
+    ),
     lambda i: f"import numpy as np\na = np.arange({100 + i}).reshape(-1, 1)\nprint(a.sum(), a.mean())",
     lambda i: f"import numpy as np\nrng = np.random.default_rng({i})\nprint(rng.normal(size=3).round(2))",
-    lambda i: f"import pandas as pd\ndf = pd.DataFrame({{'a': range({5 + i}), 'b': list(range({5 + i}))[::-1]}})\n"
-    f"print(df.describe().loc['mean'])",
+    lambda i: (
+        f"import pandas as pd\ndf = pd.DataFrame({{'a': range({5 + i}), 'b': list(range({5 + i}))[::-1]}})\n"
+        f"print(df.describe().loc['mean'])"
+    ),
     lambda i: f"import pandas as pd\ns = pd.Series([{i}, 2, 3, None])\nprint(s.fillna(0).sum())",
 ]
 
@@ -86,16 +93,22 @@ def _no_network() -> None:
 def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[list[float], list[bool]]:
     """One `python file.py` per program, sequential; per program: (seconds, exit status == 0)."""
     seconds, ok = [], []
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "HOME": tempfile.gettempdir()}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "HOME": tempfile.gettempdir(),
+    }
     for program in programs:
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "main.py"
             path.write_text(program)
             try:
-                proc = subprocess.run([python, str(path)], cwd=d, env=env, capture_output=True,
-                                      timeout=timeout_s, preexec_fn=_no_network)
+                proc = subprocess.run(
+                    [python, str(path)], cwd=d, env=env, capture_output=True, timeout=timeout_s, preexec_fn=_no_network
+                )
                 ok.append(proc.returncode == 0)
             except subprocess.TimeoutExpired:
                 ok.append(False)
@@ -104,13 +117,14 @@ def naive_run(python: str, programs: list[str], timeout_s: float) -> tuple[list[
 
 
 def _report(name: str, n: int, naive_s: float, sandbox_s: float, goal: float | None = None) -> None:
-    log.info(f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
-             f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {naive_s / sandbox_s:5.2f}"
-             + (f" (goal >= {goal:g})" if goal else ""))
+    log.info(
+        f"({name}) {n} calls: naive {n / naive_s:7.2f} calls/s ({naive_s:6.1f} s) | "
+        f"sandbox {n / sandbox_s:7.2f} calls/s ({sandbox_s:6.1f} s) | ratio {naive_s / sandbox_s:5.2f}"
+        + (f" (goal >= {goal:g})" if goal else "")
+    )
 
 
-def _timed_sandbox(python: str, workers: int, run: Callable[[Sandbox], list], split: bool = True
-                   ) -> tuple[float, list]:
+def _timed_sandbox(python: str, workers: int, run: Callable[[Sandbox], list], split: bool = True) -> tuple[float, list]:
     with Sandbox(workers=workers, python=python, **({} if split else {"split_after_s": None})) as sb:
         sb.start()  # the server's start-up (imports) is a one-off cost, not per call
         start = time.perf_counter()
@@ -129,21 +143,26 @@ def bench_snippets(python: str, n: int, workers: list[int]) -> None:
         _report(f"a: snippets, {w} workers", n, sum(naive_s), sandbox_s, 2)
 
 
-def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool], timeout_s: float,
-              slow_s: float) -> None:
+def bench_bcb(
+    python: str, n: int | None, workers: list[int], splits: list[bool], timeout_s: float, slow_s: float
+) -> None:
     tasks = load_bcb_hard()[:n]
-    jobs = [{"code": canonical_program(t), "test": t["test"], "harness": "unittest", "timeout_s": timeout_s}
-            for t in tasks]
+    jobs = [
+        {"code": canonical_program(t), "test": t["test"], "harness": "unittest", "timeout_s": timeout_s} for t in tasks
+    ]
     naive_s, naive_ok = naive_run(python, [bcb_test_program(t) for t in tasks], timeout_s)
     for w in workers:
         for split in splits:
             sandbox_s, reports = _timed_sandbox(python, w, lambda sb: sb.run_tests_many(jobs), split)
-            log.info(f"    passed: naive {sum(naive_ok)}/{len(tasks)}, "
-                     f"sandbox {sum(r.passed for r in reports)}/{len(tasks)}")
+            log.info(
+                f"    passed: naive {sum(naive_ok)}/{len(tasks)}, sandbox {sum(r.passed for r in reports)}/{len(tasks)}"
+            )
             for t, a, r in zip(tasks, naive_ok, reports):
                 if a != r.passed:
-                    log.info(f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, "
-                             f"sandbox {r.status}: {r.detail[:200]}")
+                    log.info(
+                        f"    verdicts differ on {t['task_id']}: naive {'pass' if a else 'fail'}, "
+                        f"sandbox {r.status}: {r.detail[:200]}"
+                    )
             how = "tests split" if split else "one run per task"
             _report(f"b: BigCodeBench-Hard, {w} workers, {how}", len(tasks), sum(naive_s), sandbox_s, 3)
 
@@ -151,33 +170,53 @@ def bench_bcb(python: str, n: int | None, workers: list[int], splits: list[bool]
     # test): one run per task can go no faster than the longest task, and the longest single test
     # bounds even a split run. (b') shows the per-call cost without them.
     slow = sorted((i for i, s in enumerate(naive_s) if s > slow_s), key=lambda i: -naive_s[i])
-    log.info(f"    tasks over {slow_s:g} s naive: "
-             + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
-             + f"; ceiling of the ratio for one run per task, unlimited workers: {sum(naive_s) / max(naive_s):.2f}")
+    log.info(
+        f"    tasks over {slow_s:g} s naive: "
+        + ", ".join(f"{tasks[i]['task_id']} {naive_s[i]:.0f} s" for i in slow)
+        + f"; ceiling of the ratio for one run per task, unlimited workers: {sum(naive_s) / max(naive_s):.2f}"
+    )
     rest = [i for i in range(len(tasks)) if i not in slow]
     for w in workers:
         for split in splits:
             seconds, _ = _timed_sandbox(python, w, lambda sb: sb.run_tests_many([jobs[i] for i in rest]), split)
             how = "tests split" if split else "one run per task"
-            _report(f"b': BigCodeBench-Hard without those, {w} workers, {how}", len(rest),
-                    sum(naive_s[i] for i in rest), seconds)
+            _report(
+                f"b': BigCodeBench-Hard without those, {w} workers, {how}",
+                len(rest),
+                sum(naive_s[i] for i in rest),
+                seconds,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n-snippets", type=int, default=200, help="size of workload (a); 0 skips it")
     ap.add_argument("--n-bcb", type=int, default=148, help="size of workload (b); 0 skips it")
-    ap.add_argument("--workers", type=int, nargs="+", default=[2, 12],
-                    help="sandbox worker counts to measure (default: 2, the config's default, and 12: many "
-                         "BigCodeBench tests wait on sleeps, subprocesses or sockets, not on a core)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[2, 12],
+        help="sandbox worker counts to measure (default: 2, the config's default, and 12: many "
+        "BigCodeBench tests wait on sleeps, subprocesses or sockets, not on a core)",
+    )
     ap.add_argument("--python", default=None, help="interpreter for both ways (default: .venv-bcb if present)")
-    ap.add_argument("--split", choices=["on", "off", "both"], default="both",
-                    help="(b) with splitting of waiting unittest runs on (sandbox.split_after_s, the default "
-                         "config), off (one run per task), or both (default)")
-    ap.add_argument("--timeout", type=float, default=240.0,
-                    help="per-task limit for (b), seconds (240, as the official harness)")
-    ap.add_argument("--slow", type=float, default=10.0,
-                    help="(b') also measures the tasks whose naive run is at most this many seconds")
+    ap.add_argument(
+        "--split",
+        choices=["on", "off", "both"],
+        default="both",
+        help="(b) with splitting of waiting unittest runs on (sandbox.split_after_s, the default "
+        "config), off (one run per task), or both (default)",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=240.0, help="per-task limit for (b), seconds (240, as the official harness)"
+    )
+    ap.add_argument(
+        "--slow",
+        type=float,
+        default=10.0,
+        help="(b') also measures the tasks whose naive run is at most this many seconds",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")  # the report is the command's output
     python = resolve_python(bcb_python(args.python))

@@ -9,6 +9,7 @@ Query sets: the development set and the held-out set (default both). Interpreter
 disk) and build time. By default the pydoc index is built from scratch in a temporary cache folder so the build
 time is real; `--cached` uses the normal cache instead (and then also reports the warm load time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,8 +77,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-def evaluate(backend: SearchBackend, queries: list[dict[str, Any]], repeat: int = 3,
-             known: set[str] | None = None) -> dict[str, Any]:
+def evaluate(
+    backend: SearchBackend, queries: list[dict[str, Any]], repeat: int = 3, known: set[str] | None = None
+) -> dict[str, Any]:
     """Quality and latency of `backend` on `queries` (latency: every query `repeat` times).
 
     With `known` (the names the index holds), queries none of whose answers is known are left out
@@ -94,8 +96,7 @@ def evaluate(backend: SearchBackend, queries: list[dict[str, Any]], repeat: int 
         r3 += rank is not None and rank <= 3
         rr += 1.0 / rank if rank else 0.0
         if rank is None or rank > 3:
-            failures.append({"query": row["query"], "expected": row["expected"], "rank": rank,
-                             "got": names[:3]})
+            failures.append({"query": row["query"], "expected": row["expected"], "rank": rank, "got": names[:3]})
     latencies = []
     for _ in range(max(1, repeat)):
         for row in queries:
@@ -103,9 +104,15 @@ def evaluate(backend: SearchBackend, queries: list[dict[str, Any]], repeat: int 
             backend.search(row["query"], 3)
             latencies.append((time.perf_counter() - start) * 1e3)
     n = max(1, len(answerable))
-    return {"unanswerable": len(queries) - len(answerable), "recall_at_1": r1 / n, "recall_at_3": r3 / n, "mrr": rr / n,
-            "latency_median_ms": statistics.median(latencies),
-            "latency_p95_ms": percentile(latencies, 0.95), "failures": failures}
+    return {
+        "unanswerable": len(queries) - len(answerable),
+        "recall_at_1": r1 / n,
+        "recall_at_3": r3 / n,
+        "mrr": rr / n,
+        "latency_median_ms": statistics.median(latencies),
+        "latency_p95_ms": percentile(latencies, 0.95),
+        "failures": failures,
+    }
 
 
 def bench_docstore(queries: list[dict[str, Any]], repeat: int) -> BenchResult:
@@ -114,15 +121,21 @@ def bench_docstore(queries: list[dict[str, Any]], repeat: int) -> BenchResult:
     start = time.perf_counter()
     backend = BACKENDS.get("docstore")()
     build = time.perf_counter() - start
-    res = BenchResult("docstore", n_queries=len(queries), entries=len(backend),
-                      disk_bytes=Path(docstore_data.__file__).stat().st_size, build_s=build)
+    res = BenchResult(
+        "docstore",
+        n_queries=len(queries),
+        entries=len(backend),
+        disk_bytes=Path(docstore_data.__file__).stat().st_size,
+        build_s=build,
+    )
     for key, value in evaluate(backend, queries, repeat).items():
         setattr(res, key, value)
     return res
 
 
-def bench_pydoc(query_sets: dict[str, list[dict[str, Any]]], repeat: int, cached: bool,
-                options: dict[str, Any]) -> dict[str, BenchResult]:
+def bench_pydoc(
+    query_sets: dict[str, list[dict[str, Any]]], repeat: int, cached: bool, options: dict[str, Any]
+) -> dict[str, BenchResult]:
     """One pydoc index (built once) evaluated on every query set."""
     factory = BACKENDS.get("pydoc")
     out: dict[str, BenchResult] = {}
@@ -142,8 +155,15 @@ def bench_pydoc(query_sets: dict[str, list[dict[str, Any]]], repeat: int, cached
         dense_s = first_backend.dense_seconds
         known = set(backend.index.names)
         for set_name, queries in query_sets.items():
-            res = BenchResult("pydoc", n_queries=len(queries), entries=len(backend),
-                              disk_bytes=backend.disk_bytes(), build_s=build, load_s=load, dense_s=dense_s)
+            res = BenchResult(
+                "pydoc",
+                n_queries=len(queries),
+                entries=len(backend),
+                disk_bytes=backend.disk_bytes(),
+                build_s=build,
+                load_s=load,
+                dense_s=dense_s,
+            )
             for key, value in evaluate(backend, queries, repeat, known=known).items():
                 setattr(res, key, value)
             out[set_name] = res
@@ -166,8 +186,10 @@ def format_table(results: list[BenchResult]) -> str:
     ]
     width = max(len(label) for label, _ in rows)
     colw = max(12, *(len(r.backend) for r in results))
-    lines = [f"{'metric':<{width}}  " + "  ".join(f"{r.backend:>{colw}}" for r in results),
-             "-" * (width + 2 + (colw + 2) * len(results))]
+    lines = [
+        f"{'metric':<{width}}  " + "  ".join(f"{r.backend:>{colw}}" for r in results),
+        "-" * (width + 2 + (colw + 2) * len(results)),
+    ]
     for label, fmt in rows:
         lines.append(f"{label:<{width}}  " + "  ".join(f"{fmt(r):>{colw}}" for r in results))
     return "\n".join(lines)
@@ -181,12 +203,20 @@ def ablation_variants() -> dict[str, Any]:
 
     no_usage = {"usage_last": 0.0, "usage_pair": 0.0, "usage_parent": 0.0}
     lexical = replace(full, dense_weight=0.0, needs_dense_weight=0.0)  # no dense model at all
-    earlier = replace(lexical, fielded=False, expansion_weight=0.0, deprecated_penalty=0.0, relevance_scale=0.0,
-                      needs_weight=0.0, **no_usage)
+    earlier = replace(
+        lexical,
+        fielded=False,
+        expansion_weight=0.0,
+        deprecated_penalty=0.0,
+        relevance_scale=0.0,
+        needs_weight=0.0,
+        **no_usage,
+    )
     return {
         "earlier ranker (BM25 + boosts)": earlier,
-        "+ usage prior": replace(earlier, usage_last=full.usage_last, usage_pair=full.usage_pair,
-                                 usage_parent=full.usage_parent),
+        "+ usage prior": replace(
+            earlier, usage_last=full.usage_last, usage_pair=full.usage_pair, usage_parent=full.usage_parent
+        ),
         "+ expansion": replace(earlier, expansion_weight=full.expansion_weight),
         "+ fields": replace(earlier, fielded=True),
         "+ needs": replace(earlier, needs_weight=full.needs_weight),
@@ -222,8 +252,10 @@ def run_ablation(query_sets: dict[str, list[dict[str, Any]]], python: str, dense
     entries, usage = P.load_raw(backend.index.path)
     built = {}
     label = interpreter_label(python)
-    lines = [f"ablation, pydoc[{label}], dense model {dense or 'none'}: recall@3 / MRR@{MRR_DEPTH} per query set",
-             f"{'variant':<32}" + "".join(f"{name:>32}" for name in query_sets)]
+    lines = [
+        f"ablation, pydoc[{label}], dense model {dense or 'none'}: recall@3 / MRR@{MRR_DEPTH} per query set",
+        f"{'variant':<32}" + "".join(f"{name:>32}" for name in query_sets),
+    ]
     for variant, ranking in ablation_variants().items():
         needs_cosine = backend.index.needs is not None and backend.index.needs.dense is not None
         if ranking.dense_weight and backend.index.dense is None or ranking.needs_dense_weight and not needs_cosine:
@@ -254,24 +286,36 @@ def default_interpreters() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentic_rl.bench.search",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", action="append", default=None,
-                        help="labelled JSONL query set (repeatable; default: the dev and held-out sets)")
+    parser = argparse.ArgumentParser(prog="python -m agentic_rl.bench.search", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--queries",
+        action="append",
+        default=None,
+        help="labelled JSONL query set (repeatable; default: the dev and held-out sets)",
+    )
     parser.add_argument("--backends", default="pydoc,docstore")
-    parser.add_argument("--cached", action="store_true",
-                        help="use the normal pydoc cache instead of a fresh build in a temp folder")
-    parser.add_argument("--python", action="append", default=None,
-                        help="sandbox interpreter to index with pydoc (repeatable; default: this one and "
-                             ".venv-bcb/bin/python when present)")
+    parser.add_argument(
+        "--cached", action="store_true", help="use the normal pydoc cache instead of a fresh build in a temp folder"
+    )
+    parser.add_argument(
+        "--python",
+        action="append",
+        default=None,
+        help="sandbox interpreter to index with pydoc (repeatable; default: this one and "
+        ".venv-bcb/bin/python when present)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="latency: times each query is run")
     parser.add_argument("--failures", action="store_true", help="list queries missed at rank 3")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
-    parser.add_argument("--dense", default=DEFAULT_DENSE_MODEL, metavar="MODEL",
-                        help=f"packaged dense model (default {DEFAULT_DENSE_MODEL}, as in conf/tool/search.yaml; "
-                             "none: lexical only)")
-    parser.add_argument("--ablation", action="store_true",
-                        help="instead: recall of each ranking variant (uses the normal pydoc cache)")
+    parser.add_argument(
+        "--dense",
+        default=DEFAULT_DENSE_MODEL,
+        metavar="MODEL",
+        help=f"packaged dense model (default {DEFAULT_DENSE_MODEL}, as in conf/tool/search.yaml; none: lexical only)",
+    )
+    parser.add_argument(
+        "--ablation", action="store_true", help="instead: recall of each ranking variant (uses the normal pydoc cache)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
@@ -293,8 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     results: list[BenchResult] = []
     if "pydoc" in backends:
         for python in interpreters:
-            for set_name, res in bench_pydoc(query_sets, args.repeat, args.cached,
-                                                {"python": python, "dense": dense}).items():
+            for set_name, res in bench_pydoc(
+                query_sets, args.repeat, args.cached, {"python": python, "dense": dense}
+            ).items():
                 res.backend = f"pydoc[{interpreter_label(python)}]/{set_name}"
                 results.append(res)
     if "docstore" in backends:
@@ -303,13 +348,18 @@ def main(argv: list[str] | None = None) -> int:
             res.backend = f"docstore/{set_name}"
             results.append(res)
     if args.json:
-        print(json.dumps({r.backend: {k: v for k, v in vars(r).items() if k != "failures"}
-                          for r in results}, indent=1))
+        print(json.dumps({r.backend: {k: v for k, v in vars(r).items() if k != "failures"} for r in results}, indent=1))
     else:
-        print("search benchmark: " + ", ".join(f"{k} ({len(v)} queries)" for k, v in query_sets.items())
-              + "; interpreters: " + ", ".join(interpreters))
-        print("recall counts only the queries whose labelled answers the index holds (answerable);"
-              " a library the interpreter lacks cannot be found")
+        print(
+            "search benchmark: "
+            + ", ".join(f"{k} ({len(v)} queries)" for k, v in query_sets.items())
+            + "; interpreters: "
+            + ", ".join(interpreters)
+        )
+        print(
+            "recall counts only the queries whose labelled answers the index holds (answerable);"
+            " a library the interpreter lacks cannot be found"
+        )
         for set_name in query_sets:
             print(f"\n== {set_name}")
             print(format_table([r for r in results if r.backend.endswith("/" + set_name)]))

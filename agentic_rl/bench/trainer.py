@@ -17,6 +17,7 @@ TRL:     `GRPOTrainer` with the same LoRA, beta, sampling, generation batch = on
                   so generation runs in bf16 too) and gradient checkpointing on.
 The first step of each is a warm-up and not counted; the median of the others is reported, with peak RSS.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,16 +46,26 @@ def compose(overrides: list[str]) -> Any:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    defaults = ["tools=none", "model=smollm2-135m", "data=builtin", "rollout.max_turns=1",
-                "algo.group_size=4", "algo.kl_coeff=0.05", "algo.lora.r=16", "algo.lora.alpha=32"]
+    defaults = [
+        "tools=none",
+        "model=smollm2-135m",
+        "data=builtin",
+        "rollout.max_turns=1",
+        "algo.group_size=4",
+        "algo.kl_coeff=0.05",
+        "algo.lora.r=16",
+        "algo.lora.alpha=32",
+    ]
     given = {o.split("=", 1)[0] for o in overrides}
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return hydra_compose(config_name="train", overrides=[o for o in defaults if o.split("=", 1)[0] not in given]
-                             + overrides)
+        return hydra_compose(
+            config_name="train", overrides=[o for o in defaults if o.split("=", 1)[0] not in given] + overrides
+        )
 
 
-def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
-                  allow_skip: bool) -> tuple[list[float], list[float]]:
+def project_steps(
+    cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, allow_skip: bool
+) -> tuple[list[float], list[float]]:
     """Step times and the mean completion length (tokens) of each step's group."""
     from dataclasses import replace
 
@@ -68,8 +79,9 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
     if not allow_skip:
         algo = replace(algo, skip_zero_std_groups=False)
     loaded = build(cfg.model)
-    model = add_lora(loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout, list(algo.lora.target_modules),
-                     seed=cfg.seed)
+    model = add_lora(
+        loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout, list(algo.lora.target_modules), seed=cfg.seed
+    )
     policy = HFPolicy(model, loaded.tokenizer)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
     reward_fn = build(cfg.reward)
@@ -78,12 +90,14 @@ def project_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfi
         start = time.perf_counter()
         group = run_episodes([(task, g) for g in range(algo.group_size)], policy, toolset, rollout_cfg)
         rewards = torch.tensor([reward_fn(t).total for t in group], dtype=torch.float64)
-        grpo_step(model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id,
-                  temperature=rollout_cfg.temperature)
+        grpo_step(
+            model, optimizer, group, rewards, algo, loaded.tokenizer.pad_token_id, temperature=rollout_cfg.temperature
+        )
         times.append(time.perf_counter() - start)
         lengths.append(sum(t.n_model_tokens for t in group) / len(group))
-        logger.info("project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1],
-                    lengths[-1])
+        logger.info(
+            "project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1], lengths[-1]
+        )
     return times, lengths
 
 
@@ -103,8 +117,9 @@ def unflagged_copy(model: Any) -> Any:
     return fresh
 
 
-def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
-              trl_config: str) -> tuple[list[float], list[float]]:
+def trl_steps(
+    cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, trl_config: str
+) -> tuple[list[float], list[float]]:
     """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step, under
     one of `TRL_CONFIGS` (see the module doc)."""
     from datasets import Dataset
@@ -142,23 +157,48 @@ def trl_steps(cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig,
             logger.info("TRL step %d: %.1f s", len(self.times), self.times[-1])
 
     G = algo.group_size
-    args = GRPOConfig(output_dir="outputs/bench_trainer_trl", use_cpu=not torch.cuda.is_available(),
-                      per_device_train_batch_size=G, num_generations=G,
-                      max_completion_length=rollout_cfg.max_new_tokens,
-                      beta=algo.kl_coeff, learning_rate=algo.lr, temperature=rollout_cfg.temperature,
-                      top_p=rollout_cfg.top_p, max_steps=len(tasks), logging_steps=1, report_to="none",
-                      save_strategy="no", disable_tqdm=True, seed=cfg.seed,
-                      **TRL_CONFIGS[trl_config])
-    dataset = Dataset.from_list([{"prompt": prompt_messages(toolset, task, rollout_cfg.observation_format)}
-                                 for task in tasks])
+    args = GRPOConfig(
+        output_dir="outputs/bench_trainer_trl",
+        use_cpu=not torch.cuda.is_available(),
+        per_device_train_batch_size=G,
+        num_generations=G,
+        max_completion_length=rollout_cfg.max_new_tokens,
+        beta=algo.kl_coeff,
+        learning_rate=algo.lr,
+        temperature=rollout_cfg.temperature,
+        top_p=rollout_cfg.top_p,
+        max_steps=len(tasks),
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=cfg.seed,
+        **TRL_CONFIGS[trl_config],
+    )
+    dataset = Dataset.from_list(
+        [{"prompt": prompt_messages(toolset, task, rollout_cfg.observation_format)} for task in tasks]
+    )
     timer = StepTimer()
-    lora = LoraConfig(r=algo.lora.r, lora_alpha=algo.lora.alpha, lora_dropout=algo.lora.dropout,
-                      target_modules=list(algo.lora.target_modules), task_type="CAUSAL_LM")
-    trainer = GRPOTrainer(model=model, reward_funcs=[graded], args=args, train_dataset=dataset,
-                          processing_class=loaded.tokenizer, peft_config=lora, callbacks=[timer])
+    lora = LoraConfig(
+        r=algo.lora.r,
+        lora_alpha=algo.lora.alpha,
+        lora_dropout=algo.lora.dropout,
+        target_modules=list(algo.lora.target_modules),
+        task_type="CAUSAL_LM",
+    )
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[graded],
+        args=args,
+        train_dataset=dataset,
+        processing_class=loaded.tokenizer,
+        peft_config=lora,
+        callbacks=[timer],
+    )
     trainer.train()
-    lengths = [entry["completions/mean_length"] for entry in trainer.state.log_history
-               if "completions/mean_length" in entry]
+    lengths = [
+        entry["completions/mean_length"] for entry in trainer.state.log_history if "completions/mean_length" in entry
+    ]
     return timer.times, lengths
 
 
@@ -167,8 +207,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--steps", type=int, default=3, help="timed steps each (plus one warm-up)")
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--allow-skip", action="store_true", help="time the project with skip_zero_std_groups on")
-    parser.add_argument("--trl", nargs="+", choices=list(TRL_CONFIGS), default=list(TRL_CONFIGS),
-                        help="TRL configurations to time (see the module doc)")
+    parser.add_argument(
+        "--trl",
+        nargs="+",
+        choices=list(TRL_CONFIGS),
+        default=list(TRL_CONFIGS),
+        help="TRL configurations to time (see the module doc)",
+    )
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -204,20 +249,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return ", ".join(f"{v:.1f}" for v in values)
 
     # completion lengths differ between the two samplers' draws; a step's cost grows with them
-    rows = [f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} "
-            f"| {rss_ours:.2f} |"]
-    rows += [f"| TRL GRPOTrainer ({name}) | {len(times) - 1} | {medians[name]:.1f} | {listed(times)} | "
-             f"{listed(lengths)} | {trl_rss[name]:.2f} |" for name, (times, lengths) in trl_runs.items()]
+    rows = [
+        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |"
+    ]
+    rows += [
+        f"| TRL GRPOTrainer ({name}) | {len(times) - 1} | {medians[name]:.1f} | {listed(times)} | "
+        f"{listed(lengths)} | {trl_rss[name]:.2f} |"
+        for name, (times, lengths) in trl_runs.items()
+    ]
     ratios = {name: ours_s / median for name, median in medians.items()}
-    table = "\n".join([
-        "| trainer | steps timed | median step s | all steps s | mean completion tokens per step "
-        "| peak RSS GiB (process, cumulative) |",
-        "|---|---|---|---|---|---|", *rows, "",
-        *[f"ratio agentic_rl / TRL ({name}): {ratio:.2f} (target <= 0.5)" for name, ratio in ratios.items()],
-    ])
+    table = "\n".join(
+        [
+            "| trainer | steps timed | median step s | all steps s | mean completion tokens per step "
+            "| peak RSS GiB (process, cumulative) |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            *[f"ratio agentic_rl / TRL ({name}): {ratio:.2f} (target <= 0.5)" for name, ratio in ratios.items()],
+        ]
+    )
     logger.info("\n%s", table)
-    return {"project_s": ours, "project_tokens": our_lengths, "ratios": ratios,
-            "trl": {name: {"s": times, "tokens": lengths} for name, (times, lengths) in trl_runs.items()}}
+    return {
+        "project_s": ours,
+        "project_tokens": our_lengths,
+        "ratios": ratios,
+        "trl": {name: {"s": times, "tokens": lengths} for name, (times, lengths) in trl_runs.items()},
+    }
 
 
 if __name__ == "__main__":

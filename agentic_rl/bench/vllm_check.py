@@ -9,6 +9,7 @@ to the HF model's (up to each pair's first difference, and position by position)
 the trainer's scoring of the same tokens at T=`rollout.temperature` with top_p=1 (mean and max |Δ log p|), and
 the sync time with `sync_tensors` touched and all.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,10 +21,16 @@ import torch
 from agentic_rl.bench.rollout import compose_overrides
 
 logger = logging.getLogger(__name__)
-PROMPTS = ["Write a Python function that returns the sum of a list.", "Explain what a hash map is.",
-           "Write a function is_prime(n).", "Reverse a string in Python.", "What does `yield` do?",
-           "Sort a list of tuples by their second element.", "Write a class Stack with push and pop.",
-           "Parse a CSV line into fields."]
+PROMPTS = [
+    "Write a Python function that returns the sum of a list.",
+    "Explain what a hash map is.",
+    "Write a function is_prime(n).",
+    "Reverse a string in Python.",
+    "What does `yield` do?",
+    "Sort a list of tuples by their second element.",
+    "Write a class Stack with push and pop.",
+    "Parse a CSV line into fields.",
+]
 
 
 def scored_logprobs(model: Any, prompt: list[int], ids: list[int], temperature: float) -> torch.Tensor:
@@ -31,7 +38,7 @@ def scored_logprobs(model: Any, prompt: list[int], ids: list[int], temperature: 
 
     full = torch.tensor([prompt + ids])
     with torch.no_grad():
-        return token_logprobs(model(input_ids=full).logits[:, :-1], full[:, 1:], temperature)[0, len(prompt) - 1:]
+        return token_logprobs(model(input_ids=full).logits[:, :-1], full[:, 1:], temperature)[0, len(prompt) - 1 :]
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -84,8 +91,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             sync[tensors] = policy.sync_weights()
         ours = policy.generate(requests, greedy, never)
         theirs = hf.generate(requests, greedy, never)
-        prefix = sum(next((i for i, (a, b) in enumerate(zip(x, y)) if a != b), min(len(x), len(y)))
-                     for x, y in zip(ours, theirs))
+        prefix = sum(
+            next((i for i, (a, b) in enumerate(zip(x, y)) if a != b), min(len(x), len(y))) for x, y in zip(ours, theirs)
+        )
         positions = sum(a == b for x, y in zip(ours, theirs) for a, b in zip(x, y))
         total = sum(len(y) for y in theirs)
         torch.manual_seed(cfg.seed)
@@ -93,18 +101,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for prompt, (ids, logps) in zip(prompts, policy.generate_with_logprobs(requests, sampled, never)):
             gaps.append((scored_logprobs(model, prompt, ids, sampled.temperature) - torch.tensor(logps)).abs())
         gap = torch.cat(gaps)
-        results[dtype] = {"greedy_equal_prefix_share": prefix / total, "greedy_equal_position_share": positions / total,
-                          "identical_sequences": sum(x == y for x, y in zip(ours, theirs)), "sequences": len(ours),
-                          "logp_gap_mean": float(gap.mean()), "logp_gap_max": float(gap.max()),
-                          "sync_s_all": sync["all"], "sync_s_touched": sync["touched"]}
+        results[dtype] = {
+            "greedy_equal_prefix_share": prefix / total,
+            "greedy_equal_position_share": positions / total,
+            "identical_sequences": sum(x == y for x, y in zip(ours, theirs)),
+            "sequences": len(ours),
+            "logp_gap_mean": float(gap.mean()),
+            "logp_gap_max": float(gap.max()),
+            "sync_s_all": sync["all"],
+            "sync_s_touched": sync["touched"],
+        }
         policy.close()
         del policy
-    lines = ["| engine dtype | identical seqs | greedy equal (to 1st diff) | equal positions | mean abs dlogp "
-             "| max abs dlogp | sync all s | sync touched s |", "|" + "---|" * 8]
+    lines = [
+        "| engine dtype | identical seqs | greedy equal (to 1st diff) | equal positions | mean abs dlogp "
+        "| max abs dlogp | sync all s | sync touched s |",
+        "|" + "---|" * 8,
+    ]
     for dtype, r in results.items():
-        lines.append(f"| {dtype} | {r['identical_sequences']}/{r['sequences']} | {r['greedy_equal_prefix_share']:.3f} "
-                     f"| {r['greedy_equal_position_share']:.3f} | {r['logp_gap_mean']:.2e} | {r['logp_gap_max']:.2e} "
-                     f"| {r['sync_s_all']:.2f} | {r['sync_s_touched']:.2f} |")
+        lines.append(
+            f"| {dtype} | {r['identical_sequences']}/{r['sequences']} | {r['greedy_equal_prefix_share']:.3f} "
+            f"| {r['greedy_equal_position_share']:.3f} | {r['logp_gap_mean']:.2e} | {r['logp_gap_max']:.2e} "
+            f"| {r['sync_s_all']:.2f} | {r['sync_s_touched']:.2f} |"
+        )
     logger.info("\n%s", "\n".join(lines))
     return results
 

@@ -11,6 +11,7 @@ names it in `exclude`:
   - `network_task_ids(tasks)`: tests or reference solution reach the network (heuristic);
   - `missing_lib_tasks(tasks, python)`: libraries that `python` cannot import.
 """
+
 from __future__ import annotations
 
 import ast
@@ -33,8 +34,15 @@ SPLIT = "v0.1.4"
 ID_PREFIX = "BigCodeBench/"
 PROMPT_FIELDS = ("instruct_prompt", "complete_prompt")
 REQUIRED_COLUMNS = (
-    "task_id", "complete_prompt", "instruct_prompt", "canonical_solution", "code_prompt",
-    "test", "entry_point", "doc_struct", "libs",
+    "task_id",
+    "complete_prompt",
+    "instruct_prompt",
+    "canonical_solution",
+    "code_prompt",
+    "test",
+    "entry_point",
+    "doc_struct",
+    "libs",
 )
 
 # Import name -> pip distribution, for the names that differ (used in the fix hint of missing libs).
@@ -94,8 +102,11 @@ def load_bigcodebench(
 
     network = network_task_ids(tasks)
     if network:
-        logger.info("bigcodebench: %d tasks may need the network (kept; exclude them with data.exclude): %s",
-                    len(network), network)
+        logger.info(
+            "bigcodebench: %d tasks may need the network (kept; exclude them with data.exclude): %s",
+            len(network),
+            network,
+        )
     if limit is not None:
         tasks = tasks[:limit]
     logger.info("bigcodebench: %d tasks from %s, prompt field %s", len(tasks), source, prompt_field)
@@ -113,8 +124,13 @@ def row_to_task(row: dict[str, Any], index: int, source: str, prompt_field: str 
     entry_point = req_str(row, index, "entry_point", source).strip()
     doc_struct = req_str(row, index, "doc_struct", source, allow_empty=True)
     if "TestCases" not in test:
-        raise row_error(source, index, "test", "no `TestCases` class in the test code",
-                        "the test must define `class TestCases(unittest.TestCase)`, as BigCodeBench does")
+        raise row_error(
+            source,
+            index,
+            "test",
+            "no `TestCases` class in the test code",
+            "the test must define `class TestCases(unittest.TestCase)`, as BigCodeBench does",
+        )
     prompt = instruct_prompt if prompt_field == "instruct_prompt" else complete_prompt
     return Task(
         task_id=task_id,
@@ -158,8 +174,11 @@ def _normalize_id(task_id: str | int) -> str:
 # Network use: a networking module imported or called, or a literal http(s)/ftp URL. Many such tasks mock
 # the network in their tests; this is a report of tasks that *may* need it, not a verdict.
 _NETWORK_PATTERNS = (
-    re.compile(r"^\s*(?:import|from)\s+(?:requests|urllib\d?|socket|smtplib|ftplib|http|httpx|aiohttp|"
-               r"paramiko|telnetlib|poplib|imaplib|wget|mechanize)\b", re.MULTILINE),
+    re.compile(
+        r"^\s*(?:import|from)\s+(?:requests|urllib\d?|socket|smtplib|ftplib|http|httpx|aiohttp|"
+        r"paramiko|telnetlib|poplib|imaplib|wget|mechanize)\b",
+        re.MULTILINE,
+    ),
     re.compile(r"\b(?:requests|urllib\d?(?:\.request)?|socket|smtplib|ftplib|httpx)\.\w+\("),
     re.compile(r"\burlopen\s*\("),
     re.compile(r"\b(?:https?|ftp)://[^\s'\"]+"),
@@ -206,19 +225,28 @@ json.dump(missing, sys.stdout)
 """
 
 
-def importable(modules: Iterable[str], python: str | os.PathLike[str] = sys.executable,
-               timeout: float = 120.0) -> dict[str, bool]:
+def importable(
+    modules: Iterable[str], python: str | os.PathLike[str] = sys.executable, timeout: float = 120.0
+) -> dict[str, bool]:
     """Whether each top-level module can be found by `python` (`importlib.util.find_spec`, in a subprocess)."""
     names = sorted(set(modules))
     try:
-        proc = subprocess.run([os.fspath(python), "-c", _FIND_SPEC_SCRIPT], input=json.dumps(names),
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [os.fspath(python), "-c", _FIND_SPEC_SCRIPT],
+            input=json.dumps(names),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except FileNotFoundError as err:
-        raise ValueError(f"interpreter {os.fspath(python)!r} not found. "
-                         "Fix: pass the path of a Python executable.") from err
+        raise ValueError(
+            f"interpreter {os.fspath(python)!r} not found. Fix: pass the path of a Python executable."
+        ) from err
     if proc.returncode != 0:
-        raise RuntimeError(f"checking imports with {os.fspath(python)} failed (exit {proc.returncode}): "
-                           f"{proc.stderr[-2000:]}")
+        raise RuntimeError(
+            f"checking imports with {os.fspath(python)} failed (exit {proc.returncode}): {proc.stderr[-2000:]}"
+        )
     missing = set(json.loads(proc.stdout))
     return {name: name not in missing for name in names}
 
@@ -235,8 +263,13 @@ def missing_lib_tasks(tasks: Sequence[Task], python: str | os.PathLike[str] = sy
     missing = {tid: mods for tid, mods in missing.items() if mods}
     absent = sorted({m for mods in missing.values() for m in mods})
     if absent:
-        logger.warning("%d tasks need modules %s cannot import: %s (pip install %s)", len(missing),
-                       os.fspath(python), absent, " ".join(pip_name(m) for m in absent))
+        logger.warning(
+            "%d tasks need modules %s cannot import: %s (pip install %s)",
+            len(missing),
+            os.fspath(python),
+            absent,
+            " ".join(pip_name(m) for m in absent),
+        )
     return missing
 
 

@@ -6,6 +6,7 @@ The problems live in `agentic_rl.data.builtin_tasks`; this module maps them to `
 `split`, `difficulty`, `api` (fully qualified standard-library names a good solution uses) and
 `needs_api`.
 """
+
 from __future__ import annotations
 
 import random

@@ -6,6 +6,7 @@ columns (`task_id, prompt, canonical_solution, test, entry_point`, as on the hub
 Task fields: prompt = `prompt` (signature + docstring), tests = `test`
 (defines `check(candidate)`), entry_point, reference_solution = `prompt + canonical_solution`.
 """
+
 from __future__ import annotations
 
 import importlib.resources
@@ -74,8 +75,13 @@ def row_to_task(row: dict[str, Any], index: int, source: str) -> Task:
     entry_point = req_str(row, index, "entry_point", source).strip()
     canonical = req_str(row, index, "canonical_solution", source)
     if "def check(" not in test:
-        raise row_error(source, index, "test", "no `def check(candidate)` in the test code",
-                        "HumanEval tests must define check(candidate)")
+        raise row_error(
+            source,
+            index,
+            "test",
+            "no `def check(candidate)` in the test code",
+            "HumanEval tests must define check(candidate)",
+        )
     return Task(
         task_id=task_id,
         prompt=prompt,

@@ -12,6 +12,7 @@ Selection, as in the reference setup:
 Task fields: prompt = `question`, tests = `test` (a pytest file importing from `solution`), reference_solution
 = `solution`, entry_point = `test_info[0].function_name` when present (None for class-based solutions).
 """
+
 from __future__ import annotations
 
 import logging
@@ -65,16 +66,28 @@ def load_kodcode(
 
     chosen = shuffled if n is None else shuffled[:n]
     if n is not None and len(chosen) < n:
-        logger.warning("%s: asked for n=%d tasks but only %d match %s; using all of them",
-                       source, n, len(chosen), list(difficulties))
+        logger.warning(
+            "%s: asked for n=%d tasks but only %d match %s; using all of them",
+            source,
+            n,
+            len(chosen),
+            list(difficulties),
+        )
     subset = chosen[: subset_from if subset_from is not None else len(chosen) : subset_stride or 1]
     if subset_from is not None and subset_from > len(chosen):
         logger.warning("%s: subset_from=%d exceeds the %d chosen tasks", source, subset_from, len(chosen))
     if limit is not None:
         subset = subset[:limit]
     _check_unique_ids(subset, source)
-    logger.info("kodcode: %d rows, %d with difficulty in %s, %d chosen (seed %d), %d in the training subset",
-                len(rows), len(kept), list(difficulties), len(chosen), seed, len(subset))
+    logger.info(
+        "kodcode: %d rows, %d with difficulty in %s, %d chosen (seed %d), %d in the training subset",
+        len(rows),
+        len(kept),
+        list(difficulties),
+        len(chosen),
+        seed,
+        len(subset),
+    )
     return subset
 
 
@@ -83,8 +96,9 @@ def row_to_task(row: dict[str, Any], index: int, source: str) -> Task:
     question_id = req_str(row, index, "question_id", source)
     difficulty = req_str(row, index, "gpt_difficulty", source)
     if difficulty not in DIFFICULTIES:
-        raise row_error(source, index, "gpt_difficulty", f"unknown difficulty {difficulty!r}",
-                        f"use one of {list(DIFFICULTIES)}")
+        raise row_error(
+            source, index, "gpt_difficulty", f"unknown difficulty {difficulty!r}", f"use one of {list(DIFFICULTIES)}"
+        )
     return Task(
         task_id=question_id,
         prompt=req_str(row, index, "question", source),
@@ -117,16 +131,21 @@ def _entry_point(row: dict[str, Any], index: int, source: str) -> str | None:
     return name.strip()
 
 
-def _check_params(difficulties: Sequence[str], n: int | None, subset_from: int | None,
-                  subset_stride: int | None, limit: int | None) -> tuple[str, ...]:
+def _check_params(
+    difficulties: Sequence[str], n: int | None, subset_from: int | None, subset_stride: int | None, limit: int | None
+) -> tuple[str, ...]:
     if isinstance(difficulties, str):
         difficulties = [difficulties]
     difficulties = tuple(difficulties)
     unknown = [d for d in difficulties if d not in DIFFICULTIES]
     if not difficulties or unknown:
         raise ValueError(f"data.difficulties={list(difficulties)}: must be a non-empty subset of {list(DIFFICULTIES)}")
-    for name, value, low in (("n", n, 1), ("subset_from", subset_from, 1), ("subset_stride", subset_stride, 1),
-                             ("limit", limit, 0)):
+    for name, value, low in (
+        ("n", n, 1),
+        ("subset_from", subset_from, 1),
+        ("subset_stride", subset_stride, 1),
+        ("limit", limit, 0),
+    ):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
             raise ValueError(f"data.{name}={value!r}: must be null or an integer >= {low}")
     return difficulties
@@ -138,7 +157,11 @@ def _check_unique_ids(tasks: list[Task], source: str) -> None:
     for task in tasks:
         row = task.metadata["source_row"]
         if task.task_id in seen:
-            raise row_error(source, row, "question_id",
-                            f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
-                            "ids must be unique; remove the duplicate row")
+            raise row_error(
+                source,
+                row,
+                "question_id",
+                f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
+                "ids must be unique; remove the duplicate row",
+            )
         seen[task.task_id] = row

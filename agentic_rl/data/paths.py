@@ -3,6 +3,7 @@
 `shared_data_dir()` is `$AGENTIC_RL_DATA_DIR` when set, else `<repo root>/../shared/data`, the repo root
 being found from this package's location (so it follows the checkout, wherever it is).
 """
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,6 @@ def shared_data_file(name: str) -> Path:
     path = shared_data_dir() / name
     if not path.is_file():
         raise FileNotFoundError(
-            f"{path} not found. Fix: set {DATA_DIR_ENV}=<dir with {name}> "
-            f"(default: <repo root>/../shared/data)."
+            f"{path} not found. Fix: set {DATA_DIR_ENV}=<dir with {name}> (default: <repo root>/../shared/data)."
         )
     return path

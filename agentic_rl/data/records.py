@@ -10,6 +10,7 @@ raises `DatasetError`, a `ValueError` whose message names the source, the row an
 how to fix it. Row numbers are 0-based positions in the source (for a .jsonl file: line number - 1, when
 the file has no blank lines).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -131,8 +132,9 @@ def _diagnose_local(path: Path) -> None:
         with opener(path, "rt", encoding="utf-8") as fh:
             text = fh.read()
     except (OSError, UnicodeDecodeError, EOFError) as err:
-        raise DatasetError(f"{source} could not be read: {err}. "
-                           "Fix: provide UTF-8 JSON (gzip-compressed if .gz).") from err
+        raise DatasetError(
+            f"{source} could not be read: {err}. Fix: provide UTF-8 JSON (gzip-compressed if .gz)."
+        ) from err
 
     if not text.strip():
         raise DatasetError(f"{source} is empty. Fix: point data.path at a non-empty copy with the hub's columns.")
@@ -162,8 +164,9 @@ def _diagnose_local(path: Path) -> None:
             index += 1
 
     if not items:
-        raise DatasetError(f"{source} contains no rows. "
-                           "Fix: point data.path at a non-empty copy with the hub's columns.")
+        raise DatasetError(
+            f"{source} contains no rows. Fix: point data.path at a non-empty copy with the hub's columns."
+        )
     for index, lineno, value in items:
         if not isinstance(value, dict):
             where = f"row {index}" + (f" (line {lineno})" if lineno else "")
@@ -194,11 +197,17 @@ def req_str(row: dict[str, Any], index: int, column: str, source: str, *, allow_
     """The row's `column` as a string; `DatasetError` if it is missing, not a string, or (by default) blank."""
     value = row.get(column)
     if not isinstance(value, str):
-        _fail(source, index, column, f"expected a string, got {_describe(value)}",
-              f"set {column!r} to a string in that row")
+        _fail(
+            source,
+            index,
+            column,
+            f"expected a string, got {_describe(value)}",
+            f"set {column!r} to a string in that row",
+        )
     if not allow_empty and not value.strip():
-        _fail(source, index, column, "empty string",
-              f"give {column!r} a non-empty value in that row, or remove the row")
+        _fail(
+            source, index, column, "empty string", f"give {column!r} a non-empty value in that row, or remove the row"
+        )
     return value
 
 
@@ -208,8 +217,13 @@ def opt_str(row: dict[str, Any], index: int, column: str, source: str) -> str | 
     if value is None:
         return None
     if not isinstance(value, str):
-        _fail(source, index, column, f"expected a string or null, got {_describe(value)}",
-              f"set {column!r} to a string or null")
+        _fail(
+            source,
+            index,
+            column,
+            f"expected a string or null, got {_describe(value)}",
+            f"set {column!r} to a string or null",
+        )
     return value
 
 
@@ -218,6 +232,11 @@ def check_unique_ids(tasks: list, source: str) -> None:
     seen: dict[str, int] = {}
     for i, task in enumerate(tasks):
         if task.task_id in seen:
-            raise row_error(source, i, "task_id", f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
-                            "ids must be unique; remove the duplicate row")
+            raise row_error(
+                source,
+                i,
+                "task_id",
+                f"duplicate id {task.task_id!r} (also at row {seen[task.task_id]})",
+                "ids must be unique; remove the duplicate row",
+            )
         seen[task.task_id] = i

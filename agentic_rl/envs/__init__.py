@@ -4,6 +4,7 @@
 `data=codegym` are CodeGym environments (a `gymnasium.Env` per problem, stepped in the sandbox). See
 `agentic_rl.envs.base` for the seam the agent loop uses.
 """
+
 from agentic_rl.envs.base import Environment, Episode
 from agentic_rl.envs.toolset import (
     ToolSetEnvironment,

@@ -18,6 +18,7 @@ Two environments exist: `ToolSetEnvironment` (agentic_rl.envs.toolset: the same 
 tools for every code task) and the CodeGym episodes it opens for tasks whose harness is "codegym"
 (agentic_rl.envs.codegym: a `gymnasium.Env` per problem, stepped in the sandbox).
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod

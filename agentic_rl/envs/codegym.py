@@ -18,6 +18,7 @@ Bad input never stops a run: an environment that raises in reset gives an episod
 that error (reward 0); malformed JSON, an unknown tool, a missing parameter (a `Done` without `answer`) or a
 hanging tool answer an error observation.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ Call a tool by writing exactly one JSON action in an <action> tag, for example:
 Each result comes back in <env_result> tags. Start with Observe to see the task's input. When you know the
 answer, call Done with it: <action>{"name": "Done", "parameters": {"answer": ...}}</action>. Done ends the
 episode; the answer is right or wrong. You may make at most {t_max} calls."""
-NUDGE_TEXT = ('<feedback>No action found. Call a tool with <action>{"name": ..., "parameters": {...}}</action>, '
-              "or end with Done.</feedback>")
+NUDGE_TEXT = (
+    '<feedback>No action found. Call a tool with <action>{"name": ..., "parameters": {...}}</action>, '
+    "or end with Done.</feedback>"
+)
 
 
 @dataclass
@@ -97,8 +100,10 @@ def _default_execute(code: str, timeout_s: float) -> Any:
 def record_of(task: Task) -> dict[str, Any]:
     record = task.metadata.get("codegym")
     if not isinstance(record, dict) or not {"code", "class_name", "options"} <= set(record):
-        raise ValueError(f"task {task.task_id} has harness 'codegym' but no metadata['codegym'] with code, "
-                         "class_name and options (load CodeGym tasks with agentic_rl.envs.tasks)")
+        raise ValueError(
+            f"task {task.task_id} has harness 'codegym' but no metadata['codegym'] with code, "
+            "class_name and options (load CodeGym tasks with agentic_rl.envs.tasks)"
+        )
     return record
 
 
@@ -117,8 +122,14 @@ class CodeGymEpisode(Episode):
         self.doc = ""
         self.broken: str | None = None
         self._terminated = False
-        reply, _ = runner.call({"op": "reset", "code": self.record["code"], "class_name": self.record["class_name"],
-                                "options": self.record["options"]})
+        reply, _ = runner.call(
+            {
+                "op": "reset",
+                "code": self.record["code"],
+                "class_name": self.record["class_name"],
+                "options": self.record["options"],
+            }
+        )
         if reply.get("ok") and isinstance(reply.get("state"), dict) and isinstance(reply.get("tools"), dict):
             self.state, self.tool_docs, self.doc = reply["state"], reply["tools"], str(reply.get("doc") or "")
         else:
@@ -131,8 +142,10 @@ class CodeGymEpisode(Episode):
         tools = "\n".join(f"- {name}: {doc or '(no documentation)'}" for name, doc in self.tool_docs.items())
         task = self.task.prompt.strip() or self.doc
         user = f"{task}\n\nTools:\n{tools}" if tools else f"{task}\n\n({self.broken})"
-        return [{"role": "system", "content": SYSTEM_PROMPT.replace("{t_max}", str(self.t_max))},
-                {"role": "user", "content": user}]
+        return [
+            {"role": "system", "content": SYSTEM_PROMPT.replace("{t_max}", str(self.t_max))},
+            {"role": "user", "content": user},
+        ]
 
     def parse(self, text: str) -> ToolCall | None:
         m = ACTION.search(text)
@@ -162,8 +175,9 @@ class CodeGymEpisode(Episode):
         obs = self._step(call, started)
         if not self._terminated and self.n_calls >= self.t_max:
             self.finish_reason = "t_max"
-            obs.text = obs.text.replace(f"</{RESULT_TAG}>",
-                                        f"(T_max = {self.t_max} calls reached: the episode ends)\n</{RESULT_TAG}>")
+            obs.text = obs.text.replace(
+                f"</{RESULT_TAG}>", f"(T_max = {self.t_max} calls reached: the episode ends)\n</{RESULT_TAG}>"
+            )
         return obs
 
     # --- one call, trial-then-overwrite
@@ -172,26 +186,41 @@ class CodeGymEpisode(Episode):
             return self._observation(call.name, f"ERROR: {self.broken}", started, ok=False, status="env_error")
         problem = self._invalid(call)
         if problem is not None:
-            return self._observation(call.name, f"ERROR: {problem}", started, ok=False, status="invalid",
-                                     executed=False)
-        reply, status = self.runner.call({"op": "step", "code": self.record["code"],
-                                          "class_name": self.record["class_name"], "state": self.state,
-                                          "action": call.content})
+            return self._observation(
+                call.name, f"ERROR: {problem}", started, ok=False, status="invalid", executed=False
+            )
+        reply, status = self.runner.call(
+            {
+                "op": "step",
+                "code": self.record["code"],
+                "class_name": self.record["class_name"],
+                "state": self.state,
+                "action": call.content,
+            }
+        )
         if not reply.get("ok") or not isinstance(reply.get("state"), dict):
             # trial failed: the committed state stays as it was
-            return self._observation(call.name, f"ERROR: {reply.get('error', 'no new state')}", started, ok=False,
-                                     status=status if status != "ok" else "error")
+            return self._observation(
+                call.name,
+                f"ERROR: {reply.get('error', 'no new state')}",
+                started,
+                ok=False,
+                status=status if status != "ok" else "error",
+            )
         self.state = reply["state"]
         self._terminated = bool(reply.get("terminated"))
         passed = float(reply.get("reward") or 0.0) > 0 if self._terminated else None
-        return self._observation(call.name, str(reply.get("observation", "")), started, ok=True, status="ok",
-                                 passed=passed)
+        return self._observation(
+            call.name, str(reply.get("observation", "")), started, ok=True, status="ok", passed=passed
+        )
 
     def _invalid(self, call: ToolCall) -> str | None:
         """Why an action cannot be run (checked here, without a sandbox call), or None."""
         if call.name == INVALID:
-            return ('malformed action: write one JSON object {"name": <tool>, "parameters": {...}} inside '
-                    f"<action></action>; got {call.content[:120]!r}")
+            return (
+                'malformed action: write one JSON object {"name": <tool>, "parameters": {...}} inside '
+                f"<action></action>; got {call.content[:120]!r}"
+            )
         action = json.loads(call.content)
         if call.name not in self.tool_docs:
             return f"unknown tool {call.name!r}; the tools are {sorted(self.tool_docs)}"
@@ -199,12 +228,28 @@ class CodeGymEpisode(Episode):
             return f"the parameters of {call.name} must be a JSON object, got {action.get('parameters')!r}"
         return None
 
-    def _observation(self, name: str, body: str, started: float, *, ok: bool, status: str,
-                     passed: bool | None = None, executed: bool = True) -> Observation:
+    def _observation(
+        self,
+        name: str,
+        body: str,
+        started: float,
+        *,
+        ok: bool,
+        status: str,
+        passed: bool | None = None,
+        executed: bool = True,
+    ) -> Observation:
         if len(body) > self.runner.max_chars:
-            body = body[:self.runner.max_chars] + f"\n... [truncated {len(body) - self.runner.max_chars} chars]"
-        return Observation(tool=name, text=f"<{RESULT_TAG}>\n{body}\n</{RESULT_TAG}>", ok=ok, status=status,
-                           passed=passed, executed=executed, latency_ms=(time.perf_counter() - started) * 1e3)
+            body = body[: self.runner.max_chars] + f"\n... [truncated {len(body) - self.runner.max_chars} chars]"
+        return Observation(
+            tool=name,
+            text=f"<{RESULT_TAG}>\n{body}\n</{RESULT_TAG}>",
+            ok=ok,
+            status=status,
+            passed=passed,
+            executed=executed,
+            latency_ms=(time.perf_counter() - started) * 1e3,
+        )
 
 
 class CodeGymEnvironment(Environment):

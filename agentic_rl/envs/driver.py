@@ -16,13 +16,14 @@ Operations (`payload["op"]`):
 State is the instance's attributes that JSON can hold (private names and gymnasium's own excluded); anything
 else (func_mapping, spaces) is rebuilt by the constructor. A tuple therefore comes back as a list.
 """
+
 from __future__ import annotations
 
 import json
 import secrets
 from typing import Any
 
-DRIVER_SOURCE = r'''
+DRIVER_SOURCE = r"""
 import json, sys
 
 _PAYLOAD = json.loads(__PAYLOAD__)
@@ -160,7 +161,7 @@ def _main():
 
 
 _main()
-'''
+"""
 
 
 def driver_program(payload: dict[str, Any]) -> tuple[str, str]:
@@ -175,7 +176,7 @@ def read_reply(stdout: str, nonce: str) -> dict[str, Any] | None:
     for line in reversed(stdout.splitlines()):
         if line.startswith(nonce):
             try:
-                reply = json.loads(line[len(nonce):])
+                reply = json.loads(line[len(nonce) :])
             except ValueError:
                 return None
             return reply if isinstance(reply, dict) else None

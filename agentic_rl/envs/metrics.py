@@ -12,6 +12,7 @@
 Per-tool call rates are the usual `tools/<name>_rate`, under each environment's own tool names. Episodes of
 other tasks contribute nothing: a batch without CodeGym episodes gives no `env/` metric at all.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -31,12 +32,16 @@ def codegym_metrics(trajs: Sequence[Trajectory], tasks: Sequence[Task]) -> dict[
     out = {
         "env/success_rate": sum(t.passed for t, _ in pairs) / n,
         "env/calls_per_episode": sum(calls) / n,
-        "env/invalid_call_rate": sum(a.observation is not None and a.observation.status == "invalid"
-                                     for a in actions) / n_actions,
-        "env/error_rate": sum(a.observation is not None and a.observation.executed and not a.observation.ok
-                              for a in actions) / n_actions,
-        "env/observe_rate": sum(any(turn.call is not None and turn.call.name == "Observe" for turn in t.turns)
-                                for t, _ in pairs) / n,
+        "env/invalid_call_rate": sum(a.observation is not None and a.observation.status == "invalid" for a in actions)
+        / n_actions,
+        "env/error_rate": sum(
+            a.observation is not None and a.observation.executed and not a.observation.ok for a in actions
+        )
+        / n_actions,
+        "env/observe_rate": sum(
+            any(turn.call is not None and turn.call.name == "Observe" for turn in t.turns) for t, _ in pairs
+        )
+        / n,
         "env/done_rate": sum(t.finish_reason in ("passed", "failed") for t, _ in pairs) / n,
         "env/t_max_rate": sum(t.finish_reason == "t_max" for t, _ in pairs) / n,
     }

@@ -14,6 +14,7 @@ Splits of the tasks (`split=`): "train" = the first configurations of each train
 unseen inputs), "heldout_envs" = every configuration of the held-out environments (unseen tools), "all".
 `path: null` loads the built-in set (agentic_rl.envs.builtin).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,10 @@ def read_environments(path: str | Path) -> list[dict[str, Any]]:
     """The records of an environments file, each checked; a wrong line raises ValueError saying how to fix it."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no CodeGym environments file at {path} (data.path); write one JSON object "
-                                "per line, see agentic_rl/envs/tasks.py")
+        raise FileNotFoundError(
+            f"no CodeGym environments file at {path} (data.path); write one JSON object "
+            "per line, see agentic_rl/envs/tasks.py"
+        )
     records, seen = [], set()
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
@@ -40,8 +43,9 @@ def read_environments(path: str | Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except ValueError as exc:
-            raise ValueError(f"{path}, line {n}: not JSON ({exc}); an environments file has one JSON object per "
-                             "line") from None
+            raise ValueError(
+                f"{path}, line {n}: not JSON ({exc}); an environments file has one JSON object per line"
+            ) from None
         check_record(record, f"{path}, line {n}")
         if record["env_id"] in seen:
             raise ValueError(f"{path}, line {n}: env_id {record['env_id']!r} appears twice; env ids must be unique")
@@ -72,17 +76,39 @@ def check_record(record: Any, where: str) -> None:
 def environment_tasks(record: dict[str, Any], t_max: int | None = None) -> list[Task]:
     """One Task per configuration of `record` (all of them; `load_codegym` picks the split)."""
     calls = record.get("oracle_calls") or [None] * len(record["configs"])
-    return [Task(task_id=f"codegym/{record['env_id']}/{i:03d}", prompt=record.get("description") or "",
-                 tests="", harness="codegym",
-                 metadata={"source": "codegym", "env_id": record["env_id"], "env_split": record.get("split", "train"),
-                           "config_index": i, "oracle_calls": n,
-                           "codegym": {"code": record["code"], "class_name": record["class_name"],
-                                       "options": options, "t_max": t_max}})
-            for i, (options, n) in enumerate(zip(record["configs"], calls))]
+    return [
+        Task(
+            task_id=f"codegym/{record['env_id']}/{i:03d}",
+            prompt=record.get("description") or "",
+            tests="",
+            harness="codegym",
+            metadata={
+                "source": "codegym",
+                "env_id": record["env_id"],
+                "env_split": record.get("split", "train"),
+                "config_index": i,
+                "oracle_calls": n,
+                "codegym": {
+                    "code": record["code"],
+                    "class_name": record["class_name"],
+                    "options": options,
+                    "t_max": t_max,
+                },
+            },
+        )
+        for i, (options, n) in enumerate(zip(record["configs"], calls))
+    ]
 
 
-def load_codegym(path: str | None = None, split: str = "train", heldout_configs: int = 2, t_max: int | None = None,
-                 limit: int | None = None, seed: int | None = None, shuffle: bool = False) -> list[Task]:
+def load_codegym(
+    path: str | None = None,
+    split: str = "train",
+    heldout_configs: int = 2,
+    t_max: int | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+    shuffle: bool = False,
+) -> list[Task]:
     """The tasks of `split` (see the module docstring) from `path`, or from the built-in set when None.
 
     t_max: calls per episode (null: the runner's default). With `shuffle` the order is permuted by

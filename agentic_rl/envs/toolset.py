@@ -7,6 +7,7 @@ are the tool set's, and `step` runs the tool (a tool that raises becomes a faile
 A tool set built with no tools at all answers with the `answer` tool: the code in the whole reply, graded
 once by the set's grader (the no-tools mode); that tool is added here, where the episode is built.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,8 +36,9 @@ def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> li
     messages = [{"role": "system", "content": toolset.system_prompt}] if toolset.system_prompt else []
     for example_task, reply in toolset.examples:
         messages.append({"role": "user", "content": example_task})
-        messages += split_example_reply(reply) if observation_format == "chat" else \
-            [{"role": "assistant", "content": reply}]
+        messages += (
+            split_example_reply(reply) if observation_format == "chat" else [{"role": "assistant", "content": reply}]
+        )
     return messages + [{"role": "user", "content": task.prompt}]
 
 
@@ -45,8 +47,8 @@ def split_example_reply(reply: str) -> list[dict[str, str]]:
     messages, pos = [], 0
     tags = "|".join(sorted({re.escape(spec.result_tag) for spec in declared_specs().values()} | {"feedback"}))
     for m in re.finditer(rf"<({tags})>.*?</\1>", reply, re.DOTALL):
-        if reply[pos:m.start()].strip():
-            messages.append({"role": "assistant", "content": reply[pos:m.start()].strip()})
+        if reply[pos : m.start()].strip():
+            messages.append({"role": "assistant", "content": reply[pos : m.start()].strip()})
         messages.append({"role": "user", "content": m.group(0)})
         pos = m.end()
     if reply[pos:].strip():
@@ -60,8 +62,13 @@ def run_tool(tool: ToolLike, call: ToolCall, task: Task) -> Observation:
         return tool(call, task)
     except Exception as exc:
         logger.exception("tool %s failed on task %s", call.name, task.task_id)
-        return Observation(tool=call.name, text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
-                           ok=False, status="tool_error", passed=False if spec_for(call.name).grades else None)
+        return Observation(
+            tool=call.name,
+            text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
+            ok=False,
+            status="tool_error",
+            passed=False if spec_for(call.name).grades else None,
+        )
 
 
 def closing_marker(pattern: re.Pattern[str]) -> str | None:

@@ -18,6 +18,7 @@ An environment left with no configuration, or with fewer than `min_tools` tools,
 file carries `oracle_calls` per configuration (the metric `env/oracle_calls` compares episodes with it).
 All environment code runs in the sandbox: one sandbox call per environment, all its configurations in it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,10 +46,21 @@ class Rules:
 
 def config_verdicts(runner: CodeGymRunner, record: dict[str, Any], timeout_s: float) -> list[dict[str, Any]]:
     """The driver's verdict for each configuration of `record` (one sandbox call)."""
-    reply, _ = runner.call({"op": "verify", "code": record["code"], "class_name": record["class_name"],
-                            "oracle": record.get("oracle"), "configs": record["configs"]}, timeout_s=timeout_s)
-    if not reply.get("ok") or not isinstance(reply.get("results"), list) \
-            or len(reply["results"]) != len(record["configs"]):
+    reply, _ = runner.call(
+        {
+            "op": "verify",
+            "code": record["code"],
+            "class_name": record["class_name"],
+            "oracle": record.get("oracle"),
+            "configs": record["configs"],
+        },
+        timeout_s=timeout_s,
+    )
+    if (
+        not reply.get("ok")
+        or not isinstance(reply.get("results"), list)
+        or len(reply["results"]) != len(record["configs"])
+    ):
         error = reply.get("error", "no verdicts")
         return [{"ok": False, "error": error} for _ in record["configs"]]
     return reply["results"]
@@ -74,8 +86,9 @@ def config_reason(v: dict[str, Any], success: list[bool] | None, has_oracle: boo
     return None
 
 
-def verify_records(records: list[dict[str, Any]], runner: CodeGymRunner, rules: Rules,
-                   success: dict[str, list[bool]] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def verify_records(
+    records: list[dict[str, Any]], runner: CodeGymRunner, rules: Rules, success: dict[str, list[bool]] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """(the kept records, the report)."""
     from agentic_rl.envs.tasks import environment_tasks
 
@@ -84,8 +97,10 @@ def verify_records(records: list[dict[str, Any]], runner: CodeGymRunner, rules: 
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
+
         def tqdm(x: Any, **_: Any) -> Any:
             return x
+
     for record in tqdm(records, desc="verify environments"):
         verdicts = config_verdicts(runner, record, rules.timeout_s)
         n_tools = max((v.get("n_tools", 0) for v in verdicts), default=0)
@@ -102,9 +117,14 @@ def verify_records(records: list[dict[str, Any]], runner: CodeGymRunner, rules: 
                 keep_calls.append(v.get("calls"))
             else:
                 reasons[reason] += 1
-                dropped_configs.append({"env_id": record["env_id"], "config_index": i, "reason": reason,
-                                        "detail": v.get("error") or {k: v.get(k) for k in ("calls", "reward",
-                                                                                          "matches_ref")}})
+                dropped_configs.append(
+                    {
+                        "env_id": record["env_id"],
+                        "config_index": i,
+                        "reason": reason,
+                        "detail": v.get("error") or {k: v.get(k) for k in ("calls", "reward", "matches_ref")},
+                    }
+                )
         if not keep_configs:
             dropped_envs[record["env_id"]] = "no configuration left"
             continue
@@ -115,9 +135,14 @@ def verify_records(records: list[dict[str, Any]], runner: CodeGymRunner, rules: 
             out.pop("oracle_calls", None)
         kept.append(out)
     report = {
-        "rules": rules.__dict__, "environments_in": len(records), "environments_kept": len(kept),
-        "configs_in": sum(len(r["configs"]) for r in records), "configs_kept": sum(len(r["configs"]) for r in kept),
-        "dropped_reasons": dict(reasons), "dropped_environments": dropped_envs, "dropped_configs": dropped_configs,
+        "rules": rules.__dict__,
+        "environments_in": len(records),
+        "environments_kept": len(kept),
+        "configs_in": sum(len(r["configs"]) for r in records),
+        "configs_kept": sum(len(r["configs"]) for r in kept),
+        "dropped_reasons": dict(reasons),
+        "dropped_environments": dropped_envs,
+        "dropped_configs": dropped_configs,
         "kept_by_split": dict(Counter(r.get("split", "train") for r in kept)),
     }
     return kept, report
@@ -171,8 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     report_path = args.report or (str(Path(args.out).with_suffix(".report.json")) if args.out else None)
     if report_path:
         Path(report_path).write_text(text + "\n")
-        logger.info("kept %d of %d environments, %d of %d configurations; report: %s", report["environments_kept"],
-                    report["environments_in"], report["configs_kept"], report["configs_in"], report_path)
+        logger.info(
+            "kept %d of %d environments, %d of %d configurations; report: %s",
+            report["environments_kept"],
+            report["environments_in"],
+            report["configs_kept"],
+            report["configs_in"],
+            report_path,
+        )
     else:
         sys.stdout.write(text + "\n")
     return 0

@@ -23,6 +23,7 @@ A policy may adapt itself per mode with `for_mode(toolset, rollout) -> (policy, 
 fences its answers for the mode and submits once), and may declare samples it does not have with
 `has_sample(task_id, index)`: those triples are recorded as failures with status "no_sample", not run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -94,11 +95,15 @@ class EvalConfig:
             raise ValueError(f"evaluator.n_samples must be >= 1, got {self.n_samples}")
         bad = [k for k in self.ks if not 1 <= k <= self.n_samples]
         if bad or not self.ks:
-            raise ValueError(f"evaluator.ks must be non-empty and within 1..n_samples={self.n_samples}, got "
-                             f"{self.ks}. Fix: raise evaluator.n_samples or drop the larger k.")
+            raise ValueError(
+                f"evaluator.ks must be non-empty and within 1..n_samples={self.n_samples}, got "
+                f"{self.ks}. Fix: raise evaluator.n_samples or drop the larger k."
+            )
         if self.n_samples > 1 and self.sample_temperature <= 0:
-            raise ValueError("evaluator.n_samples > 1 with sample_temperature <= 0 would grade identical greedy "
-                             "samples; set evaluator.sample_temperature > 0 (e.g. 0.8)")
+            raise ValueError(
+                "evaluator.n_samples > 1 with sample_temperature <= 0 would grade identical greedy "
+                "samples; set evaluator.sample_temperature > 0 (e.g. 0.8)"
+            )
         if self.batch_tasks < 1:
             raise ValueError(f"evaluator.batch_tasks must be >= 1, got {self.batch_tasks}")
         if self.limit is not None and self.limit < 0:
@@ -156,8 +161,16 @@ def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet) -> dict[st
     return metrics
 
 
-def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig,
-                  cfg: EvalConfig, mode: str, progress: bool = True, store: ResultStore | None = None) -> ModeResult:
+def evaluate_mode(
+    tasks: Sequence[Task],
+    policy: Policy,
+    toolset: ToolSet,
+    rollout: RolloutConfig,
+    cfg: EvalConfig,
+    mode: str,
+    progress: bool = True,
+    store: ResultStore | None = None,
+) -> ModeResult:
     """Roll out every (task, sample) of `mode`, skipping triples already in `store`; grade; score."""
     rollout = mode_rollout(rollout, toolset, cfg)
     if hasattr(policy, "for_mode"):
@@ -173,14 +186,25 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
             if old is not None:
                 records[(task.task_id, s)] = old
     if records:
-        logger.info("eval %s: %d of %d episodes already in %s; running the other %d", mode, len(records),
-                    len(jobs), store.path, len(jobs) - len(records))
+        logger.info(
+            "eval %s: %d of %d episodes already in %s; running the other %d",
+            mode,
+            len(records),
+            len(jobs),
+            store.path,
+            len(jobs) - len(records),
+        )
     todo = [(t, s) for t, s in jobs if (t.task_id, s) not in records]
     if has_sample is not None:
         missing = [missing_sample_record(t.task_id, mode, s, source) for t, s in todo if not has_sample(t.task_id, s)]
         if missing:
-            logger.warning("eval %s: %d episodes have no sample in %s (recorded as failures): %s", mode, len(missing),
-                           source, sorted({r["task_id"] for r in missing})[:10])
+            logger.warning(
+                "eval %s: %d episodes have no sample in %s (recorded as failures): %s",
+                mode,
+                len(missing),
+                source,
+                sorted({r["task_id"] for r in missing})[:10],
+            )
             _keep(records, missing, store)
             todo = [(t, s) for t, s in todo if has_sample(t.task_id, s)]
 
@@ -197,7 +221,7 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
             bar.update(n_done - shown[0])
             shown[0] = n_done
 
-        chunk = run_episodes(todo[start:start + step], policy, toolset, rollout, on_turn=advance)
+        chunk = run_episodes(todo[start : start + step], policy, toolset, rollout, on_turn=advance)
         new = [record_from_trajectory(t, mode) for t in chunk]
         _keep(records, new, store)
         trajs.extend(chunk)
@@ -211,13 +235,13 @@ def evaluate_mode(tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollo
     per_task: dict[str, list[bool]] = {}
     for r in ordered:
         per_task.setdefault(r["task_id"], []).append(bool(r["passed"]))
-    pass_at = {k: sum(pass_at_k(len(v), sum(v), k) for v in per_task.values()) / max(len(per_task), 1)
-               for k in cfg.ks}
+    pass_at = {k: sum(pass_at_k(len(v), sum(v), k) for v in per_task.values()) / max(len(per_task), 1) for k in cfg.ks}
     metrics = mode_metrics(ordered, toolset)
     if rollout_stats:  # throughput and prefill counters of the episodes run now (resumed ones have none)
         metrics.update(rollout_metrics(merge_rollout_stats(rollout_stats)))
-    return ModeResult(mode=mode, pass_at=pass_at, metrics=metrics, trajectories=trajs,
-                      records=ordered, n_tasks=len(tasks))
+    return ModeResult(
+        mode=mode, pass_at=pass_at, metrics=metrics, trajectories=trajs, records=ordered, n_tasks=len(tasks)
+    )
 
 
 def _keep(records: dict, new: list[dict[str, Any]], store: ResultStore | None) -> None:
@@ -227,13 +251,21 @@ def _keep(records: dict, new: list[dict[str, Any]], store: ResultStore | None) -
         store.append(new)
 
 
-def evaluate(tasks: Sequence[Task], policy: Policy, toolsets: dict[str, ToolSet], rollout: RolloutConfig,
-             cfg: EvalConfig, progress: bool = True, store: ResultStore | None = None) -> dict[str, ModeResult]:
+def evaluate(
+    tasks: Sequence[Task],
+    policy: Policy,
+    toolsets: dict[str, ToolSet],
+    rollout: RolloutConfig,
+    cfg: EvalConfig,
+    progress: bool = True,
+    store: ResultStore | None = None,
+) -> dict[str, ModeResult]:
     """Evaluate `policy` on `tasks` in each of `cfg.modes` (tool set `toolsets[mode]`); see the module doc."""
     cfg.validate(list(toolsets))
     tasks = cfg.scored_tasks(tasks)
-    return {mode: evaluate_mode(tasks, policy, toolsets[mode], rollout, cfg, mode, progress, store)
-            for mode in cfg.modes}
+    return {
+        mode: evaluate_mode(tasks, policy, toolsets[mode], rollout, cfg, mode, progress, store) for mode in cfg.modes
+    }
 
 
 def flat_metrics(results: dict[str, ModeResult]) -> dict[str, float]:

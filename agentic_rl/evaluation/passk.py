@@ -12,6 +12,7 @@ contains a passing sample and the estimate is exactly 1.
 Deviation from the paper's reference code: k > n raises `ValueError` instead of returning a value (the
 estimator is undefined there; with n = 1 sample per task only pass@1 can be reported).
 """
+
 from __future__ import annotations
 
 import math

@@ -10,6 +10,7 @@ Built-ins (`agentic_rl.registry.BUILTINS["policy"]`):
   replay: the samples of `samples=PATH`, one `{"task_id", "solution"}` object per line, graded as answers.
 Another package adds one with the entry point `policy.<name>` (see `agentic_rl.registry`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -38,7 +39,8 @@ def resolve_adapter(path: str | Path) -> Path:
             return candidate
     raise FileNotFoundError(
         f"checkpoint={path}: no adapter_config.json in {path} or {path / 'adapter'}. Fix: pass a training run dir "
-        "(outputs/runs/<date>/<time>, saved with save_adapter=true) or the adapter dir inside it.")
+        "(outputs/runs/<date>/<time>, saved with save_adapter=true) or the adapter dir inside it."
+    )
 
 
 class ModelPolicy:
@@ -47,8 +49,11 @@ class ModelPolicy:
     @staticmethod
     def describe(cfg: Any) -> dict[str, Any]:
         adapter = resolve_adapter(cfg.checkpoint) if cfg.get("checkpoint") else None
-        return {"policy": "model", "model": cfg.model.get("name") or cfg.model.get("_target_"),
-                "checkpoint": str(adapter.resolve()) if adapter else None}
+        return {
+            "policy": "model",
+            "model": cfg.model.get("name") or cfg.model.get("_target_"),
+            "checkpoint": str(adapter.resolve()) if adapter else None,
+        }
 
     @staticmethod
     def load(cfg: Any) -> Any:
@@ -73,8 +78,9 @@ class ReplayPolicySource:
     @staticmethod
     def describe(cfg: Any) -> dict[str, Any]:
         if not cfg.get("samples"):
-            raise ValueError("policy=replay needs samples=PATH: a .jsonl file with one {\"task_id\", \"solution\"} "
-                             "object per line")
+            raise ValueError(
+                'policy=replay needs samples=PATH: a .jsonl file with one {"task_id", "solution"} object per line'
+            )
         if cfg.get("checkpoint"):
             raise ValueError("policy=replay answers from samples; checkpoint= is for policy=model")
         return {"policy": "replay", "samples": str(Path(cfg.samples).expanduser().resolve())}

@@ -18,6 +18,7 @@ Metrics are computed from records rather than from trajectories so that a resume
 earlier episodes exist only as records) reports the same numbers as an uninterrupted one; the names are
 those of `agentic_rl.tracking.metrics.episode_metrics`.
 """
+
 from __future__ import annotations
 
 import json
@@ -82,12 +83,20 @@ def _no_submission_detail(traj: Trajectory) -> str:
 def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> dict[str, Any]:
     """A failed record for a task that a replay file has no sample for (nothing is rolled out)."""
     return {
-        "task_id": task_id, "mode": mode, "sample": sample, "passed": False, "status": "no_sample",
-        "finish_reason": "no_sample", "turns": 0,
+        "task_id": task_id,
+        "mode": mode,
+        "sample": sample,
+        "passed": False,
+        "status": "no_sample",
+        "finish_reason": "no_sample",
+        "turns": 0,
         "tool_calls": {name: 0 for name in (*counted_tools(), "none")},
         "tool_errors": {name: 0 for name in counted_tools()},
-        "tool_latency_ms": {name: 0.0 for name in counted_tools()}, "tampered_submissions": 0,
-        "in_process_submissions": 0, "model_tokens": 0, "submitted_code": None,
+        "tool_latency_ms": {name: 0.0 for name in counted_tools()},
+        "tampered_submissions": 0,
+        "in_process_submissions": 0,
+        "model_tokens": 0,
+        "submitted_code": None,
         "detail": f"no sample {sample} for this task in {source}",
     }
 
@@ -133,12 +142,15 @@ class ResultStore:
                 key = record_key(record)
             except (ValueError, KeyError, TypeError) as exc:
                 if i == last:  # killed while writing it: drop it, the triple is evaluated again
-                    logger.warning("%s: dropping a truncated last line (%d bytes) left by an interrupted run",
-                                   self.path, len(line))
+                    logger.warning(
+                        "%s: dropping a truncated last line (%d bytes) left by an interrupted run", self.path, len(line)
+                    )
                     keep = start
                     break
-                raise ValueError(f"{self.path}, line {i + 1}: not a valid result record ({exc}). Fix: remove "
-                                 "that line, or evaluate into a new run dir.") from exc
+                raise ValueError(
+                    f"{self.path}, line {i + 1}: not a valid result record ({exc}). Fix: remove "
+                    "that line, or evaluate into a new run dir."
+                ) from exc
             self.records[key] = record
         if keep < len(raw):  # cut the partial line so the next append starts on a fresh line
             with self.path.open("r+b") as f:

@@ -17,6 +17,7 @@ status "no_sample"; the evaluator asks `has_sample` and does not roll such episo
 Built on `ScriptedPolicy` with the byte-level tokenizer, so no model is loaded and the rollout runs exactly
 as for a model (prompt, parser, tools, graders).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,10 @@ def load_samples(path: str | os.PathLike[str]) -> dict[str, list[Sample]]:
     """task_id -> its samples in file order, each ("solution" | "completion", text)."""
     path = Path(path).expanduser()
     if not path.is_file():
-        raise SamplesFileError(f"samples file {path} not found. Fix: pass samples=<path to a .jsonl file with "
-                               "one {\"task_id\", \"solution\"} object per line>.")
+        raise SamplesFileError(
+            f"samples file {path} not found. Fix: pass samples=<path to a .jsonl file with "
+            'one {"task_id", "solution"} object per line>.'
+        )
     samples: dict[str, list[Sample]] = {}
     with path.open(encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
@@ -57,28 +60,34 @@ def load_samples(path: str | os.PathLike[str]) -> dict[str, list[Sample]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SamplesFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}). Fix: each "
-                                       "line must be one JSON object such as {\"task_id\": ..., \"solution\": ...}."
-                                       ) from exc
+                raise SamplesFileError(
+                    f"{where}: not valid JSON ({exc.msg} at column {exc.colno}). Fix: each "
+                    'line must be one JSON object such as {"task_id": ..., "solution": ...}.'
+                ) from exc
             if not isinstance(row, dict):
                 raise SamplesFileError(f"{where}: expected a JSON object, got {type(row).__name__}.")
             task_id = row.get("task_id")
             if not isinstance(task_id, str) or not task_id.strip():
-                raise SamplesFileError(f"{where}: missing or empty \"task_id\" (a string such as \"HumanEval/0\").")
+                raise SamplesFileError(f'{where}: missing or empty "task_id" (a string such as "HumanEval/0").')
             if isinstance(row.get("solution"), str):
                 sample: Sample = ("solution", row["solution"])
             elif isinstance(row.get("completion"), str):
                 sample = ("completion", row["completion"])
             else:
-                raise SamplesFileError(f"{where}: task {task_id!r} has no string \"solution\" (the whole program) "
-                                       f"or \"completion\" (code continuing the prompt); keys found: {sorted(row)}.")
+                raise SamplesFileError(
+                    f'{where}: task {task_id!r} has no string "solution" (the whole program) '
+                    f'or "completion" (code continuing the prompt); keys found: {sorted(row)}.'
+                )
             samples.setdefault(task_id.strip(), []).append(sample)
     if not samples:
         raise SamplesFileError(f"samples file {path} has no samples. Fix: write one JSON object per line.")
     fenced = sorted(tid for tid, v in samples.items() if any("```" in text for _, text in v))
     if fenced:
-        logger.warning("replay: %d tasks have a sample containing ``` which ends the reply's code block early: %s",
-                       len(fenced), fenced[:5])
+        logger.warning(
+            "replay: %d tasks have a sample containing ``` which ends the reply's code block early: %s",
+            len(fenced),
+            fenced[:5],
+        )
     logger.info("replay: %d samples of %d tasks from %s", sum(map(len, samples.values())), len(samples), path)
     return samples
 
@@ -96,8 +105,9 @@ def write_samples(path: str | os.PathLike[str], rows: Sequence[Mapping[str, Any]
 class ReplayPolicy(ScriptedPolicy):
     """A policy whose replies are the samples of a file, fenced for the mode's tool set (see the module doc)."""
 
-    def __init__(self, samples: Mapping[str, Sequence[Sample | str]], source: str = "<memory>",
-                 fence: str = "python") -> None:
+    def __init__(
+        self, samples: Mapping[str, Sequence[Sample | str]], source: str = "<memory>", fence: str = "python"
+    ) -> None:
         super().__init__(self._reply, ByteChatTokenizer())
         # plain strings are whole programs
         self.samples = {tid: [s if isinstance(s, tuple) else ("solution", s) for s in v] for tid, v in samples.items()}
@@ -130,8 +140,9 @@ class ReplayPolicy(ScriptedPolicy):
         """
         fence = "submit" if "submit" in toolset.active else "python"
         policy = ReplayPolicy(self.samples, self.source, fence)
-        rollout = replace(rollout, max_turns=1, max_new_tokens=UNLIMITED, max_context_tokens=UNLIMITED,
-                          on_no_call="stop")
+        rollout = replace(
+            rollout, max_turns=1, max_new_tokens=UNLIMITED, max_context_tokens=UNLIMITED, on_no_call="stop"
+        )
         return policy, rollout
 
     def _reply(self, request: TurnRequest) -> str:

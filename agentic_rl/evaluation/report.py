@@ -5,6 +5,7 @@ no submission, no sample, the full status histogram); the excluded tasks; and, f
 that may need the network or libraries the sandbox interpreter lacks (reported, scored as failures, never
 dropped unless listed in `exclude`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,8 +54,12 @@ def is_bigcodebench(tasks: Sequence[Task]) -> bool:
     return bool(tasks) and all(t.task_id.startswith("BigCodeBench/") and t.harness == "unittest" for t in tasks)
 
 
-def environment_report(tasks: Sequence[Task], python: str | None, results: dict[str, ModeResult] | None = None,
-                       excluded: Sequence[str] = ()) -> dict[str, Any]:
+def environment_report(
+    tasks: Sequence[Task],
+    python: str | None,
+    results: dict[str, ModeResult] | None = None,
+    excluded: Sequence[str] = (),
+) -> dict[str, Any]:
     """BigCodeBench tasks that may fail for environmental reasons: network use, libraries `python` lacks.
 
     Uses `network_task_ids` (a heuristic on the code) and `missing_lib_tasks` (an import check with the
@@ -73,15 +78,20 @@ def environment_report(tasks: Sequence[Task], python: str | None, results: dict[
     report: dict[str, Any] = {
         "python": python,
         "needs_network": {"count": len(network), "ids": network},
-        "missing_libs": {"count": len(missing), "ids": sorted(missing), "modules": missing,
-                         "absent": sorted({m for mods in missing.values() for m in mods})},
+        "missing_libs": {
+            "count": len(missing),
+            "ids": sorted(missing),
+            "modules": missing,
+            "absent": sorted({m for mods in missing.values() for m in mods}),
+        },
         "note": "scored as failures when they fail; list ids in exclude=[...] to drop them from the score",
         "excluded_by_user": list(excluded),
     }
     if results:
         for key, ids in (("needs_network", set(network)), ("missing_libs", set(missing))):
             report[key]["passed_by_mode"] = {
-                mode: sum(r["passed"] for r in res.records if r["task_id"] in ids) for mode, res in results.items()}
+                mode: sum(r["passed"] for r in res.records if r["task_id"] in ids) for mode, res in results.items()
+            }
     return report
 
 
@@ -114,8 +124,7 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
     bottom = [0.0] * len(modes)
     colors = dict(zip(tool_names(), plt.get_cmap("tab10").colors))
     for name in reported_tools(per_mode):
-        vals = [per_mode[m].get(f"tools/{name}_rate", 0.0) * per_mode[m].get("rollout/turns_mean", 0.0)
-                for m in modes]
+        vals = [per_mode[m].get(f"tools/{name}_rate", 0.0) * per_mode[m].get("rollout/turns_mean", 0.0) for m in modes]
         ax.bar(range(len(modes)), vals, bottom=bottom, label=name, color=colors.get(name), edgecolor="#333")
         bottom = [b + v for b, v in zip(bottom, vals)]
     for j, total in enumerate(bottom):
@@ -137,9 +146,12 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
 def reported_tools(per_mode: dict[str, dict[str, Any]]) -> list[str]:
     """The tools with a call rate in any mode's metrics: every declared tool, in declaration order,
     then any other tool a summary from elsewhere records (never silently dropped)."""
-    present = {key[len("tools/"):-len("_rate")] for m in per_mode.values() for key in m
-               if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
-               and key not in NON_TOOL_RATES}
+    present = {
+        key[len("tools/") : -len("_rate")]
+        for m in per_mode.values()
+        for key in m
+        if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1 and key not in NON_TOOL_RATES
+    }
     return [n for n in tool_names() if n in present] + sorted(present - set(tool_names()))
 
 
@@ -151,10 +163,18 @@ def format_table(summary: dict[str, Any]) -> str:
     head = ["mode", *[f"pass@{k}" for k in ks], "passed", "calls/ep", *tools, "timeouts", "errors", "no_sub"]
     rows = [head]
     for mode, m in per_mode.items():
-        rows.append([mode, *[f"{m.get(f'pass@{k}', 0.0):.3f}" for k in ks], f"{m['n_passed']}/{m['n_episodes']}",
-                     f"{m.get('tools/calls_per_episode', 0.0):.2f}",
-                     *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in tools],
-                     str(m["timeouts"]), str(m["errors"]), str(m["no_submission"] + m["no_sample"])])
+        rows.append(
+            [
+                mode,
+                *[f"{m.get(f'pass@{k}', 0.0):.3f}" for k in ks],
+                f"{m['n_passed']}/{m['n_episodes']}",
+                f"{m.get('tools/calls_per_episode', 0.0):.2f}",
+                *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in tools],
+                str(m["timeouts"]),
+                str(m["errors"]),
+                str(m["no_submission"] + m["no_sample"]),
+            ]
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -8,6 +8,7 @@
   de-quantized embedded model still carries, which an engine would try to honour), the merged weights as
   safetensors, and the tokenizer files: a folder an engine such as vLLM starts from.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,16 +89,18 @@ def engine_config(model: Any) -> dict[str, Any]:
     return config
 
 
-def export_for_engine(model: Any, tokenizer: Any, folder: str | Path, dtype: torch.dtype | None = None,
-                      merge: bool = True) -> Path:
+def export_for_engine(
+    model: Any, tokenizer: Any, folder: str | Path, dtype: torch.dtype | None = None, merge: bool = True
+) -> Path:
     """Write the merged model (config, safetensors, tokenizer) to `folder`; returns it (`merge=False`: the base)."""
     from safetensors.torch import save_file
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(engine_config(model), indent=2))
-    tensors = {name: (t.to(dtype) if dtype is not None else t).contiguous()
-               for name, t in merged_weights(model, merge=merge)}
+    tensors = {
+        name: (t.to(dtype) if dtype is not None else t).contiguous() for name, t in merged_weights(model, merge=merge)
+    }
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     tokenizer.save_pretrained(str(folder))
     logger.info("merged weights for the inference engine written to %s (%d tensors)", folder, len(tensors))

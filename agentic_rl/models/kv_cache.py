@@ -8,6 +8,7 @@
 - `cache_kwarg(model)`: the name of the forward argument that takes the cache in this transformers version.
 The classes are defined on first use, so importing this module does not import transformers.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,13 +39,13 @@ def slot_layer_class() -> type:
 
         def set_rows(self, rows: int) -> None:
             self.rows = rows
-            self.keys = self.buf_k[:rows, :, :self.length]
-            self.values = self.buf_v[:rows, :, :self.length]
+            self.keys = self.buf_k[:rows, :, : self.length]
+            self.values = self.buf_v[:rows, :, : self.length]
 
         def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any):
             n = key_states.shape[-2]
-            self.buf_k[:self.rows, :, self.length:self.length + n] = key_states
-            self.buf_v[:self.rows, :, self.length:self.length + n] = value_states
+            self.buf_k[: self.rows, :, self.length : self.length + n] = key_states
+            self.buf_v[: self.rows, :, self.length : self.length + n] = value_states
             self.length += n
             self.set_rows(self.rows)
             return self.keys, self.values
@@ -97,4 +98,3 @@ def cache_kwarg(model: Any) -> str:
     """Newer transformers call the cache argument `cache` (`past_key_values` is deprecated there)."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
-

@@ -14,6 +14,7 @@ elsewhere, float16 being left out because LoRA training in it needs loss scaling
 training setting (`algo.gradient_checkpointing`, switched on by `models.lora.add_lora`). The LoRA weights that
 peft adds stay float32 whatever the base dtype.
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,8 +59,13 @@ def _prepare_tokenizer(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def load_pretrained(name_or_path: str, dtype: str = "auto", device: str = "auto", name: str | None = None,
-                    trust_remote_code: bool = False) -> LoadedModel:
+def load_pretrained(
+    name_or_path: str,
+    dtype: str = "auto",
+    device: str = "auto",
+    name: str | None = None,
+    trust_remote_code: bool = False,
+) -> LoadedModel:
     """Load from a hub id or a local directory. A hub failure says how to use a local copy instead."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -67,15 +73,15 @@ def load_pretrained(name_or_path: str, dtype: str = "auto", device: str = "auto"
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, trust_remote_code=trust_remote_code)
         model = AutoModelForCausalLM.from_pretrained(
-            name_or_path, dtype=_dtype(dtype, target), trust_remote_code=trust_remote_code)
+            name_or_path, dtype=_dtype(dtype, target), trust_remote_code=trust_remote_code
+        )
     except OSError as exc:
         raise RuntimeError(
             f"could not load model {name_or_path!r}: {exc}\n"
             "If the Hugging Face hub is unreachable, download the model elsewhere and pass a local directory: "
             "model.name_or_path=/path/to/model"
         ) from exc
-    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
-                       name=name or name_or_path)
+    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer), name=name or name_or_path)
 
 
 def _device(device: str) -> torch.device:
@@ -107,8 +113,14 @@ def gguf_package_file(package: str, filename: str) -> Path:
     return path
 
 
-def load_gguf_package(package: str, filename: str, dtype: str = "float32", device: str = "auto",
-                      name: str | None = None, cache_dir: str | None = None) -> LoadedModel:
+def load_gguf_package(
+    package: str,
+    filename: str,
+    dtype: str = "float32",
+    device: str = "auto",
+    name: str | None = None,
+    cache_dir: str | None = None,
+) -> LoadedModel:
     """Load a GGUF model shipped in a package, caching the de-quantized weights on first load."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -119,8 +131,9 @@ def load_gguf_package(package: str, filename: str, dtype: str = "float32", devic
     tokenizer = AutoTokenizer.from_pretrained(cached)
     target = _device(device)
     model = AutoModelForCausalLM.from_pretrained(cached, dtype=_dtype(dtype, target))
-    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
-                       name=name or gguf_path.stem)
+    return LoadedModel(
+        model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer), name=name or gguf_path.stem
+    )
 
 
 def _cache_dequantized(gguf_path: Path, target: Path) -> None:
@@ -145,9 +158,17 @@ def _cache_dequantized(gguf_path: Path, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: int = 2, num_heads: int = 4,
-                     intermediate_size: int = 128, seed: int = 0, name: str = "tiny-random", dtype: str = "float32",
-                     device: str = "cpu") -> LoadedModel:
+def load_tiny_random(
+    tokenizer_from: dict,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    intermediate_size: int = 128,
+    seed: int = 0,
+    name: str = "tiny-random",
+    dtype: str = "float32",
+    device: str = "cpu",
+) -> LoadedModel:
     """A few-layer Llama with random weights and a real tokenizer (loaded like `tokenizer_from`).
 
     The weights are drawn on the target device itself (a GPU draws a 3B-shaped model in seconds), so for one
@@ -157,18 +178,23 @@ def load_tiny_random(tokenizer_from: dict, hidden_size: int = 64, num_layers: in
 
     tokenizer = _tokenizer_only(tokenizer_from)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=num_heads, num_key_value_heads=num_heads, intermediate_size=intermediate_size,
-        max_position_embeddings=4096, tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_heads,
+        intermediate_size=intermediate_size,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
     target = _device(device)
     with target:
         model = LlamaForCausalLM(config).to(_dtype(dtype, target))
-    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer),
-                       name=name)
+    return LoadedModel(model=_place(model, target), tokenizer=_prepare_tokenizer(tokenizer), name=name)
 
 
 def _tokenizer_only(source: dict) -> Any:

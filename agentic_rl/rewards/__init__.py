@@ -10,6 +10,7 @@ function does not take fails at start (`config.check_keys`). Every function retu
 - binary: 1.0 for a pass, else 0.0 (CodeGym).
 - torl: +1 pass / -1 otherwise, plus an optional -0.5 when any executed code failed to run (ToRL).
 """
+
 from __future__ import annotations
 
 from agentic_rl.types import RewardBreakdown, Trajectory
@@ -19,8 +20,13 @@ def _breakdown(**terms: float) -> RewardBreakdown:
     return RewardBreakdown(total=float(sum(terms.values())), terms={k: float(v) for k, v in terms.items()})
 
 
-def shaped(traj: Trajectory, pass_reward: float = 1.0, search_bonus: float = 0.05, max_searches: int = 3,
-           no_submit_penalty: float = -0.1) -> RewardBreakdown:
+def shaped(
+    traj: Trajectory,
+    pass_reward: float = 1.0,
+    search_bonus: float = 0.05,
+    max_searches: int = 3,
+    no_submit_penalty: float = -0.1,
+) -> RewardBreakdown:
     """>>> shaped(failed_episode_with_two_searches).total  # 0.05 * 2
     0.1
     """
@@ -48,4 +54,3 @@ def torl(traj: Trajectory, exec_penalty: float = -0.5, use_exec_penalty: bool = 
         outcome=1.0 if traj.passed else -1.0,
         exec_penalty=exec_penalty if use_exec_penalty and traj.exec_failed() else 0.0,
     )
-

@@ -8,11 +8,23 @@
   verbatim and builds the loss mask with them.
 The replay policy (graded samples from a file) is `evaluation.replay`; the benchmarks are `agentic_rl.bench`.
 """
+
 from agentic_rl.rollout.agent import RolloutConfig, extract_code, run_episodes
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import Policy, SamplingParams, ScriptedPolicy, TurnRequest
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, HFChatTokenizer
 from agentic_rl.tools.base import ToolSet
 
-__all__ = ["RolloutConfig", "ToolSet", "extract_code", "run_episodes", "HFPolicy", "Policy", "SamplingParams",
-           "ScriptedPolicy", "TurnRequest", "ByteChatTokenizer", "HFChatTokenizer"]
+__all__ = [
+    "RolloutConfig",
+    "ToolSet",
+    "extract_code",
+    "run_episodes",
+    "HFPolicy",
+    "Policy",
+    "SamplingParams",
+    "ScriptedPolicy",
+    "TurnRequest",
+    "ByteChatTokenizer",
+    "HFChatTokenizer",
+]

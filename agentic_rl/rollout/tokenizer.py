@@ -8,6 +8,7 @@ Observations can be appended inline (continuing the assistant's message, as the 
 or as a new user turn of the chat template ("chat"), which small chat models follow far better: the
 template's end-of-turn and role tokens around the observation are observation tokens, masked from the loss.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -55,8 +56,11 @@ class HFChatTokenizer:
 
         Found by rendering a conversation with sentinels, so it works for any chat template.
         """
-        convo = [{"role": "user", "content": "task"}, {"role": "assistant", "content": _SENTINEL_REPLY},
-                 {"role": "user", "content": _SENTINEL_OBS}]
+        convo = [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": _SENTINEL_REPLY},
+            {"role": "user", "content": _SENTINEL_OBS},
+        ]
         text = self.tok.apply_chat_template(convo, tokenize=False, add_generation_prompt=True)
         between = text.split(_SENTINEL_REPLY, 1)[1]
         before, after = between.split(_SENTINEL_OBS, 1)
@@ -66,7 +70,7 @@ class HFChatTokenizer:
         before, after = self._obs_wrap
         eos_text = self.tok.eos_token or ""
         if after_eos and eos_text and before.startswith(eos_text):
-            before = before[len(eos_text):]  # the model already closed its turn
+            before = before[len(eos_text) :]  # the model already closed its turn
         return before + observation + after
 
 

@@ -29,6 +29,7 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   `gpu_memory_utilization` bounds the engine instead, and `enable_sleep_mode` frees its weights and cache while
   the trainer runs.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,8 +54,10 @@ from agentic_rl.rollout.vllm_settings import VLLMConfig
 logger = logging.getLogger(__name__)
 
 # vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
-_RELOAD_LOGGERS = ("vllm.model_executor.model_loader.reload.layerwise",
-                   "vllm.model_executor.model_loader.reload.inplace")
+_RELOAD_LOGGERS = (
+    "vllm.model_executor.model_loader.reload.layerwise",
+    "vllm.model_executor.model_loader.reload.inplace",
+)
 
 
 def engine_dtype(name: str) -> str:
@@ -89,16 +92,29 @@ def _fingerprint(model: Any) -> tuple[Any, ...]:
     version counter as it was)."""
     versions = tuple((id(p), p._version) for p in model.parameters())
     trainable = [p.detach() for p in model.parameters() if p.requires_grad]
-    sums = tuple(torch.stack([torch.stack([t.double().sum(), t.double().abs().sum()]) for t in trainable]).flatten()
-                 .tolist()) if trainable else ()
+    sums = (
+        tuple(
+            torch.stack([torch.stack([t.double().sum(), t.double().abs().sum()]) for t in trainable]).flatten().tolist()
+        )
+        if trainable
+        else ()
+    )
     return versions, sums
 
 
 class VLLMPolicy:
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
-    def __init__(self, model: Any, tokenizer: Any, cfg: VLLMConfig | None = None, max_context_tokens: int = 4096,
-                 max_new_tokens: int = 256, max_turns: int = 1, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        cfg: VLLMConfig | None = None,
+        max_context_tokens: int = 4096,
+        max_new_tokens: int = 256,
+        max_turns: int = 1,
+        seed: int = 0,
+    ) -> None:
         # the in-process engine: no worker process to spawn (no __main__ guard needed, weights sync in place)
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         import vllm  # noqa: F401 - fails here, before any work, when vLLM is not installed
@@ -110,7 +126,8 @@ class VLLMPolicy:
         self.dtype = engine_dtype(self.cfg.dtype)
         self.max_model_len = self.cfg.max_model_len or max_context_tokens + max_new_tokens
         self.kv_cache_tokens = self.cfg.kv_cache_tokens or default_kv_cache_tokens(
-            self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len)
+            self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len
+        )
         self._folder = Path(tempfile.mkdtemp(prefix="agentic_rl-vllm-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
         self._session: GenerationStats | None = None
@@ -125,8 +142,13 @@ class VLLMPolicy:
         self._synced = _fingerprint(model)
         if not merge:
             self._save_adapter()
-        logger.info("vLLM engine up in %.1f s: %s, prefix caching, %d KV-cache tokens, weight sync %s",
-                    time.perf_counter() - started, self.dtype, self.kv_cache_tokens, self.cfg.weight_sync)
+        logger.info(
+            "vLLM engine up in %.1f s: %s, prefix caching, %d KV-cache tokens, weight sync %s",
+            time.perf_counter() - started,
+            self.dtype,
+            self.kv_cache_tokens,
+            self.cfg.weight_sync,
+        )
 
     def _start_engine(self, seed: int) -> Any:
         from vllm import LLM
@@ -134,9 +156,15 @@ class VLLMPolicy:
         config = base_model(self.model).config
         on_gpu = torch.cuda.is_available()
         kwargs: dict[str, Any] = dict(
-            model=str(self._folder / "model"), tokenizer=str(self._folder / "model"), dtype=self.dtype, seed=seed,
-            enable_prefix_caching=True, max_model_len=self.max_model_len, max_num_seqs=self.cfg.max_num_seqs,
-            logprobs_mode=self.cfg.logprobs_mode, enforce_eager=self.cfg.enforce_eager,
+            model=str(self._folder / "model"),
+            tokenizer=str(self._folder / "model"),
+            dtype=self.dtype,
+            seed=seed,
+            enable_prefix_caching=True,
+            max_model_len=self.max_model_len,
+            max_num_seqs=self.cfg.max_num_seqs,
+            logprobs_mode=self.cfg.logprobs_mode,
+            enforce_eager=self.cfg.enforce_eager,
             generation_config="vllm",  # the model's generation_config (extra EOS ids, penalties) is never applied
         )
         if not on_gpu or self.cfg.kv_cache_tokens is not None:
@@ -222,12 +250,14 @@ class VLLMPolicy:
                 self.llm.sleep(level=1)  # the trainer gets the GPU memory back until the next rollout
                 self._asleep = True
 
-    def generate(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                 stop: StopCondition | StopFn) -> list[list[int]]:
+    def generate(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[list[int]]:
         return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
-    def generate_with_logprobs(self, requests: Sequence[TurnRequest], sampling: SamplingParams,
-                               stop: StopCondition | StopFn) -> list[tuple[list[int], list[float]]]:
+    def generate_with_logprobs(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[tuple[list[int], list[float]]]:
         """Per request: the new ids of this turn, cut as the HF backend cuts them, and their sampler log-probs."""
         if self._session is None:
             with self.session():
@@ -236,20 +266,28 @@ class VLLMPolicy:
         started = time.perf_counter()
         markers = getattr(stop, "markers", None)
         # one seed per request from the global RNG, as the HF backend does: reproducible, independent of batching
-        seeds = torch.randint(0, 2 ** 62, (len(requests),)).tolist()
+        seeds = torch.randint(0, 2**62, (len(requests),)).tolist()
         new_ids: list[list[int]] = [[] for _ in requests]
         logps: list[list[float]] = [[] for _ in requests]
         pending = list(range(len(requests)))
         while pending:
-            outputs = self._run([requests[i].history_ids + new_ids[i] for i in pending],
-                                [sampling.max_new_tokens - len(new_ids[i]) for i in pending],
-                                [seeds[i] + len(new_ids[i]) for i in pending], sampling, markers, stats)
+            outputs = self._run(
+                [requests[i].history_ids + new_ids[i] for i in pending],
+                [sampling.max_new_tokens - len(new_ids[i]) for i in pending],
+                [seeds[i] + len(new_ids[i]) for i in pending],
+                sampling,
+                markers,
+                stats,
+            )
             resume = []
             for i, (ids, token_logps, stopped_on_marker) in zip(pending, outputs):
                 new_ids[i] += ids
                 logps[i] += token_logps
-                if stopped_on_marker and len(new_ids[i]) < sampling.max_new_tokens \
-                        and not stop(self.tokenizer.decode(new_ids[i])):
+                if (
+                    stopped_on_marker
+                    and len(new_ids[i]) < sampling.max_new_tokens
+                    and not stop(self.tokenizer.decode(new_ids[i]))
+                ):
                     resume.append(i)  # a closing marker without a call before it: the turn goes on
             pending = resume
         out = []
@@ -262,25 +300,43 @@ class VLLMPolicy:
         stats.generate_s += time.perf_counter() - started
         return out
 
-    def _run(self, prompts: list[list[int]], budgets: list[int], seeds: list[int], sampling: SamplingParams,
-             markers: Sequence[str] | None, stats: GenerationStats) -> list[tuple[list[int], list[float], bool]]:
+    def _run(
+        self,
+        prompts: list[list[int]],
+        budgets: list[int],
+        seeds: list[int],
+        sampling: SamplingParams,
+        markers: Sequence[str] | None,
+        stats: GenerationStats,
+    ) -> list[tuple[list[int], list[float], bool]]:
         """One engine call: per prompt, the sampled ids, their log-probs, and whether a stop string ended it."""
         from vllm import SamplingParams as EngineSampling
         from vllm.inputs import TokensPrompt
 
         too_long = [len(p) for p in prompts if len(p) + 1 > self.max_model_len]
         if too_long:
-            raise ValueError(f"a turn's history of {max(too_long)} tokens leaves no room in the vLLM engine's "
-                             f"max_model_len={self.max_model_len}: raise rollout.vllm.max_model_len or lower "
-                             "rollout.max_context_tokens")
-        params = [EngineSampling(
-            max_tokens=min(budget, self.max_model_len - len(prompt)), temperature=sampling.temperature,
-            top_p=sampling.top_p if sampling.temperature > 0 else 1.0, seed=seed, logprobs=0,
-            stop=list(markers) if markers else None, include_stop_str_in_output=True,
-            skip_special_tokens=False, spaces_between_special_tokens=False)
-            for prompt, budget, seed in zip(prompts, budgets, seeds)]
-        results = self.llm.generate([TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False,
-                                    lora_request=self._lora_request)
+            raise ValueError(
+                f"a turn's history of {max(too_long)} tokens leaves no room in the vLLM engine's "
+                f"max_model_len={self.max_model_len}: raise rollout.vllm.max_model_len or lower "
+                "rollout.max_context_tokens"
+            )
+        params = [
+            EngineSampling(
+                max_tokens=min(budget, self.max_model_len - len(prompt)),
+                temperature=sampling.temperature,
+                top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
+                seed=seed,
+                logprobs=0,
+                stop=list(markers) if markers else None,
+                include_stop_str_in_output=True,
+                skip_special_tokens=False,
+                spaces_between_special_tokens=False,
+            )
+            for prompt, budget, seed in zip(prompts, budgets, seeds)
+        ]
+        results = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False, lora_request=self._lora_request
+        )
         out = []
         for prompt, result in zip(prompts, results):
             completion = result.outputs[0]
@@ -292,4 +348,3 @@ class VLLMPolicy:
             stats.prefill_tokens += len(prompt) - cached + max(len(ids) - 1, 0)
             out.append((ids, token_logps, isinstance(completion.stop_reason, str)))
         return out
-

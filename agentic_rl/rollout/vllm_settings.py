@@ -3,6 +3,7 @@
 Kept apart from the backend (`vllm_policy`) and from the choice of backend (`backends`) so that both read them
 without importing each other, and reading a config never imports vLLM.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,10 +32,12 @@ class VLLMConfig:
     max_lora_rank: int = 64
 
     def __post_init__(self) -> None:
-        for key, value, allowed in (("dtype", self.dtype, ENGINE_DTYPES),
-                                    ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
-                                    ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
-                                    ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES)):
+        for key, value, allowed in (
+            ("dtype", self.dtype, ENGINE_DTYPES),
+            ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
+            ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
+            ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES),
+        ):
             if value not in allowed:
                 raise ValueError(f"rollout.vllm.{key} must be one of {allowed}, got {value!r}")
         if self.max_num_seqs < 1:
@@ -42,8 +45,9 @@ class VLLMConfig:
         if self.kv_cache_tokens is not None and self.kv_cache_tokens < 16:
             raise ValueError(f"rollout.vllm.kv_cache_tokens must be >= 16 or null, got {self.kv_cache_tokens}")
         if not 0 < self.gpu_memory_utilization <= 1:
-            raise ValueError(f"rollout.vllm.gpu_memory_utilization must be in (0, 1], "
-                             f"got {self.gpu_memory_utilization}")
+            raise ValueError(
+                f"rollout.vllm.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}"
+            )
 
 
 def vllm_config(value: Any) -> VLLMConfig:

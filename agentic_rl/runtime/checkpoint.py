@@ -9,6 +9,7 @@ renamed to its final name, so a kill during a save leaves a temp dir (removed la
 looks complete. On load, a checkpoint whose manifest is missing or disagrees with its files is skipped with a
 warning and the previous one is used.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -98,8 +99,13 @@ def save_checkpoint(run_dir: Path, step: int, model: Any, state: dict[str, Any],
             shutil.rmtree(final)
         os.rename(tmp, final)
         fsync_dir(root)
-    logger.info("checkpoint step %d: %s (%.1f MB, %.2f s)", step, final, checkpoint_bytes(final) / 1e6,
-                time.perf_counter() - start)
+    logger.info(
+        "checkpoint step %d: %s (%.1f MB, %.2f s)",
+        step,
+        final,
+        checkpoint_bytes(final) / 1e6,
+        time.perf_counter() - start,
+    )
     _prune(root, keep)
     return final
 
@@ -163,8 +169,10 @@ def restore_adapter(model: Any, checkpoint: Checkpoint) -> None:
     result = set_peft_model_state_dict(model, weights)
     unexpected = getattr(result, "unexpected_keys", [])
     if unexpected:
-        raise ValueError(f"the adapter in {checkpoint.path} does not fit this model (unexpected weights "
-                         f"{unexpected[:3]}...): the run's model or algo.lora settings changed since it was saved")
+        raise ValueError(
+            f"the adapter in {checkpoint.path} does not fit this model (unexpected weights "
+            f"{unexpected[:3]}...): the run's model or algo.lora settings changed since it was saved"
+        )
 
 
 def _prune(root: Path, keep: int) -> None:
@@ -172,5 +180,5 @@ def _prune(root: Path, keep: int) -> None:
     for stale in root.glob(f"{_TMP_PREFIX}*"):  # this process's own save was renamed already
         shutil.rmtree(stale, ignore_errors=True)
     dirs = _checkpoint_dirs(root)
-    for _, path in dirs[:max(len(dirs) - keep, 0)]:
+    for _, path in dirs[: max(len(dirs) - keep, 0)]:
         shutil.rmtree(path, ignore_errors=True)

@@ -4,6 +4,7 @@
 on POSIX), then fsyncs the directory so the rename itself survives a crash. `disk_errors(path)` turns
 "no space left" into an error that names the file being written and says how to continue.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,12 @@ def disk_errors(path: Path | str) -> Iterator[None]:
     except OSError as e:
         if e.errno not in _FULL:
             raise
-        raise DiskFullError(e.errno, f"no space left on the device while writing {path}. Free space there (or "
-                                     "move hydra.run.dir to a larger disk), then resume the run", str(path)) from e
+        raise DiskFullError(
+            e.errno,
+            f"no space left on the device while writing {path}. Free space there (or "
+            "move hydra.run.dir to a larger disk), then resume the run",
+            str(path),
+        ) from e
 
 
 def fsync_dir(path: Path) -> None:

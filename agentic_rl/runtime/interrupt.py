@@ -5,6 +5,7 @@ step, saves a checkpoint and raises `RunInterrupted`. Anywhere else (loading, ev
 nothing half-done worth finishing, so the signal raises `RunInterrupted` at once and the last checkpoint is
 the resume point. A second signal exits immediately, without cleanup: the user asked twice.
 """
+
 from __future__ import annotations
 
 import contextlib

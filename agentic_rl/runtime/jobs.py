@@ -7,6 +7,7 @@ and how a failed or interrupted job is reported.
   128 + signal; in a multirun, a job that fails is recorded (`error.txt` in its dir, one entry in the sweep's
   `failures.json`) and the sweep goes on, and a job already complete in its dir is skipped.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -66,8 +67,10 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
     run_dir = Path(cfg.resume).expanduser()
     saved_path = run_dir / ".hydra" / "config.yaml"
     if not saved_path.is_file():
-        raise FileNotFoundError(f"resume={run_dir}: no {saved_path.relative_to(run_dir)} there. Fix: pass the "
-                                "dir of a training run (outputs/runs/<date>/<time>, or a sweep job's dir)")
+        raise FileNotFoundError(
+            f"resume={run_dir}: no {saved_path.relative_to(run_dir)} there. Fix: pass the "
+            "dir of a training run (outputs/runs/<date>/<time>, or a sweep job's dir)"
+        )
     saved = OmegaConf.load(saved_path)
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -84,10 +87,12 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
         if _value(cfg, path) != _value(saved, path):
             changed.append(f"{override.input_line} (the run has {path}={_value(saved, path)})")
     if changed:
-        raise ValueError(f"resume={run_dir} continues that run with its own config, and these overrides would "
-                         f"change the experiment: {'; '.join(changed)}. Fix: drop them (only "
-                         f"{', '.join(k for k in HARMLESS_KEYS if k != 'run_dir')} may change on resume), or "
-                         "start a new run with them")
+        raise ValueError(
+            f"resume={run_dir} continues that run with its own config, and these overrides would "
+            f"change the experiment: {'; '.join(changed)}. Fix: drop them (only "
+            f"{', '.join(k for k in HARMLESS_KEYS if k != 'run_dir')} may change on resume), or "
+            "start a new run with them"
+        )
     OmegaConf.set_struct(saved, False)
     for key in harmless:
         saved[key] = cfg[key]
@@ -112,8 +117,9 @@ def multirun_dirs() -> tuple[Path, Path, int] | None:
     return Path(hc.runtime.output_dir), Path(hc.sweep.dir), hc.job.num
 
 
-def run_job(cfg: DictConfig, run: Callable[[DictConfig], dict[str, Any]], entry: str,
-            resume_key: str) -> dict[str, Any] | None:
+def run_job(
+    cfg: DictConfig, run: Callable[[DictConfig], dict[str, Any]], entry: str, resume_key: str
+) -> dict[str, Any] | None:
     """Call `run(cfg)` as one job: interruption -> one line and exit 128+signal; sweep failure -> recorded.
 
     Returns the summary, or None for a multirun job that failed (its error is in `error.txt` and
@@ -137,8 +143,9 @@ def run_job(cfg: DictConfig, run: Callable[[DictConfig], dict[str, Any]], entry:
             raise
         job_dir, sweep_dir, num = multirun
         record_failure(job_dir, sweep_dir, num, e)
-        logger.error("job %d failed (%s: %s); the sweep goes on. Details: %s", num, type(e).__name__, e,
-                     job_dir / ERROR_FILE)
+        logger.error(
+            "job %d failed (%s: %s); the sweep goes on. Details: %s", num, type(e).__name__, e, job_dir / ERROR_FILE
+        )
         return None
     if multirun is not None:
         clear_failure(*multirun)
@@ -157,8 +164,10 @@ def completed_summary(job_dir: Path, cfg: DictConfig) -> dict[str, Any] | None:
     if summary.get("status") != "complete" or "config_hash" not in summary:
         return None
     if summary.get("config_hash") != experiment_hash(cfg):
-        raise ValueError(f"{job_dir} holds a finished run of a different experiment (another sweep command "
-                         "wrote this sweep dir). Fix: use a new hydra.sweep.dir, or rerun the original command")
+        raise ValueError(
+            f"{job_dir} holds a finished run of a different experiment (another sweep command "
+            "wrote this sweep dir). Fix: use a new hydra.sweep.dir, or rerun the original command"
+        )
     return summary
 
 
@@ -167,8 +176,12 @@ def record_failure(job_dir: Path, sweep_dir: Path, num: int, error: BaseExceptio
     (job_dir / ERROR_FILE).write_text("".join(traceback.format_exception(error)))
     overrides = command_line_overrides()
     with _locked_failures(sweep_dir) as failures:
-        failures[str(num)] = {"job_dir": str(job_dir), "overrides": overrides,
-                              "error": f"{type(error).__name__}: {error}", "details": str(job_dir / ERROR_FILE)}
+        failures[str(num)] = {
+            "job_dir": str(job_dir),
+            "overrides": overrides,
+            "error": f"{type(error).__name__}: {error}",
+            "details": str(job_dir / ERROR_FILE),
+        }
 
 
 def clear_failure(job_dir: Path, sweep_dir: Path, num: int) -> None:

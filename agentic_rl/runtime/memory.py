@@ -6,6 +6,7 @@ started, `getrusage`'s ru_maxrss: what `/usr/bin/time -v` reports as "Maximum re
 shows which phase sets the peak, and how much memory stays resident between phases (glibc keeps freed heap
 memory for reuse rather than returning it to the system).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -17,7 +18,7 @@ import resource
 import sys
 from collections.abc import Callable
 
-GIB = 2 ** 30
+GIB = 2**30
 
 
 def peak_rss_gib() -> float:

@@ -9,6 +9,7 @@ above the runtime layer. `open_run` always closes the tracker (W&B with the run'
 whatever happens inside. `finish` writes summary.json before the late artifacts (adapter, figures), so a
 failure there never loses the run's results.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,10 +31,12 @@ from agentic_rl.runtime.interrupt import InterruptGuard
 logger = logging.getLogger(__name__)
 
 # `hydra.run.dir: ${agentic_rl.or_else:${resume},outputs/...}`: a resumed run writes into its own run dir.
-OmegaConf.register_new_resolver("agentic_rl.or_else", lambda value, default: default if value is None else value,
-                                replace=True)
-OmegaConf.register_new_resolver("agentic_rl.if_resume", lambda resume, then, otherwise: otherwise if resume is None
-                                else then, replace=True)
+OmegaConf.register_new_resolver(
+    "agentic_rl.or_else", lambda value, default: default if value is None else value, replace=True
+)
+OmegaConf.register_new_resolver(
+    "agentic_rl.if_resume", lambda resume, then, otherwise: otherwise if resume is None else then, replace=True
+)
 
 
 def seed_everything(seed: int) -> None:
@@ -69,8 +72,14 @@ class RunContext:
 
 
 @contextlib.contextmanager
-def open_run(cfg: DictConfig, run_dir: Path, tracker: Any, *, step: int | None = None,
-             sandbox_overrides: dict[str, Any] | None = None) -> Iterator[RunContext]:
+def open_run(
+    cfg: DictConfig,
+    run_dir: Path,
+    tracker: Any,
+    *,
+    step: int | None = None,
+    sandbox_overrides: dict[str, Any] | None = None,
+) -> Iterator[RunContext]:
     """Open the signal handlers and the sandbox; close them and `tracker` (W&B with the run's outcome) on exit.
 
     `step` is the step a resume starts from (for the interruption message).
@@ -89,8 +98,7 @@ def open_run(cfg: DictConfig, run_dir: Path, tracker: Any, *, step: int | None =
             ctx.sandbox.close()
 
 
-def finish(ctx: RunContext, summary: dict[str, Any],
-           late: list[tuple[str, Callable[[], Any], bool]]) -> dict[str, Any]:
+def finish(ctx: RunContext, summary: dict[str, Any], late: list[tuple[str, Callable[[], Any], bool]]) -> dict[str, Any]:
     """Write summary.json, then each late artifact `(summary key, make it, required)`, recording its path.
 
     A required artifact that fails (the adapter) raises after summary.json is safe; an optional one
@@ -107,8 +115,7 @@ def finish(ctx: RunContext, summary: dict[str, Any],
         except Exception:
             if required:
                 raise
-            logger.warning("could not write the %s; metrics.jsonl and summary.json are complete", key,
-                           exc_info=True)
+            logger.warning("could not write the %s; metrics.jsonl and summary.json are complete", key, exc_info=True)
     summary["status"] = "complete"
     ctx.tracker.summary(summary)
     return summary

@@ -36,6 +36,7 @@ How a call runs (details and known weaknesses: README.md beside this file):
   * Without root (isolation "none"): same structure, limits and cleanup, but no uid drop, no nproc
     limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """
+
 from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.sandbox.sandbox import (
     HARNESSES,

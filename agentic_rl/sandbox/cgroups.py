@@ -1,4 +1,5 @@
 """Memory cgroups, one per call: the kernel's bound on everything a call's processes allocate."""
+
 from __future__ import annotations
 
 import os

@@ -22,6 +22,7 @@ checked for always-equal objects. Whatever is refused or detected is sent at onc
 {"event": "tamper", "what": ...} line and listed in "done" as "tampered": the client's status
 `tampered`, a failure.
 """
+
 from __future__ import annotations
 
 import ast
@@ -139,8 +140,9 @@ def warm_up() -> None:
         pass
     tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
     for harness in ("pytest", "unittest", "humaneval"):
-        _GUARDS[harness] = tamper.Guard(_framework_classes(harness), _framework_modules(harness),
-                                        strict=("harness", tamper.__name__))
+        _GUARDS[harness] = tamper.Guard(
+            _framework_classes(harness), _framework_modules(harness), strict=("harness", tamper.__name__)
+        )
 
 
 # harness -> its tamper.Guard, made by warm_up in the server before any call (run_tests makes one if not).
@@ -307,8 +309,18 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
     sys.modules["solution"] = isolated.solution_module(candidate)
     test_file, ini = _trusted_path(req, "test_solution.py"), _trusted_path(req, "pytest.ini")
     collector = _PytestCollector(reporter, None, _NoTampering(), canaries=False)
-    args = ["-q", "--tb=short", "-p", "no:cacheprovider", "--noconftest", "-c", ini,
-            "--rootdir", os.path.dirname(test_file), test_file]
+    args = [
+        "-q",
+        "--tb=short",
+        "-p",
+        "no:cacheprovider",
+        "--noconftest",
+        "-c",
+        ini,
+        "--rootdir",
+        os.path.dirname(test_file),
+        test_file,
+    ]
     pytest.main(args, plugins=[collector])
     return collector.outcome()
 
@@ -337,11 +349,16 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
         share = {"names": names, "ran": [test._testMethodName for test in suite]}
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
-    result = _UnittestResult({path}, [], None, module.__dict__, _NoTampering(),
-                             lambda: _declared_expected_failures(req["test"]))
+    result = _UnittestResult(
+        {path}, [], None, module.__dict__, _NoTampering(), lambda: _declared_expected_failures(req["test"])
+    )
     suite.run(result)
-    return {"n_tests": n_tests, "n_passed": len(result.passed - result.failed.keys()),
-            "failures": _failure_list(result.failed), **share}
+    return {
+        "n_tests": n_tests,
+        "n_passed": len(result.passed - result.failed.keys()),
+        "failures": _failure_list(result.failed),
+        **share,
+    }
 
 
 class _NoTampering:
@@ -381,12 +398,17 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
     canaries = [_CanaryCase("runTest"), _CanaryCase("runTest")]
-    result = _UnittestResult({path}, canaries, guard, module.__dict__, found,
-                             lambda: _declared_expected_failures(req["test"]))
+    result = _UnittestResult(
+        {path}, canaries, guard, module.__dict__, found, lambda: _declared_expected_failures(req["test"])
+    )
     _TestSuite([canaries[0], suite, canaries[1]]).run(result)
     result.check_canaries()
-    return {"n_tests": n_tests, "n_passed": len(result.passed - result.failed.keys()),
-            "failures": _failure_list(result.failed), **share}
+    return {
+        "n_tests": n_tests,
+        "n_passed": len(result.passed - result.failed.keys()),
+        "failures": _failure_list(result.failed),
+        **share,
+    }
 
 
 class _CanaryCase(unittest.TestCase):
@@ -460,6 +482,7 @@ def _report_always_equal(where: str) -> None:
 
 def _sentinel_checked(fn, name: str):
     """`fn`, whose return values are checked for always-equal objects (which then fail the test)."""
+
     def checked(*args, **kwargs):
         value = fn(*args, **kwargs)
         if tamper.always_equal(value):
@@ -483,8 +506,19 @@ def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampe
     ini = os.path.join(workdir, "pytest.ini")
     _write(ini, "[pytest]\n")
     collector = _PytestCollector(reporter, guard, found)
-    args = ["-q", "--tb=short", "-p", "no:cacheprovider", "-c", ini, "--rootdir", workdir,
-            "--confcutdir", workdir, os.path.join(workdir, "test_solution.py")]
+    args = [
+        "-q",
+        "--tb=short",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        ini,
+        "--rootdir",
+        workdir,
+        "--confcutdir",
+        workdir,
+        os.path.join(workdir, "test_solution.py"),
+    ]
     pytest.main(args, plugins=[collector])
     return collector.outcome()
 
@@ -529,8 +563,10 @@ class _PytestCollector:
             import _pytest.python
 
             parent = session.items[0].parent
-            canaries = [_pytest.python.Function.from_parent(parent, name=f"test_{os.urandom(6).hex()}",
-                                                            callobj=_pytest_canary) for _ in range(2)]
+            canaries = [
+                _pytest.python.Function.from_parent(parent, name=f"test_{os.urandom(6).hex()}", callobj=_pytest_canary)
+                for _ in range(2)
+            ]
             self.canaries = {c.nodeid: "not run" for c in canaries}
             session.items[:] = [canaries[0], *session.items, canaries[1]]
         self.reporter.send(event="collected", n_tests=len(self.items))
@@ -555,12 +591,16 @@ class _PytestCollector:
         if "passed" in self.canaries.values():
             self.found("a hidden canary test that must fail was reported as passing")
         items = self.items or []
-        out = {"n_tests": len(items), "n_passed": sum(self.status.get(i) == "passed" for i in items),
-               "failures": _failure_list(self.failed)}
+        out = {
+            "n_tests": len(items),
+            "n_passed": sum(self.status.get(i) == "passed" for i in items),
+            "failures": _failure_list(self.failed),
+        }
         if self.collect_errors:
             out["error"] = "collection failed: " + self.collect_errors[0]
-        elif (self.pluginmanager is not None
-              and {id(p) for p in self.pluginmanager.get_plugins()} - self.plugins_at_start):
+        elif (
+            self.pluginmanager is not None and {id(p) for p in self.pluginmanager.get_plugins()} - self.plugins_at_start
+        ):
             out["error"] = "a pytest plugin was registered during the run"
         return out
 
@@ -578,8 +618,9 @@ def _check_solution_returns(namespace: dict, test_file: str) -> None:
 class _UnittestResult(unittest.TestResult):
     """Per-test verdicts, canary outcomes, and a tamper checkpoint before and after every test."""
 
-    def __init__(self, files: set[str], canaries: list, guard, namespace: dict, found: Tampering,
-                 declared_xfail) -> None:
+    def __init__(
+        self, files: set[str], canaries: list, guard, namespace: dict, found: Tampering, declared_xfail
+    ) -> None:
         super().__init__()
         self.files = files
         self.passed: set[str] = set()
@@ -661,9 +702,16 @@ def _framework_classes(harness: str) -> list[type]:
     """Classes whose attributes no candidate may change (writes refused, and snapshots compared)."""
     classes: list[type] = [Reporter, Tampering]
     if harness == "unittest":
-        classes += [unittest.case.TestCase, unittest.case._Outcome, unittest.suite.BaseTestSuite,
-                    unittest.suite.TestSuite, unittest.suite._ErrorHolder, unittest.result.TestResult,
-                    unittest.loader.TestLoader, _UnittestResult]
+        classes += [
+            unittest.case.TestCase,
+            unittest.case._Outcome,
+            unittest.suite.BaseTestSuite,
+            unittest.suite.TestSuite,
+            unittest.suite._ErrorHolder,
+            unittest.result.TestResult,
+            unittest.loader.TestLoader,
+            _UnittestResult,
+        ]
     elif harness == "pytest":
         try:
             import _pytest.python
@@ -672,11 +720,22 @@ def _framework_classes(harness: str) -> list[type]:
             import pluggy
         except ImportError:
             return classes
-        classes += [_pytest.python.Function, _pytest.runner.CallInfo, _pytest.reports.TestReport,
-                    _pytest.reports.CollectReport, _pytest.reports.BaseReport, pluggy.PluginManager,
-                    _PytestCollector]
-        classes += [c for c in (getattr(sys.modules.get("pluggy._hooks"), n, None)
-                                for n in ("HookCaller", "_HookCaller", "HookImpl")) if isinstance(c, type)]
+        classes += [
+            _pytest.python.Function,
+            _pytest.runner.CallInfo,
+            _pytest.reports.TestReport,
+            _pytest.reports.CollectReport,
+            _pytest.reports.BaseReport,
+            pluggy.PluginManager,
+            _PytestCollector,
+        ]
+        classes += [
+            c
+            for c in (
+                getattr(sys.modules.get("pluggy._hooks"), n, None) for n in ("HookCaller", "_HookCaller", "HookImpl")
+            )
+            if isinstance(c, type)
+        ]
     return classes
 
 
@@ -685,11 +744,28 @@ def _framework_modules(harness: str) -> list[tuple[str, dict]]:
     builtins, os, this harness and tamper.py themselves, and the test framework's modules."""
     import builtins
 
-    names = {"unittest": ["unittest", "unittest.case", "unittest.result", "unittest.suite", "unittest.loader",
-                          "unittest.util"],
-             "pytest": ["pytest", "_pytest.runner", "_pytest.reports", "_pytest.python", "_pytest.main",
-                        "_pytest.outcomes", "pluggy._callers", "pluggy._hooks", "pluggy._manager"],
-             "humaneval": []}[harness]
+    names = {
+        "unittest": [
+            "unittest",
+            "unittest.case",
+            "unittest.result",
+            "unittest.suite",
+            "unittest.loader",
+            "unittest.util",
+        ],
+        "pytest": [
+            "pytest",
+            "_pytest.runner",
+            "_pytest.reports",
+            "_pytest.python",
+            "_pytest.main",
+            "_pytest.outcomes",
+            "pluggy._callers",
+            "pluggy._hooks",
+            "pluggy._manager",
+        ],
+        "humaneval": [],
+    }[harness]
     import _signal
 
     modules = [builtins, os, tamper, _signal, *(sys.modules[n] for n in names if n in sys.modules)]
@@ -719,6 +795,7 @@ FRAMEWORK_DIRS = _framework_dirs()
 def _wrap_assertions() -> None:
     """Assertion methods that compare (assertEqual and kin) first check both sides for always-equal
     objects; done once, in the zygote, before any candidate exists. A hit fails the test and is reported."""
+
     def checked(name, original):
         def method(self, first, second, *args, **kwargs):
             if tamper.always_equal(first) or tamper.always_equal(second):
@@ -731,9 +808,22 @@ def _wrap_assertions() -> None:
         method.__wrapped__ = original
         return method
 
-    for name in ("assertEqual", "assertAlmostEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual",
-                 "assertSetEqual", "assertSequenceEqual", "assertCountEqual", "assertMultiLineEqual", "assertIn",
-                 "assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"):
+    for name in (
+        "assertEqual",
+        "assertAlmostEqual",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertDictEqual",
+        "assertSetEqual",
+        "assertSequenceEqual",
+        "assertCountEqual",
+        "assertMultiLineEqual",
+        "assertIn",
+        "assertGreater",
+        "assertGreaterEqual",
+        "assertLess",
+        "assertLessEqual",
+    ):
         original = getattr(_TestCase, name)
         if getattr(original, "__wrapped__", None) is None:
             setattr(_TestCase, name, checked(name, original))

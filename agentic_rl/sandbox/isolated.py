@@ -20,6 +20,7 @@ KodCode, the public names of `solution`. A name bound to an installed module or 
 candidate is bound to the same one imported here, if it is what the name says (`np` is numpy, `Counter`
 is a `Counter`) and not from a mocking library; anything else is the candidate's, through the channel.
 """
+
 from __future__ import annotations
 
 import ast
@@ -35,11 +36,28 @@ import types
 
 PR_SET_DUMPABLE = 4
 # Conventional aliases a test may use for a module the candidate imported (BigCodeBench's tests rely on them).
-MODULE_ALIASES = {"np": "numpy", "pd": "pandas", "plt": "matplotlib.pyplot", "sns": "seaborn", "tf": "tensorflow",
-                  "mpl": "matplotlib", "sp": "scipy", "nx": "networkx", "dt": "datetime", "sm": "statsmodels.api",
-                  "ET": "xml.etree.ElementTree", "mcolors": "matplotlib.colors", "cv2": "cv2", "ss": "scipy.stats",
-                  "stats": "scipy.stats", "smf": "statsmodels.formula.api", "px": "plotly.express",
-                  "go": "plotly.graph_objects", "gpd": "geopandas", "ttest_ind": "scipy.stats"}
+MODULE_ALIASES = {
+    "np": "numpy",
+    "pd": "pandas",
+    "plt": "matplotlib.pyplot",
+    "sns": "seaborn",
+    "tf": "tensorflow",
+    "mpl": "matplotlib",
+    "sp": "scipy",
+    "nx": "networkx",
+    "dt": "datetime",
+    "sm": "statsmodels.api",
+    "ET": "xml.etree.ElementTree",
+    "mcolors": "matplotlib.colors",
+    "cv2": "cv2",
+    "ss": "scipy.stats",
+    "stats": "scipy.stats",
+    "smf": "statsmodels.formula.api",
+    "px": "plotly.express",
+    "go": "plotly.graph_objects",
+    "gpd": "geopandas",
+    "ttest_ind": "scipy.stats",
+}
 UNTRUSTED_LIBRARIES = ("unittest.mock", "mock", "pytest_mock", "builtins", "ctypes", "gc", "inspect", "sys")
 
 
@@ -87,8 +105,11 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
         endpoint.root = dict(module.__dict__)
         names = _listing(module.__dict__)
         # the values come with the listing (functions and objects as handles): one round trip, not one per name
-        values = {n: module.__dict__[n] for n, entry in names.items()
-                  if entry[0] in ("callable", "value") and _encodes(endpoint, module.__dict__[n])}
+        values = {
+            n: module.__dict__[n]
+            for n, entry in names.items()
+            if entry[0] in ("callable", "value") and _encodes(endpoint, module.__dict__[n])
+        }
         endpoint.root["__listing__"] = {"error": error, "names": names, "values": values}
         endpoint.serve()
     except BaseException:  # noqa: BLE001
@@ -124,8 +145,11 @@ def _listing(namespace: dict) -> dict:
                 bases = [c.__name__ for c in value.__mro__ if getattr(builtins, c.__name__, None) is c]
                 out[name] = ["exception", str(value.__module__), str(value.__qualname__), bases]
             elif isinstance(value, type) or callable(value):
-                out[name] = ["callable", str(getattr(value, "__module__", "") or ""),
-                             str(getattr(value, "__qualname__", "") or "")]
+                out[name] = [
+                    "callable",
+                    str(getattr(value, "__module__", "") or ""),
+                    str(getattr(value, "__qualname__", "") or ""),
+                ]
             else:
                 out[name] = ["value"]
         except BaseException:  # noqa: BLE001 - a hostile class
@@ -167,9 +191,16 @@ class Candidate:
             if library is not None:
                 return library
             bases = entry[3] if type(entry[3]) is list else []
-            base = next((getattr(builtins, b) for b in bases
-                         if type(b) is str and isinstance(getattr(builtins, b, None), type)
-                         and issubclass(getattr(builtins, b), BaseException)), Exception)
+            base = next(
+                (
+                    getattr(builtins, b)
+                    for b in bases
+                    if type(b) is str
+                    and isinstance(getattr(builtins, b, None), type)
+                    and issubclass(getattr(builtins, b), BaseException)
+                ),
+                Exception,
+            )
             return self.remote.stand_in_exception(name, base, self.endpoint.known_exceptions)
         own_code = False
         if kind == "callable" and len(entry) == 3:

@@ -3,6 +3,7 @@ unshare, prctl, clone into a new PID namespace, keyrings, pidfds), and their ABI
 
 Standard library only (ctypes); loaded under the sandbox interpreter.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -77,8 +78,14 @@ def fork_pid_namespace() -> int:
     if SYS_CLONE is None:
         raise OSError(f"clone(CLONE_NEWPID) is not wired for {os.uname().machine}")
     _pyapi.PyOS_BeforeFork()
-    pid = _libc_gil.syscall(ctypes.c_long(SYS_CLONE), ctypes.c_long(CLONE_NEWPID | signal.SIGCHLD),
-                            ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0))
+    pid = _libc_gil.syscall(
+        ctypes.c_long(SYS_CLONE),
+        ctypes.c_long(CLONE_NEWPID | signal.SIGCHLD),
+        ctypes.c_long(0),
+        ctypes.c_long(0),
+        ctypes.c_long(0),
+        ctypes.c_long(0),
+    )
     if pid == 0:
         _pyapi.PyOS_AfterFork_Child()
         return 0
@@ -104,8 +111,9 @@ def fresh_keyrings() -> None:
         return
     libc.syscall.restype = ctypes.c_long
     libc.syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None)
-    persistent = libc.syscall(SYS_KEYCTL, KEYCTL_GET_PERSISTENT, ctypes.c_long(-1),
-                               ctypes.c_long(KEY_SPEC_PROCESS_KEYRING))
+    persistent = libc.syscall(
+        SYS_KEYCTL, KEYCTL_GET_PERSISTENT, ctypes.c_long(-1), ctypes.c_long(KEY_SPEC_PROCESS_KEYRING)
+    )
     for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING, *([persistent] if persistent > 0 else [])):
         libc.syscall(SYS_KEYCTL, KEYCTL_CLEAR, ctypes.c_long(keyring))
 

@@ -1,5 +1,6 @@
 """The server's own namespaces, made once at start: a mount namespace where `hide_paths` are covered,
 a network namespace with only loopback, and the world-writable directories each call's tmpfs covers."""
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,14 @@ def keep_paths() -> list[str]:
     """
     import site
 
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable),
-             os.path.dirname(os.path.realpath(sys.executable)), *site.getsitepackages()}
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        os.path.dirname(sys.executable),
+        os.path.dirname(os.path.realpath(sys.executable)),
+        *site.getsitepackages(),
+    }
     real = sorted({os.path.realpath(p) for p in paths})
     # keep only outermost directories
     return [p for p in real if not any(q != p and within(p, q) for q in real)]
@@ -119,8 +126,11 @@ def world_writable_dirs() -> list[str]:
         base_depth = top.rstrip("/").count("/")
         for root, dirs, _ in os.walk(top):
             depth = root.rstrip("/").count("/") - base_depth
-            dirs[:] = [d for d in dirs if not (top == "/" and root == "/" and f"/{d}" in WORLD_WRITABLE_SKIP)
-                       and depth < WORLD_WRITABLE_DEPTH]
+            dirs[:] = [
+                d
+                for d in dirs
+                if not (top == "/" and root == "/" and f"/{d}" in WORLD_WRITABLE_SKIP) and depth < WORLD_WRITABLE_DEPTH
+            ]
             try:
                 st = os.lstat(root)
             except OSError:

@@ -1,4 +1,5 @@
 """What the server reads about a call's processes from /proc: their tree, CPU wait and memory."""
+
 from __future__ import annotations
 
 import os

@@ -20,6 +20,7 @@ booleans and None (no hooks that run code), and the tags are checked strictly on
 Both sides run an `Endpoint`: `request` sends one request and serves the other side's nested requests
 (a callback into the test process, say) until its own answer comes.
 """
+
 from __future__ import annotations
 
 import base64
@@ -40,26 +41,77 @@ MAX_DEPTH = 200
 
 # Operations a side may ask the other to apply to one of its objects (by handle): only these.
 OPERATIONS = {
-    "len": len, "iter": iter, "next": next, "bool": bool, "str": str, "repr": repr, "hash": hash,
-    "int": int, "float": float, "index": operator.index, "abs": abs, "neg": operator.neg,
-    "pos": operator.pos, "invert": operator.invert, "format": format, "reversed": reversed,
-    "contains": operator.contains, "getitem": operator.getitem, "setitem": operator.setitem,
-    "delitem": operator.delitem, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
-    "gt": operator.gt, "ge": operator.ge, "add": operator.add, "sub": operator.sub, "mul": operator.mul,
-    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod, "pow": pow,
-    "matmul": operator.matmul, "and": operator.and_, "or": operator.or_, "xor": operator.xor,
-    "lshift": operator.lshift, "rshift": operator.rshift, "divmod": divmod, "round": round,
-    "enter": lambda obj: type(obj).__enter__(obj), "exit": lambda obj, *a: type(obj).__exit__(obj, *a),
-    "isinstance": isinstance, "issubclass": issubclass, "dir": dir, "type_name": lambda obj: type(obj).__name__,
+    "len": len,
+    "iter": iter,
+    "next": next,
+    "bool": bool,
+    "str": str,
+    "repr": repr,
+    "hash": hash,
+    "int": int,
+    "float": float,
+    "index": operator.index,
+    "abs": abs,
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "invert": operator.invert,
+    "format": format,
+    "reversed": reversed,
+    "contains": operator.contains,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "eq": operator.eq,
+    "ne": operator.ne,
+    "lt": operator.lt,
+    "le": operator.le,
+    "gt": operator.gt,
+    "ge": operator.ge,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": pow,
+    "matmul": operator.matmul,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
+    "divmod": divmod,
+    "round": round,
+    "enter": lambda obj: type(obj).__enter__(obj),
+    "exit": lambda obj, *a: type(obj).__exit__(obj, *a),
+    "isinstance": isinstance,
+    "issubclass": issubclass,
+    "dir": dir,
+    "type_name": lambda obj: type(obj).__name__,
 }
-REFLECTED = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
-             "lshift", "rshift", "divmod"}
+REFLECTED = {
+    "add",
+    "sub",
+    "mul",
+    "truediv",
+    "floordiv",
+    "mod",
+    "pow",
+    "matmul",
+    "and",
+    "or",
+    "xor",
+    "lshift",
+    "rshift",
+    "divmod",
+}
 
 # defaultdict factories that may cross (by name): built-in constructors only.
 _FACTORIES = {"int": int, "list": list, "set": set, "dict": dict, "float": float, "str": str, "tuple": tuple}
 
-_BUILTIN_EXCEPTIONS = {name: cls for name, cls in vars(builtins).items()
-                       if isinstance(cls, type) and issubclass(cls, BaseException)}
+_BUILTIN_EXCEPTIONS = {
+    name: cls for name, cls in vars(builtins).items() if isinstance(cls, type) and issubclass(cls, BaseException)
+}
 
 
 class Unsupported(Exception):
@@ -83,7 +135,7 @@ def send_frame(fd: int, obj: object) -> None:
     view = memoryview(struct.pack(">I", len(data)) + data)
     try:
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     except OSError as e:  # the other side is gone (SIGPIPE is ignored on the trusted side)
         raise ChannelClosed(str(e)) from None
 
@@ -207,11 +259,23 @@ class Codec:
         if pd is not None:
             if t is pd.DataFrame:
                 cols = [value.iloc[:, i] for i in range(value.shape[1])]
-                return {"$pdf": [self._encode_index(value.columns, depth), self._encode_index(value.index, depth),
-                                 [self.encode(c.to_numpy(), depth + 1) for c in cols], [str(c.dtype) for c in cols]]}
+                return {
+                    "$pdf": [
+                        self._encode_index(value.columns, depth),
+                        self._encode_index(value.index, depth),
+                        [self.encode(c.to_numpy(), depth + 1) for c in cols],
+                        [str(c.dtype) for c in cols],
+                    ]
+                }
             if t is pd.Series:
-                return {"$pds": [self.encode(value.to_numpy(), depth + 1), self._encode_index(value.index, depth),
-                                 self.encode(value.name, depth + 1), str(value.dtype)]}
+                return {
+                    "$pds": [
+                        self.encode(value.to_numpy(), depth + 1),
+                        self._encode_index(value.index, depth),
+                        self.encode(value.name, depth + 1),
+                        str(value.dtype),
+                    ]
+                }
             if isinstance(value, pd.Index) and t.__module__.startswith("pandas."):
                 return {"$pdi": self._encode_index(value, depth)}
             if t is pd.Timestamp:
@@ -262,8 +326,9 @@ class Codec:
             return complex(_number(d(re)), _number(d(im)))
         if tag == "$dt":
             kind, text = _pair(body)
-            cls = {"datetime": datetime.datetime, "date": datetime.date,
-                   "time": datetime.time}[_choice(kind, ("datetime", "date", "time"))]
+            cls = {"datetime": datetime.datetime, "date": datetime.date, "time": datetime.time}[
+                _choice(kind, ("datetime", "date", "time"))
+            ]
             return cls.fromisoformat(_str(text))
         if tag == "$td":
             days, seconds, micro = (_int(v) for v in _list(body, 3))
@@ -328,8 +393,11 @@ class Codec:
                 return self._decode_index(body, depth)
             if tag == "$pds":
                 values, index, name, dtype = _list(body, 4)
-                series = pd.Series(self.decode(values, depth + 1), index=self._decode_index(index, depth),
-                                   name=self.decode(name, depth + 1))
+                series = pd.Series(
+                    self.decode(values, depth + 1),
+                    index=self._decode_index(index, depth),
+                    name=self.decode(name, depth + 1),
+                )
                 return _as_dtype(series, _str(dtype))
             columns, index, data, dtypes = _list(body, 4)
             cols = [self.decode(c, depth + 1) for c in _list(data)]
@@ -382,8 +450,14 @@ class Codec:
         args = args if type(args) is tuple else (message,)
         cls = known.get(name) or _BUILTIN_EXCEPTIONS.get(name)
         if cls is None:
-            base = next((_BUILTIN_EXCEPTIONS[b] for b in _list(info.get("bases", []))
-                         if type(b) is str and b in _BUILTIN_EXCEPTIONS), Exception)
+            base = next(
+                (
+                    _BUILTIN_EXCEPTIONS[b]
+                    for b in _list(info.get("bases", []))
+                    if type(b) is str and b in _BUILTIN_EXCEPTIONS
+                ),
+                Exception,
+            )
             cls = stand_in_exception(name, base, known)
         try:
             return cls(*args)
@@ -401,8 +475,22 @@ def stand_in_exception(name: str, base: type, known: dict) -> type:
     return known[name]
 
 
-_NAMEDTUPLE_KEYS = {"__module__", "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
-                    "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__annotations__", "__orig_bases__"}
+_NAMEDTUPLE_KEYS = {
+    "__module__",
+    "__doc__",
+    "__slots__",
+    "_fields",
+    "_field_defaults",
+    "__new__",
+    "_make",
+    "_replace",
+    "__repr__",
+    "_asdict",
+    "__getnewargs__",
+    "__match_args__",
+    "__annotations__",
+    "__orig_bases__",
+}
 
 
 def _plain_namedtuple(t: type) -> bool:
@@ -497,8 +585,12 @@ class Endpoint:
         """This side's namedtuple class for the other side's (one per name and fields)."""
         key = (name, fields)
         if key not in self._namedtuples:
-            if not name.isidentifier() or len(fields) > 255 or len(set(fields)) != len(fields) or any(
-                    not f.isidentifier() or f.startswith("_") for f in fields):
+            if (
+                not name.isidentifier()
+                or len(fields) > 255
+                or len(set(fields)) != len(fields)
+                or any(not f.isidentifier() or f.startswith("_") for f in fields)
+            ):
                 raise Unsupported("malformed namedtuple")
             self._namedtuples[key] = collections.namedtuple(name, fields)
         return self._namedtuples[key]
@@ -545,8 +637,13 @@ class Endpoint:
                 _assign_in_place(originals[i], self.codec.decode(value))
 
     def call(self, handle: int, args: tuple, kwargs: dict) -> object:
-        return self.request("call", originals=list(args), target=handle, args=[self.codec.encode(a) for a in args],
-                            kwargs={k: self.codec.encode(v) for k, v in kwargs.items()})
+        return self.request(
+            "call",
+            originals=list(args),
+            target=handle,
+            args=[self.codec.encode(a) for a in args],
+            kwargs={k: self.codec.encode(v) for k, v in kwargs.items()},
+        )
 
     def serve(self) -> None:
         """Serve the other side's requests until it closes the channel."""
@@ -632,8 +729,19 @@ def _check_attribute_request(target: object, name: str) -> None:
 
     if name.startswith("_"):
         raise Unsupported(f"attribute {name!r} is not served")
-    if isinstance(target, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
-                           types.CodeType, types.FrameType, types.GeneratorType)):
+    if isinstance(
+        target,
+        (
+            type,
+            types.ModuleType,
+            types.FunctionType,
+            types.MethodType,
+            types.BuiltinFunctionType,
+            types.CodeType,
+            types.FrameType,
+            types.GeneratorType,
+        ),
+    ):
         raise Unsupported(f"attributes of a {type(target).__name__} are not served")
 
 

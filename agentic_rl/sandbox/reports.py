@@ -1,13 +1,24 @@
 """The server's reading of a harness report: the lines on the result pipe that carry the call's nonce,
 kept to the known fields with their types (what travels on to the client)."""
+
 from __future__ import annotations
 
 import json
 
 # What a harness report line may carry (harness.py): field -> its type; anything else is dropped, so a
 # malformed, deeply nested or oversized report never travels further than this function.
-REPORT_FIELDS = {"event": str, "n_tests": int, "n_passed": int, "failures": list, "error": str, "type": str,
-                 "names": list, "ran": list, "tampered": list, "what": str}
+REPORT_FIELDS = {
+    "event": str,
+    "n_tests": int,
+    "n_passed": int,
+    "failures": list,
+    "error": str,
+    "type": str,
+    "names": list,
+    "ran": list,
+    "tampered": list,
+    "what": str,
+}
 MAX_REPORT_TEXT = 2000
 MAX_REPORT_LIST = 500
 

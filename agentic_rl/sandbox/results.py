@@ -21,6 +21,7 @@ The client never raises on a reply: every report field is type-checked and cappe
 has already dropped unknown fields), and all text is valid UTF-8 (lone surrogates become U+FFFD)
 before it reaches a tokenizer.
 """
+
 from __future__ import annotations
 
 import signal
@@ -72,8 +73,11 @@ def resource_status(raw: dict) -> str | None:
         return "timeout"
     report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
     died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
-    if (raw.get("memory_exceeded") or report.get("type") == "MemoryError"
-            or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS))):
+    if (
+        raw.get("memory_exceeded")
+        or report.get("type") == "MemoryError"
+        or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS))
+    ):
         return "memory"
     if raw.get("signal") is not None:
         return "killed"
@@ -142,8 +146,12 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
             status = "error"
         else:
             status = "passed" if n_passed == n_tests else "failed"
-    facts = {"failures": _text_list(report, "failures"), "error": clean_text(error, 2000) if error else None,
-             "tampered": tampered, "event": report.get("event") if isinstance(report.get("event"), str) else None}
+    facts = {
+        "failures": _text_list(report, "failures"),
+        "error": clean_text(error, 2000) if error else None,
+        "tampered": tampered,
+        "event": report.get("event") if isinstance(report.get("event"), str) else None,
+    }
     detail = cap_detail(clean_text(_detail(status, raw, facts, n_tests, n_passed)), max_detail_chars)
     return TestReport(
         passed=status == "passed",

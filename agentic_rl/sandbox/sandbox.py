@@ -5,6 +5,7 @@ worker from a queue (so at most `workers` programs run at a time), talks to that
 alone, and puts the worker back when the reply is in. A worker whose server died is restarted by the
 next call that takes it; only that call waits.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -43,10 +44,34 @@ SERVER_SCRIPT = Path(server.__file__).resolve()
 UID_LOCK_DIR = Path(tempfile.gettempdir()) / "agentic_rl_sandbox_uids"
 
 DEFAULT_PRELOAD = (
-    "numpy", "pandas", "matplotlib", "matplotlib.pyplot", "scipy", "scipy.stats", "sklearn",
-    "sklearn.preprocessing", "sklearn.model_selection", "sklearn.linear_model", "sklearn.cluster",
-    "sklearn.decomposition", "sklearn.metrics", "seaborn", "requests", "bs4", "pytest", "unittest.mock",
-    "collections", "datetime", "itertools", "json", "math", "random", "re", "csv", "io", "string",
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "scipy",
+    "scipy.stats",
+    "sklearn",
+    "sklearn.preprocessing",
+    "sklearn.model_selection",
+    "sklearn.linear_model",
+    "sklearn.cluster",
+    "sklearn.decomposition",
+    "sklearn.metrics",
+    "seaborn",
+    "requests",
+    "bs4",
+    "pytest",
+    "unittest.mock",
+    "collections",
+    "datetime",
+    "itertools",
+    "json",
+    "math",
+    "random",
+    "re",
+    "csv",
+    "io",
+    "string",
 )
 
 
@@ -174,8 +199,9 @@ class Sandbox:
         and detail is the one-run one (a test may fail alone that passes after the tests before it,
         e.g. on the random state they left).
         """
-        return self._grade(self._test_request(code, test, harness=harness, entry_point=entry_point,
-                                              timeout_s=timeout_s))
+        return self._grade(
+            self._test_request(code, test, harness=harness, entry_point=entry_point, timeout_s=timeout_s)
+        )
 
     def execute_many(self, codes: Iterable[str], timeout_s: float | None = None) -> list[ExecResult]:
         """`execute` over many programs, `workers` at a time; results in input order."""
@@ -224,16 +250,24 @@ class Sandbox:
                     budget.stop_all()
             return [f.result() for f in futures]
 
-    def _test_request(self, code: str, test: str, *, harness: str, entry_point: str | None = None,
-                      timeout_s: float | None = None) -> dict:
+    def _test_request(
+        self, code: str, test: str, *, harness: str, entry_point: str | None = None, timeout_s: float | None = None
+    ) -> dict:
         if harness not in HARNESSES:
             raise ValueError(f"unknown harness {harness!r}; available: {', '.join(HARNESSES)}")
         if harness == "humaneval" and not entry_point:
             raise ValueError("the humaneval harness needs entry_point (the function passed to check)")
         timeout = self.test_timeout_s if timeout_s is None else timeout_s
         trust = plan_trust(test, harness)[0] if self.out_of_process else IN_PROCESS
-        return {"mode": "test", "harness": harness, "code": code, "test": test, "entry_point": entry_point,
-                "timeout_s": float(timeout), "trust": trust}
+        return {
+            "mode": "test",
+            "harness": harness,
+            "code": code,
+            "test": test,
+            "entry_point": entry_point,
+            "timeout_s": float(timeout),
+            "trust": trust,
+        }
 
     def start(self) -> Sandbox:
         """Start the workers' servers now, in parallel (otherwise the first call does)."""
@@ -335,9 +369,16 @@ class Sandbox:
                 self._idle.put(w)
             self.server_info = workers[0].info
             info = self.server_info
-            log.info("sandbox ready: %d workers, python %s (%s), isolation %s, hidden %s, preloaded %d/%d",
-                     self.workers, info["python"], self.python, "uid" if self.privileged else "none",
-                     info["hidden"], len(info["preloaded"]), len(self.preload))
+            log.info(
+                "sandbox ready: %d workers, python %s (%s), isolation %s, hidden %s, preloaded %d/%d",
+                self.workers,
+                info["python"],
+                self.python,
+                "uid" if self.privileged else "none",
+                info["hidden"],
+                len(info["preloaded"]),
+                len(self.preload),
+            )
 
     def _server_config(self, index: int) -> dict:
         scratch, work = self._base / "scratch" / str(index), self._base / "work" / str(index)
@@ -411,25 +452,36 @@ class _Worker:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}  # no secrets, ever
         self.proc = subprocess.Popen(
             [sb.python, "-I", str(SERVER_SCRIPT), json.dumps(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=env, cwd=config["scratch_dir"], start_new_session=True, close_fds=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=config["scratch_dir"],
+            start_new_session=True,
+            close_fds=True,
         )
-        threading.Thread(target=_log_stream, args=(self.proc.stderr, self.index), daemon=True,
-                         name=f"sandbox-log-{self.index}").start()
+        threading.Thread(
+            target=_log_stream, args=(self.proc.stderr, self.index), daemon=True, name=f"sandbox-log-{self.index}"
+        ).start()
 
     def await_ready(self) -> None:
         try:
             info = wire.read_msg(self.proc.stdout.fileno(), timeout_s=self.sandbox.startup_timeout_s)
         except (EOFError, TimeoutError, ValueError) as e:
             self.stop()
-            raise RuntimeError(f"sandbox server ({self.sandbox.python}) did not start: {e}; "
-                               "its stderr is in the log (logger agentic_rl.sandbox.sandbox)") from None
+            raise RuntimeError(
+                f"sandbox server ({self.sandbox.python}) did not start: {e}; "
+                "its stderr is in the log (logger agentic_rl.sandbox.sandbox)"
+            ) from None
         self.info = info
         for problem in info["isolation_errors"]:
             log.warning("sandbox worker %d: %s", self.index, problem)
         if info["vm_bytes"] + (256 << 20) > self.sandbox.memory_mb << 20:
-            log.warning("sandbox.memory_mb=%d leaves little room above the server's own %d MB address space",
-                        self.sandbox.memory_mb, info["vm_bytes"] >> 20)
+            log.warning(
+                "sandbox.memory_mb=%d leaves little room above the server's own %d MB address space",
+                self.sandbox.memory_mb,
+                info["vm_bytes"] >> 20,
+            )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -438,8 +490,11 @@ class _Worker:
         if not self.alive():
             if self.sandbox.closed:
                 return {"error": "the sandbox was closed"}
-            log.warning("sandbox worker %d: server gone (exit %s); restarting", self.index,
-                        None if self.proc is None else self.proc.returncode)
+            log.warning(
+                "sandbox worker %d: server gone (exit %s); restarting",
+                self.index,
+                None if self.proc is None else self.proc.returncode,
+            )
             self.stop()
             try:
                 self.spawn()

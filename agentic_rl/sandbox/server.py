@@ -30,6 +30,7 @@ cgroups), `supervisor` (one call), `procfs` (reading a call's processes), `repor
 Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
 message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.
 """
+
 from __future__ import annotations
 
 import gc
@@ -108,23 +109,33 @@ def serve(config: dict) -> None:
         cgroups, problem = MemoryCgroups.find()
         if problem:
             isolation_errors.append(f"{problem}: memory_mb binds only the call's anonymous memory, polled")
-    supervisor = Supervisor(config, harness, private_tmp, world_writable, close_in_zygote=(proto_in, proto_out),
-                            cgroups=cgroups, pid_namespace=private_tmp)
-    write_msg(proto_out, {
-        "ready": True,
-        "pid": os.getpid(),
-        "python": sys.version.split()[0],
-        "executable": sys.executable,
-        "preloaded": loaded,
-        "preload_failed": failed,
-        "hidden": hidden,
-        "isolation_errors": isolation_errors,
-        "zygote_pid": supervisor.zygote_pid,
-        "world_writable": world_writable,
-        "memory_cgroup": cgroups.base if cgroups else None,
-        "threads": threading.active_count(),
-        "vm_bytes": vm_size(),
-    })
+    supervisor = Supervisor(
+        config,
+        harness,
+        private_tmp,
+        world_writable,
+        close_in_zygote=(proto_in, proto_out),
+        cgroups=cgroups,
+        pid_namespace=private_tmp,
+    )
+    write_msg(
+        proto_out,
+        {
+            "ready": True,
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "executable": sys.executable,
+            "preloaded": loaded,
+            "preload_failed": failed,
+            "hidden": hidden,
+            "isolation_errors": isolation_errors,
+            "zygote_pid": supervisor.zygote_pid,
+            "world_writable": world_writable,
+            "memory_cgroup": cgroups.base if cgroups else None,
+            "threads": threading.active_count(),
+            "vm_bytes": vm_size(),
+        },
+    )
     while True:
         try:
             req = read_msg(proto_in)

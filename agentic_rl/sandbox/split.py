@@ -28,6 +28,7 @@ candidate that sleeps while loading is never split. The program's own loading, r
 is counted every time: a run close to its limit may time out split where it would not unsplit, never
 the other way round.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,15 +56,22 @@ def plan_test_names(test: str, harness: str) -> list[str] | None:
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "TestCases"]
     if len(classes) != 1:
         return None
-    names = [node.name for node in classes[0].body
-             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")]
+    names = [
+        node.name
+        for node in classes[0].body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+    ]
     if len(names) < 2 or len(set(names)) != len(names):
         return None
     return sorted(names)
 
 
 def merge_parts(
-    names: list[str], raws: list[dict], timeout_s: float, max_detail_chars: int, max_output_bytes: int,
+    names: list[str],
+    raws: list[dict],
+    timeout_s: float,
+    max_detail_chars: int,
+    max_output_bytes: int,
     first_s: float = 0.0,
 ) -> TestReport | None:
     """The report of the whole run from the parts' raw replies (raws[i] ran names[i] alone); `first_s`:
@@ -91,12 +99,16 @@ def merge_parts(
     duration = first_s + sum(p.duration_s for p in parts)
     if stopped:  # the shared budget ran out before every part was done: the unfinished ones have no verdict
         status, n_tests, n_failed = "timeout", len(names), sum(not p.passed for p in parts)
-        detail = (f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all and "
-                  f"reached the {timeout_s:g} s limit (in {names[worst]})")
+        detail = (
+            f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all and "
+            f"reached the {timeout_s:g} s limit (in {names[worst]})"
+        )
     elif status == "passed" and duration > timeout_s:
         status, n_failed = "timeout", n_tests  # as an unsplit timeout: no test has a verdict
-        detail = (f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all, "
-                  f"over the {timeout_s:g} s limit")
+        detail = (
+            f"timeout: the {len(names)} tests, run in parallel parts, took {duration:.1f} s in all, "
+            f"over the {timeout_s:g} s limit"
+        )
     elif status == "passed":
         detail = f"{n_tests}/{n_tests} tests passed"
     else:  # name the test whose part hit a limit, unless it did before collecting (while loading)
@@ -111,7 +123,8 @@ def merge_parts(
         stdout=_joined((p.stdout for p in parts), max_output_bytes),
         stderr=_joined((p.stderr for p in parts), max_output_bytes),
         parts=len(parts),
-        trust="out_of_process" if all(p.trust == "out_of_process" for p in parts if p.status != "cancelled")
+        trust="out_of_process"
+        if all(p.trust == "out_of_process" for p in parts if p.status != "cancelled")
         else "in_process",
     )
 

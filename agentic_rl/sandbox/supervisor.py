@@ -1,5 +1,6 @@
 """One call, start to end: the zygote forks the call's init (a new PID namespace) and the runner; the
 supervisor feeds it the request, watches deadline, output and memory, kills what is left, and replies."""
+
 from __future__ import annotations
 
 import fcntl
@@ -82,9 +83,16 @@ BASE_ENV = {
 class Supervisor:
     """Runs one call: has the zygote fork the runner, watches it, kills whatever is left of the call, reports."""
 
-    def __init__(self, config: dict, harness, private_tmp: bool, world_writable: list[str],
-                 close_in_zygote: tuple[int, ...] = (), cgroups: MemoryCgroups | None = None,
-                 pid_namespace: bool = False) -> None:
+    def __init__(
+        self,
+        config: dict,
+        harness,
+        private_tmp: bool,
+        world_writable: list[str],
+        close_in_zygote: tuple[int, ...] = (),
+        cgroups: MemoryCgroups | None = None,
+        pid_namespace: bool = False,
+    ) -> None:
         self.config = config
         self.harness = harness
         self.private_tmp = private_tmp
@@ -315,9 +323,10 @@ class Supervisor:
         # before it can exit. Once it exits the zygote reaps it at once, and its pid may be gone (or another
         # process's) by the time we look; a fast program used to finish in that window.
         pidfd = open_pidfd(pid)
-        out = _Streams({name: pipes[name][0] for name in ("stdout", "stderr", "result")},
-                       {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"],
-                        "result": MAX_RESULT_BYTES})
+        out = _Streams(
+            {name: pipes[name][0] for name in ("stdout", "stderr", "result")},
+            {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES},
+        )
         status = None
         try:
             try:  # the request goes to this runner alone (the zygote never sees it)
@@ -327,9 +336,17 @@ class Supervisor:
             os.close(pipes["request"][1])
             ended = "exited"
             if pidfd is not None:
-                ended = self._wait(pidfd, out, start + req["timeout_s"], req["output_limit_bytes"],
-                                   req.get("yield_if_idle"), nonce, self._call_processes,
-                                   self._memory_check(limits.get("total_memory_bytes")), control_fd)
+                ended = self._wait(
+                    pidfd,
+                    out,
+                    start + req["timeout_s"],
+                    req["output_limit_bytes"],
+                    req.get("yield_if_idle"),
+                    nonce,
+                    self._call_processes,
+                    self._memory_check(limits.get("total_memory_bytes")),
+                    control_fd,
+                )
             if ended != "exited":
                 kill_by_pidfd(pidfd)
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
@@ -394,8 +411,17 @@ class Supervisor:
         return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
 
     @staticmethod
-    def _wait(pidfd: int, out: _Streams, deadline: float, output_limit: int, yield_if_idle: dict | None,
-              nonce: str, processes, memory_exceeded=None, control_fd: int | None = None) -> str:
+    def _wait(
+        pidfd: int,
+        out: _Streams,
+        deadline: float,
+        output_limit: int,
+        yield_if_idle: dict | None,
+        nonce: str,
+        processes,
+        memory_exceeded=None,
+        control_fd: int | None = None,
+    ) -> str:
         """Pump output until the runner exits ("exited"), the deadline ("timeout"), too much output
         ("output_limit"), too much memory across the call's processes ("memory"), or a cancel message from
         the client on `control_fd` ("cancelled": another part of the same split task hit a limit).

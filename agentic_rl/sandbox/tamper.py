@@ -22,6 +22,7 @@ refused or detected attempt becomes a `tamper` event on the result pipe at once,
 * `encode`: the report's JSON, written with nothing but built-in types (json's encoder is mutable
   module state the candidate could rebind).
 """
+
 from __future__ import annotations
 
 import builtins
@@ -44,26 +45,63 @@ _MISSING = object()
 MAX_TAMPER_NOTES = 20
 
 # Audit events refused whoever asks: nothing a test needs, and each a way to the harness's objects.
-ALWAYS_REFUSED = frozenset({
-    "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-    "sys._current_frames", "sys._current_exceptions",
-    "sys.settrace", "sys.setprofile",
-})
+ALWAYS_REFUSED = frozenset(
+    {
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "sys.settrace",
+        "sys.setprofile",
+    }
+)
 # Refused when untrusted code asks: ctypes reads of arbitrary memory.
 UNTRUSTED_REFUSED = frozenset({"ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof"})
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 # Stdlib helpers whose purpose is to hand frames to their caller.
-FRAME_HELPERS = (("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
-                 ("traceback", ("walk_stack", "walk_tb")), ("logging", ("currentframe",)))
+FRAME_HELPERS = (
+    ("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
+    ("traceback", ("walk_stack", "walk_tb")),
+    ("logging", ("currentframe",)),
+)
 # sys.modules names whose module object must stay the same (plus every guarded namespace's).
-GUARDED_MODULE_PREFIXES = ("unittest", "_pytest", "pytest", "pluggy", "builtins", "os", "sys", "_signal", "signal",
-                           "json", "inspect", "traceback", "importlib", "types", "functools", "ctypes")
+GUARDED_MODULE_PREFIXES = (
+    "unittest",
+    "_pytest",
+    "pytest",
+    "pluggy",
+    "builtins",
+    "os",
+    "sys",
+    "_signal",
+    "signal",
+    "json",
+    "inspect",
+    "traceback",
+    "importlib",
+    "types",
+    "functools",
+    "ctypes",
+)
 # Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
 REIMPORT_REFUSED = frozenset({"_signal"})
-WATCHED = ALWAYS_REFUSED | UNTRUSTED_REFUSED | frozenset({
-    "sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__", "open",
-    "compile", "code.__new__", "import",
-})
+WATCHED = (
+    ALWAYS_REFUSED
+    | UNTRUSTED_REFUSED
+    | frozenset(
+        {
+            "sys._getframe",
+            "object.__getattr__",
+            "object.__setattr__",
+            "object.__delattr__",
+            "open",
+            "compile",
+            "code.__new__",
+            "import",
+        }
+    )
+)
 
 
 def frameless_signal_handlers() -> None:
@@ -99,8 +137,9 @@ def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 class AuditPolicy:
     """The audit hook; `notes` lists what was refused. `report(note)` is called once per refusal."""
 
-    def __init__(self, protected_types: list[type], report, roots: tuple[str, ...], workdir: str,
-                 framework_dirs: tuple[str, ...]) -> None:
+    def __init__(
+        self, protected_types: list[type], report, roots: tuple[str, ...], workdir: str, framework_dirs: tuple[str, ...]
+    ) -> None:
         self._protected = {_id(t) for t in protected_types}
         self._framework_dirs = framework_dirs
         self._keep_alive = protected_types
@@ -184,10 +223,11 @@ class AuditPolicy:
         of the frame-returning stdlib helpers (inspect.currentframe...), ctypes' own wrappers or (for
         imports) the import machinery, the code that called them."""
         frame = _getframe(3)  # 0: here, 1: _check, 2: __call__, 3: the code that raised the event
-        while frame is not None and (_id(frame.f_code) in self._helpers
-                                     or frame.f_code.co_filename.startswith(self._ctypes_dir)
-                                     or (skip_importlib and frame.f_code.co_filename.startswith(
-                                         ("<frozen importlib", self._importlib_dir)))):
+        while frame is not None and (
+            _id(frame.f_code) in self._helpers
+            or frame.f_code.co_filename.startswith(self._ctypes_dir)
+            or (skip_importlib and frame.f_code.co_filename.startswith(("<frozen importlib", self._importlib_dir)))
+        ):
             frame = frame.f_back
         return "<no frame>" if frame is None else frame.f_code.co_filename
 
@@ -199,8 +239,11 @@ class AuditPolicy:
             return True
         # A name with `..` in it (`<site-packages>/../../srv/x.py`, reached through a sys.path entry
         # the candidate added) only looks like library code.
-        return (filename.startswith(self._roots) and not filename.startswith(self._workdir)
-                and _normpath(filename) == filename)
+        return (
+            filename.startswith(self._roots)
+            and not filename.startswith(self._workdir)
+            and _normpath(filename) == filename
+        )
 
     def _check_open(self, path) -> str | None:
         if _isinstance(path, bytes):
@@ -252,10 +295,14 @@ class Guard:
                 continue  # its version tag says nothing was written to it
             now = vars(cls)
             out += [f"{cls.__qualname__}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
-            out += [f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys()
-                    if not k.startswith("_pytest")]
-        out += [f"{cls.__qualname__} (modified, maybe restored since)" for cls, view, tag in self._tags
-                if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)]
+            out += [
+                f"{cls.__qualname__}.{k} (added)" for k in now.keys() - before.keys() if not k.startswith("_pytest")
+            ]
+        out += [
+            f"{cls.__qualname__} (modified, maybe restored since)"
+            for cls, view, tag in self._tags
+            if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)
+        ]
         for name, now, before, view, version in self._namespaces:
             if view is None or view.value != version:
                 diff = [f"{name}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
@@ -263,8 +310,10 @@ class Guard:
         modules = sys.modules
         if self._modules_view is None or self._modules_view.value != self._modules_version:
             out += [f"sys.modules[{k!r}]" for k, v in self._sys_modules.items() if modules.get(k, _MISSING) is not v]
-        for name, before, now in (("sys.meta_path", self._meta_path, sys.meta_path),
-                                  ("sys.path_hooks", self._path_hooks, sys.path_hooks)):
+        for name, before, now in (
+            ("sys.meta_path", self._meta_path, sys.meta_path),
+            ("sys.path_hooks", self._path_hooks, sys.path_hooks),
+        ):
             if [h for h in before if h not in now]:
                 out.append(f"{name} (an import hook was removed)")
         if namespace is not None:
@@ -276,8 +325,10 @@ class Guard:
     def new_import_hooks(self, untrusted) -> list[str]:
         """Import hooks added since the snapshot whose code is untrusted (`untrusted(filename)`)."""
         out = []
-        for name, before, now in (("sys.meta_path", self._meta_path, sys.meta_path),
-                                  ("sys.path_hooks", self._path_hooks, sys.path_hooks)):
+        for name, before, now in (
+            ("sys.meta_path", self._meta_path, sys.meta_path),
+            ("sys.path_hooks", self._path_hooks, sys.path_hooks),
+        ):
             for hook in now:
                 if hook not in before and untrusted(_code_file(hook)):
                     out.append(f"{name} (an import hook was added)")
@@ -325,9 +376,11 @@ def _find_dict_version_offset() -> int | None:
         samples.append(words())
     _ = probe.get("k")
     samples.append(words())
-    offsets = [8 * i for i in range(n)
-               if all(a[i] < b[i] for a, b in zip(samples[:4], samples[1:4])) and samples[4][i] == samples[3][i]
-               and i != 2]  # word 2 is ma_used, which grows only with new keys
+    offsets = [
+        8 * i
+        for i in range(n)
+        if all(a[i] < b[i] for a, b in zip(samples[:4], samples[1:4])) and samples[4][i] == samples[3][i] and i != 2
+    ]  # word 2 is ma_used, which grows only with new keys
     return offsets[0] if len(offsets) == 1 else None
 
 
@@ -442,8 +495,16 @@ def encode(value) -> str:
     if t is list or t is tuple:
         return "[" + ",".join([encode(v) for v in value]) + "]"
     if t is dict:
-        return "{" + ",".join([_encode_str(_str.__str__(k) if _type(k) is _str else "?") + ":" + encode(v)
-                               for k, v in dict.items(value)]) + "}"
+        return (
+            "{"
+            + ",".join(
+                [
+                    _encode_str(_str.__str__(k) if _type(k) is _str else "?") + ":" + encode(v)
+                    for k, v in dict.items(value)
+                ]
+            )
+            + "}"
+        )
     return "null"  # the harness sends nothing else
 
 

@@ -14,6 +14,7 @@ process, by today's harness with its tamper defences, and the verdict says so
 The choice is made here, from the test source alone, before anything runs: the candidate cannot choose
 it (a fallback decided after a run could be provoked by the candidate, by returning such an object).
 """
+
 from __future__ import annotations
 
 import re
@@ -23,17 +24,23 @@ OUT_OF_PROCESS, IN_PROCESS = "out_of_process", "in_process"
 # Tests that turn what the candidate wrote into code in the tests' process (unpickling a file it wrote,
 # eval of a string it returned, importing its file): out of process that code would run beside the report
 # channel, so these run in process, where it is only what the candidate could do anyway.
-_RUNS_CANDIDATE_DATA = (r"pickle|joblib|read_pickle|dill|shelve|marshal|allow_pickle|unsafe_load|yaml\.load|"
-                        r"torch\.load|load_model|eval|exec|import_module|__import__|runpy|spec_from_file_location")
+_RUNS_CANDIDATE_DATA = (
+    r"pickle|joblib|read_pickle|dill|shelve|marshal|allow_pickle|unsafe_load|yaml\.load|"
+    r"torch\.load|load_model|eval|exec|import_module|__import__|runpy|spec_from_file_location"
+)
 
 # Test code that reaches into the candidate's process (word-boundary matches on the test source).
 _IN_PROCESS_MARKERS = {
-    "pytest": re.compile(r"\b(mock|Mock|MagicMock|patch|monkeypatch|mocker|capsys|capfd|capsysbinary|capfdbinary|"
-                         r"caplog|import solution|solution\.|sys\.modules|stdout|stderr|__class__|__module__|gc|"
-                         + _RUNS_CANDIDATE_DATA + r")\b"),
-    "unittest": re.compile(r"\b(mock|Mock|MagicMock|patch|assertLogs|stdout|stderr|"
-                           r"sys\.modules|__class__|__module__|gc|matplotlib|plt|Axes|Figure|axes|"
-                           + _RUNS_CANDIDATE_DATA + r")\b"),
+    "pytest": re.compile(
+        r"\b(mock|Mock|MagicMock|patch|monkeypatch|mocker|capsys|capfd|capsysbinary|capfdbinary|"
+        r"caplog|import solution|solution\.|sys\.modules|stdout|stderr|__class__|__module__|gc|"
+        + _RUNS_CANDIDATE_DATA
+        + r")\b"
+    ),
+    "unittest": re.compile(
+        r"\b(mock|Mock|MagicMock|patch|assertLogs|stdout|stderr|"
+        r"sys\.modules|__class__|__module__|gc|matplotlib|plt|Axes|Figure|axes|" + _RUNS_CANDIDATE_DATA + r")\b"
+    ),
     "humaneval": None,  # check(candidate) only calls the candidate: always out of process
 }
 

@@ -2,6 +2,7 @@
 
 Standard library only: used by the client (`sandbox.py`) and by the server under the sandbox interpreter.
 """
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 Each tool describes itself in a `ToolSpec` (see `base.py`) and is declared in the "tool" registry
 (`agentic_rl.registry`); a tool set's tools are built from their YAML (`_target_`) by `build_tool`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -48,8 +49,10 @@ def build_tool(name: str, cfg: Any, sandbox: Any = None, **runtime: Any) -> Tool
     cls = tool_class(cfg)
     spec = getattr(cls, "spec", None)
     if spec is None or spec.name != name:
-        raise ValueError(f"tool config for {name!r} builds {cls.__name__}, which declares "
-                         f"{getattr(spec, 'name', None)!r}; fix its `_target_` or the name it is listed under")
+        raise ValueError(
+            f"tool config for {name!r} builds {cls.__name__}, which declares "
+            f"{getattr(spec, 'name', None)!r}; fix its `_target_` or the name it is listed under"
+        )
     kwargs = {need: runtime[need] for need in spec.needs if need in runtime}
     return build(cfg, **kwargs)
 
@@ -59,14 +62,17 @@ def build_toolset(cfg: DictConfig, sandbox: Any) -> ToolSet:
     active = list(cfg.active)
     missing = [n for n in active + ["submit"] if n not in cfg]
     if missing:
-        raise ValueError(f"tool set {cfg.name!r} lists {missing} but has no config for it (add `/tool@{missing[0]}` "
-                         "to its defaults)")
+        raise ValueError(
+            f"tool set {cfg.name!r} lists {missing} but has no config for it (add `/tool@{missing[0]}` to its defaults)"
+        )
     tools = {n: build_tool(n, cfg[n], sandbox) for n in active}
     grader = tools.get("submit") or build_tool("submit", cfg.submit, sandbox)
-    examples = tuple((e.task.strip(), e.reply.strip()) for e in cfg.get("examples") or []) \
-        if cfg.get("worked_example") else ()
-    return ToolSet(name=cfg.name, tools=tools, grader=grader, system_prompt=system_prompt(cfg, tools),
-                   examples=examples)
+    examples = (
+        tuple((e.task.strip(), e.reply.strip()) for e in cfg.get("examples") or []) if cfg.get("worked_example") else ()
+    )
+    return ToolSet(
+        name=cfg.name, tools=tools, grader=grader, system_prompt=system_prompt(cfg, tools), examples=examples
+    )
 
 
 def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
@@ -82,6 +88,22 @@ def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
     return "\n\n".join(parts)
 
 
-__all__ = ["TOOLS", "TOOL_SPECS", "AnswerTool", "ExecuteTool", "SearchTool", "SubmitTool", "Tool", "ToolSet",
-           "ToolSpec", "build_tool", "build_toolset", "declared_specs", "extract_code", "find_first_call", "spec_for",
-           "system_prompt", "tool_names"]
+__all__ = [
+    "TOOLS",
+    "TOOL_SPECS",
+    "AnswerTool",
+    "ExecuteTool",
+    "SearchTool",
+    "SubmitTool",
+    "Tool",
+    "ToolSet",
+    "ToolSpec",
+    "build_tool",
+    "build_toolset",
+    "declared_specs",
+    "extract_code",
+    "find_first_call",
+    "spec_for",
+    "system_prompt",
+    "tool_names",
+]

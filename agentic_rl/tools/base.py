@@ -27,6 +27,7 @@ The built-in call forms:
 Only the tools of the active tool set are recognised: with `tools=code` a `<search>` block is plain
 text, never executed (the ablation must really change the tool set).
 """
+
 from __future__ import annotations
 
 import re
@@ -55,8 +56,10 @@ class ToolSpec:
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
-            raise ValueError(f"tool name {self.name!r} must be lowercase letters, digits and _ "
-                             "(it becomes the metric name tools/<name>_rate)")
+            raise ValueError(
+                f"tool name {self.name!r} must be lowercase letters, digits and _ "
+                "(it becomes the metric name tools/<name>_rate)"
+            )
         if (self.call_pattern is None) == (self.parse_reply is None):
             raise ValueError(f"tool {self.name!r} must declare exactly one of call_pattern or parse_reply")
         if self.call_pattern is not None and self.call_pattern.groups < 1:
@@ -85,8 +88,10 @@ def declared_specs() -> dict[str, ToolSpec]:
             cls = TOOLS.get(name)
             spec = getattr(cls, "spec", None)
             if spec is None or spec.name != name:
-                raise ValueError(f"the tool declared as {name!r} ({cls!r}) has no `spec` named {name!r}; fix its "
-                                 "declaration (agentic_rl/registry.py or its package's entry point)")
+                raise ValueError(
+                    f"the tool declared as {name!r} ({cls!r}) has no `spec` named {name!r}; fix its "
+                    "declaration (agentic_rl/registry.py or its package's entry point)"
+                )
             register_spec(spec)
     order = [n for n in declared if n in TOOL_SPECS] + sorted(set(TOOL_SPECS) - set(declared))
     return {name: TOOL_SPECS[name] for name in order}
@@ -141,12 +146,27 @@ class Tool:
             raise ValueError(f"tools.{self.spec.name}.max_chars must be >= 1, got {max_chars}")
         self.max_chars = max_chars
 
-    def observation(self, body: str, *, start: float, ok: bool = True, status: str = "ok",
-                    passed: bool | None = None, trust: str | None = None) -> Observation:
+    def observation(
+        self,
+        body: str,
+        *,
+        start: float,
+        ok: bool = True,
+        status: str = "ok",
+        passed: bool | None = None,
+        trust: str | None = None,
+    ) -> Observation:
         """`body` capped to `max_chars` and wrapped in the result tag; `start` is a perf_counter() value."""
         text = f"<{self.spec.result_tag}>\n{cap_text(body, self.max_chars)}\n</{self.spec.result_tag}>"
-        return Observation(tool=self.spec.name, text=text, ok=ok, status=status, passed=passed, trust=trust,
-                           latency_ms=(time.perf_counter() - start) * 1e3)
+        return Observation(
+            tool=self.spec.name,
+            text=text,
+            ok=ok,
+            status=status,
+            passed=passed,
+            trust=trust,
+            latency_ms=(time.perf_counter() - start) * 1e3,
+        )
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         raise NotImplementedError

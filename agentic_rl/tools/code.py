@@ -1,5 +1,6 @@
 """The sandbox-backed tools: execute a ```python block, submit a ```submit block to the tests, and the
 no-tools answer (the code in the whole reply, graded once)."""
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,10 @@ class ExecuteTool(Tool):
         result_tag="exec_result",
         counts_toward_cap=True,
         needs=("sandbox",),
-        description=("Execute code: run Python to try an idea and see its output.\n"
-                     "Format:\n```python\n# your code\nprint(result)\n```"),
+        description=(
+            "Execute code: run Python to try an idea and see its output.\n"
+            "Format:\n```python\n# your code\nprint(result)\n```"
+        ),
     )
 
     def __init__(self, sandbox: Any, timeout_s: float = 10.0, max_chars: int = 500, error_lines: int = 3) -> None:
@@ -68,8 +71,10 @@ class SubmitTool(Tool):
         counts_toward_cap=False,  # a submission is always allowed, whatever the cap C
         grades=True,
         needs=("sandbox",),
-        description=("Run tests: submit your final solution; it is run against the hidden tests.\n"
-                     "Format:\n```submit\ndef your_solution(...):\n    ...\n```"),
+        description=(
+            "Run tests: submit your final solution; it is run against the hidden tests.\n"
+            "Format:\n```submit\ndef your_solution(...):\n    ...\n```"
+        ),
     )
 
     def __init__(self, sandbox: Any, timeout_s: float = 30.0, max_chars: int = 400) -> None:
@@ -79,13 +84,20 @@ class SubmitTool(Tool):
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
-        report = self.sandbox.run_tests(call.content, task.tests, harness=task.harness,
-                                        entry_point=task.entry_point, timeout_s=self.timeout_s)
+        report = self.sandbox.run_tests(
+            call.content, task.tests, harness=task.harness, entry_point=task.entry_point, timeout_s=self.timeout_s
+        )
         body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
         # a tampered verdict is a failed candidate, not a broken tool: it is not a submit error
         graded = report.status in ("passed", "failed", "tampered")
-        return self.observation(body, start=start, ok=graded, status=report.status, passed=report.passed,
-                                trust=getattr(report, "trust", None))
+        return self.observation(
+            body,
+            start=start,
+            ok=graded,
+            status=report.status,
+            passed=report.passed,
+            trust=getattr(report, "trust", None),
+        )
 
 
 class AnswerTool(Tool):
@@ -105,8 +117,7 @@ class AnswerTool(Tool):
         description="Answer: reply with the complete solution in one ```python code block; it is graded once.",
     )
 
-    def __init__(self, sandbox: Any = None, timeout_s: float = 30.0, max_chars: int = 400,
-                 grader: Any = None) -> None:
+    def __init__(self, sandbox: Any = None, timeout_s: float = 30.0, max_chars: int = 400, grader: Any = None) -> None:
         super().__init__(max_chars)
         if grader is None:
             if sandbox is None:

@@ -1,5 +1,6 @@
 """Hydra callbacks: draw the sweep's comparison figure, write its tables and report failed jobs when a multirun
 ends."""
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,9 @@ class SweepOutputOnEnd(Callback):
         try:
             logger.info("sweep %s: %s", self.what, self.write(sweep_dir))
         except Exception:
-            logger.warning("could not write the sweep %s; run python -m %s %s", self.what, self.command, sweep_dir,
-                           exc_info=True)
+            logger.warning(
+                "could not write the sweep %s; run python -m %s %s", self.what, self.command, sweep_dir, exc_info=True
+            )
 
 
 class PlotSweepOnEnd(SweepOutputOnEnd):
@@ -78,6 +80,10 @@ class ReportSweepFailures(Callback):
             return
         for num, failure in sorted(failures.items()):
             logger.error("job %s failed: %s (%s)", num, failure["error"], failure["details"])
-        logger.error("%d job(s) failed, listed in %s. To run only the missing and failed jobs: %s", len(failures),
-                     sweep_dir / FAILURES_FILE, rerun_command(self.entry, sweep_dir))
+        logger.error(
+            "%d job(s) failed, listed in %s. To run only the missing and failed jobs: %s",
+            len(failures),
+            sweep_dir / FAILURES_FILE,
+            rerun_command(self.entry, sweep_dir),
+        )
         sys.exit(1)

@@ -1,5 +1,6 @@
 """Episode statistics under the project's metric names (below), one code path for training and evaluation:
 `episode_counts` (per episode) -> `aggregate_metrics` (per batch); evaluation records carry the counts."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -29,10 +30,17 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
         tampered += turn.call.name == "submit" and obs.status == "tampered"
         in_process += turn.call.name == "submit" and obs.trust == "in_process"
-    return {"turns": len(traj.turns), "tool_calls": calls, "tool_errors": errors,
-            "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()}, "tampered_submissions": tampered,
-            "in_process_submissions": in_process, "capped_calls": capped, "model_tokens": traj.n_model_tokens,
-            "finish_reason": traj.finish_reason}
+    return {
+        "turns": len(traj.turns),
+        "tool_calls": calls,
+        "tool_errors": errors,
+        "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()},
+        "tampered_submissions": tampered,
+        "in_process_submissions": in_process,
+        "capped_calls": capped,
+        "model_tokens": traj.n_model_tokens,
+        "finish_reason": traj.finish_reason,
+    }
 
 
 def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
@@ -71,8 +79,7 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
             out[f"tools/{name}/latency_ms"] = sum(c["tool_latency_ms"].get(name, 0.0) for c in counts) / calls[name]
     if calls.get("submit"):  # records written before this field existed count as untampered
         out["tools/submit/tampered_rate"] = sum(c.get("tampered_submissions", 0) for c in counts) / calls["submit"]
-        out["tools/submit/in_process_rate"] = (sum(c.get("in_process_submissions", 0) for c in counts)
-                                               / calls["submit"])
+        out["tools/submit/in_process_rate"] = sum(c.get("in_process_submissions", 0) for c in counts) / calls["submit"]
     return out
 
 

@@ -4,6 +4,7 @@ saved W&B workspace, and `python -m agentic_rl.plot SWEEP_DIR` draws the same pa
 Each line panel plots one metric per arm (a job of the sweep) against the training step; the eval panel is
 pass@1 per mode after training.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,11 @@ def panels() -> tuple[Panel, ...]:
     tool gets its curve), the no-call and refused-by-cap rates, learning curves, evaluation."""
     from agentic_rl.tools.base import declared_specs
 
-    tool_use = tuple(Panel("Tool use", f"{name} rate", f"tools/{name}_rate", "share of turns")
-                     for name, spec in declared_specs().items() if not spec.final)
+    tool_use = tuple(
+        Panel("Tool use", f"{name} rate", f"tools/{name}_rate", "share of turns")
+        for name, spec in declared_specs().items()
+        if not spec.final
+    )
     return (
         *tool_use,
         Panel("Tool use", "no-call rate", "tools/none_rate", "share of turns"),

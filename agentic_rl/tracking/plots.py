@@ -6,6 +6,7 @@ into arms (`runs.group_by_arm`: overrides without the seed); per arm the tool-ra
 as the mean over seeds with a 95% t band, and pass@1 per mode before/after as the mean over seeds ± 95% t CI
 (one seed: Wilson over its tasks), so ablations are compared at a glance and with their noise.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -49,8 +50,7 @@ def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]
         if r.get(key) is not None and "train/epoch" in r:
             groups[int(r["train/epoch"])].append((r["step"], r[key]))
     epochs = sorted(groups)
-    return ([groups[e][-1][0] for e in epochs],
-            [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
+    return ([groups[e][-1][0] for e in epochs], [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
 
 
 def run_title(summary: dict, run_dir: Path) -> str:
@@ -82,8 +82,16 @@ def plot_pass_at_1_bars(ax, evals: dict, n_tasks: int | None) -> None:
             lows.append(v - lo)
             highs.append(hi - v)
             top = max(top, hi)
-        bars = ax.bar(xs, values, width=width, color=PHASE_COLORS[phase], edgecolor="#333",
-                      yerr=[lows, highs] if n_tasks else None, capsize=3, label=f"{phase} training")
+        bars = ax.bar(
+            xs,
+            values,
+            width=width,
+            color=PHASE_COLORS[phase],
+            edgecolor="#333",
+            yerr=[lows, highs] if n_tasks else None,
+            capsize=3,
+            label=f"{phase} training",
+        )
         for bar, v in zip(bars, values):
             ax.text(bar.get_x() + bar.get_width() / 2, v / 2, f"{v:.0%}", ha="center", fontsize=8)
     ax.set_xticks(range(len(modes)), modes, fontsize=8)
@@ -95,14 +103,15 @@ def plot_pass_at_1_bars(ax, evals: dict, n_tasks: int | None) -> None:
         ax.legend(fontsize=8)
 
 
-def plot_curves(ax, records: list[dict], keys: tuple[tuple[str, str], ...], title: str, ylabel: str,
-                shares: bool = False) -> None:
+def plot_curves(
+    ax, records: list[dict], keys: tuple[tuple[str, str], ...], title: str, ylabel: str, shares: bool = False
+) -> None:
     """Per-step rolling means with epoch means as dots, one line per metric."""
     for key, label in keys:
         steps, values = per_step(records, key)
         if not steps:
             continue
-        line, = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
+        (line,) = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
         xs, ys = per_epoch_end(records, key)
         ax.plot(xs, ys, "o", color=line.get_color(), label=f"{label} (epoch mean)")
     ax.set_xlabel("training step (one task group each)")
@@ -117,17 +126,19 @@ def plot_curves(ax, records: list[dict], keys: tuple[tuple[str, str], ...], titl
         ax.text(0.5, 0.5, "no training steps logged", ha="center", va="center", transform=ax.transAxes)
 
 
-
-
 def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
     """(metric, label) of every tool-call rate the run logged, declared tools first in their order."""
     from agentic_rl.tools.base import tool_names
 
-    logged = {key for r in records for key in r
-              if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    logged = {
+        key for r in records for key in r if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
+    }
     names = [n for n in tool_names() if f"tools/{n}_rate" in logged]
-    names += sorted(k[len("tools/"):-len("_rate")] for k in logged
-                    if k[len("tools/"):-len("_rate")] not in names and k not in NON_TOOL_RATES)
+    names += sorted(
+        k[len("tools/") : -len("_rate")]
+        for k in logged
+        if k[len("tools/") : -len("_rate")] not in names and k not in NON_TOOL_RATES
+    )
     return tuple((f"tools/{n}_rate", n) for n in names)
 
 
@@ -138,12 +149,23 @@ def plot_run(run_dir: Path) -> Path:
     summary = read_summary(run_dir)
     fig, axes = plt.subplots(1, 4, figsize=(22, 5))
     plot_pass_at_1_bars(axes[0], summary.get("eval", {}), summary.get("n_eval_tasks"))
-    plot_curves(axes[1], records, (("train/pass_rate", "pass rate"),), "training pass rate",
-                "pass rate (share of episodes)", shares=True)
-    plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward",
-                "mean episode reward")
-    plot_curves(axes[3], records, (*tool_rate_curves(records), *NON_TOOL_RATES.items()), "tool-call rates",
-                "share of turns", shares=True)
+    plot_curves(
+        axes[1],
+        records,
+        (("train/pass_rate", "pass rate"),),
+        "training pass rate",
+        "pass rate (share of episodes)",
+        shares=True,
+    )
+    plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward", "mean episode reward")
+    plot_curves(
+        axes[3],
+        records,
+        (*tool_rate_curves(records), *NON_TOOL_RATES.items()),
+        "tool-call rates",
+        "share of turns",
+        shares=True,
+    )
     fig.suptitle(run_title(summary, run_dir), fontsize=11)
     fig.tight_layout()
     out = run_dir / "figures" / "training_summary.png"
@@ -165,23 +187,32 @@ def arm_curve(runs_records: list[list[dict]], metric: str, rate: bool) -> tuple[
     return steps, [across_seeds(by_step[s], rate=rate) for s in steps]
 
 
-def plot_arm_curves(ax, arms: dict[str, list[Path]], records: dict[Path, list[dict]], metric: str,
-                    colors: dict[str, str], rate: bool) -> None:
+def plot_arm_curves(
+    ax, arms: dict[str, list[Path]], records: dict[Path, list[dict]], metric: str, colors: dict[str, str], rate: bool
+) -> None:
     for label, runs in arms.items():
         steps, estimates = arm_curve([records[run] for run in runs], metric, rate)
         if not steps:
             continue
         ax.plot(steps, [e.mean for e in estimates], marker=".", color=colors[label], label=label)
-        ax.fill_between(steps, [e.low for e in estimates], [e.high for e in estimates], color=colors[label],
-                        alpha=0.2, linewidth=0)
+        ax.fill_between(
+            steps, [e.low for e in estimates], [e.high for e in estimates], color=colors[label], alpha=0.2, linewidth=0
+        )
     ax.set_xlabel("training step (one task group each)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     if rate:  # rates on their full scale, so a flat 0.02 does not look like a swing
         ax.set_ylim(-0.02, 1.02)
     if not ax.lines:
-        ax.text(0.5, 0.5, f"{metric}\nnot logged by these runs", ha="center", va="center", transform=ax.transAxes,
-                fontsize=8)
+        ax.text(
+            0.5,
+            0.5,
+            f"{metric}\nnot logged by these runs",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=8,
+        )
 
 
 def plot_arm_pass_at_1(ax, arms: dict[str, list[Path]], phase: str, colors: dict[str, str]) -> None:
@@ -193,14 +224,24 @@ def plot_arm_pass_at_1(ax, arms: dict[str, list[Path]], phase: str, colors: dict
     for i, (label, runs) in enumerate(arms.items()):
         xs, estimates = [], []
         for j, mode in enumerate(modes):
-            rows = [(s[mode]["pass@1"], read_summary(run).get("n_eval_tasks"))
-                    for run, s in zip(runs, sections[label]) if "pass@1" in s.get(mode, {})]
+            rows = [
+                (s[mode]["pass@1"], read_summary(run).get("n_eval_tasks"))
+                for run, s in zip(runs, sections[label])
+                if "pass@1" in s.get(mode, {})
+            ]
             if rows:
                 xs.append(j + (i - (len(arms) - 1) / 2) * width)
                 estimates.append(pass_at_1_estimate([r for r, _ in rows], [n for _, n in rows]))
-        bars = ax.bar(xs, [e.mean for e in estimates], width=width, color=colors[label], edgecolor="#333",
-                      yerr=[[e.mean - e.low for e in estimates], [e.high - e.mean for e in estimates]], capsize=3,
-                      label=label)
+        bars = ax.bar(
+            xs,
+            [e.mean for e in estimates],
+            width=width,
+            color=colors[label],
+            edgecolor="#333",
+            yerr=[[e.mean - e.low for e in estimates], [e.high - e.mean for e in estimates]],
+            capsize=3,
+            label=label,
+        )
         for bar, e in zip(bars, estimates):
             ax.text(bar.get_x() + bar.get_width() / 2, e.mean / 2, f"{e.mean:.0%}", ha="center", fontsize=7)
     ax.set_xticks(range(len(modes)), modes, fontsize=8)
@@ -222,12 +263,19 @@ def plot_sweep(sweep_dir: Path) -> Path:
     colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}
     phases = [p for p in ("after", "before") if any(any(eval_sections(r, p)) for r in arms.values())] or ["after"]
     # the eval panel is one axes per evaluation phase present
-    rows = [[(p, phase) for p in panels() if p.section == section
-             for phase in (phases if p.metric == EVAL_PASS_AT_1 else [None])] for section in panel_sections(panels())]
+    rows = [
+        [
+            (p, phase)
+            for p in panels()
+            if p.section == section
+            for phase in (phases if p.metric == EVAL_PASS_AT_1 else [None])
+        ]
+        for section in panel_sections(panels())
+    ]
     cols = max(len(row) for row in rows)
     fig, axes = plt.subplots(len(rows), cols, figsize=(5.5 * cols, 4.2 * len(rows)), squeeze=False)
     for row, row_axes in zip(rows, axes):
-        for ax in row_axes[len(row):]:
+        for ax in row_axes[len(row) :]:
             ax.remove()
         for ax, (panel, phase) in zip(row_axes, row):
             if panel.metric == EVAL_PASS_AT_1:
@@ -238,11 +286,21 @@ def plot_sweep(sweep_dir: Path) -> Path:
                 ax.set_title(f"{panel.section}: {panel.title}", fontsize=10)
             ax.set_ylabel(panel.ylabel)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[label]) for label in arms]
-    fig.legend(handles, [f"{label} ({len(arms[label])} seed{'s' * (len(arms[label]) > 1)})" for label in arms],
-               loc="upper center", bbox_to_anchor=(0.5, 0.97), ncol=min(len(arms), 6), fontsize=9)
-    fig.suptitle(f"sweep {sweep_dir.resolve().parent.name}/{sweep_dir.name}: {len(arms)} arms, {len(runs)} runs. "
-                 "Curves: each seed's rolling mean; line = mean over seeds, band = 95% t CI. Bars: mean over seeds "
-                 "± 95% t CI (one seed: Wilson CI over its tasks)", fontsize=10, y=0.995)
+    fig.legend(
+        handles,
+        [f"{label} ({len(arms[label])} seed{'s' * (len(arms[label]) > 1)})" for label in arms],
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.97),
+        ncol=min(len(arms), 6),
+        fontsize=9,
+    )
+    fig.suptitle(
+        f"sweep {sweep_dir.resolve().parent.name}/{sweep_dir.name}: {len(arms)} arms, {len(runs)} runs. "
+        "Curves: each seed's rolling mean; line = mean over seeds, band = 95% t CI. Bars: mean over seeds "
+        "± 95% t CI (one seed: Wilson CI over its tasks)",
+        fontsize=10,
+        y=0.995,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.945))
     out = sweep_dir / "figures" / "sweep_summary.png"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ dir, ...), less the overrides every run shares. The seeds of one arm are its rep
 A run dir without `.hydra/overrides.yaml` (e.g. a copy in experiments/ that kept only metrics.jsonl and
 summary.json) has no overrides: all such runs form one arm.
 """
+
 from __future__ import annotations
 
 import functools
@@ -122,6 +123,7 @@ def group_by_arm(runs: list[Path]) -> dict[str, list[Path]]:
 @dataclass(frozen=True)
 class Estimate:
     """A value across an arm's seeds with its 95% interval; `n` values went into it."""
+
     mean: float
     low: float
     high: float

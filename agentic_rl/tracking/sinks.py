@@ -8,6 +8,7 @@ passes `resume_id` to continue the same W&B run, and cuts metrics.jsonl back to 
 metric axes, tables, artifacts) is in `wandb_run.py`; the W&B summary is written once, at `close()`, from
 the last `summary()`.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def _jsonable(value: Any) -> Any:
 
 
 class Tracker:
-    def __init__(self, run_dir: Path, wandb_cfg: dict | None = None, config: dict | None = None,
-                 resume_id: str | None = None) -> None:
+    def __init__(
+        self, run_dir: Path, wandb_cfg: dict | None = None, config: dict | None = None, resume_id: str | None = None
+    ) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.metrics_path = self.run_dir / "metrics.jsonl"
@@ -47,13 +49,17 @@ class Tracker:
         if wandb_cfg and wandb_cfg.get("name") == "wandb":
             self._wandb = _start_wandb(self.run_dir, wandb_cfg, config or {}, resume_id)
             if self._wandb is not None:
-                self.wandb_info = {"id": self._wandb.id, "group": self._wandb.group, "name": self._wandb.name,
-                                   "mode": wandb_cfg.get("mode")}
+                self.wandb_info = {
+                    "id": self._wandb.id,
+                    "group": self._wandb.group,
+                    "name": self._wandb.name,
+                    "mode": wandb_cfg.get("mode"),
+                }
 
     def log(self, metrics: dict[str, float], step: int) -> None:
         record = {"step": step, **{k: _jsonable(v) for k, v in metrics.items()}}
         with disk_errors(self.metrics_path), self.metrics_path.open("a") as f:  # append-only: a killed run
-            f.write(json.dumps(record) + "\n")                                  # keeps every logged step
+            f.write(json.dumps(record) + "\n")  # keeps every logged step
         log_every = self.settings.get("log_every") or 0
         if "train/epoch" in metrics and log_every and step % log_every == 0:
             logger.info(step_line(metrics, step))
@@ -67,8 +73,9 @@ class Tracker:
         """Length of metrics.jsonl now: a checkpoint records it to cut the file back on resume."""
         return self.metrics_path.stat().st_size if self.metrics_path.is_file() else 0
 
-    def log_trajectories(self, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
-                         prompt: str = "") -> None:
+    def log_trajectories(
+        self, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown], prompt: str = ""
+    ) -> None:
         """A W&B table of these episodes, every `logger.table_every` steps (no-op without W&B)."""
         every = self.settings.get("table_every") or 0
         if self._wandb is None or not every or step % every:
@@ -86,8 +93,13 @@ class Tracker:
 
     def close(self, exit_code: int = 0) -> None:
         if self._wandb is not None:
-            _finish_wandb(self._wandb, self._summary if exit_code == 0 else None, self.run_dir,
-                          artifacts=exit_code == 0 and bool(self.settings.get("log_artifacts")), exit_code=exit_code)
+            _finish_wandb(
+                self._wandb,
+                self._summary if exit_code == 0 else None,
+                self.run_dir,
+                artifacts=exit_code == 0 and bool(self.settings.get("log_artifacts")),
+                exit_code=exit_code,
+            )
             self._wandb = None
         logger.info("run dir: %s", self.run_dir.resolve())
 
@@ -110,15 +122,17 @@ class SilentTracker:
         pass
 
 
-def open_tracker(cfg: DictConfig, run_dir: Path, *, job_type: str = "train", resume_id: str | None = None,
-                 writer: bool = True) -> Tracker | SilentTracker:
+def open_tracker(
+    cfg: DictConfig, run_dir: Path, *, job_type: str = "train", resume_id: str | None = None, writer: bool = True
+) -> Tracker | SilentTracker:
     """The run's tracker: metrics.jsonl, plus W&B as `cfg.logger` says (`job_type` "train" / "eval" names the
     W&B job type; `resume_id` continues that W&B run). `writer=False` (a rank other than 0 under
     `accelerate launch`) gets a tracker that writes nothing."""
     if not writer:
         return SilentTracker()
-    return Tracker(run_dir, wandb_run.wandb_settings(cfg, job_type), OmegaConf.to_container(cfg, resolve=True),
-                   resume_id=resume_id)
+    return Tracker(
+        run_dir, wandb_run.wandb_settings(cfg, job_type), OmegaConf.to_container(cfg, resolve=True), resume_id=resume_id
+    )
 
 
 def truncate_metrics(run_dir: Path, n_bytes: int) -> None:
@@ -130,16 +144,20 @@ def truncate_metrics(run_dir: Path, n_bytes: int) -> None:
     path = Path(run_dir) / "metrics.jsonl"
     size = path.stat().st_size if path.is_file() else 0
     if size < n_bytes:
-        raise ValueError(f"{path} has {size} bytes but the checkpoint logged {n_bytes}: the file was edited or "
-                         "replaced since. Fix: restore it, or start a new run")
+        raise ValueError(
+            f"{path} has {size} bytes but the checkpoint logged {n_bytes}: the file was edited or "
+            "replaced since. Fix: restore it, or start a new run"
+        )
     if n_bytes == 0:
         path.unlink(missing_ok=True)
         return
     with open(path, "rb+") as f:
         f.seek(n_bytes - 1)
         if f.read(1) != b"\n":
-            raise ValueError(f"{path}: byte {n_bytes} is not the end of a record, so the file is not the one the "
-                             "checkpoint was written with. Fix: restore it, or start a new run")
+            raise ValueError(
+                f"{path}: byte {n_bytes} is not the end of a record, so the file is not the one the "
+                "checkpoint was written with. Fix: restore it, or start a new run"
+            )
         f.truncate(n_bytes)
         f.flush()
         os.fsync(f.fileno())
@@ -158,15 +176,26 @@ def _flatten(d: dict, prefix: str = "") -> dict[str, Any]:
 
 def step_line(metrics: dict[str, Any], step: int) -> str:
     """One line of the main training numbers for train.log (absent metrics are left out, never shown as 0)."""
-    fields = (("pass", "train/pass_rate", ".2f"), ("reward", "train/reward_mean", ".3f"), ("loss", "train/loss", ".4f"),
-              ("kl", "train/kl", ".4f"), ("search", "tools/search_rate", ".2f"), ("exec", "tools/execute_rate", ".2f"),
-              ("submit", "tools/submit_rate", ".2f"), ("none", "tools/none_rate", ".2f"),
-              ("capped", "tools/capped_rate", ".2f"),
-              ("tok/s", "rollout/tokens_per_s", ".0f"), ("s/step", "time/step_s", ".1f"),
-              ("peak GiB", "memory/peak_rss_gib", ".2f"))
+    fields = (
+        ("pass", "train/pass_rate", ".2f"),
+        ("reward", "train/reward_mean", ".3f"),
+        ("loss", "train/loss", ".4f"),
+        ("kl", "train/kl", ".4f"),
+        ("search", "tools/search_rate", ".2f"),
+        ("exec", "tools/execute_rate", ".2f"),
+        ("submit", "tools/submit_rate", ".2f"),
+        ("none", "tools/none_rate", ".2f"),
+        ("capped", "tools/capped_rate", ".2f"),
+        ("tok/s", "rollout/tokens_per_s", ".0f"),
+        ("s/step", "time/step_s", ".1f"),
+        ("peak GiB", "memory/peak_rss_gib", ".2f"),
+    )
     parts = [f"step {step}", f"epoch {metrics['train/epoch']}"]
-    parts += [f"{label} {metrics[key]:{fmt}}" for label, key, fmt in fields
-              if isinstance(metrics.get(key), (int, float)) and math.isfinite(metrics[key])]
+    parts += [
+        f"{label} {metrics[key]:{fmt}}"
+        for label, key, fmt in fields
+        if isinstance(metrics.get(key), (int, float)) and math.isfinite(metrics[key])
+    ]
     return " | ".join(parts)
 
 
@@ -193,9 +222,16 @@ def _start_wandb(run_dir: Path, cfg: dict, config: dict, resume_id: str | None =
         import wandb
 
         run = wandb.init(
-            project=cfg.get("project", "agentic_rl"), entity=cfg.get("entity"), group=cfg.get("group"),
-            name=cfg.get("run_name"), tags=list(cfg.get("tags") or []), config=config, dir=str(run_dir),
-            job_type=cfg.get("job_type"), mode=cfg.get("mode") or os.environ["WANDB_MODE"], reinit="create_new",
+            project=cfg.get("project", "agentic_rl"),
+            entity=cfg.get("entity"),
+            group=cfg.get("group"),
+            name=cfg.get("run_name"),
+            tags=list(cfg.get("tags") or []),
+            config=config,
+            dir=str(run_dir),
+            job_type=cfg.get("job_type"),
+            mode=cfg.get("mode") or os.environ["WANDB_MODE"],
+            reinit="create_new",
             settings=wandb.Settings(silent=True, console="off"),
             **({"id": resume_id, "resume": "allow"} if resume_id else {}),
         )

@@ -17,6 +17,7 @@ Only the standard library: the t quantiles for df ≤ 30 are tabulated (values o
 checked against scipy in tests/tracking/test_stats.py); above 30 the Cornish-Fisher expansion in the normal
 quantile is exact to 1e-7.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,9 +25,38 @@ from collections.abc import Sequence
 from statistics import NormalDist
 
 # t(0.975, df) for df = 1..30
-_T975 = (12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139,
-         2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963,
-         2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272)
+_T975 = (
+    12.706205,
+    4.302653,
+    3.182446,
+    2.776445,
+    2.570582,
+    2.446912,
+    2.364624,
+    2.306004,
+    2.262157,
+    2.228139,
+    2.200985,
+    2.178813,
+    2.160369,
+    2.144787,
+    2.131450,
+    2.119905,
+    2.109816,
+    2.100922,
+    2.093024,
+    2.085963,
+    2.079614,
+    2.073873,
+    2.068658,
+    2.063899,
+    2.059539,
+    2.055529,
+    2.051831,
+    2.048407,
+    2.045230,
+    2.042272,
+)
 Z975 = NormalDist().inv_cdf(0.975)
 
 
@@ -37,9 +67,13 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = Z975
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3)
-            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * df ** 4))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * df**4)
+    )
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
@@ -90,4 +124,4 @@ def tasks_to_separate(p1: float, p2: float, alpha: float = 0.05, power: float = 
     z_power = NormalDist().inv_cdf(power)
     pooled = (p1 + p2) / 2
     root = z_alpha * math.sqrt(2 * pooled * (1 - pooled)) + z_power * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
-    return math.ceil(root ** 2 / (p1 - p2) ** 2)
+    return math.ceil(root**2 / (p1 - p2) ** 2)

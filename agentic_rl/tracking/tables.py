@@ -15,6 +15,7 @@ arms by `runs.group_by_arm` (overrides without the seed):
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,8 +40,11 @@ from agentic_rl.tracking.runs import (
 from agentic_rl.tracking.stats import tasks_to_separate, wilson_interval
 
 PHASES = ("before", "after")
-RATES = {"tools/submit_rate": "submit rate", "tools/none_rate": "no-call rate",
-         "tools/capped_rate": "refused-by-cap rate"}
+RATES = {
+    "tools/submit_rate": "submit rate",
+    "tools/none_rate": "no-call rate",
+    "tools/capped_rate": "refused-by-cap rate",
+}
 
 
 def quarter_means(values: list[float]) -> dict[str, Any] | None:
@@ -49,8 +53,13 @@ def quarter_means(values: list[float]) -> dict[str, Any] | None:
         return None
     q = math.ceil(len(values) / 4)
     first, last = sum(values[:q]) / q, sum(values[-q:]) / q
-    return {"n_steps": len(values), "quarter_steps": q, "first_quarter": first, "last_quarter": last,
-            "difference": last - first}
+    return {
+        "n_steps": len(values),
+        "quarter_steps": q,
+        "first_quarter": first,
+        "last_quarter": last,
+        "difference": last - first,
+    }
 
 
 def reward_quarters(run: Path) -> dict[str, Any] | None:
@@ -68,8 +77,11 @@ def pass_at_1_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     for mode in _modes(by_phase["before"] + by_phase["after"]):
         row: dict[str, Any] = {"arm": label, "mode": mode}
         for phase, sections in by_phase.items():
-            measured = [(s[mode]["pass@1"], tasks_scored(run, s[mode])) for s, run in zip(sections, runs)
-                        if "pass@1" in s.get(mode, {})]
+            measured = [
+                (s[mode]["pass@1"], tasks_scored(run, s[mode]))
+                for s, run in zip(sections, runs)
+                if "pass@1" in s.get(mode, {})
+            ]
             if not measured:
                 row[phase] = row[f"{phase}_pooled"] = None
                 continue
@@ -102,28 +114,42 @@ def tool_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
 def training_row(label: str, runs: list[Path]) -> dict[str, Any]:
     seeds = [{"run": str(run), "seed": run_seed(run), **(reward_quarters(run) or {})} for run in runs]
     differences = [s["difference"] for s in seeds if "difference" in s]
-    return {"arm": label, "runs": seeds,
-            "difference": across_seeds(differences).as_dict() if differences else None}
+    return {"arm": label, "runs": seeds, "difference": across_seeds(differences).as_dict() if differences else None}
 
 
 def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     """Per training tool rate the arm logged (`tools/<name>_rate`, no-call, refused-by-cap): its first- and
     last-quarter means over the training steps, each as mean ± 95% t interval over the seeds."""
     records = [read_metrics(run) for run in runs]
-    logged = {key for run_records in records for record in run_records if "train/epoch" in record for key in record
-              if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1}
+    logged = {
+        key
+        for run_records in records
+        for record in run_records
+        if "train/epoch" in record
+        for key in record
+        if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
+    }
     rows = []
     for metric in sorted(logged):
         quarters = [q for run_records in records if (q := quarter_means(per_step(run_records, metric)[1]))]
-        rows.append({"arm": label, "metric": metric, "seeds": len(quarters),
-                     **{part: across_seeds([q[part] for q in quarters], rate=True).as_dict()
-                        for part in ("first_quarter", "last_quarter")}})
+        rows.append(
+            {
+                "arm": label,
+                "metric": metric,
+                "seeds": len(quarters),
+                **{
+                    part: across_seeds([q[part] for q in quarters], rate=True).as_dict()
+                    for part in ("first_quarter", "last_quarter")
+                },
+            }
+        )
     return rows
 
 
 def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
     """Tasks per arm to tell two measured pass rates apart: each pair of arms per mode (after training, else
     before), and each arm's before vs after per mode."""
+
     def pooled_rate(row: dict, phase: str) -> float | None:
         return (row.get(f"{phase}_pooled") or {}).get("rate", (row.get(phase) or {}).get("mean"))
 
@@ -136,13 +162,31 @@ def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dic
         for a, b in itertools.combinations(mode_rows, 2):
             pa, pb = pooled_rate(a, phase), pooled_rate(b, phase)
             if pa is not None and pb is not None:
-                rows.append({"mode": mode, "a": f"{a['arm']} ({phase})", "b": f"{b['arm']} ({phase})", "p_a": pa,
-                             "p_b": pb, "tasks_per_arm": tasks_to_separate(pa, pb), "tasks_now": n_tasks})
+                rows.append(
+                    {
+                        "mode": mode,
+                        "a": f"{a['arm']} ({phase})",
+                        "b": f"{b['arm']} ({phase})",
+                        "p_a": pa,
+                        "p_b": pb,
+                        "tasks_per_arm": tasks_to_separate(pa, pb),
+                        "tasks_now": n_tasks,
+                    }
+                )
         for row in mode_rows:
             pa, pb = pooled_rate(row, "before"), pooled_rate(row, "after")
             if pa is not None and pb is not None:
-                rows.append({"mode": mode, "a": f"{row['arm']} (before)", "b": f"{row['arm']} (after)", "p_a": pa,
-                             "p_b": pb, "tasks_per_arm": tasks_to_separate(pa, pb), "tasks_now": n_tasks})
+                rows.append(
+                    {
+                        "mode": mode,
+                        "a": f"{row['arm']} (before)",
+                        "b": f"{row['arm']} (after)",
+                        "p_a": pa,
+                        "p_b": pb,
+                        "tasks_per_arm": tasks_to_separate(pa, pb),
+                        "tasks_now": n_tasks,
+                    }
+                )
     return rows
 
 
@@ -151,12 +195,24 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
     arms = group_by_arm(runs)
-    n_tasks = sorted({n for phase in PHASES for run, section in zip(runs, eval_sections(runs, phase))
-                      for metrics in section.values() if (n := tasks_scored(run, metrics))})
+    n_tasks = sorted(
+        {
+            n
+            for phase in PHASES
+            for run, section in zip(runs, eval_sections(runs, phase))
+            for metrics in section.values()
+            if (n := tasks_scored(run, metrics))
+        }
+    )
     pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs)]
     return {
-        "arms": {label: [{"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}
-                         for run in arm_runs] for label, arm_runs in arms.items()},
+        "arms": {
+            label: [
+                {"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}
+                for run in arm_runs
+            ]
+            for label, arm_runs in arms.items()
+        },
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
@@ -184,52 +240,98 @@ def _tasks(n: float) -> str:
 
 def table_markdown(table: dict[str, Any]) -> str:
     """The tables as Markdown: `mean [low, high]` are 95% intervals (t across seeds unless marked Wilson)."""
-    lines = ["# Results with 95% confidence intervals", "",
-             "`mean [low, high]`: mean over seeds with the 95% Student-t interval (one seed: the Wilson interval over "
-             "its tasks, marked). Pooled: all seeds' tasks together, Wilson 95% interval, passed/evaluated.", ""]
+    lines = [
+        "# Results with 95% confidence intervals",
+        "",
+        "`mean [low, high]`: mean over seeds with the 95% Student-t interval (one seed: the Wilson interval over "
+        "its tasks, marked). Pooled: all seeds' tasks together, Wilson 95% interval, passed/evaluated.",
+        "",
+    ]
     lines += ["Runs per arm:", ""]
-    lines += [f"- `{arm}`: " + ", ".join(f"{r['run']}" + (f" (seed {r['seed']})" if r["seed"] is not None else "")
-                                          + ("" if r["finished"] else " (unfinished: no summary.json)")
-                                          for r in runs) for arm, runs in table["arms"].items()]
-    lines += ["", f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}.", "",
-              "## Held-out pass@1", "",
-              "| arm | mode | seeds | before | after | pooled before | pooled after |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        f"- `{arm}`: "
+        + ", ".join(
+            f"{r['run']}"
+            + (f" (seed {r['seed']})" if r["seed"] is not None else "")
+            + ("" if r["finished"] else " (unfinished: no summary.json)")
+            for r in runs
+        )
+        for arm, runs in table["arms"].items()
+    ]
+    lines += [
+        "",
+        f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}.",
+        "",
+        "## Held-out pass@1",
+        "",
+        "| arm | mode | seeds | before | after | pooled before | pooled after |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in table["pass_at_1"]:
         seeds = max((row[p] or {}).get("n", 0) for p in PHASES)
-        lines.append(f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
-                     f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |")
-    lines += ["", "## Submission and no-call rates at evaluation (tool modes)", "",
-              "| arm | mode | " + " | ".join(f"{name} {p}" for name in RATES.values() for p in PHASES) + " |",
-              "|---|---|" + "---|" * (len(RATES) * len(PHASES))]
+        lines.append(
+            f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
+            f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
+        )
+    lines += [
+        "",
+        "## Submission and no-call rates at evaluation (tool modes)",
+        "",
+        "| arm | mode | " + " | ".join(f"{name} {p}" for name in RATES.values() for p in PHASES) + " |",
+        "|---|---|" + "---|" * (len(RATES) * len(PHASES)),
+    ]
     for row in table["tool_rates"]:
-        lines.append(f"| {row['arm']} | {row['mode']} | "
-                     + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES) + " |")
-    lines += ["", f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps", "",
-              "| arm | run | seed | steps | first quarter | last quarter | last - first |",
-              "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {row['arm']} | {row['mode']} | "
+            + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES)
+            + " |"
+        )
+    lines += [
+        "",
+        f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps",
+        "",
+        "| arm | run | seed | steps | first quarter | last quarter | last - first |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in table["training"]:
         for run in row["runs"]:
             seed = "–" if run["seed"] is None else run["seed"]
             if "difference" not in run:
                 lines.append(f"| {row['arm']} | {run['run']} | {seed} | 0 | – | – | – |")
                 continue
-            lines.append(f"| {row['arm']} | {run['run']} | {seed} | {run['n_steps']} "
-                         f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
-                         f"| {run['difference']:+.3f} |")
+            lines.append(
+                f"| {row['arm']} | {run['run']} | {seed} | {run['n_steps']} "
+                f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
+                f"| {run['difference']:+.3f} |"
+            )
         lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
-    lines += ["", "## Training: tool-call rates (shares of turns), first vs last quarter of the training steps", "",
-              "| arm | rate | seeds | first quarter | last quarter |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Training: tool-call rates (shares of turns), first vs last quarter of the training steps",
+        "",
+        "| arm | rate | seeds | first quarter | last quarter |",
+        "|---|---|---|---|---|",
+    ]
     for row in table["training_rates"]:
-        lines.append(f"| {row['arm']} | `{row['metric']}` | {row['seeds']} | {_estimate(row['first_quarter'])} | "
-                     f"{_estimate(row['last_quarter'])} |")
-    lines += ["", "## Tasks needed to tell pass rates apart", "",
-              "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
-              "measured (pooled) pass rates; each task counted as an independent trial.", "",
-              "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |",
-              "|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {row['arm']} | `{row['metric']}` | {row['seeds']} | {_estimate(row['first_quarter'])} | "
+            f"{_estimate(row['last_quarter'])} |"
+        )
+    lines += [
+        "",
+        "## Tasks needed to tell pass rates apart",
+        "",
+        "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
+        "measured (pooled) pass rates; each task counted as an independent trial.",
+        "",
+        "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in table["power"]:
-        lines.append(f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
-                     f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |")
+        lines.append(
+            f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
+            f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -240,13 +342,16 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
     if len(paths) == 1 and not any((paths[0] / name).is_file() for name in ("metrics.jsonl", "summary.json")):
         runs = find_runs(paths[0])
         if not runs:
-            raise ValueError(f"{paths[0]} holds no metrics.jsonl and no job dirs with one: pass a sweep dir "
-                             "(outputs/multiruns/<date>/<time>) or run dirs")
+            raise ValueError(
+                f"{paths[0]} holds no metrics.jsonl and no job dirs with one: pass a sweep dir "
+                "(outputs/multiruns/<date>/<time>) or run dirs"
+            )
         return runs
     missing = [str(p) for p in paths if not ((p / "metrics.jsonl").is_file() or (p / "summary.json").is_file())]
     if missing:
-        raise ValueError(f"not run dirs (no metrics.jsonl or summary.json): {', '.join(missing)}. Pass run dirs, "
-                         "or one sweep dir")
+        raise ValueError(
+            f"not run dirs (no metrics.jsonl or summary.json): {', '.join(missing)}. Pass run dirs, or one sweep dir"
+        )
     return paths
 
 

@@ -14,6 +14,7 @@ here but the settings is needed when W&B is off.
 - axes: `train/*`, `reward/*`, `tools/*`, `rollout/*`, `time/*` are plotted against `train/step` (the optimizer
   step, logged with every record); `eval/*` too (0 = before training), with max and last in the summary.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -70,8 +71,7 @@ class LoggerConfig:
         if self.name not in LOGGERS:
             raise ConfigError(f"logger.name={self.name!r}: pick logger=none or logger=wandb")
         if self.mode not in WANDB_MODES:
-            raise ConfigError(f"logger.mode={self.mode!r}: must be one of {list(WANDB_MODES)} "
-                              "(or set WANDB_MODE)")
+            raise ConfigError(f"logger.mode={self.mode!r}: must be one of {list(WANDB_MODES)} (or set WANDB_MODE)")
         if self.log_every < 0:
             raise ConfigError(f"logger.log_every must be >= 0 (0 = no step lines in train.log), got {self.log_every}")
         if self.table_every < 0:
@@ -92,8 +92,13 @@ def hydra_context() -> dict[str, Any]:
     except ValueError:
         return {}
     params = hc.sweeper.get("params") or {}
-    return {"choices": dict(hc.runtime.choices), "overrides": hc.job.override_dirname,
-            "multirun": hc.mode.name == "MULTIRUN", "sweep_dir": hc.sweep.dir, "swept": list(params)}
+    return {
+        "choices": dict(hc.runtime.choices),
+        "overrides": hc.job.override_dirname,
+        "multirun": hc.mode.name == "MULTIRUN",
+        "sweep_dir": hc.sweep.dir,
+        "swept": list(params),
+    }
 
 
 def sweep_id(sweep_config: str | None, sweep_dir: str | Path) -> str:
@@ -124,8 +129,12 @@ def run_identity(cfg: DictConfig, job_type: str, context: dict[str, Any] | None 
     if "evaluator" in cfg and job_type == "eval":
         tags.append("modes:" + "+".join(cfg.evaluator.modes))
     tags += [str(t) for t in cfg.logger.get("tags") or []]
-    return {"job_type": job_type, "run_name": name, "group": group,
-            "tags": list(dict.fromkeys(t[:MAX_TAG_CHARS] for t in tags))}
+    return {
+        "job_type": job_type,
+        "run_name": name,
+        "group": group,
+        "tags": list(dict.fromkeys(t[:MAX_TAG_CHARS] for t in tags)),
+    }
 
 
 def wandb_settings(cfg: DictConfig, job_type: str = "train") -> dict[str, Any]:
@@ -157,22 +166,46 @@ def transcript(traj: Trajectory) -> str:
     return "\n".join(parts)
 
 
-def trajectory_rows(step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
-                    prompt: str = "") -> tuple[list[str], list[list[Any]]]:
+def trajectory_rows(
+    step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown], prompt: str = ""
+) -> tuple[list[str], list[list[Any]]]:
     """Columns and rows of the sample-trajectory table: task, transcript, tool calls, reward terms, passed."""
     terms = sorted({k for r in rewards for k in r.terms})
-    columns = ["step", "task", "prompt", "sample", "transcript", "tool_calls", "reward",
-               *[f"reward/{t}" for t in terms], "passed", "finish_reason"]
+    columns = [
+        "step",
+        "task",
+        "prompt",
+        "sample",
+        "transcript",
+        "tool_calls",
+        "reward",
+        *[f"reward/{t}" for t in terms],
+        "passed",
+        "finish_reason",
+    ]
     rows = []
     for traj, reward in zip(trajs, rewards):
         calls = ", ".join(f"{k}={n}" for k, n in traj.calls_by_kind().items() if n)
-        rows.append([step, traj.task_id, prompt, traj.sample_index, transcript(traj), calls, reward.total,
-                     *[reward.terms.get(t, 0.0) for t in terms], bool(traj.passed), traj.finish_reason])
+        rows.append(
+            [
+                step,
+                traj.task_id,
+                prompt,
+                traj.sample_index,
+                transcript(traj),
+                calls,
+                reward.total,
+                *[reward.terms.get(t, 0.0) for t in terms],
+                bool(traj.passed),
+                traj.finish_reason,
+            ]
+        )
     return columns, rows
 
 
-def log_trajectory_table(run: Any, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown],
-                         prompt: str = "") -> None:
+def log_trajectory_table(
+    run: Any, step: int, trajs: Sequence[Trajectory], rewards: Sequence[RewardBreakdown], prompt: str = ""
+) -> None:
     import wandb
 
     columns, rows = trajectory_rows(step, trajs, rewards, prompt)
@@ -192,11 +225,13 @@ def log_run_artifacts(run: Any, run_dir: Path) -> list[str]:
         logged.append(art.name)
     results = [p for p in (run_dir / "summary.json", run_dir / "results.jsonl") if p.is_file()]
     if results:
-        art = wandb.Artifact(f"eval-{run.id}", type="evaluation",
-                             description="summary.json (pass@k per mode) and per-episode results when present")
+        art = wandb.Artifact(
+            f"eval-{run.id}",
+            type="evaluation",
+            description="summary.json (pass@k per mode) and per-episode results when present",
+        )
         for path in results:
             art.add_file(str(path))
         run.log_artifact(art)
         logged.append(art.name)
     return logged
-

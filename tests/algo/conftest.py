@@ -1,4 +1,5 @@
 """Fixtures shared by the tests of agentic_rl/algo: the tiny random model with the embedded tokenizer."""
+
 from __future__ import annotations
 
 import pytest

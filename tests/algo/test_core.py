@@ -1,4 +1,5 @@
 """GRPO maths on hand-computed tensors."""
+
 from __future__ import annotations
 
 import math
@@ -62,16 +63,16 @@ def test_kl_estimators_hand_computed():
 def test_token_logprobs_at_a_temperature():
     # logits (0, ln 3) at T = 0.5 are (0, 2 ln 3): p = 9 / 10 for token 1
     logits = torch.tensor([[[0.0, math.log(3.0)]]])
-    assert torch.allclose(token_logprobs(logits, torch.tensor([[1]]), temperature=0.5),
-                          torch.tensor([[math.log(0.9)]]), atol=1e-6)
+    assert torch.allclose(
+        token_logprobs(logits, torch.tensor([[1]]), temperature=0.5), torch.tensor([[math.log(0.9)]]), atol=1e-6
+    )
     with pytest.raises(ValueError, match="temperature > 0"):
         token_logprobs(logits, torch.tensor([[1]]), temperature=0.0)
 
 
 def test_grpo_clip_on_policy_gradient_is_minus_advantage():
     logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
-    terms = POLICY_OBJECTIVES.get("grpo_clip")(logp, logp.detach(), torch.tensor([2.0]), torch.ones(1, 2),
-                                               clip_eps=0.2)
+    terms = POLICY_OBJECTIVES.get("grpo_clip")(logp, logp.detach(), torch.tensor([2.0]), torch.ones(1, 2), clip_eps=0.2)
     assert terms.per_token.sum().item() == pytest.approx(-4.0)  # ratio 1 at the sampling policy
     terms.per_token.sum().backward()
     assert torch.allclose(logp.grad, torch.tensor([[-2.0, -2.0]]))  # -A per token

@@ -2,6 +2,7 @@
 
 Written after mutation testing (docs/mutation.md): each test names the edit it was added to catch.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,11 +50,13 @@ def test_gspo_ratio_is_the_mean_log_ratio_over_each_sequences_own_tokens() -> No
 
 def test_token_mean_of_a_one_token_group() -> None:
     """Guards `max(group_tokens, 1)`: a group with one model token in all is divided by 1."""
-    out = LOSS_AGGREGATIONS.get("token_mean")(torch.tensor([[3.0, 8.0]]), torch.tensor([[1.0, 0.0]]),
-                                              group_tokens=1, group_size=2)
+    out = LOSS_AGGREGATIONS.get("token_mean")(
+        torch.tensor([[3.0, 8.0]]), torch.tensor([[1.0, 0.0]]), group_tokens=1, group_size=2
+    )
     assert out.item() == pytest.approx(3.0)
-    empty = LOSS_AGGREGATIONS.get("token_mean")(torch.tensor([[3.0]]), torch.tensor([[0.0]]),
-                                                group_tokens=0, group_size=2)
+    empty = LOSS_AGGREGATIONS.get("token_mean")(
+        torch.tensor([[3.0]]), torch.tensor([[0.0]]), group_tokens=0, group_size=2
+    )
     assert empty.item() == 0.0
 
 

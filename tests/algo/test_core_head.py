@@ -3,6 +3,7 @@
 Written after mutation testing (docs/mutation.md): with only core.py's unit tests run, every edit of the
 chunked forward and backward survived, since they were exercised only through the GRPO-step tests.
 """
+
 from __future__ import annotations
 
 import pytest

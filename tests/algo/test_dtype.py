@@ -1,5 +1,6 @@
 """`algo.dtype`: the trainer's forward under bf16 autocast keeps fp32 LoRA masters and an fp32 LM head, and its
 gradient is the fp32 one up to bf16 rounding; a bad value says how to fix it."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,9 @@ def test_bf16_behaviour_scoring_is_bf16_and_the_head_stays_fp32(base_and_tokeniz
     model = lora_model(base, trained=True)
     group = [episode(tok, v) for v in range(2)]
     fp32 = behaviour_logprobs(model, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
-    bf16 = behaviour_logprobs(model, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096,
-                              dtype="bf16")
+    bf16 = behaviour_logprobs(
+        model, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096, dtype="bf16"
+    )
     for a, b in zip(fp32, bf16):
         assert b.dtype == torch.float32
         assert not torch.equal(a, b) and torch.allclose(a, b, atol=0.1)

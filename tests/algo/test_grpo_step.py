@@ -1,4 +1,5 @@
 """A GRPO step on the tiny random model: finite loss, LoRA weights change, the base does not."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,8 +36,9 @@ def test_step_changes_lora_weights_only(tiny):
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     before = lora_state(model)
     base_before = {n: p.detach().clone() for n, p in model.named_parameters() if "q_proj.base_layer" in n}
-    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([1.0, 0.0, 0.0, 0.0]), cfg, tokenizer.pad_token_id,
-                      temperature=0.7)
+    stats = grpo_step(
+        model, opt, group(tokenizer), torch.tensor([1.0, 0.0, 0.0, 0.0]), cfg, tokenizer.pad_token_id, temperature=0.7
+    )
     assert not stats.skipped and torch.isfinite(torch.tensor(stats.loss)) and stats.grad_norm > 0
     after = lora_state(model)
     assert any(not torch.equal(before[n], after[n]) for n in before)
@@ -49,8 +51,15 @@ def test_zero_spread_group_is_skipped_and_changes_nothing(tiny):
     cfg = GRPOConfig(group_size=4, lr=1e-2).validate()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     before = lora_state(model)
-    stats = grpo_step(model, opt, group(tokenizer), torch.tensor([-0.1, -0.1, -0.1, -0.1]), cfg, tokenizer.pad_token_id,
-                      temperature=0.7)
+    stats = grpo_step(
+        model,
+        opt,
+        group(tokenizer),
+        torch.tensor([-0.1, -0.1, -0.1, -0.1]),
+        cfg,
+        tokenizer.pad_token_id,
+        temperature=0.7,
+    )
     assert stats.skipped
     assert all(torch.equal(before[n], p) for n, p in lora_state(model).items())
 
@@ -81,12 +90,17 @@ def test_token_budget_micro_batches():
     assert token_budget_batches([], budget=10) == []
 
 
-@pytest.mark.parametrize("bad, message", [({"group_size": 1}, "group_size must be >= 2"),
-                                          ({"lr": -1.0}, "lr must be > 0"),
-                                          ({"kl_estimator": "k9"}, "available: k1, k2, k3"),
-                                          ({"objective": "ppo"}, "available: grpo_clip, gspo"),
-                                          ({"clip_eps": 0.0}, "clip_eps must be in"),
-                                          ({"micro_batch_tokens": 0}, "micro_batch_tokens must be >= 1")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"group_size": 1}, "group_size must be >= 2"),
+        ({"lr": -1.0}, "lr must be > 0"),
+        ({"kl_estimator": "k9"}, "available: k1, k2, k3"),
+        ({"objective": "ppo"}, "available: grpo_clip, gspo"),
+        ({"clip_eps": 0.0}, "clip_eps must be in"),
+        ({"micro_batch_tokens": 0}, "micro_batch_tokens must be >= 1"),
+    ],
+)
 def test_config_validation_says_how_to_fix(bad, message):
     with pytest.raises((ValueError, KeyError), match=message):
         GRPOConfig(**bad).validate()

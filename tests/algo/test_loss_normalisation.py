@@ -4,6 +4,7 @@
 count (`seq_mean`) or model-token count (`token_mean`), never the micro-batch's, or the gradient would grow
 with the number of micro-batches. Checked against the gradient of the per-sequence mean written out by hand.
 """
+
 from __future__ import annotations
 
 import torch

@@ -5,6 +5,7 @@ a step leaves behind with gradients of the objective written out independently h
 unpadded sequence at a time, the adapter switched off by hand for the reference). Each test is built so
 that the error it targets moves the gradient well beyond the tolerance (asserted, so it can fail).
 """
+
 from __future__ import annotations
 
 import copy
@@ -39,10 +40,13 @@ def lora_model(base, *, trained: bool, dropout: float = 0.0, seed: int = 0):
 def episode(tokenizer, variant: int) -> Trajectory:
     """Two turns: prompt, reply, observation, reply, observation. Only the replies are the model's."""
     enc = lambda text: tokenizer.encode(text, add_special_tokens=False)  # noqa: E731
-    parts = [(enc("Write add(a, b)."), 0), (enc(f"```python\nprint(add({variant}, 2))\n```"), 1),
-             (enc(f"<exec_result>{variant + 2}</exec_result>"), 0),
-             (enc(f"```submit\ndef add(a, b): return a {'+-*/'[variant % 4]} b\n```"), 1),
-             (enc("<test_result>FAIL: 1 of 3</test_result>"), 0)]
+    parts = [
+        (enc("Write add(a, b)."), 0),
+        (enc(f"```python\nprint(add({variant}, 2))\n```"), 1),
+        (enc(f"<exec_result>{variant + 2}</exec_result>"), 0),
+        (enc(f"```submit\ndef add(a, b): return a {'+-*/'[variant % 4]} b\n```"), 1),
+        (enc("<test_result>FAIL: 1 of 3</test_result>"), 0),
+    ]
     ids = [t for toks, _ in parts for t in toks]
     mask = [m for toks, m in parts for _ in toks]
     return Trajectory(task_id="t", token_ids=ids, loss_mask=mask, prompt_len=len(parts[0][0]))
@@ -67,8 +71,9 @@ def full_logprobs(model, traj: Trajectory, temperature: float) -> torch.Tensor:
     return torch.log_softmax(logits / temperature, dim=-1).gather(-1, ids[0, 1:, None])[:, 0]
 
 
-def expected_grads(model, group, advantages, *, kl_coeff: float, temperature: float = TEMPERATURE,
-                   clipped_seqs: tuple[int, ...] = ()) -> torch.Tensor:
+def expected_grads(
+    model, group, advantages, *, kl_coeff: float, temperature: float = TEMPERATURE, clipped_seqs: tuple[int, ...] = ()
+) -> torch.Tensor:
     """Gradient of Σ_i Σ_t mask·(-A_i log π(y_t) + β k3_t) / N, written out by hand.
 
     At ratio 1, -A·ρ and -A·log π have the same gradient. Sequences in `clipped_seqs` have a ratio outside
@@ -112,8 +117,10 @@ def test_step_gradient_is_the_policy_gradient(base_and_tokenizer):
     assert_close_and_discriminating(got, want, wrong=-want)
     # the mask-shifted and observation-included objectives are different, and the step is not them
     shifted = [Trajectory("t", t.token_ids, t.loss_mask[1:] + [0], t.prompt_len) for t in group]
-    with_obs = [Trajectory("t", t.token_ids, [0] * t.prompt_len + [1] * (len(t.token_ids) - t.prompt_len),
-                           t.prompt_len) for t in group]
+    with_obs = [
+        Trajectory("t", t.token_ids, [0] * t.prompt_len + [1] * (len(t.token_ids) - t.prompt_len), t.prompt_len)
+        for t in group
+    ]
     for broken in (shifted, with_obs):
         assert_close_and_discriminating(got, want, wrong=expected_grads(model, broken, adv, kl_coeff=0.0))
     assert stats.clip_frac == 0.0  # on-policy: ratio 1, nothing clipped
@@ -156,8 +163,9 @@ def test_micro_batches_and_checkpointing_do_not_change_the_gradient(base_and_tok
     whole, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=10_000)
     one_by_one, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1)
     assert torch.allclose(whole, one_by_one, rtol=1e-4, atol=1e-7)
-    checkpointed = add_lora(copy.deepcopy(base), r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"],
-                            gradient_checkpointing=True)
+    checkpointed = add_lora(
+        copy.deepcopy(base), r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"], gradient_checkpointing=True
+    )
     checkpointed.load_state_dict(model.state_dict())
     with_ckpt, _ = step_grads(checkpointed, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=60)
     assert torch.allclose(whole, with_ckpt, rtol=1e-4, atol=1e-7)
@@ -180,8 +188,9 @@ def test_one_step_moves_the_sequence_logprob_with_the_advantage(base_and_tokeniz
 
     def seq_logprobs() -> torch.Tensor:
         with torch.no_grad():
-            return torch.stack([(full_logprobs(model, t, TEMPERATURE) * torch.tensor(t.loss_mask[1:])).sum()
-                                for t in group])
+            return torch.stack(
+                [(full_logprobs(model, t, TEMPERATURE) * torch.tensor(t.loss_mask[1:])).sum() for t in group]
+            )
 
     before = seq_logprobs()
     cfg = GRPOConfig(group_size=2, kl_coeff=0.0).validate()
@@ -204,9 +213,15 @@ def test_reference_is_the_untrained_model_and_kl_grows_after_a_step(base_and_tok
     ids, attn, mask = padded_batch(group, tok.pad_token_id, torch.device("cpu"))
     mask = mask[:, 1:]
     with torch.no_grad():
-        untrained = torch.stack([torch.nn.functional.pad(full_logprobs(base, t, TEMPERATURE),
-                                                         (0, ids.shape[1] - len(t.token_ids)))
-                                 for t in group]) * mask
+        untrained = (
+            torch.stack(
+                [
+                    torch.nn.functional.pad(full_logprobs(base, t, TEMPERATURE), (0, ids.shape[1] - len(t.token_ids)))
+                    for t in group
+                ]
+            )
+            * mask
+        )
         policy = sequence_logprobs(model, ids, attn, mask, TEMPERATURE)
     ref = reference_logprobs(model, ids, attn, mask, TEMPERATURE)
     assert torch.allclose(ref, untrained, atol=1e-5)
@@ -218,11 +233,20 @@ def sampled_episode(model, tok, temperature: float) -> tuple[Trajectory, torch.T
     prompt = tok.encode("def add(a, b):", add_special_tokens=False)
     torch.manual_seed(0)
     model.eval()
-    out = model.generate(input_ids=torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-                         do_sample=True, temperature=temperature, top_p=1.0, top_k=None, max_new_tokens=12,
-                         min_new_tokens=12, output_scores=True, return_dict_in_generate=True,
-                         pad_token_id=tok.pad_token_id)
-    new = out.sequences[0, len(prompt):]
+    out = model.generate(
+        input_ids=torch.tensor([prompt]),
+        attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+        do_sample=True,
+        temperature=temperature,
+        top_p=1.0,
+        top_k=None,
+        max_new_tokens=12,
+        min_new_tokens=12,
+        output_scores=True,
+        return_dict_in_generate=True,
+        pad_token_id=tok.pad_token_id,
+    )
+    new = out.sequences[0, len(prompt) :]
     sampler = torch.stack([torch.log_softmax(s[0].float(), -1)[t] for s, t in zip(out.scores, new)])
     ids = prompt + new.tolist()
     return Trajectory("t", ids, [0] * len(prompt) + [1] * len(new), len(prompt)), sampler
@@ -268,8 +292,9 @@ def test_off_policy_group_uses_the_clipped_ratio(base_and_tokenizer):
     old = [current[0] - 0.5 * torch.tensor(group[0].loss_mask[1:], dtype=torch.float32), current[1]]
     cfg = GRPOConfig(group_size=2, kl_coeff=0.1, clip_eps=0.2, max_grad_norm=NO_CLIP).validate()
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
-    stats = grpo_step(model, opt, group, torch.tensor([1.0, 0.0]), cfg, tok.pad_token_id, temperature=TEMPERATURE,
-                      old_logprobs=old)
+    stats = grpo_step(
+        model, opt, group, torch.tensor([1.0, 0.0]), cfg, tok.pad_token_id, temperature=TEMPERATURE, old_logprobs=old
+    )
     got = lora_grads(model)
     want = expected_grads(model, group, [1.0, -1.0], kl_coeff=0.1, clipped_seqs=(0,))
     assert_close_and_discriminating(got, want, wrong=expected_grads(model, group, [1.0, -1.0], kl_coeff=0.1))
@@ -278,8 +303,11 @@ def test_off_policy_group_uses_the_clipped_ratio(base_and_tokenizer):
 
 def test_later_groups_of_a_rollout_batch_are_scored_before_the_first_step(base_and_tokenizer):
     base, tok = base_and_tokenizer
-    groups = [[episode(tok, 0), episode(tok, 1)], [episode(tok, 2), episode(tok, 3)],
-              [episode(tok, 1), episode(tok, 2)]]
+    groups = [
+        [episode(tok, 0), episode(tok, 1)],
+        [episode(tok, 2), episode(tok, 3)],
+        [episode(tok, 1), episode(tok, 2)],
+    ]
     rewards = [torch.tensor([1.0, 0.0]), torch.tensor([0.0, 0.0]), torch.tensor([0.0, 1.0])]  # middle one skipped
     cfg = GRPOConfig(group_size=2, lr=0.05, kl_coeff=0.05).validate()
 
@@ -295,8 +323,9 @@ def test_later_groups_of_a_rollout_batch_are_scored_before_the_first_step(base_a
     ref_model, ref_opt = fresh()
     old = behaviour_logprobs(ref_model, groups[2], tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
     grpo_step(ref_model, ref_opt, groups[0], rewards[0], cfg, tok.pad_token_id, temperature=TEMPERATURE)
-    grpo_step(ref_model, ref_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE,
-              old_logprobs=old)
+    grpo_step(
+        ref_model, ref_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE, old_logprobs=old
+    )
     on_policy_model, on_policy_opt = fresh()  # what ignoring the behaviour policy would give
     grpo_step(on_policy_model, on_policy_opt, groups[0], rewards[0], cfg, tok.pad_token_id, temperature=TEMPERATURE)
     grpo_step(on_policy_model, on_policy_opt, groups[2], rewards[2], cfg, tok.pad_token_id, temperature=TEMPERATURE)
@@ -322,8 +351,9 @@ def test_skipped_group_has_no_loss_kl_or_grad_norm_metrics(base_and_tokenizer):
 def long_prompt_episode(tokenizer, variant: int) -> Trajectory:
     """A shared prompt longer than the replies (as a tool prompt is), then one reply and an observation."""
     enc = lambda text: tokenizer.encode(text, add_special_tokens=False)  # noqa: E731
-    prompt = enc("You can run code. Example: ```python\nprint(1)\n``` gives <exec_result>1</exec_result>. "
-                 "Write add(a, b).")
+    prompt = enc(
+        "You can run code. Example: ```python\nprint(1)\n``` gives <exec_result>1</exec_result>. Write add(a, b)."
+    )
     reply = enc(f"```submit\ndef add(a, b): return a {'+-*/'[variant % 4]} b\n```" + " # ok" * variant)
     obs = enc("<test_result>FAIL</test_result>")
     return Trajectory("t", prompt + reply + obs, [0] * len(prompt) + [1] * len(reply) + [0] * len(obs), len(prompt))
@@ -343,8 +373,14 @@ def test_shared_prompt_pass_gives_the_separate_gradient(base_and_tokenizer, chec
     want = expected_grads(model, group, advantages, kl_coeff=0.1)
     wrong = expected_grads(model, group, advantages, kl_coeff=0.0)
     if checkpointing:
-        checkpointed = add_lora(copy.deepcopy(base), r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"],
-                                gradient_checkpointing=True)
+        checkpointed = add_lora(
+            copy.deepcopy(base),
+            r=4,
+            alpha=8,
+            dropout=0.0,
+            target_modules=["q_proj", "v_proj"],
+            gradient_checkpointing=True,
+        )
         checkpointed.load_state_dict(model.state_dict())
         model = checkpointed
     got, _ = step_grads(model, group, torch.tensor([1.0, 0.0, 0.5]), tok, kl_coeff=0.1, micro_batch_tokens=1)

@@ -5,6 +5,7 @@ and hands each its slice. A slicing error (every group getting the first off-pol
 still give tensors of a plausible shape; this test checks the rows each group's step receives against the
 behaviour log-probs of that group's own trajectories, taken by hand before any step.
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,12 @@ from .test_objective import TEMPERATURE, episode, lora_model, unrelated_episode
 def test_each_off_policy_group_gets_its_own_behaviour_logprobs(base_and_tokenizer):
     base, tok = base_and_tokenizer
     # four stepping groups of different episodes and lengths (the unrelated episode is shorter)
-    groups = [[episode(tok, 0), episode(tok, 1)], [episode(tok, 2), unrelated_episode(tok)],
-              [unrelated_episode(tok), episode(tok, 3)], [episode(tok, 1), episode(tok, 3)]]
+    groups = [
+        [episode(tok, 0), episode(tok, 1)],
+        [episode(tok, 2), unrelated_episode(tok)],
+        [unrelated_episode(tok), episode(tok, 3)],
+        [episode(tok, 1), episode(tok, 3)],
+    ]
     rewards = [torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])]
     cfg = GRPOConfig(group_size=2, lr=0.05, kl_coeff=0.05).validate()
     model = lora_model(base, trained=True)
@@ -33,8 +38,9 @@ def test_each_off_policy_group_gets_its_own_behaviour_logprobs(base_and_tokenize
         received.append(old_logprobs)
         return grpo_step(*args, old_logprobs=old_logprobs, **kwargs)
 
-    stats = update_rollout_batch(model, opt, groups, rewards, cfg, tok.pad_token_id, temperature=TEMPERATURE,
-                                 step=recording_step)
+    stats = update_rollout_batch(
+        model, opt, groups, rewards, cfg, tok.pad_token_id, temperature=TEMPERATURE, step=recording_step
+    )
     assert not any(s.skipped for s in stats)
     assert received[0] is None  # the first group is on-policy
     for group, got in zip(groups[1:], received[1:]):

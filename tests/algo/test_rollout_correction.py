@@ -4,6 +4,7 @@
 Off-mask positions (prompt, observation) carry wild log ratios in every hand-computed case: were they read,
 the weights and the gap metrics below would change.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,11 +28,9 @@ from .test_objective import (
 )
 
 LN = math.log
-MASK = torch.tensor([[0.0, 1.0, 1.0, 0.0],
-                     [0.0, 1.0, 1.0, 1.0]])
+MASK = torch.tensor([[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]])
 # log(pi_trainer_old / pi_sampler) per position; the first and (row 0) last positions are off the mask
-LOG_RATIO = torch.tensor([[LN(50.0), LN(0.5), LN(3.0), LN(1e-3)],
-                          [LN(1e-4), LN(1.5), LN(2.5), LN(0.8)]])
+LOG_RATIO = torch.tensor([[LN(50.0), LN(0.5), LN(3.0), LN(1e-3)], [LN(1e-4), LN(1.5), LN(2.5), LN(0.8)]])
 SAMPLER = torch.full((2, 4), -1.0)
 OLD = SAMPLER + LOG_RATIO
 
@@ -121,7 +120,8 @@ def test_gap_metrics_are_means_over_model_tokens_only():
     assert mis["rollout_correction/weight_mean"] == pytest.approx((2 * 1.5 + 3 * 3.0) / 5, rel=1e-5)
     assert mis["rollout_correction/weight_max"] == pytest.approx(3.0, rel=1e-5)
     assert not {"rollout_correction/clipped_frac", "rollout_correction/masked_frac"} & set(
-        gap_metrics(gap_sums(OLD, SAMPLER, MASK, "token", capped), "none"))
+        gap_metrics(gap_sums(OLD, SAMPLER, MASK, "token", capped), "none")
+    )
 
 
 def test_unknown_modes_and_levels_list_the_available_ones():
@@ -131,9 +131,14 @@ def test_unknown_modes_and_levels_list_the_available_ones():
         rollout_weights(OLD, SAMPLER, MASK, mode="tis", level="geo", cap=2.0)
 
 
-@pytest.mark.parametrize("bad, message", [({"mode": "clip"}, "algo.rollout_correction.mode='clip'.*none, tis, mis"),
-                                          ({"level": "geo"}, "algo.rollout_correction.level='geo'.*token, sequence"),
-                                          ({"cap": 0.5}, "algo.rollout_correction.cap must be >= 1")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"mode": "clip"}, "algo.rollout_correction.mode='clip'.*none, tis, mis"),
+        ({"level": "geo"}, "algo.rollout_correction.level='geo'.*token, sequence"),
+        ({"cap": 0.5}, "algo.rollout_correction.cap must be >= 1"),
+    ],
+)
 def test_config_says_how_to_fix_a_bad_value(bad, message):
     with pytest.raises(ValueError, match=message):
         GRPOConfig(rollout_correction=bad).validate()
@@ -158,11 +163,13 @@ def test_sampler_logprobs_of_a_trajectory_align_with_the_scoring():
 
 # ------------------------------------------------------------------------------------- through grpo_step
 
+
 def step(model, group, rewards, tok, sampler=None, **cfg_overrides):
     cfg = GRPOConfig(group_size=len(group), max_grad_norm=NO_CLIP, kl_coeff=0.1, **cfg_overrides).validate()
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
-    stats = grpo_step(model, opt, group, rewards, cfg, tok.pad_token_id, temperature=TEMPERATURE,
-                      sampler_logprobs=sampler)
+    stats = grpo_step(
+        model, opt, group, rewards, cfg, tok.pad_token_id, temperature=TEMPERATURE, sampler_logprobs=sampler
+    )
     return lora_grads(model), stats
 
 
@@ -237,17 +244,22 @@ def test_sequence_level_weights_one_per_episode(setup, mode):
     model, tok, group, trainer = setup
     masks = [torch.tensor(t.loss_mask[1:], dtype=torch.float32) for t in group]
     n0 = float(masks[0].sum())
-    assert 1.1 ** n0 > 2.0
+    assert 1.1**n0 > 2.0
     sampler = [trainer[0] - LN(1.1) * masks[0], None]
     w0 = 2.0 if mode == "tis" else 0.0
     weights = [torch.full_like(masks[0], w0), torch.ones_like(masks[1])]
-    got, stats = step(model, group, torch.tensor([1.0, 0.0]), tok, sampler=sampler,
-                      rollout_correction={"mode": mode, "level": "sequence"})
+    got, stats = step(
+        model,
+        group,
+        torch.tensor([1.0, 0.0]),
+        tok,
+        sampler=sampler,
+        rollout_correction={"mode": mode, "level": "sequence"},
+    )
     want = weighted_grads(model, group, [1.0, -1.0], weights, kl_coeff=0.1)
-    token_level = weighted_grads(model, group, [1.0, -1.0], [torch.full_like(masks[0], 1.1), weights[1]],
-                                 kl_coeff=0.1)
+    token_level = weighted_grads(model, group, [1.0, -1.0], [torch.full_like(masks[0], 1.1), weights[1]], kl_coeff=0.1)
     assert_close_and_discriminating(got, want, wrong=token_level)
     key = "rollout_correction/clipped_frac" if mode == "tis" else "rollout_correction/masked_frac"
     assert stats.rollout_gap[key] == pytest.approx(1.0)  # every token with sampler log-probs is in sequence 0
     assert stats.rollout_gap["rollout_correction/logp_abs_diff"] == pytest.approx(LN(1.1), rel=1e-4)
-    assert stats.rollout_gap["rollout_correction/weight_mean"] == pytest.approx(1.1 ** n0, rel=1e-3)
+    assert stats.rollout_gap["rollout_correction/weight_mean"] == pytest.approx(1.1**n0, rel=1e-3)

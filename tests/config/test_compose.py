@@ -1,4 +1,5 @@
 """Every option of every config group composes, builds what it names, and bad values fail with a fix."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,23 @@ def compose_train(overrides: list[str]):
         return compose("train", overrides=overrides)
 
 
-GROUP_OPTIONS = [(g, o) for g in ("model", "data", "tools", "reward", "rollout", "algo", "evaluator", "sandbox",
-                                  "logger", "experiment", "sweep") for o in options(g)]
+GROUP_OPTIONS = [
+    (g, o)
+    for g in (
+        "model",
+        "data",
+        "tools",
+        "reward",
+        "rollout",
+        "algo",
+        "evaluator",
+        "sandbox",
+        "logger",
+        "experiment",
+        "sweep",
+    )
+    for o in options(g)
+]
 
 
 @pytest.mark.parametrize("group, option", GROUP_OPTIONS)
@@ -51,8 +67,9 @@ def test_every_tool_config_builds(option, tmp_path):
 def test_every_tool_set_builds_and_describes_only_its_tools(option):
     from agentic_rl.tools import build_toolset
 
-    cfg = compose_train([f"tools={option}", "tools.search.backend=docstore"] if option == "multi" else
-                        [f"tools={option}"])
+    cfg = compose_train(
+        [f"tools={option}", "tools.search.backend=docstore"] if option == "multi" else [f"tools={option}"]
+    )
     toolset = build_toolset(cfg.tools, sandbox=object())
     assert list(toolset.active) == list(cfg.tools.active)
     for name in ("search", "execute", "submit"):
@@ -81,14 +98,17 @@ def test_model_tiny_random_builds():
     assert loaded.model.config.num_hidden_layers == 2 and loaded.tokenizer.padding_side == "left"
 
 
-@pytest.mark.parametrize("override, message", [
-    ("algo.group_size=1", "group_size must be >= 2"),
-    ("algo.lr=-0.1", "lr must be > 0"),
-    ("rollout.max_turns=0", "max_turns must be >= 1"),
-    ("rollout.on_no_call=maybe", "on_no_call"),
-    ("algo.kl_estimator=k7", "available: k1, k2, k3"),
-    ("evaluator.modes=[no_tools,oracle]", "unknown mode"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("algo.group_size=1", "group_size must be >= 2"),
+        ("algo.lr=-0.1", "lr must be > 0"),
+        ("rollout.max_turns=0", "max_turns must be >= 1"),
+        ("rollout.on_no_call=maybe", "on_no_call"),
+        ("algo.kl_estimator=k7", "available: k1, k2, k3"),
+        ("evaluator.modes=[no_tools,oracle]", "unknown mode"),
+    ],
+)
 def test_impossible_values_fail_at_start_with_a_fix(override, message):
     with pytest.raises((ValueError, KeyError), match=message):
         validate(compose_train([override]))

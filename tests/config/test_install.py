@@ -1,5 +1,6 @@
 """`pip install .` into a fresh venv works outside the checkout: the console scripts find the configs that
 ship inside the package, report config errors, and complete on Tab in bash."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 # Copied instead of built in place, so the checkout gets no build/ folder; outputs and records are not needed.
-SKIP = shutil.ignore_patterns(".git", "outputs", "experiments", "wandb", "build", "*.egg-info", "__pycache__",
-                              ".venv*", ".pytest_cache")
+SKIP = shutil.ignore_patterns(
+    ".git", "outputs", "experiments", "wandb", "build", "*.egg-info", "__pycache__", ".venv*", ".pytest_cache"
+)
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +26,13 @@ def venv(tmp_path_factory) -> Path:
     env_dir = root / "venv"
     # --system-site-packages: torch and the other dependencies come from this interpreter (no download);
     # --without-pip: this interpreter's pip and setuptools build the package (no build isolation, offline).
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env_dir)],
-                   check=True)
-    subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps",
-                    "--no-build-isolation", str(src)], check=True, capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(env_dir)], check=True)
+    subprocess.run(
+        [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(src)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     shutil.rmtree(src)  # the installed copy must not depend on the source tree
     return env_dir
 
@@ -65,7 +70,9 @@ def test_installed_console_scripts_work_from_another_directory(venv, tmp_path):
     assert plot.returncode == 2 and "no metrics.jsonl" in plot.stderr
 
     # Tab completion through the script Hydra installs (it follows console scripts, not `python -m`)
-    script = ('eval "$(agentic-rl-train -sc install=bash)"; COMP_LINE="agentic-rl-train rew"; '
-              'COMP_POINT=${#COMP_LINE}; COMP_CWORD=1; hydra_bash_completion; echo "${COMPREPLY[@]}"')
+    script = (
+        'eval "$(agentic-rl-train -sc install=bash)"; COMP_LINE="agentic-rl-train rew"; '
+        'COMP_POINT=${#COMP_LINE}; COMP_CWORD=1; hydra_bash_completion; echo "${COMPREPLY[@]}"'
+    )
     completed = run("bash", "-c", script)
     assert completed.stdout.split() == ["reward.", "reward="], completed.stderr

@@ -1,4 +1,5 @@
 """The launcher configs compose onto the installed Hydra plugins (optional extras joblib / slurm)."""
+
 from __future__ import annotations
 
 from hydra import compose, initialize_config_dir

@@ -1,6 +1,7 @@
 """Configs are safe: unknown keys (also `+` additions) fail naming the closest valid keys, experiments
 override groups, the precedence command line > sweep > experiment > primary holds, config errors exit 2
 with one message, and no key of the composed defaults is one that nothing reads."""
+
 from __future__ import annotations
 
 import inspect
@@ -39,14 +40,17 @@ def compose_cfg(overrides: list[str], primary: str = "train"):
         return compose(primary, overrides=overrides)
 
 
-@pytest.mark.parametrize("override, key, closest", [
-    ("+algo.learning_rate=1e-5", "algo.learning_rate", "algo.lr"),  # the spelling Hydra's own hint suggests
-    ("+algo.max_turns=3", "algo.max_turns", "rollout.max_turns"),  # right key, wrong group
-    ("+rollout.max_new_token=64", "rollout.max_new_token", "rollout.max_new_tokens"),
-    ("+tools.execute.timeout=3", "tools.execute.timeout", "tools.execute.timeout_s"),
-    ("+logger.tag=[a]", "logger.tag", "logger.tags"),
-    ("+sede=1", "sede", "seed"),
-])
+@pytest.mark.parametrize(
+    "override, key, closest",
+    [
+        ("+algo.learning_rate=1e-5", "algo.learning_rate", "algo.lr"),  # the spelling Hydra's own hint suggests
+        ("+algo.max_turns=3", "algo.max_turns", "rollout.max_turns"),  # right key, wrong group
+        ("+rollout.max_new_token=64", "rollout.max_new_token", "rollout.max_new_tokens"),
+        ("+tools.execute.timeout=3", "tools.execute.timeout", "tools.execute.timeout_s"),
+        ("+logger.tag=[a]", "logger.tag", "logger.tags"),
+        ("+sede=1", "sede", "seed"),
+    ],
+)
 def test_plus_additions_of_unknown_keys_fail_naming_the_closest_valid_key(override, key, closest):
     cfg = compose_cfg([override])  # Hydra accepts it: `+` merges with struct mode off
     with pytest.raises(ConfigError) as info:
@@ -70,11 +74,14 @@ def test_reward_parameters_are_checked_against_the_reward_function():
     assert "traj" not in problems[0].split("Valid keys")[1]  # the runtime argument is no config key
 
 
-@pytest.mark.parametrize("override, message", [
-    ("data.limit=abc", "data.limit='abc' has the wrong type: expected int | None"),
-    ("reward.use_exec_penalty=maybe", "reward.use_exec_penalty='maybe' has the wrong type"),
-    ("logger.mode=onlin", "logger.mode='onlin'"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("data.limit=abc", "data.limit='abc' has the wrong type: expected int | None"),
+        ("reward.use_exec_penalty=maybe", "reward.use_exec_penalty='maybe' has the wrong type"),
+        ("logger.mode=onlin", "logger.mode='onlin'"),
+    ],
+)
 def test_wrong_types_outside_the_dataclass_groups_fail_with_the_expected_type(override, message):
     extra = ["reward=torl"] if "reward" in override else []
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -87,6 +94,7 @@ def test_every_key_of_every_primary_config_is_known():
 
 
 # --------------------------------------------------------------------------------------------- precedence
+
 
 def test_experiment_overrides_groups_and_the_command_line_wins():
     assert compose_cfg(["experiment=smoke"]).logger.name == "none"
@@ -110,11 +118,13 @@ def test_experiments_choose_groups_with_override_not_by_setting_keys():
         raw = OmegaConf.load(path)
         for group in ("model", "data", "tools", "reward", "rollout", "algo", "evaluator", "sandbox", "logger"):
             node = raw.get(group) or {}
-            assert "_target_" not in node and "name" not in node, \
+            assert "_target_" not in node and "name" not in node, (
                 f"{path.name} swaps {group} by setting keys; use `- override /{group}: <option>` in its defaults"
+            )
 
 
 # --------------------------------------------------------------------------------------------- dead keys
+
 
 def _is_root_key_read(key: str) -> bool:
     return bool(re.search(rf"cfg\.{key}\b|cfg\.get\(\"{key}\"|cfg\[\"{key}\"\]", PACKAGE_SOURCE))
@@ -172,8 +182,11 @@ def test_the_dead_key_walk_catches_keys_nothing_reads():
     plain["never_read_anywhere"] = 1
     plain["algo"]["zz_unused_knob"] = 2
     plain["sandbox"]["zz_ignored_param"] = 3
-    assert sorted(unread_keys(plain, "train")) == ["algo.zz_unused_knob", "never_read_anywhere",
-                                                   "sandbox.zz_ignored_param"]
+    assert sorted(unread_keys(plain, "train")) == [
+        "algo.zz_unused_knob",
+        "never_read_anywhere",
+        "sandbox.zz_ignored_param",
+    ]
 
 
 def test_the_sandbox_has_no_dead_timeout_keys():
@@ -184,9 +197,16 @@ def test_the_sandbox_has_no_dead_timeout_keys():
 
 # --------------------------------------------------------------------------------------------- the CLI
 
+
 def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agentic_rl.train", *args], capture_output=True, text=True,
-                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "agentic_rl.train", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        timeout=300,
+    )
 
 
 @pytest.mark.slow  # two interpreter starts with torch imports: 15-70 s depending on load

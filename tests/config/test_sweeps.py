@@ -14,6 +14,7 @@ verdict, reward terms) is the job's signature. The test fails when
   is never reached), or
 - a job's cap refuses a call on the episode's last turn (the refusal can change nothing after it).
 """
+
 from __future__ import annotations
 
 import functools
@@ -91,8 +92,9 @@ def signature(cfg) -> tuple:
     tools = toolset(tuple(cfg.tools.active), log=[])
     [traj] = run_episodes([(TASK, 0)], probe_policy(), tools, rollout)
     reward = build(cfg.reward)(traj)
-    turns = tuple((t.call.name if t.call else None, t.observation.status if t.observation else None)
-                  for t in traj.turns)
+    turns = tuple(
+        (t.call.name if t.call else None, t.observation.status if t.observation else None) for t in traj.turns
+    )
     return turns, traj.finish_reason, traj.passed, tuple(sorted(reward.terms.items()))
 
 
@@ -121,12 +123,14 @@ def test_every_swept_value_changes_the_rollout(sweep):
                     f"sweep={sweep}: {key}={job[key]} never binds with the job's other settings "
                     f"(rollout.max_turns={cfg.rollout.max_turns}, tools={cfg.tools.name}); the episode is the "
                     f"same as with {key}={free}. Fix: raise rollout.max_turns in conf/sweep/{sweep}.yaml "
-                    "(to at least C + 2) or drop the value.")
+                    "(to at least C + 2) or drop the value."
+                )
         turns = sig[0]
         refused = [i for i, (_, status) in enumerate(turns) if status == "capped"]
         assert not refused or refused[0] < len(turns) - 1, (
             f"sweep={sweep}, job {job}: the cap first refuses a call on the last turn ({len(turns)}), so no turn "
-            "is left to act on it. Fix: rollout.max_turns >= C + 2.")
+            "is left to act on it. Fix: rollout.max_turns >= C + 2."
+        )
     for (a, sig_a), (b, sig_b) in itertools.combinations(signatures.items(), 2):
         assert sig_a != sig_b, f"sweep={sweep}: jobs {dict(a)} and {dict(b)} roll out the same episode: {sig_a}"
 
@@ -168,18 +172,23 @@ def test_every_sweep_runs_each_arm_with_three_seeds_seed_major(sweep):
     assert len(launched) == 3 * len(arms)
     assert sorted(j[0] for j in launched) == sorted(f"seed={s}" for s in (1, 2, 3) for _ in arms)
     # seed first: the first len(arms) jobs are every arm once, so an interrupted sweep still compares all arms
-    assert {j[0] for j in launched[:len(arms)]} == {"seed=1"}
-    assert sorted(tuple(j[1:]) for j in launched[:len(arms)]) == sorted(tuple(override_list(a)) for a in arms)
+    assert {j[0] for j in launched[: len(arms)]} == {"seed=1"}
+    assert sorted(tuple(j[1:]) for j in launched[: len(arms)]) == sorted(tuple(override_list(a)) for a in arms)
 
 
 def test_make_sweep_seeds_replace_the_sweep_configs_seed_list():
     def make_sweep_args(*make_vars: str) -> list[str]:
         # under `make test` the sub-make prints "Entering/Leaving directory" lines: take the train command's line
-        dry = subprocess.run(["make", "--no-print-directory", "-n", "sweep", *make_vars], cwd=REPO,
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+        dry = subprocess.run(
+            ["make", "--no-print-directory", "-n", "sweep", *make_vars],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
         (command,) = [line for line in dry if "agentic_rl.train" in line]
         words = shlex.split(command)
-        return words[words.index("sweep=tools") + 1:]
+        return words[words.index("sweep=tools") + 1 :]
 
     five = sweeper_jobs("tools", make_sweep_args("SEEDS=1,2,3,4,5"))
     assert len(five) == 5 * 3 and {j[0] for j in five} == {f"seed={s}" for s in range(1, 6)}

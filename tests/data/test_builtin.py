@@ -1,5 +1,6 @@
 """The built-in task set: its size and mix, every problem graded by the sandbox (references pass,
 stubs and plausible-but-wrong variants fail), and the loader's split / limit / shuffle behaviour."""
+
 from __future__ import annotations
 
 import importlib

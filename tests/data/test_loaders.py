@@ -3,6 +3,7 @@ the full copies (the `data_dir` fixture runs both); every bad-input path on the 
 
 No candidate code is run here (grading belongs to the sandbox tests).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -145,7 +146,8 @@ def test_kodcode_reference_selection(kodcode_file: Path, kodcode_all: list[Task]
     first = load_kodcode(kodcode_file, n=3, subset_from=None, subset_stride=None, seed=0)
     assert [t.task_id for t in first] == [t.task_id for t in kodcode_all[:3]]
     assert len(load_kodcode(kodcode_file, n=100, subset_from=None, subset_stride=None, seed=0)) == min(
-        100, len(kodcode_all))
+        100, len(kodcode_all)
+    )
     assert len(load_kodcode(kodcode_file, seed=0, limit=3)) == 3
 
 
@@ -173,7 +175,7 @@ def test_kodcode_seed_and_difficulty(kodcode_file: Path, kodcode_all: list[Task]
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"difficulties": ["hard"]}, "no rows with gpt_difficulty"),   # the sample has no hard rows
+        ({"difficulties": ["hard"]}, "no rows with gpt_difficulty"),  # the sample has no hard rows
         ({"difficulties": ["trivial"]}, "data.difficulties"),
         ({"difficulties": []}, "data.difficulties"),
         ({"n": 0}, "data.n"),
@@ -242,9 +244,13 @@ def test_bigcodebench_exclude(bcb_file: Path) -> None:
 
 def test_bigcodebench_missing_libs(bcb_tasks: list[Task]) -> None:
     fake = Task(
-        task_id="BigCodeBench/0", prompt="p", tests="import unittest\nimport faker_not_installed_xyz\n"
-        "class TestCases(unittest.TestCase):\n    pass\n", harness="unittest", entry_point="task_func",
-        reference_solution="import os\nimport sklearn.linear_model\n", metadata={"libs": ["os", "no_such_lib_xyz"]},
+        task_id="BigCodeBench/0",
+        prompt="p",
+        tests="import unittest\nimport faker_not_installed_xyz\nclass TestCases(unittest.TestCase):\n    pass\n",
+        harness="unittest",
+        entry_point="task_func",
+        reference_solution="import os\nimport sklearn.linear_model\n",
+        metadata={"libs": ["os", "no_such_lib_xyz"]},
     )
     assert task_modules(fake) == ["faker_not_installed_xyz", "no_such_lib_xyz", "os", "sklearn", "unittest"]
     report = missing_lib_tasks([fake, *bcb_tasks[:5]], sys.executable)
@@ -252,7 +258,14 @@ def test_bigcodebench_missing_libs(bcb_tasks: list[Task]) -> None:
     assert "os" not in report["BigCodeBench/0"] and "unittest" not in report["BigCodeBench/0"]
     assert all(mods for mods in report.values())  # only tasks with something missing are listed
     assert [pip_name(m) for m in ("sklearn", "bs4", "cv2", "PIL", "Crypto", "docx", "pandas")] == [
-        "scikit-learn", "beautifulsoup4", "opencv-python", "Pillow", "pycryptodome", "python-docx", "pandas"]
+        "scikit-learn",
+        "beautifulsoup4",
+        "opencv-python",
+        "Pillow",
+        "pycryptodome",
+        "python-docx",
+        "pandas",
+    ]
     with pytest.raises(ValueError, match="not found"):
         missing_lib_tasks([fake], "/nonexistent/python3")
 
@@ -291,9 +304,11 @@ def test_humaneval_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("name", "file", "expected"),
     # expected: how many tasks the config's defaults select from the file's rows
-    [("kodcode", "kodcode_sample.jsonl", lambda rows: len(rows[:500:5])),
-     ("bigcodebench-hard", "bigcodebench_hard.jsonl", len),
-     ("humaneval", None, lambda rows: 164)],
+    [
+        ("kodcode", "kodcode_sample.jsonl", lambda rows: len(rows[:500:5])),
+        ("bigcodebench-hard", "bigcodebench_hard.jsonl", len),
+        ("humaneval", None, lambda rows: 164),
+    ],
 )
 def test_config_instantiates(name: str, file: str | None, expected: Any, data_dir: Path) -> None:
     cfg = OmegaConf.load(CONF_DIR / f"{name}.yaml")
@@ -317,7 +332,11 @@ def test_kodcode_config_reference_values() -> None:
     assert (cfg.n, cfg.subset_from, cfg.subset_stride) == (1000, 500, 5)
     bcb = OmegaConf.load(CONF_DIR / "bigcodebench-hard.yaml")
     assert (bcb.hub_id, bcb.split, bcb.prompt_field, list(bcb.exclude)) == (
-        "bigcode/bigcodebench-hard", "v0.1.4", "instruct_prompt", [])
+        "bigcode/bigcodebench-hard",
+        "v0.1.4",
+        "instruct_prompt",
+        [],
+    )
 
 
 # -------------------------------------------------------------------------------------- bad inputs
@@ -383,8 +402,10 @@ def test_missing_column(kind: str, tmp_path: Path, cache: str, sample_data_dir: 
 
 
 @pytest.mark.parametrize("kind", list(LOADERS))
-@pytest.mark.parametrize(("bad", "problem"), [("", "empty string"), ("   ", "empty string"),
-                                             (123, "expected a string"), (None, "expected a string")])
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [("", "empty string"), ("   ", "empty string"), (123, "expected a string"), (None, "expected a string")],
+)
 def test_malformed_row(kind: str, bad: Any, problem: str, tmp_path: Path, cache: str, sample_data_dir: Path) -> None:
     column = KEY_COLUMN[kind]
     rows = sample_rows(kind, sample_data_dir)

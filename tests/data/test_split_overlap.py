@@ -23,6 +23,7 @@ replaced, scores 0.41 on questions: flagged, but too close to the threshold to s
 current splits the highest question similarity is 0.35 (to_sorted_json / parse_json_keys) and the highest
 solution similarity 0.57 (index_positions / group_anagrams).
 """
+
 from __future__ import annotations
 
 import ast
@@ -47,11 +48,18 @@ SOLUTION_THRESHOLD = 0.60
 # Words of the question template and grammar: they say nothing about what the problem asks.
 FILLER_WORDS = frozenset(
     "a an the of in and or to is are be it its that this with for as by on at from if each every "
-    "returns return write python function which example otherwise".split())
+    "returns return write python function which example otherwise".split()
+)
 PLACEHOLDER = "ID"
 _BUILTIN_NAMES = frozenset(dir(builtins))
-_SKIPPED_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-                   tokenize.ENDMARKER)
+_SKIPPED_TOKENS = (
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENDMARKER,
+)
 
 
 @dataclass(frozen=True)
@@ -86,8 +94,13 @@ def solution_tokens(source: str) -> list[str]:
             continue
         if tok.type == tokenize.STRING and text.lstrip("rbuRBU").startswith(('"""', "'''")):
             continue  # a docstring
-        if (tok.type == tokenize.NAME and not keyword.iskeyword(text) and text not in _BUILTIN_NAMES
-                and text not in modules and (not out or out[-1] != ".")):
+        if (
+            tok.type == tokenize.NAME
+            and not keyword.iskeyword(text)
+            and text not in _BUILTIN_NAMES
+            and text not in modules
+            and (not out or out[-1] != ".")
+        ):
             text = PLACEHOLDER
         out.append(text)
     return out
@@ -103,8 +116,9 @@ def idf_weights(documents: Sequence[Sequence[str]]) -> dict[str, float]:
 def weighted_ratio(a: Sequence[str], b: Sequence[str], weight: dict[str, float]) -> float:
     """`difflib.SequenceMatcher.ratio` with each token counted by its weight: 2 * matched / (total a + total b)."""
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    matched = sum(weight.get(tok, 0.0) for block in matcher.get_matching_blocks()
-                  for tok in a[block.a:block.a + block.size])
+    matched = sum(
+        weight.get(tok, 0.0) for block in matcher.get_matching_blocks() for tok in a[block.a : block.a + block.size]
+    )
     total = sum(weight.get(tok, 0.0) for tok in a) + sum(weight.get(tok, 0.0) for tok in b)
     return 2 * matched / total if total else 0.0
 
@@ -121,18 +135,23 @@ class PairScore:
         return self.question >= QUESTION_THRESHOLD or self.solution >= SOLUTION_THRESHOLD
 
 
-def cross_split_scores(held_out: Sequence[Text], train: Sequence[Text],
-                       corpus: Sequence[Text] = ()) -> list[PairScore]:
+def cross_split_scores(held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()) -> list[PairScore]:
     """Both similarities of every (held-out, train) pair; IDF over `held_out`, `train` and `corpus`."""
     everyone = [*held_out, *train, *corpus]
     q_tokens = {id(t): question_tokens(t.name, t.question) for t in everyone}
     s_tokens = {id(t): solution_tokens(t.solution) for t in everyone}
     q_weight = idf_weights(list(q_tokens.values()))
     s_weight = idf_weights(list(s_tokens.values()))
-    return [PairScore(h.name, t.name,
-                      weighted_ratio(q_tokens[id(h)], q_tokens[id(t)], q_weight),
-                      weighted_ratio(s_tokens[id(h)], s_tokens[id(t)], s_weight))
-            for h in held_out for t in train]
+    return [
+        PairScore(
+            h.name,
+            t.name,
+            weighted_ratio(q_tokens[id(h)], q_tokens[id(t)], q_weight),
+            weighted_ratio(s_tokens[id(h)], s_tokens[id(t)], s_weight),
+        )
+        for h in held_out
+        for t in train
+    ]
 
 
 def split_texts(split: str) -> list[Text]:
@@ -144,51 +163,78 @@ TRAIN, HELD_OUT = split_texts("train"), split_texts("eval")
 # Held-out problems that were one-word variants of a training problem (replaced on 2026-11-30), with
 # their training twin: the detector must keep flagging each of them.
 KNOWN_VARIANTS = [
-    ("min_of_list", Text(
-        "max_in_list",
-        "Write a Python function `max_in_list(nums: list[int]) -> int` that returns the largest number in a "
-        "non-empty list. Example: `max_in_list([1, 7, 3])` returns `7`.",
-        "def max_in_list(nums):\n    return max(nums)\n")),
-    ("is_even", Text(
-        "is_odd",
-        "Write a Python function `is_odd(n: int) -> bool` that returns `True` if the integer `n` (possibly "
-        "negative) is odd. Example: `is_odd(3)` returns `True`, `is_odd(4)` returns `False`.",
-        "def is_odd(n):\n    return n % 2 != 0\n")),
-    ("fib_memo", Text(
-        "climb_stairs",
-        "Write a Python function `climb_stairs(n: int) -> int` that returns the number of distinct ways to "
-        "climb `n` steps taking 1 or 2 steps at a time (`climb_stairs(0) == 1`). It must be fast for `n` up "
-        "to 80 (cache results). Example: `climb_stairs(5)` returns `8`.",
-        "from functools import lru_cache\n\n\n@lru_cache(maxsize=None)\ndef climb_stairs(n):\n"
-        "    if n <= 1:\n        return 1\n    return climb_stairs(n - 1) + climb_stairs(n - 2)\n")),
-    ("gcd_of", Text(
-        "gcd_list",
-        "Write a Python function `gcd_list(nums: list[int]) -> int` that returns the greatest common divisor "
-        "of all the positive integers in a non-empty list. Example: `gcd_list([12, 18, 24])` returns `6`.",
-        "import math\nfrom functools import reduce\n\n\ndef gcd_list(nums):\n    return reduce(math.gcd, nums)\n")),
-    ("count_vowels", Text(
-        "count_uppercase",
-        "Write a Python function `count_uppercase(s: str) -> int` that returns how many upper-case letters "
-        "are in `s`. Example: `count_uppercase(\"Hello World\")` returns `2`.",
-        "def count_uppercase(s):\n    return sum(1 for ch in s if ch.isupper())\n")),
-    ("merge_sorted", Text(
-        "merge_k_sorted",
-        "Write a Python function `merge_k_sorted(lists: list[list[int]]) -> list[int]` that merges any number "
-        "of ascending lists into one ascending list, keeping duplicates. Example: "
-        "`merge_k_sorted([[1, 4], [2, 3], [0]])` returns `[0, 1, 2, 3, 4]`.",
-        "import heapq\n\n\ndef merge_k_sorted(lists):\n    return list(heapq.merge(*lists))\n")),
-    ("int_sqrt", Text(
-        "is_perfect_square",
-        "Write a Python function `is_perfect_square(n: int) -> bool` that returns `True` if the non-negative "
-        "integer `n` is the square of an integer. It must be exact for very large `n`. Example: "
-        "`is_perfect_square(16)` returns `True`, `is_perfect_square(15)` returns `False`.",
-        "import math\n\n\ndef is_perfect_square(n):\n    r = math.isqrt(n)\n    return r * r == n\n")),
+    (
+        "min_of_list",
+        Text(
+            "max_in_list",
+            "Write a Python function `max_in_list(nums: list[int]) -> int` that returns the largest number in a "
+            "non-empty list. Example: `max_in_list([1, 7, 3])` returns `7`.",
+            "def max_in_list(nums):\n    return max(nums)\n",
+        ),
+    ),
+    (
+        "is_even",
+        Text(
+            "is_odd",
+            "Write a Python function `is_odd(n: int) -> bool` that returns `True` if the integer `n` (possibly "
+            "negative) is odd. Example: `is_odd(3)` returns `True`, `is_odd(4)` returns `False`.",
+            "def is_odd(n):\n    return n % 2 != 0\n",
+        ),
+    ),
+    (
+        "fib_memo",
+        Text(
+            "climb_stairs",
+            "Write a Python function `climb_stairs(n: int) -> int` that returns the number of distinct ways to "
+            "climb `n` steps taking 1 or 2 steps at a time (`climb_stairs(0) == 1`). It must be fast for `n` up "
+            "to 80 (cache results). Example: `climb_stairs(5)` returns `8`.",
+            "from functools import lru_cache\n\n\n@lru_cache(maxsize=None)\ndef climb_stairs(n):\n"
+            "    if n <= 1:\n        return 1\n    return climb_stairs(n - 1) + climb_stairs(n - 2)\n",
+        ),
+    ),
+    (
+        "gcd_of",
+        Text(
+            "gcd_list",
+            "Write a Python function `gcd_list(nums: list[int]) -> int` that returns the greatest common divisor "
+            "of all the positive integers in a non-empty list. Example: `gcd_list([12, 18, 24])` returns `6`.",
+            "import math\nfrom functools import reduce\n\n\ndef gcd_list(nums):\n    return reduce(math.gcd, nums)\n",
+        ),
+    ),
+    (
+        "count_vowels",
+        Text(
+            "count_uppercase",
+            "Write a Python function `count_uppercase(s: str) -> int` that returns how many upper-case letters "
+            'are in `s`. Example: `count_uppercase("Hello World")` returns `2`.',
+            "def count_uppercase(s):\n    return sum(1 for ch in s if ch.isupper())\n",
+        ),
+    ),
+    (
+        "merge_sorted",
+        Text(
+            "merge_k_sorted",
+            "Write a Python function `merge_k_sorted(lists: list[list[int]]) -> list[int]` that merges any number "
+            "of ascending lists into one ascending list, keeping duplicates. Example: "
+            "`merge_k_sorted([[1, 4], [2, 3], [0]])` returns `[0, 1, 2, 3, 4]`.",
+            "import heapq\n\n\ndef merge_k_sorted(lists):\n    return list(heapq.merge(*lists))\n",
+        ),
+    ),
+    (
+        "int_sqrt",
+        Text(
+            "is_perfect_square",
+            "Write a Python function `is_perfect_square(n: int) -> bool` that returns `True` if the non-negative "
+            "integer `n` is the square of an integer. It must be exact for very large `n`. Example: "
+            "`is_perfect_square(16)` returns `True`, `is_perfect_square(15)` returns `False`.",
+            "import math\n\n\ndef is_perfect_square(n):\n    r = math.isqrt(n)\n    return r * r == n\n",
+        ),
+    ),
 ]
 
 
 def describe(pairs: Sequence[PairScore]) -> str:
-    return "; ".join(f"{p.held_out} ~ {p.train} (question {p.question:.2f}, solution {p.solution:.2f})"
-                     for p in pairs)
+    return "; ".join(f"{p.held_out} ~ {p.train} (question {p.question:.2f}, solution {p.solution:.2f})" for p in pairs)
 
 
 @pytest.fixture(scope="module")
@@ -198,14 +244,18 @@ def scores() -> list[PairScore]:
 
 def test_no_held_out_question_is_a_near_duplicate(scores):
     flagged = sorted((p for p in scores if p.question >= QUESTION_THRESHOLD), key=lambda p: -p.question)
-    assert not flagged, (f"held-out questions too close to training questions (>= {QUESTION_THRESHOLD}): "
-                         f"{describe(flagged)}. Fix: replace the held-out problem with a different one.")
+    assert not flagged, (
+        f"held-out questions too close to training questions (>= {QUESTION_THRESHOLD}): "
+        f"{describe(flagged)}. Fix: replace the held-out problem with a different one."
+    )
 
 
 def test_no_held_out_solution_is_a_near_duplicate(scores):
     flagged = sorted((p for p in scores if p.solution >= SOLUTION_THRESHOLD), key=lambda p: -p.solution)
-    assert not flagged, (f"held-out reference solutions too close to training ones (>= {SOLUTION_THRESHOLD}): "
-                         f"{describe(flagged)}. Fix: replace the held-out problem with a different one.")
+    assert not flagged, (
+        f"held-out reference solutions too close to training ones (>= {SOLUTION_THRESHOLD}): "
+        f"{describe(flagged)}. Fix: replace the held-out problem with a different one."
+    )
 
 
 def test_every_pair_was_scored(scores):
@@ -224,9 +274,13 @@ def test_known_variants_are_flagged(train_name, variant):
 def test_a_renamed_copy_scores_one():
     train = TRAIN[0]
     source = train.solution
-    for i, local in enumerate(sorted({n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-                                     | {a.arg for a in ast.walk(ast.parse(source)) if isinstance(a, ast.arg)}
-                                     | {train.name})):
+    for i, local in enumerate(
+        sorted(
+            {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+            | {a.arg for a in ast.walk(ast.parse(source)) if isinstance(a, ast.arg)}
+            | {train.name}
+        )
+    ):
         source = re.sub(rf"\b{local}\b", f"renamed_{i}", source)
     assert source != train.solution
     copy = Text("renamed_copy", train.question.replace(train.name, "renamed_copy"), source)
@@ -237,12 +291,41 @@ def test_a_renamed_copy_scores_one():
 
 
 def test_solution_tokens_keep_what_the_code_does():
-    tokens = solution_tokens("import math\n\n\ndef f(values):\n    \"\"\"Doc.\"\"\"\n"
-                             "    total = math.prod(values)  # a comment\n    return max(total, 0) ** 2\n")
-    assert tokens == ["import", "math", "def", "ID", "(", "ID", ")", ":", "ID", "=", "math", ".", "prod", "(",
-                      "ID", ")", "return", "max", "(", "ID", ",", "0", ")", "**", "2"]
+    tokens = solution_tokens(
+        'import math\n\n\ndef f(values):\n    """Doc."""\n'
+        "    total = math.prod(values)  # a comment\n    return max(total, 0) ** 2\n"
+    )
+    assert tokens == [
+        "import",
+        "math",
+        "def",
+        "ID",
+        "(",
+        "ID",
+        ")",
+        ":",
+        "ID",
+        "=",
+        "math",
+        ".",
+        "prod",
+        "(",
+        "ID",
+        ")",
+        "return",
+        "max",
+        "(",
+        "ID",
+        ",",
+        "0",
+        ")",
+        "**",
+        "2",
+    ]
 
 
 def test_question_tokens_drop_code_spans_and_filler():
     assert question_tokens("f", "Write a Python function `f(x: int)` that returns the largest value of `x`.") == [
-        "largest", "value"]
+        "largest",
+        "value",
+    ]

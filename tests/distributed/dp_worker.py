@@ -1,6 +1,7 @@
 """One rank of the gradient-equivalence test (started by torch.distributed.run): runs SCHEDULE through
 `Distributed.data_parallel(grpo_step)` and saves, after each step, this rank's gradients and LoRA weights to
 OUT/rank<r>.pt."""
+
 from __future__ import annotations
 
 import sys
@@ -22,8 +23,9 @@ def main(out: Path) -> None:
     steps = []
     for schedule in SCHEDULE:
         seed, rewards = schedule[dist.rank]
-        stats = dist.data_parallel(grpo_step)(model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id,
-                                              temperature=1.0)
+        stats = dist.data_parallel(grpo_step)(
+            model, optimizer, make_group(seed), rewards_of(rewards), CFG, pad_id, temperature=1.0
+        )
         grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         steps.append({"grads": grads, "weights": lora_state(model), "skipped": stats.skipped})
     torch.save({"world_size": dist.world_size, "steps": steps}, out / f"rank{dist.rank}.pt")

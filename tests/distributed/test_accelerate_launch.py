@@ -1,4 +1,5 @@
 """`accelerate launch --cpu --num_processes 2 -m agentic_rl.train` on the tiny model: one job on two ranks."""
+
 from __future__ import annotations
 
 import json
@@ -22,12 +23,35 @@ def launched(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     run_dir = root / "run"
     env = {**os.environ, "WANDB_MODE": "offline", "HYDRA_FULL_ERROR": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2",
-         "-m", "agentic_rl.train", "model=tiny-random", "logger=none", f"hydra.run.dir={run_dir}",
-         f"algo.group_size={GROUP_SIZE}", "algo.epochs=1", "algo.tasks_per_epoch=3", "algo.tasks_per_rollout=1",
-         "data.limit=3", "eval_data.limit=1", "rollout.max_turns=1", "rollout.max_new_tokens=8",
-         "evaluator.modes=[no_tools]", "progress=false"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--cpu",
+            "--num_processes",
+            "2",
+            "-m",
+            "agentic_rl.train",
+            "model=tiny-random",
+            "logger=none",
+            f"hydra.run.dir={run_dir}",
+            f"algo.group_size={GROUP_SIZE}",
+            "algo.epochs=1",
+            "algo.tasks_per_epoch=3",
+            "algo.tasks_per_rollout=1",
+            "data.limit=3",
+            "eval_data.limit=1",
+            "rollout.max_turns=1",
+            "rollout.max_new_tokens=8",
+            "evaluator.modes=[no_tools]",
+            "progress=false",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return run_dir, proc
 

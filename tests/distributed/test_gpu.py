@@ -1,5 +1,6 @@
 """The CUDA path: placement by accelerate, bfloat16, gradient checkpointing. Skipped where no GPU is visible
 (CI); run on a GPU machine with `python -m pytest tests/distributed/test_gpu.py`."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,15 +15,29 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 def policy(gradient_checkpointing: bool):
     loaded = load_tiny_random(TOKENIZER, hidden_size=128, num_layers=4, dtype="auto", device="auto")
-    model = add_lora(loaded.model, r=4, alpha=8, dropout=0.0, target_modules=["q_proj", "v_proj"], seed=0,
-                     gradient_checkpointing=gradient_checkpointing)
+    model = add_lora(
+        loaded.model,
+        r=4,
+        alpha=8,
+        dropout=0.0,
+        target_modules=["q_proj", "v_proj"],
+        seed=0,
+        gradient_checkpointing=gradient_checkpointing,
+    )
     return model, loaded.tokenizer.pad_token_id
 
 
 def lora_grads(model, pad_id) -> dict[str, torch.Tensor]:
     params = [p for p in model.parameters() if p.requires_grad]
-    stats = grpo_step(model, torch.optim.SGD(params, lr=0.0), make_group(1), rewards_of([1.0, 0.0, 0.0, 0.5]),
-                      CFG, pad_id, temperature=1.0)
+    stats = grpo_step(
+        model,
+        torch.optim.SGD(params, lr=0.0),
+        make_group(1),
+        rewards_of([1.0, 0.0, 0.0, 0.5]),
+        CFG,
+        pad_id,
+        temperature=1.0,
+    )
     assert not stats.skipped and torch.isfinite(torch.tensor(stats.loss))
     return {n: p.grad.detach().float().clone() for n, p in model.named_parameters() if p.requires_grad}
 

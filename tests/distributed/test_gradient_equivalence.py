@@ -1,5 +1,6 @@
 """Two CPU ranks (gloo) against one process: the averaged gradient is the single-process gradient over the
 union of the ranks' groups, the ranks stay bit-identical, and skipped groups keep the ranks in lockstep."""
+
 from __future__ import annotations
 
 import os
@@ -24,9 +25,22 @@ def ranks(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("dp")
     env = {**os.environ, "ACCELERATE_USE_CPU": "true", "PYTHONPATH": str(REPO)}
     # A rank that missed a collective would hang its peer: the timeout turns that into a failure.
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                           str(REPO / "tests" / "distributed" / "dp_worker.py"), str(out)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            str(REPO / "tests" / "distributed" / "dp_worker.py"),
+            str(out),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return [torch.load(out / f"rank{r}.pt") for r in (0, 1)]
 

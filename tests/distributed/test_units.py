@@ -1,4 +1,5 @@
 """Pure parts of agentic_rl.distributed: sharding, metric reduction, per-rank command lines, launch parsing."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,14 +18,32 @@ def test_shard_pads_to_a_multiple_and_deals_round_robin():
 
 
 def test_reduce_metrics_means_rates_sums_counts_takes_slowest_time_largest_memory_and_keeps_absent_absent():
-    out = reduce_metrics([
-        {"train/pass_rate": 0.5, "train/loss": 0.2, "rollout/episodes": 4.0, "time/step_s": 3.0, "tools/submit/x": None,
-         "memory/peak_rss_gib": 2.5},
-        {"train/pass_rate": 0.0, "rollout/episodes": 4.0, "time/step_s": 5.0, "tools/submit/x": None,
-         "memory/peak_rss_gib": 3.5},
-    ])
-    assert out == {"train/pass_rate": 0.25, "train/loss": 0.2, "rollout/episodes": 8.0, "time/step_s": 5.0,
-                   "memory/peak_rss_gib": 3.5}
+    out = reduce_metrics(
+        [
+            {
+                "train/pass_rate": 0.5,
+                "train/loss": 0.2,
+                "rollout/episodes": 4.0,
+                "time/step_s": 3.0,
+                "tools/submit/x": None,
+                "memory/peak_rss_gib": 2.5,
+            },
+            {
+                "train/pass_rate": 0.0,
+                "rollout/episodes": 4.0,
+                "time/step_s": 5.0,
+                "tools/submit/x": None,
+                "memory/peak_rss_gib": 3.5,
+            },
+        ]
+    )
+    assert out == {
+        "train/pass_rate": 0.25,
+        "train/loss": 0.2,
+        "rollout/episodes": 8.0,
+        "time/step_s": 5.0,
+        "memory/peak_rss_gib": 3.5,
+    }
 
 
 def test_rank_argv_keeps_rank0_and_sends_other_ranks_hydra_dirs_elsewhere():
@@ -38,21 +57,25 @@ def test_rank_argv_keeps_rank0_and_sends_other_ranks_hydra_dirs_elsewhere():
     assert private != "/runs/x" and "rank1" in private
 
 
-@pytest.mark.parametrize("cmdline, expected", [
-    (["python", "/bin/accelerate", "launch", "--cpu", "--num_processes", "2", "-m", "agentic_rl.train", "x=1"], 2),
-    (["accelerate", "launch", "--cpu", "--num_processes=3", "-m", "agentic_rl.train"], 3),
-    (["python", "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "train.py"], 2),
-    (["accelerate", "launch", "--cpu", "-m", "agentic_rl.train"], None),
-    (["python", "-m", "agentic_rl.train"], None),
-])
+@pytest.mark.parametrize(
+    "cmdline, expected",
+    [
+        (["python", "/bin/accelerate", "launch", "--cpu", "--num_processes", "2", "-m", "agentic_rl.train", "x=1"], 2),
+        (["accelerate", "launch", "--cpu", "--num_processes=3", "-m", "agentic_rl.train"], 3),
+        (["python", "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "train.py"], 2),
+        (["accelerate", "launch", "--cpu", "-m", "agentic_rl.train"], None),
+        (["python", "-m", "agentic_rl.train"], None),
+    ],
+)
 def test_process_count_is_read_from_the_accelerate_launch_command(cmdline, expected):
     assert processes_from_launch_cmdline(cmdline) == expected
 
 
 def test_cpu_launch_over_machines_says_how_to_use_mpi():
     with pytest.raises(RuntimeError, match="mpirun hostfile"):
-        processes_from_launch_cmdline(["accelerate", "launch", "--cpu", "--num_processes", "4", "--num_machines", "2",
-                                       "train.py"])
+        processes_from_launch_cmdline(
+            ["accelerate", "launch", "--cpu", "--num_processes", "4", "--num_machines", "2", "train.py"]
+        )
 
 
 def test_single_process_gradient_average_is_the_identity():

@@ -4,6 +4,7 @@ The runs use tests/e2e/train_driver.py (`python -m agentic_rl.train` plus a rewa
 tokens), so the tiny random model really trains and every step's numbers depend on the RNG, adapter and
 optimizer state a resume must restore.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,24 @@ from agentic_rl.runtime.checkpoint import CHECKPOINT_DIR, load_latest, verify
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("train_driver.py")
-TINY = ["model=tiny-random", "reward=binary", "reward._target_=train_driver.sampled", "algo.lr=0.01",
-        "algo.group_size=2", "algo.epochs=2", "algo.tasks_per_epoch=2", "algo.tasks_per_rollout=1", "data.limit=3",
-        "eval_before=false", "eval_after=false", "rollout.max_turns=1", "rollout.max_new_tokens=8", "logger=none",
-        "progress=false", "checkpoint_every=1"]
+TINY = [
+    "model=tiny-random",
+    "reward=binary",
+    "reward._target_=train_driver.sampled",
+    "algo.lr=0.01",
+    "algo.group_size=2",
+    "algo.epochs=2",
+    "algo.tasks_per_epoch=2",
+    "algo.tasks_per_rollout=1",
+    "data.limit=3",
+    "eval_before=false",
+    "eval_after=false",
+    "rollout.max_turns=1",
+    "rollout.max_new_tokens=8",
+    "logger=none",
+    "progress=false",
+    "checkpoint_every=1",
+]
 N_STEPS = 4
 
 
@@ -39,9 +54,15 @@ def env() -> dict[str, str]:
 
 
 def start(args: list[str], **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(DRIVER), *args], cwd=REPO,
-                            env={**env(), **kwargs.pop("extra_env", {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, str(DRIVER), *args],
+        cwd=REPO,
+        env={**env(), **kwargs.pop("extra_env", {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def finish(args: list[str], timeout: int = 600, **kwargs) -> subprocess.CompletedProcess:
@@ -117,8 +138,10 @@ def test_sigint_saves_a_checkpoint_and_prints_one_line(tmp_path):
     assert proc.returncode == 130
     assert "Traceback" not in err + out
     lines = [line for line in (err + out).splitlines() if line.startswith("interrupted")]
-    assert lines == [f"interrupted at step {lines[0].split()[3].rstrip(';')}; resume with: "
-                     f"python -m agentic_rl.train resume={run_dir}"]
+    assert lines == [
+        f"interrupted at step {lines[0].split()[3].rstrip(';')}; resume with: "
+        f"python -m agentic_rl.train resume={run_dir}"
+    ]
     step = int(re.match(r"interrupted at step (\d+);", lines[0]).group(1))
     checkpoint = load_latest(run_dir)  # checkpoint_every=0: this one exists only because of the signal
     assert checkpoint is not None and checkpoint.step == step >= 1 and verify(checkpoint.path) is None
@@ -130,8 +153,14 @@ def test_sigint_saves_a_checkpoint_and_prints_one_line(tmp_path):
 def test_a_sweep_finishes_despite_a_failing_job_and_a_rerun_runs_only_that_job(tmp_path):
     sweep_dir, marker = tmp_path / "sweep", tmp_path / "fail-now"
     marker.touch()
-    args = ["-m", *TINY, "algo.epochs=1", "algo.tasks_per_epoch=1",
-            "reward._target_=train_driver.sampled,train_driver.fail_if_marker", f"hydra.sweep.dir={sweep_dir}"]
+    args = [
+        "-m",
+        *TINY,
+        "algo.epochs=1",
+        "algo.tasks_per_epoch=1",
+        "reward._target_=train_driver.sampled,train_driver.fail_if_marker",
+        f"hydra.sweep.dir={sweep_dir}",
+    ]
     first = finish(args, extra_env={"FAIL_MARKER": str(marker)})
     assert first.returncode == 1  # the sweep says it is incomplete...
     assert json.loads((sweep_dir / "0" / "summary.json").read_text())["status"] == "complete"  # ...job 0 finished

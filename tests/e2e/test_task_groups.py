@@ -4,6 +4,7 @@
 G; the advantages are normalised inside each slice. The rollout, reward and tracking run for real (a scripted
 policy and scripted tools); only the GRPO update is replaced by a recorder, so no model is needed.
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -50,14 +51,22 @@ def test_each_group_holds_the_g_samples_of_one_task_in_chunk_order(monkeypatch: 
     recorder = Recorder()
     monkeypatch.setattr(train_module, "update_rollout_batch", recorder)
     logged: list[tuple[int, list, str]] = []
-    tracker = SimpleNamespace(log=lambda metrics, step: None,
-                              log_trajectories=lambda step, group, bds, prompt: logged.append((step, group, prompt)))
+    tracker = SimpleNamespace(
+        log=lambda metrics, step: None,
+        log_trajectories=lambda step, group, bds, prompt: logged.append((step, group, prompt)),
+    )
     log: list = []
-    t = SimpleNamespace(algo=SimpleNamespace(group_size=GROUP), policy=ScriptedPolicy(reply),
-                        toolset=toolset(("submit",), log), rollout_cfg=RolloutConfig(max_turns=1),
-                        reward_fn=binary, model=None, optimizer=None, pad_id=0,
-                        dist=SimpleNamespace(data_parallel=lambda step: step,
-                                             reduce_step=lambda metrics, model: metrics))
+    t = SimpleNamespace(
+        algo=SimpleNamespace(group_size=GROUP),
+        policy=ScriptedPolicy(reply),
+        toolset=toolset(("submit",), log),
+        rollout_cfg=RolloutConfig(max_turns=1),
+        reward_fn=binary,
+        model=None,
+        optimizer=None,
+        pad_id=0,
+        dist=SimpleNamespace(data_parallel=lambda step: step, reduce_step=lambda metrics, model: metrics),
+    )
     chunk = [make_task(n) for n in range(4)]
     bar = SimpleNamespace(update=lambda n: None, set_postfix=lambda **kw: None)
 

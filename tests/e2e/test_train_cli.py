@@ -1,4 +1,5 @@
 """End to end, as a user runs it: `python -m agentic_rl.train ...` in a subprocess."""
+
 from __future__ import annotations
 
 import json
@@ -10,17 +11,37 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-METRICS = ["train/pass_rate", "train/reward_mean", "train/frac_zero_std",
-           "tools/search_rate", "tools/execute_rate", "tools/submit_rate", "tools/none_rate",
-           "tools/calls_per_episode", "rollout/turns_mean", "rollout/tokens_per_s", "reward/passed",
-           "rollout/prefill_tokens", "rollout/context_tokens", "time/rollout_s", "time/tools_s", "time/update_s",
-           "time/step_s"]
+METRICS = [
+    "train/pass_rate",
+    "train/reward_mean",
+    "train/frac_zero_std",
+    "tools/search_rate",
+    "tools/execute_rate",
+    "tools/submit_rate",
+    "tools/none_rate",
+    "tools/calls_per_episode",
+    "rollout/turns_mean",
+    "rollout/tokens_per_s",
+    "reward/passed",
+    "rollout/prefill_tokens",
+    "rollout/context_tokens",
+    "time/rollout_s",
+    "time/tools_s",
+    "time/update_s",
+    "time/step_s",
+]
 
 
 def train(args: list[str], timeout: int) -> subprocess.CompletedProcess:
     env = {**os.environ, "WANDB_MODE": "offline", "HYDRA_FULL_ERROR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "agentic_rl.train", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentic_rl.train", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 
@@ -70,10 +91,25 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
 def test_multirun_over_arms_and_seeds_gives_one_wandb_group_per_arm(tmp_path):
     """`sweep=tools tools=none,code seed=1,2`: the command line narrows the sweep config's arms and seeds."""
     sweep_dir = tmp_path / "sweep"
-    train(["sweep=tools", "tools=none,code", "seed=1,2", "model=tiny-random", "logger=wandb",
-           f"hydra.sweep.dir={sweep_dir}", "algo.group_size=2", "algo.epochs=1", "algo.tasks_per_epoch=1",
-           "data.limit=1", "eval_data.limit=1", "rollout.max_turns=1", "rollout.max_new_tokens=8",
-           "evaluator.modes=[no_tools]"], timeout=900)
+    train(
+        [
+            "sweep=tools",
+            "tools=none,code",
+            "seed=1,2",
+            "model=tiny-random",
+            "logger=wandb",
+            f"hydra.sweep.dir={sweep_dir}",
+            "algo.group_size=2",
+            "algo.epochs=1",
+            "algo.tasks_per_epoch=1",
+            "data.limit=1",
+            "eval_data.limit=1",
+            "rollout.max_turns=1",
+            "rollout.max_new_tokens=8",
+            "evaluator.modes=[no_tools]",
+        ],
+        timeout=900,
+    )
     jobs = sorted(p.parent for p in sweep_dir.glob("*/metrics.jsonl"))
     assert [j.name for j in jobs] == ["0", "1", "2", "3"]
     summaries = {j.name: json.loads((j / "summary.json").read_text()) for j in jobs}
@@ -83,11 +119,14 @@ def test_multirun_over_arms_and_seeds_gives_one_wandb_group_per_arm(tmp_path):
     assert len({s["wandb"]["id"] for s in summaries.values()}) == 4
     stamp = f"tools-{tmp_path.name}_sweep"  # sweep config + its dir
     assert {s["wandb"]["group"] for s in summaries.values()} == {f"{stamp} tools=none", f"{stamp} tools=code"}
-    assert {s["wandb"]["name"] for s in summaries.values()} == {f"tools={t} seed={n}" for t in ("none", "code")
-                                                                 for n in (1, 2)}
+    assert {s["wandb"]["name"] for s in summaries.values()} == {
+        f"tools={t} seed={n}" for t in ("none", "code") for n in (1, 2)
+    }
     for job in jobs:
         assert len(list((job / "wandb").glob("offline-run-*"))) == 1
     assert (sweep_dir / "figures" / "sweep_summary.png").stat().st_size > 10_000  # drawn when the sweep ended
     table = json.loads((sweep_dir / "table.json").read_text())  # written when the sweep ended
-    assert {arm: [r["seed"] for r in runs] for arm, runs in table["arms"].items()} == {"tools=none": [1, 2],
-                                                                                      "tools=code": [1, 2]}
+    assert {arm: [r["seed"] for r in runs] for arm, runs in table["arms"].items()} == {
+        "tools=none": [1, 2],
+        "tools=code": [1, 2],
+    }

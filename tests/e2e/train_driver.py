@@ -8,6 +8,7 @@ The rewards are picked with `reward._target_=train_driver.<name>`: this file's f
   adapter or optimizer state would sample other tokens and log other rewards and losses.
 - `fail_if_marker`: raises while the file named by $FAIL_MARKER exists: a job that fails, then is fixed.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ from agentic_rl.types import RewardBreakdown, Trajectory
 
 
 def sampled(traj: Trajectory, pass_reward: float = 1.0) -> RewardBreakdown:
-    value = (sum(traj.token_ids[traj.prompt_len:]) % 7) / 6
+    value = (sum(traj.token_ids[traj.prompt_len :]) % 7) / 6
     return RewardBreakdown(total=value, terms={"sampled": value})
 
 

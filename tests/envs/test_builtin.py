@@ -1,6 +1,7 @@
 """The built-in CodeGym set: its size and shape, and every environment verified in the sandbox (a scripted
 oracle reaches get_ref_answer() through the tools alone, Done with it scores 1 and with a wrong answer 0,
 10-256 calls per configuration, at least 4 tools)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ def records():
 
 def test_the_set_has_at_least_60_environments_and_600_configurations_in_six_workflows(records):
     assert len(records) >= 60 and sum(len(r["configs"]) for r in records) >= 600
-    assert {r["env_id"].split("/")[0] for r in records} == {"arrays", "strings", "counting", "graphs", "dp",
-                                                            "simulation"}
+    assert {r["env_id"].split("/")[0] for r in records} == {
+        "arrays",
+        "strings",
+        "counting",
+        "graphs",
+        "dp",
+        "simulation",
+    }
     assert len({r["env_id"] for r in records}) == len(records)
     heldout = [r for r in records if r["split"] == "heldout"]
     assert len(heldout) == len(MODULES)  # one unseen tool set per workflow

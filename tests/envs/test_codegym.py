@@ -1,5 +1,6 @@
 """CodeGym episodes through the real agent loop and sandbox: solving, trial-then-overwrite state, T_max, and
 bad input (malformed actions, unknown tools, Done without an answer, a hanging tool, reset that raises)."""
+
 from __future__ import annotations
 
 import json
@@ -72,13 +73,18 @@ class CounterEnv(gymnasium.Env):
 
 
 def task(numbers=(2, 3), **options):
-    record = {"env_id": "test/counter", "class_name": "CounterEnv", "code": COUNTER_ENV,
-              "configs": [{"numbers": list(numbers), **options}], "description": "Sum the numbers with the tools."}
+    record = {
+        "env_id": "test/counter",
+        "class_name": "CounterEnv",
+        "code": COUNTER_ENV,
+        "configs": [{"numbers": list(numbers), **options}],
+        "description": "Sum the numbers with the tools.",
+    }
     return environment_tasks(record, t_max=options.pop("t_max", None))[0]
 
 
 def act(name, **parameters):
-    return f'<action>{json.dumps({"name": name, "parameters": parameters})}</action>'
+    return f"<action>{json.dumps({'name': name, 'parameters': parameters})}</action>"
 
 
 def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None):
@@ -117,8 +123,13 @@ def test_a_failed_call_leaves_the_state_as_it_was():
 
 
 def test_malformed_and_unknown_actions_answer_an_error_and_the_run_goes_on():
-    traj = roll(task(), "<action>{not json</action>", act("Teleport"), '<action>{"name": "Add", "parameters": 3}'
-                '</action>', act("Done", answer=5))
+    traj = roll(
+        task(),
+        "<action>{not json</action>",
+        act("Teleport"),
+        '<action>{"name": "Add", "parameters": 3}</action>',
+        act("Done", answer=5),
+    )
     obs = observations(traj)
     assert "malformed action" in obs[0] and "unknown tool 'Teleport'" in obs[1] and "must be a JSON object" in obs[2]
     assert [t.observation.status for t in traj.turns[:3]] == ["invalid"] * 3

@@ -1,4 +1,5 @@
 """env/* metrics of CodeGym episodes, from hand-built trajectories."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,24 +9,47 @@ from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
 
 def task(oracle_calls=None, harness="codegym"):
-    return Task(task_id="codegym/x/000", prompt="", tests="", harness=harness,
-                metadata={"oracle_calls": oracle_calls, "codegym": {}})
+    return Task(
+        task_id="codegym/x/000",
+        prompt="",
+        tests="",
+        harness=harness,
+        metadata={"oracle_calls": oracle_calls, "codegym": {}},
+    )
 
 
 def turn(name, status="ok", executed=True, ok=True):
-    return Turn(generated_ids=[1], text="", call=ToolCall(name, "{}", 0, 1) if name else None,
-                observation=Observation(tool=name or "", text="", ok=ok, status=status, executed=executed))
+    return Turn(
+        generated_ids=[1],
+        text="",
+        call=ToolCall(name, "{}", 0, 1) if name else None,
+        observation=Observation(tool=name or "", text="", ok=ok, status=status, executed=executed),
+    )
 
 
 def traj(turns, passed=False, finish="failed"):
-    return Trajectory(task_id="codegym/x/000", token_ids=[1], loss_mask=[0], prompt_len=1, turns=turns,
-                      passed=passed, finish_reason=finish)
+    return Trajectory(
+        task_id="codegym/x/000",
+        token_ids=[1],
+        loss_mask=[0],
+        prompt_len=1,
+        turns=turns,
+        passed=passed,
+        finish_reason=finish,
+    )
 
 
 def test_metrics_of_a_batch():
     solved = traj([turn("Observe"), turn("Add"), turn("Done")], passed=True, finish="passed")
-    looped = traj([turn("invalid_action", "invalid", executed=False, ok=False), turn("Add", "error", ok=False),
-                   turn(None), turn("Add")], finish="t_max")
+    looped = traj(
+        [
+            turn("invalid_action", "invalid", executed=False, ok=False),
+            turn("Add", "error", ok=False),
+            turn(None),
+            turn("Add"),
+        ],
+        finish="t_max",
+    )
     m = codegym_metrics([solved, looped], [task(6), task(6)])
     assert m["env/success_rate"] == 0.5
     assert m["env/calls_per_episode"] == pytest.approx((3 + 3) / 2)  # the turn without an action is no call

@@ -1,5 +1,6 @@
 """The environment seam: tool sets open stateless episodes with the old behaviour, a data record imports no
 tools, and the tool set does not build its own answer tool through an import circle."""
+
 from __future__ import annotations
 
 import ast
@@ -60,8 +61,9 @@ def test_a_set_without_tools_answers_once_with_the_answer_tool():
 
 def test_episodes_declare_the_counted_tools_and_trajectories_carry_them():
     ts = ToolSet(name="code", tools={"submit": Grader()}, grader=Grader(), system_prompt="SYS")
-    traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: "```submit\nreturn a + b\n```"), ts,
-                        RolloutConfig(max_turns=2))[0]
+    traj = run_episodes(
+        [(TASK, 0)], ScriptedPolicy(lambda req: "```submit\nreturn a + b\n```"), ts, RolloutConfig(max_turns=2)
+    )[0]
     assert traj.tools[:3] == ("search", "execute", "submit")  # every declared tool, zeros included
     assert traj.calls_by_kind() == {"search": 0, "execute": 0, "submit": 1, "none": 0}
-    assert ByteChatTokenizer().decode(traj.token_ids[:traj.prompt_len]).count("SYS") == 1
+    assert ByteChatTokenizer().decode(traj.token_ids[: traj.prompt_len]).count("SYS") == 1

@@ -1,4 +1,5 @@
 """`python -m agentic_rl.envs.verify`: what it drops and why, and the loader's errors for a malformed file."""
+
 from __future__ import annotations
 
 import json
@@ -31,20 +32,28 @@ def run_verify(tmp_path, records, *extra):
 
 def test_the_report_says_what_was_dropped_and_why(tmp_path):
     lenient = GOOD["code"] + "\n\ndef lenient_done(self, answer):\n    return ('ok', 1.0, True, False, {})\n"
-    lenient = lenient.replace("class MaxSubarraySumEnv(ToolEnv):", "class MaxSubarraySumEnv(ToolEnv):\n"
-                              "    def step(self, action):\n"
-                              "        out = ToolEnv.step(self, action)\n"
-                              "        return (out[0], 1.0, True, False, {}) if out[2] else out\n", 1)
+    lenient = lenient.replace(
+        "class MaxSubarraySumEnv(ToolEnv):",
+        "class MaxSubarraySumEnv(ToolEnv):\n"
+        "    def step(self, action):\n"
+        "        out = ToolEnv.step(self, action)\n"
+        "        return (out[0], 1.0, True, False, {}) if out[2] else out\n",
+        1,
+    )
     records = [
         variant("ok"),
-        variant("bad_oracle", oracle="oracle_rotate"),          # another env's oracle: wrong tools
+        variant("bad_oracle", oracle="oracle_rotate"),  # another env's oracle: wrong tools
         variant("no_class", class_name="Missing"),
-        variant("few_tools", class_name="FewTools", code=GOOD["code"] + "\n\nclass FewTools(ToolEnv):\n"
-                "    def load(self, o):\n        self.nums = o['nums']\n"
-                "    def Observe(self):\n        return len(self.nums)\n"
-                "    def get_ref_answer(self):\n        return 0\n"),
+        variant(
+            "few_tools",
+            class_name="FewTools",
+            code=GOOD["code"] + "\n\nclass FewTools(ToolEnv):\n"
+            "    def load(self, o):\n        self.nums = o['nums']\n"
+            "    def Observe(self):\n        return len(self.nums)\n"
+            "    def get_ref_answer(self):\n        return 0\n",
+        ),
         variant("rewards_anything", code=lenient),
-        variant("short", configs=[{"nums": [1, 2]}]),          # 2 elements: fewer than 10 calls
+        variant("short", configs=[{"nums": [1, 2]}]),  # 2 elements: fewer than 10 calls
     ]
     kept, report = run_verify(tmp_path, records)
     assert set(kept) == {"ok"} and kept["ok"]["oracle_calls"] and len(kept["ok"]["configs"]) == 12
@@ -71,13 +80,16 @@ def test_difficulty_filter_and_pass_at_k_use_a_policys_measured_success(tmp_path
     assert report["dropped_reasons"] == {"too_easy": 1, "unsolved": 10}
 
 
-@pytest.mark.parametrize("line, message", [
-    ("not json", "not JSON"),
-    ('["a list"]', "must be a JSON object"),
-    ('{"env_id": "x", "class_name": "C", "code": "", "configs": []}', "non-empty list"),
-    ('{"env_id": "x", "class_name": "C", "code": ""}', "'configs' must be a list"),
-    ('{"env_id": "x", "class_name": "C", "code": "", "configs": [{}], "split": "test"}', "split must be"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "not JSON"),
+        ('["a list"]', "must be a JSON object"),
+        ('{"env_id": "x", "class_name": "C", "code": "", "configs": []}', "non-empty list"),
+        ('{"env_id": "x", "class_name": "C", "code": ""}', "'configs' must be a list"),
+        ('{"env_id": "x", "class_name": "C", "code": "", "configs": [{}], "split": "test"}', "split must be"),
+    ],
+)
 def test_a_file_in_the_wrong_format_is_a_clear_error(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(line + "\n")

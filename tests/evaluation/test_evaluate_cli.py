@@ -1,4 +1,5 @@
 """`python -m agentic_rl.evaluate` and its pure core `run(cfg)`: files, resume, adapters, BigCodeBench report."""
+
 from __future__ import annotations
 
 import json
@@ -45,17 +46,42 @@ def humaneval_samples(tmp_path_factory) -> Path:
 def test_cli_replay_writes_results_summary_and_figure(tmp_path, humaneval_samples):
     run_dir = tmp_path / "eval"
     proc = subprocess.run(
-        [sys.executable, "-m", "agentic_rl.evaluate", "policy=replay", f"samples={humaneval_samples}",
-         "data=humaneval", "data.limit=20", "evaluator.modes=[no_tools]", f"hydra.run.dir={run_dir}", "logger=none",
-         FAST_SANDBOX],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+        [
+            sys.executable,
+            "-m",
+            "agentic_rl.evaluate",
+            "policy=replay",
+            f"samples={humaneval_samples}",
+            "data=humaneval",
+            "data.limit=20",
+            "evaluator.modes=[no_tools]",
+            f"hydra.run.dir={run_dir}",
+            "logger=none",
+            FAST_SANDBOX,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "no_tools" in proc.stdout and "20/20" in proc.stdout, proc.stdout[-1500:]  # the final table
     lines = (run_dir / "results.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == 20 and all(r["passed"] and r["mode"] == "no_tools" for r in records)
-    assert {"task_id", "mode", "sample", "turns", "tool_calls", "submitted_code", "passed", "status",
-            "finish_reason", "detail"} <= records[0].keys()
+    assert {
+        "task_id",
+        "mode",
+        "sample",
+        "turns",
+        "tool_calls",
+        "submitted_code",
+        "passed",
+        "status",
+        "finish_reason",
+        "detail",
+    } <= records[0].keys()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["eval"]["no_tools"]["pass@1"] == 1.0 and summary["n_tasks"] == 20
     assert summary["policy"] == "replay" and summary["excluded"] == {"count": 0, "ids": []}
@@ -69,8 +95,13 @@ def test_cli_replay_writes_results_summary_and_figure(tmp_path, humaneval_sample
 
 
 def test_run_resumes_in_the_same_dir(tmp_path, humaneval_samples):
-    common = ("policy=replay", f"samples={humaneval_samples}", "data=humaneval", f"resume_dir={tmp_path}",
-              "evaluator.modes=[no_tools,code_only]")
+    common = (
+        "policy=replay",
+        f"samples={humaneval_samples}",
+        "data=humaneval",
+        f"resume_dir={tmp_path}",
+        "evaluator.modes=[no_tools,code_only]",
+    )
     first = run(compose_cfg(*common, "data.limit=3"))
     assert first["n_tasks"] == 3
     path = tmp_path / "results.jsonl"
@@ -107,8 +138,10 @@ def test_policy_options_are_validated(tmp_path):
 
 
 def test_exclude_accepts_full_ids_and_short_numbers():
-    tasks = [Task(task_id=f"BigCodeBench/{i}", prompt="", tests="class TestCases: ...", harness="unittest")
-             for i in (13, 101, 590)]
+    tasks = [
+        Task(task_id=f"BigCodeBench/{i}", prompt="", tests="class TestCases: ...", harness="unittest")
+        for i in (13, 101, 590)
+    ]
     kept, dropped = select_tasks(tasks, ["101", "BigCodeBench/590"])
     assert [t.task_id for t in kept] == ["BigCodeBench/13"] and dropped == ["BigCodeBench/101", "BigCodeBench/590"]
     with pytest.raises(ValueError, match="not in the data"):
@@ -116,6 +149,7 @@ def test_exclude_accepts_full_ids_and_short_numbers():
 
 
 # ----------------------------------------------------------------------------------------------- adapters
+
 
 @pytest.fixture(scope="module")
 def trained_run_dir(tmp_path_factory) -> tuple[Path, dict[str, torch.Tensor]]:
@@ -148,9 +182,18 @@ def test_checkpoint_accepts_the_run_dir_or_the_adapter_dir(trained_run_dir):
 
 def test_run_evaluates_a_model_with_its_adapter(trained_run_dir, tmp_path):
     run_dir, _ = trained_run_dir
-    summary = run(compose_cfg("model=tiny-random", f"checkpoint={run_dir}", "data=builtin-eval",
-                              "evaluator.limit=2", "evaluator.modes=[no_tools,code_only]", "rollout.max_turns=2",
-                              "rollout.max_new_tokens=8", f"resume_dir={tmp_path}"))
+    summary = run(
+        compose_cfg(
+            "model=tiny-random",
+            f"checkpoint={run_dir}",
+            "data=builtin-eval",
+            "evaluator.limit=2",
+            "evaluator.modes=[no_tools,code_only]",
+            "rollout.max_turns=2",
+            "rollout.max_new_tokens=8",
+            f"resume_dir={tmp_path}",
+        )
+    )
     assert summary["policy"] == "model" and summary["checkpoint"] == str((run_dir / "adapter").resolve())
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(records) == 4 and {r["mode"] for r in records} == {"no_tools", "code_only"}
@@ -161,9 +204,18 @@ def test_run_evaluates_a_model_with_its_adapter(trained_run_dir, tmp_path):
 
 
 # The rollout section a training run dir's .hydra/config.yaml holds (plus a key from some other version).
-RUN_ROLLOUT = {"max_turns": 2, "max_tool_calls": 1, "max_new_tokens": 6, "temperature": 0.7, "top_p": 0.95,
-               "max_context_tokens": 4096, "on_no_call": "stop", "observation_format": "chat", "tool_workers": 2,
-               "retired_setting": 3}
+RUN_ROLLOUT = {
+    "max_turns": 2,
+    "max_tool_calls": 1,
+    "max_new_tokens": 6,
+    "temperature": 0.7,
+    "top_p": 0.95,
+    "max_context_tokens": 4096,
+    "on_no_call": "stop",
+    "observation_format": "chat",
+    "tool_workers": 2,
+    "retired_setting": 3,
+}
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +225,10 @@ def run_with_config(trained_run_dir, tmp_path_factory) -> Path:
     run_dir = tmp_path_factory.mktemp("configured_run")
     shutil.copytree(source / "adapter", run_dir / "adapter")
     (run_dir / ".hydra").mkdir()
-    OmegaConf.save(OmegaConf.create({"seed": 1, "tools": {"name": "multi"}, "rollout": RUN_ROLLOUT}),
-                   run_dir / ".hydra" / "config.yaml")
+    OmegaConf.save(
+        OmegaConf.create({"seed": 1, "tools": {"name": "multi"}, "rollout": RUN_ROLLOUT}),
+        run_dir / ".hydra" / "config.yaml",
+    )
     return run_dir
 
 
@@ -186,9 +240,16 @@ def test_checkpoint_run_config_is_found_from_the_run_or_the_adapter(run_with_con
 
 def test_run_evaluates_a_checkpoint_with_its_runs_rollout_settings(run_with_config, tmp_path):
     # the evaluate config says 3 turns of 96 tokens and no cap; the run was trained with 2 turns of 6, C = 1
-    summary = run(compose_cfg("model=tiny-random", f"checkpoint={run_with_config / 'adapter'}",
-                              "data=builtin-eval", "evaluator.limit=2", "evaluator.modes=[no_tools,code_only]",
-                              f"resume_dir={tmp_path}"))
+    summary = run(
+        compose_cfg(
+            "model=tiny-random",
+            f"checkpoint={run_with_config / 'adapter'}",
+            "data=builtin-eval",
+            "evaluator.limit=2",
+            "evaluator.modes=[no_tools,code_only]",
+            f"resume_dir={tmp_path}",
+        )
+    )
     info = summary["rollout"]
     assert info["source"] == str(run_with_config / ".hydra" / "config.yaml")
     expected = {k: v for k, v in RUN_ROLLOUT.items() if k != "retired_setting"}
@@ -220,8 +281,9 @@ def rollout_keys_on_command_line(overrides: list[str]):
 def test_command_line_rollout_overrides_win_over_the_runs_settings(run_with_config):
     from agentic_rl.evaluate import use_run_rollout
 
-    explicit, cfg = rollout_keys_on_command_line([f"checkpoint={run_with_config}", "rollout.max_new_tokens=4",
-                                                  "evaluator.limit=1"])
+    explicit, cfg = rollout_keys_on_command_line(
+        [f"checkpoint={run_with_config}", "rollout.max_new_tokens=4", "evaluator.limit=1"]
+    )
     assert explicit == {"max_new_tokens"}
     info = use_run_rollout(cfg, explicit)
     assert info["from_command_line"] == ["max_new_tokens"] and "max_turns" in info["from_run"]
@@ -239,19 +301,30 @@ def test_rollout_group_on_the_command_line_keeps_the_evaluate_settings(run_with_
     assert info["source"].startswith("evaluate config (rollout= given")
     assert OmegaConf.to_container(cfg.rollout) == before and before["max_turns"] != RUN_ROLLOUT["max_turns"]
 
+
 # ----------------------------------------------------------------------------------------------- BigCodeBench
+
 
 def test_bigcodebench_environment_report(tmp_path, data_dir):
     from agentic_rl.data.bigcodebench import load_bigcodebench
 
     tasks = load_bigcodebench(path=data_dir / "bigcodebench_hard.jsonl")
     sample_ids = [t.task_id for t in tasks[:2]]
-    samples = write_samples(tmp_path / "s.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
-                                                   for t in tasks[:2]])
-    summary = run(compose_cfg("policy=replay", f"samples={samples}", "data=bigcodebench-hard",
-                              f"data.path={data_dir / 'bigcodebench_hard.jsonl'}", "exclude=[101]",
-                              "evaluator.modes=[no_tools]", f"resume_dir={tmp_path / 'run'}",
-                              "evaluator.batch_tasks=64"))
+    samples = write_samples(
+        tmp_path / "s.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution} for t in tasks[:2]]
+    )
+    summary = run(
+        compose_cfg(
+            "policy=replay",
+            f"samples={samples}",
+            "data=bigcodebench-hard",
+            f"data.path={data_dir / 'bigcodebench_hard.jsonl'}",
+            "exclude=[101]",
+            "evaluator.modes=[no_tools]",
+            f"resume_dir={tmp_path / 'run'}",
+            "evaluator.batch_tasks=64",
+        )
+    )
     assert summary["excluded"] == {"count": 1, "ids": ["BigCodeBench/101"]}
     assert summary["n_tasks"] == len(tasks) - 1
     env = summary["environment"]
@@ -263,8 +336,11 @@ def test_bigcodebench_environment_report(tmp_path, data_dir):
     mode = summary["eval"]["no_tools"]
     # the tasks without a sample are failures
     assert mode["no_sample"] == len(tasks) - 3 and mode["n_episodes"] == len(tasks) - 1
-    graded = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
-              if json.loads(line)["status"] != "no_sample"]
+    graded = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+        if json.loads(line)["status"] != "no_sample"
+    ]
     assert sorted(r["task_id"] for r in graded) == sorted(sample_ids)
 
 

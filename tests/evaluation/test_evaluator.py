@@ -1,5 +1,6 @@
 """The evaluator with scripted policies and a fake sandbox: modes really change the tool set, records carry the
 grader's verdict, pass@k from samples, metrics from records, resume skips graded triples."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,16 @@ BAD = "def add(a, b):\n    return a - b"
 
 
 def tasks(n: int = 5) -> list[Task]:
-    return [Task(task_id=f"t/{i}", prompt=f"Write add(a, b) #{i}.", tests="def test_add(): ...", harness="pytest",
-                 entry_point="add") for i in range(n)]
+    return [
+        Task(
+            task_id=f"t/{i}",
+            prompt=f"Write add(a, b) #{i}.",
+            tests="def test_add(): ...",
+            harness="pytest",
+            entry_point="add",
+        )
+        for i in range(n)
+    ]
 
 
 class FakeSandbox:
@@ -88,6 +97,7 @@ def run_eval(cfg, sandbox, script, modes, task_list=None, **eval_kwargs):
 
 
 # ----------------------------------------------------------------------------------------------- modes
+
 
 def seen_prompt(cfg, mode: str) -> str:
     """The whole context the policy sees at its first turn in `mode` (system prompt, any worked examples, task)."""
@@ -168,6 +178,7 @@ def test_records_carry_status_and_grader_detail(cfg):
 
 # ----------------------------------------------------------------------------------------------- pass@k
 
+
 def test_pass_at_k_from_samples_uses_the_sampling_temperature(cfg):
     seen_temps = []
 
@@ -182,8 +193,9 @@ def test_pass_at_k_from_samples_uses_the_sampling_temperature(cfg):
         return "```python\n" + (GOOD if good else BAD) + "\n```"
 
     ec = EvalConfig(modes=["no_tools"], n_samples=4, ks=[1, 2, 4], sample_temperature=0.9, sample_top_p=0.8)
-    res = evaluate(tasks(2), Recording(script), toolsets(cfg, FakeSandbox(), ["no_tools"]), ROLLOUT, ec,
-                   progress=False)["no_tools"]
+    res = evaluate(
+        tasks(2), Recording(script), toolsets(cfg, FakeSandbox(), ["no_tools"]), ROLLOUT, ec, progress=False
+    )["no_tools"]
     assert set(seen_temps) == {(0.9, 0.8)}
     assert len(res.records) == 8 and [r["sample"] for r in res.records[:4]] == [0, 1, 2, 3]
     # unbiased estimator, by hand: n=4, c=2 -> pass@1 = 1/2, pass@2 = 1 - C(2,2)/C(4,2) = 5/6, pass@4 = 1; t/1: 0
@@ -202,8 +214,14 @@ def test_one_sample_is_greedy(cfg):
             seen.append(sampling.temperature)
             return super().generate(requests, sampling, stop)
 
-    res = evaluate(tasks(2), Recording(lambda r: "```python\n" + GOOD + "\n```"), toolsets(cfg, FakeSandbox(),
-                   ["no_tools"]), replace(ROLLOUT, temperature=0.7), EvalConfig(modes=["no_tools"]), progress=False)
+    res = evaluate(
+        tasks(2),
+        Recording(lambda r: "```python\n" + GOOD + "\n```"),
+        toolsets(cfg, FakeSandbox(), ["no_tools"]),
+        replace(ROLLOUT, temperature=0.7),
+        EvalConfig(modes=["no_tools"]),
+        progress=False,
+    )
     assert seen == [0.0] and res["no_tools"].pass_at == {1: 1.0}
 
 
@@ -217,6 +235,7 @@ def test_eval_config_validation_says_how_to_fix():
 
 
 # ----------------------------------------------------------------------------------------------- metrics
+
 
 def test_metrics_from_records_equal_episode_metrics(cfg):
     def script(req):
@@ -239,6 +258,7 @@ def test_metrics_from_records_equal_episode_metrics(cfg):
 
 # ----------------------------------------------------------------------------------------------- parity
 
+
 def test_every_mode_gets_the_same_token_budget(cfg):
     """A policy that never stops talking generates max_turns x max_new_tokens tokens in every mode."""
     rollout = RolloutConfig(max_turns=3, max_new_tokens=20, on_no_call="nudge")
@@ -258,8 +278,14 @@ def test_no_tools_answer_longer_than_one_turn_is_graded_whole(cfg):
     rollout = RolloutConfig(max_turns=3, max_new_tokens=40)
     assert 40 < len(answer) <= token_budget(rollout)
     sandbox = FakeSandbox()
-    res = evaluate(tasks(1), ScriptedPolicy(lambda req: answer), toolsets(cfg, sandbox, ["no_tools"]), rollout,
-                   EvalConfig(modes=["no_tools"]), progress=False)["no_tools"]
+    res = evaluate(
+        tasks(1),
+        ScriptedPolicy(lambda req: answer),
+        toolsets(cfg, sandbox, ["no_tools"]),
+        rollout,
+        EvalConfig(modes=["no_tools"]),
+        progress=False,
+    )["no_tools"]
     assert res.records[0]["passed"] and res.records[0]["submitted_code"].endswith(GOOD)
     assert res.pass_at[1] == 1.0
 
@@ -292,6 +318,7 @@ def test_a_mode_without_tools_reports_no_tool_rates(cfg):
 
 # ----------------------------------------------------------------------------------------------- resume
 
+
 def test_resume_skips_triples_already_graded(cfg, tmp_path):
     sandbox = FakeSandbox()
     calls = []
@@ -302,8 +329,15 @@ def test_resume_skips_triples_already_graded(cfg, tmp_path):
 
     ts = toolsets(cfg, sandbox, ["no_tools", "code_only"])
     ec = EvalConfig(modes=["no_tools"], batch_tasks=2)
-    first = evaluate(tasks(5), ScriptedPolicy(script), ts, ROLLOUT, replace(ec, limit=2), progress=False,
-                     store=ResultStore.in_dir(tmp_path))
+    first = evaluate(
+        tasks(5),
+        ScriptedPolicy(script),
+        ts,
+        ROLLOUT,
+        replace(ec, limit=2),
+        progress=False,
+        store=ResultStore.in_dir(tmp_path),
+    )
     assert len(first["no_tools"].records) == 2 and len(sandbox.graded) == 2
     # "interrupt": a half-written line at the end, as a killed process leaves it
     with (tmp_path / "results.jsonl").open("a") as f:
@@ -319,8 +353,15 @@ def test_resume_skips_triples_already_graded(cfg, tmp_path):
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert len(lines) == 5 and all(json.loads(line) for line in lines)
     # a third run, with another mode added, runs only that mode
-    evaluate(tasks(5), ScriptedPolicy(script), ts, ROLLOUT, replace(ec, modes=["no_tools", "code_only"]),
-             progress=False, store=ResultStore.in_dir(tmp_path))
+    evaluate(
+        tasks(5),
+        ScriptedPolicy(script),
+        ts,
+        ROLLOUT,
+        replace(ec, modes=["no_tools", "code_only"]),
+        progress=False,
+        store=ResultStore.in_dir(tmp_path),
+    )
     assert len(sandbox.graded) == 5  # code_only replies contain no submit block: nothing graded
     assert len(ResultStore.in_dir(tmp_path)) == 10
 
@@ -342,6 +383,7 @@ def test_record_of_a_trajectory_without_turns_of_tools():
 
 
 # ----------------------------------------------------------------------------------------------- report
+
 
 def test_figure_and_table_from_a_summary(cfg, tmp_path):
     results = run_eval(cfg, FakeSandbox(), lambda r: "```submit\n" + GOOD + "\n```", ["no_tools", "code_only"])

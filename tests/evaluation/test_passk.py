@@ -1,4 +1,5 @@
 """pass@k against hand-computed values and the closed form 1 - C(n-c, k) / C(n, k)."""
+
 from __future__ import annotations
 
 import math
@@ -11,18 +12,18 @@ from agentic_rl.evaluation.passk import mean_pass_at_k, pass_at_k
 @pytest.mark.parametrize(
     ("n", "c", "k", "expected"),
     [
-        (5, 2, 1, 0.4),                    # c / n
-        (5, 2, 2, 0.7),                    # 1 - C(3,2)/C(5,2) = 1 - 3/10
-        (5, 2, 3, 0.9),                    # 1 - C(3,3)/C(5,3) = 1 - 1/10
-        (5, 2, 4, 1.0),                    # n - c = 3 < k: every draw has a correct one
+        (5, 2, 1, 0.4),  # c / n
+        (5, 2, 2, 0.7),  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+        (5, 2, 3, 0.9),  # 1 - C(3,3)/C(5,3) = 1 - 1/10
+        (5, 2, 4, 1.0),  # n - c = 3 < k: every draw has a correct one
         (5, 0, 1, 0.0),
         (5, 0, 5, 0.0),
         (5, 5, 1, 1.0),
         (1, 1, 1, 1.0),
         (1, 0, 1, 0.0),
         (10, 1, 1, 0.1),
-        (10, 3, 5, 1 - 21 / 252),          # C(7,5) = 21, C(10,5) = 252
-        (4, 1, 2, 0.5),                    # 1 - C(3,2)/C(4,2) = 1 - 3/6
+        (10, 3, 5, 1 - 21 / 252),  # C(7,5) = 21, C(10,5) = 252
+        (4, 1, 2, 0.5),  # 1 - C(3,2)/C(4,2) = 1 - 3/6
     ],
 )
 def test_hand_computed(n: int, c: int, k: int, expected: float) -> None:
@@ -54,7 +55,7 @@ def test_monotone_in_k_and_c() -> None:
 @pytest.mark.parametrize(
     ("n", "c", "k", "match"),
     [
-        (5, 6, 1, "c=6"),       # more correct than samples
+        (5, 6, 1, "c=6"),  # more correct than samples
         (5, -1, 1, "c=-1"),
         (5, 2, 0, "k=0"),
         (5, 2, -1, "k=-1"),

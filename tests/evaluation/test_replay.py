@@ -9,6 +9,7 @@ The dataset checks print their numbers and wall time (run with `-s` to see them)
     environmental failures (network: 101, 590, 1012; NLTK data: 177, 655) and three tasks whose tests run
     longer than the submit tool's 30 s limit (417, 1040, 461), which must fail as timeouts.
 """
+
 from __future__ import annotations
 
 import ast
@@ -88,13 +89,17 @@ def small_tasks(n: int = 3) -> list[Task]:
 
 # ----------------------------------------------------------------------------------------------- samples file
 
-@pytest.mark.parametrize("line, message", [
-    ('{"task_id": "a", "solution": "x"}\n{"task_id": "b", "solution": ', r"samples.jsonl, line 2: not valid JSON"),
-    ('[1, 2]', r"samples.jsonl, line 1: expected a JSON object"),
-    ('{"solution": "x"}', r"samples.jsonl, line 1: missing or empty \"task_id\""),
-    ('{"task_id": "a", "answer": "x"}', r"samples.jsonl, line 1: task 'a' has no string \"solution\""),
-    ('{"task_id": "a", "solution": 3}', r"line 1: task 'a' has no string \"solution\""),
-])
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"task_id": "a", "solution": "x"}\n{"task_id": "b", "solution": ', r"samples.jsonl, line 2: not valid JSON"),
+        ("[1, 2]", r"samples.jsonl, line 1: expected a JSON object"),
+        ('{"solution": "x"}', r"samples.jsonl, line 1: missing or empty \"task_id\""),
+        ('{"task_id": "a", "answer": "x"}', r"samples.jsonl, line 1: task 'a' has no string \"solution\""),
+        ('{"task_id": "a", "solution": 3}', r"line 1: task 'a' has no string \"solution\""),
+    ],
+)
 def test_malformed_samples_line_names_file_and_line(tmp_path, line, message):
     path = write_lines(tmp_path / "samples.jsonl", [line])
     with pytest.raises(SamplesFileError, match=message):
@@ -109,12 +114,15 @@ def test_missing_or_empty_samples_file(tmp_path):
 
 
 def test_several_lines_per_task_are_samples_in_order_and_a_missing_task_is_a_failure(tmp_path):
-    path = write_lines(tmp_path / "s.jsonl", [
-        json.dumps({"task_id": "t/0", "solution": GOOD}),
-        "",
-        json.dumps({"task_id": "t/2", "solution": GOOD, "extra": 1}),
-        json.dumps({"task_id": "t/0", "solution": BAD}),
-    ])
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        [
+            json.dumps({"task_id": "t/0", "solution": GOOD}),
+            "",
+            json.dumps({"task_id": "t/2", "solution": GOOD, "extra": 1}),
+            json.dumps({"task_id": "t/0", "solution": BAD}),
+        ],
+    )
     assert load_samples(path) == {"t/0": [("solution", GOOD), ("solution", BAD)], "t/2": [("solution", GOOD)]}
     sandbox = CountingSandbox()
     res = replay(small_tasks(3), path, sandbox, ["code_only"], n_samples=2, ks=[1, 2])["code_only"]
@@ -157,6 +165,7 @@ def test_long_samples_are_not_cut(tmp_path):
 
 # ----------------------------------------------------------------------------------------------- real graders
 
+
 @pytest.fixture(scope="module")
 def sandbox():
     with Sandbox(workers=2, preload=["pytest", "numpy"]) as sb:
@@ -176,8 +185,9 @@ def test_humaneval_reference_solutions_pass_and_pass_bodies_fail(sandbox, tmp_pa
     from agentic_rl.data.humaneval import load_humaneval
 
     tasks = load_humaneval()
-    path = write_samples(tmp_path / "he.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
-                                                 for t in tasks])
+    path = write_samples(
+        tmp_path / "he.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution} for t in tasks]
+    )
     start = time.perf_counter()
     results = replay(tasks, path, sandbox, ["no_tools", "code_only"])
     took = time.perf_counter() - start
@@ -187,8 +197,9 @@ def test_humaneval_reference_solutions_pass_and_pass_bodies_fail(sandbox, tmp_pa
         assert n_pass == len(tasks) == 164, [r["task_id"] for r in res.records if not r["passed"]][:10]
 
     # `pass` bodies, in HumanEval's own completion format (the prompt is the signature + docstring)
-    body_path = write_lines(tmp_path / "he_pass.jsonl",
-                            [json.dumps({"task_id": t.task_id, "completion": "    pass\n"}) for t in tasks])
+    body_path = write_lines(
+        tmp_path / "he_pass.jsonl", [json.dumps({"task_id": t.task_id, "completion": "    pass\n"}) for t in tasks]
+    )
     start = time.perf_counter()
     res = replay(tasks, body_path, sandbox, ["no_tools"])["no_tools"]
     n_pass = sum(r["passed"] for r in res.records)
@@ -200,31 +211,33 @@ def test_humaneval_reference_solutions_pass_and_pass_bodies_fail(sandbox, tmp_pa
 def test_kodcode_reference_solutions_pass_except_the_pytest_collection_errors(sandbox, tmp_path, data_dir):
     from agentic_rl.data.kodcode import load_kodcode
 
-    tasks = load_kodcode(path=data_dir / "kodcode_sample.jsonl", n=None, subset_from=None,
-                         subset_stride=None)
+    tasks = load_kodcode(path=data_dir / "kodcode_sample.jsonl", n=None, subset_from=None, subset_stride=None)
     # both copies hold the two rows that pytest 9 cannot collect
     assert len(tasks) == len((data_dir / "kodcode_sample.jsonl").read_text().splitlines())
-    path = write_samples(tmp_path / "kc.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
-                                                 for t in tasks])
+    path = write_samples(
+        tmp_path / "kc.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution} for t in tasks]
+    )
     start = time.perf_counter()
     res = replay(tasks, path, sandbox, ["no_tools"], batch_tasks=32)["no_tools"]
     failed = {r["task_id"]: r for r in res.records if not r["passed"]}
-    print(f"\nKodCode reference replay: {len(tasks) - len(failed)}/{len(tasks)} pass "
-          f"({time.perf_counter() - start:.1f} s); failing: {sorted(failed)}")
+    print(
+        f"\nKodCode reference replay: {len(tasks) - len(failed)}/{len(tasks)} pass "
+        f"({time.perf_counter() - start:.1f} s); failing: {sorted(failed)}"
+    )
     assert set(failed) == PYTEST_COLLECTION_FAILURES
     for rec in failed.values():  # named for what it is, not hidden
         assert rec["status"] == "error"
         assert "collection failed" in rec["detail"] and "'yield' keyword is allowed in fixtures" in rec["detail"]
         assert "test_merge" in rec["detail"]
 
-    body_path = write_samples(tmp_path / "kc_pass.jsonl", [{"task_id": t.task_id,
-                                                            "solution": pass_bodies(t.reference_solution)}
-                                                           for t in tasks])
+    body_path = write_samples(
+        tmp_path / "kc_pass.jsonl",
+        [{"task_id": t.task_id, "solution": pass_bodies(t.reference_solution)} for t in tasks],
+    )
     start = time.perf_counter()
     res = replay(tasks, body_path, sandbox, ["no_tools"], batch_tasks=32)["no_tools"]
     passed = sorted(r["task_id"] for r in res.records if r["passed"])
-    print(f"KodCode pass-body replay: {len(passed)}/{len(tasks)} pass ({time.perf_counter() - start:.1f} s): "
-          f"{passed}")
+    print(f"KodCode pass-body replay: {len(passed)}/{len(tasks)} pass ({time.perf_counter() - start:.1f} s): {passed}")
     # A pass body can only pass where the test file defines the solution's functions itself (a data defect of
     # four rows: their test shadows the `from solution import *` functions with full copies).
     by_id = {t.task_id: t for t in tasks}
@@ -236,6 +249,7 @@ def test_kodcode_reference_solutions_pass_except_the_pytest_collection_errors(sa
 
 # ----------------------------------------------------------------------------------------------- BigCodeBench
 
+
 @pytest.mark.slow
 def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, shared_data_dir):
     from agentic_rl.bench.bcb import BCB_VENV_PYTHON, REFERENCE_FAILURES
@@ -243,8 +257,9 @@ def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, 
 
     tasks = load_bigcodebench(path=shared_data_dir / "bigcodebench_hard.jsonl")
     assert len(tasks) == 148
-    path = write_samples(tmp_path / "bcb.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution}
-                                                  for t in tasks])
+    path = write_samples(
+        tmp_path / "bcb.jsonl", [{"task_id": t.task_id, "solution": t.reference_solution} for t in tasks]
+    )
     timeout = 30.0  # the submit tool's default limit
     overrides = (f"evaluator.toolsets.no_tools.submit.timeout_s={timeout}", "rollout.tool_workers=4")
 
@@ -252,9 +267,19 @@ def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, 
     # run side by side (they share the sandbox's worker slots, so time-outs overlap other work).
     start = time.perf_counter()
     with Sandbox(workers=3, python=sys.executable) as sb, ThreadPoolExecutor(1) as pool:
-        direct_future = pool.submit(sb.run_tests_many, [
-            {"code": t.reference_solution, "test": t.tests, "harness": t.harness, "entry_point": t.entry_point,
-             "timeout_s": timeout} for t in tasks])
+        direct_future = pool.submit(
+            sb.run_tests_many,
+            [
+                {
+                    "code": t.reference_solution,
+                    "test": t.tests,
+                    "harness": t.harness,
+                    "entry_point": t.entry_point,
+                    "timeout_s": timeout,
+                }
+                for t in tasks
+            ],
+        )
         res = replay(tasks, path, sb, ["no_tools"], *overrides, batch_tasks=len(tasks))["no_tools"]
         direct = direct_future.result()
     took = time.perf_counter() - start
@@ -263,11 +288,17 @@ def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, 
     # The two runs share worker slots, so a task whose tests run close to the limit may time out in one and
     # fail in the other (BigCodeBench/1040's sockets): a `timeout` against a plain failure is load, not a
     # different verdict. Pass/fail must always agree, and every other status too.
-    differ = {tid: (replayed[tid], own[tid]) for tid in own if replayed[tid] != own[tid]
-              and not (not replayed[tid][0] and not own[tid][0] and "timeout" in (replayed[tid][1], own[tid][1]))}
+    differ = {
+        tid: (replayed[tid], own[tid])
+        for tid in own
+        if replayed[tid] != own[tid]
+        and not (not replayed[tid][0] and not own[tid][0] and "timeout" in (replayed[tid][1], own[tid][1]))
+    }
     n_pass = sum(p for p, _ in replayed.values())
-    print(f"\nBigCodeBench-Hard replay, main interpreter: {n_pass}/148 pass, the sandbox's run_tests "
-          f"{sum(p for p, _ in own.values())}/148; {len(differ)} verdicts differ ({took:.0f} s for both)")
+    print(
+        f"\nBigCodeBench-Hard replay, main interpreter: {n_pass}/148 pass, the sandbox's run_tests "
+        f"{sum(p for p, _ in own.values())}/148; {len(differ)} verdicts differ ({took:.0f} s for both)"
+    )
     assert not differ, differ
 
     if not BCB_VENV_PYTHON.exists():
@@ -277,8 +308,10 @@ def test_bigcodebench_hard_replay_verdicts_equal_the_sandbox_verdicts(tmp_path, 
     with Sandbox(workers=3, python=str(BCB_VENV_PYTHON)) as sb:
         res = replay(tasks, path, sb, ["no_tools"], *overrides, batch_tasks=len(tasks))["no_tools"]
     failed = {r["task_id"]: r for r in res.records if not r["passed"]}
-    print(f"BigCodeBench-Hard replay, .venv-bcb: {148 - len(failed)}/148 pass "
-          f"({time.perf_counter() - start:.0f} s); failing: {sorted(failed)}")
+    print(
+        f"BigCodeBench-Hard replay, .venv-bcb: {148 - len(failed)}/148 pass "
+        f"({time.perf_counter() - start:.0f} s); failing: {sorted(failed)}"
+    )
     # Canonical solutions fail only for the environmental reasons of the reference run, plus the tasks that
     # outlast the submit tool's 30 s limit (the reference harness allows minutes): named, and only as timeouts.
     assert set(failed) - set(SLOWER_THAN_SUBMIT_LIMIT) == set(REFERENCE_FAILURES), sorted(failed)

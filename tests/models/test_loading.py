@@ -1,4 +1,5 @@
 """Model loading: the embedded GGUF package, its cache, clear errors, LoRA on the tiny model."""
+
 from __future__ import annotations
 
 import pytest

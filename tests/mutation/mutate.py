@@ -28,6 +28,7 @@ unmutated run, at least `--min-timeout-s`). The unmutated run must pass first, e
 and said so. The summary (killed/total per module, then each survivor with its line) is printed as
 Markdown and, with `--out`, written with a JSON record per mutant.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,43 +50,92 @@ REPO = Path(__file__).resolve().parents[2]
 TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/rewards": ("tests/rewards",),
     # core.py's own unit tests only: the GRPO-step tests of the directory take minutes per run on a small CPU
-    "agentic_rl/algo/core.py": ("tests/algo/test_core.py", "tests/algo/test_core_head.py",
-                                "tests/algo/test_core_edges.py"),
+    "agentic_rl/algo/core.py": (
+        "tests/algo/test_core.py",
+        "tests/algo/test_core_head.py",
+        "tests/algo/test_core_edges.py",
+    ),
     "agentic_rl/algo": ("tests/algo",),
-    "agentic_rl/rollout/agent.py": ("tests/rollout/test_agent.py", "tests/rollout/test_feedback_mask.py",
-                                    "tests/e2e/test_task_groups.py", "tests/tools/test_submit_verdicts.py"),
+    "agentic_rl/rollout/agent.py": (
+        "tests/rollout/test_agent.py",
+        "tests/rollout/test_feedback_mask.py",
+        "tests/e2e/test_task_groups.py",
+        "tests/tools/test_submit_verdicts.py",
+    ),
     "agentic_rl/rollout/tokenizer.py": ("tests/rollout/test_tokenizer.py", "tests/rollout/test_agent.py"),
     "agentic_rl/rollout": ("tests/rollout",),
     "agentic_rl/tools/search": ("tests/tools",),
-    "agentic_rl/tools/code.py": ("tests/tools/test_code_tools.py", "tests/tools/test_submit_verdicts.py",
-                                 "tests/rollout/test_agent.py"),
-    "agentic_rl/tools": ("tests/tools/test_toy_tool.py", "tests/tools/test_code_tools.py",
-                         "tests/tools/test_submit_verdicts.py", "tests/rollout/test_agent.py",
-                         "tests/config/test_compose.py"),
+    "agentic_rl/tools/code.py": (
+        "tests/tools/test_code_tools.py",
+        "tests/tools/test_submit_verdicts.py",
+        "tests/rollout/test_agent.py",
+    ),
+    "agentic_rl/tools": (
+        "tests/tools/test_toy_tool.py",
+        "tests/tools/test_code_tools.py",
+        "tests/tools/test_submit_verdicts.py",
+        "tests/rollout/test_agent.py",
+        "tests/config/test_compose.py",
+    ),
 }
 # Benchmark scripts are not library behaviour (they move to their own package); they are not mutated.
 SKIP_FILES = ("bench.py", "bench_trainer.py")
 # Imported once in the parent, so that each forked child starts with them loaded.
 PRELOAD = ("torch", "numpy", "transformers", "peft", "omegaconf", "hydra", "datasets", "tqdm", "pytest")
 
-COMPARE_SWAPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE,
-                 ast.GtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-               ast.Mod: ast.Mult, ast.Pow: ast.Mult}
+COMPARE_SWAPS = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+BINOP_SWAPS = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.Mult,
+    ast.Pow: ast.Mult,
+}
 BOOLOP_SWAPS = {ast.And: ast.Or, ast.Or: ast.And}
-SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.In: "in",
-           ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not", ast.Add: "+", ast.Sub: "-", ast.Mult: "*",
-           ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.And: "and", ast.Or: "or"}
+SYMBOLS = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.And: "and",
+    ast.Or: "or",
+}
 # Calls whose arguments are messages: logger.x(...), raise X(...), warnings.warn(...)
 MESSAGE_CALLS = ("debug", "info", "warning", "error", "exception", "critical", "warn")
 
 
 @dataclass
 class Mutant:
-    file: str         # repository-relative path
-    index: int        # position among the file's mutation sites, in tree-walk order
+    file: str  # repository-relative path
+    index: int  # position among the file's mutation sites, in tree-walk order
     line: int
-    what: str         # "a < b -> a <= b" style description
+    what: str  # "a < b -> a <= b" style description
     source_line: str  # the original line, stripped
     status: str = ""  # killed (tests failed, or the mutated module did not load) | timeout (a kill) | survived
     seconds: float = 0.0
@@ -104,8 +154,7 @@ class _Sites(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._skip_docstring(node)
-        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
-                    node.args.vararg, node.args.kwarg):
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
             if arg is not None and arg.annotation is not None:
                 self._skip_tree(arg.annotation)
         if node.returns is not None:
@@ -179,8 +228,12 @@ class _Sites(ast.NodeVisitor):
 
     def _skip_docstring(self, node: ast.AST) -> None:
         body = getattr(node, "body", [])
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             self._skip_tree(body[0])
 
 
@@ -198,8 +251,11 @@ def _describe(node: ast.AST, kind: str, detail: int | None) -> str:
     if kind == "unary":
         if isinstance(node.op, ast.Not):
             return "not x -> x"
-        return f"-{node.operand.value!r} -> {node.operand.value!r}" if isinstance(node.operand, ast.Constant) \
+        return (
+            f"-{node.operand.value!r} -> {node.operand.value!r}"
+            if isinstance(node.operand, ast.Constant)
             else "-x -> x"
+        )
     return f"{node.value!r} -> {_new_constant(node.value)!r}"
 
 
@@ -230,8 +286,9 @@ def find_mutants(path: Path) -> list[Mutant]:
     rel = _relative(path)
 
     def on_site(node: ast.AST, kind: str, detail: int | None) -> None:
-        found.append(Mutant(rel, len(found), node.lineno, _describe(node, kind, detail),
-                            lines[node.lineno - 1].strip()))
+        found.append(
+            Mutant(rel, len(found), node.lineno, _describe(node, kind, detail), lines[node.lineno - 1].strip())
+        )
 
     _Sites(on_site).visit(ast.parse(source))
     return found
@@ -284,8 +341,9 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if fullname != self.name:
             return None
         package_dir = [str(self.path.parent)] if self.path.name == "__init__.py" else None
-        return importlib.util.spec_from_file_location(fullname, self.path, loader=self,
-                                                      submodule_search_locations=package_dir)
+        return importlib.util.spec_from_file_location(
+            fullname, self.path, loader=self, submodule_search_locations=package_dir
+        )
 
     def create_module(self, spec):
         return None
@@ -342,8 +400,14 @@ def preload(names: list[str]) -> int:
     return loaded
 
 
-def run_forked(path: Path | None, index: int | None, tests: list[str], timeout_s: float,
-               quiet: bool = True, modules_out: Path | None = None) -> tuple[str, float]:
+def run_forked(
+    path: Path | None,
+    index: int | None,
+    tests: list[str],
+    timeout_s: float,
+    quiet: bool = True,
+    modules_out: Path | None = None,
+) -> tuple[str, float]:
     """Run the tests in a forked child; returns (outcome, seconds): passed | failed | timeout."""
     started = time.perf_counter()
     pid = os.fork()
@@ -462,8 +526,13 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _run_all(per_file: dict[str, list[Mutant]], args: argparse.Namespace, deadline: float,
-             results: dict[str, list[Mutant]], skipped: dict[str, str]) -> None:
+def _run_all(
+    per_file: dict[str, list[Mutant]],
+    args: argparse.Namespace,
+    deadline: float,
+    results: dict[str, list[Mutant]],
+    skipped: dict[str, str],
+) -> None:
     for rel, mutants in per_file.items():
         if not mutants:
             continue
@@ -473,16 +542,19 @@ def _run_all(per_file: dict[str, list[Mutant]], args: argparse.Namespace, deadli
             continue
         modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
         # the unmutated run: it must pass; its time (imports included, so an upper bound) sets the time-out
-        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0),
-                                     modules_out=modules_file)
+        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0), modules_out=modules_file)
         if outcome != "passed":
             skipped[rel] = f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
             continue
         preload(modules_file.read_text().split())
         modules_file.unlink()
         timeout_s = max(args.min_timeout_s, args.timeout_factor * base_s)
-        print(f"{rel}: {len(mutants)} mutants, tests {' '.join(tests)} ({base_s:.0f} s unmutated, "
-              f"time-out {timeout_s:.0f} s)", file=sys.stderr, flush=True)
+        print(
+            f"{rel}: {len(mutants)} mutants, tests {' '.join(tests)} ({base_s:.0f} s unmutated, "
+            f"time-out {timeout_s:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
         results[rel] = mutants
         for m in mutants:
             if args.only is not None and m.index not in args.only:
@@ -491,8 +563,7 @@ def _run_all(per_file: dict[str, list[Mutant]], args: argparse.Namespace, deadli
                 break
             outcome, m.seconds = run_forked(REPO / rel, m.index, tests, timeout_s)
             m.status = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome]
-            print(f"  #{m.index} line {m.line} {m.what}: {m.status} ({m.seconds:.1f} s)", file=sys.stderr,
-                  flush=True)
+            print(f"  #{m.index} line {m.line} {m.what}: {m.status} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
             if args.out:
                 with (args.out / "mutants.jsonl").open("a") as fh:
                     fh.write(json.dumps(asdict(m)) + "\n")

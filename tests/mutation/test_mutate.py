@@ -1,4 +1,5 @@
 """The mutation tool itself: which sites it mutates, that each mutant is the one edit, and the test map."""
+
 from __future__ import annotations
 
 import ast
@@ -31,10 +32,16 @@ def toy_file(tmp_path: Path) -> Path:
 def test_sites_skip_docstrings_annotations_and_messages(tmp_path: Path) -> None:
     found = [(m.line, m.what) for m in find_mutants(toy_file(tmp_path))]
     assert found == [
-        (5, "3 -> 4"),                                   # the constant, not the annotation
-        (8, "0 -> 1"), (8, "0.5 -> 1.5"),                # defaults
-        (10, "and -> or"), (10, "> -> >="), (10, "not x -> x"), (10, "== -> !="), (10, "7 -> 8"),
-        (13, "* -> /"), (13, "-x -> x"),
+        (5, "3 -> 4"),  # the constant, not the annotation
+        (8, "0 -> 1"),
+        (8, "0.5 -> 1.5"),  # defaults
+        (10, "and -> or"),
+        (10, "> -> >="),
+        (10, "not x -> x"),
+        (10, "== -> !="),
+        (10, "7 -> 8"),
+        (13, "* -> /"),
+        (13, "-x -> x"),
     ]  # nothing from the docstrings, the logging call or the raise
 
 

@@ -1,4 +1,5 @@
 """The binary reward (CodeGym's): only a passing episode is paid."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,10 +10,22 @@ from tests.rewards.test_rewards import make_reward_fn
 
 def submitted_episode(status: str, passed: bool) -> Trajectory:
     """One submit call graded `status`; the episode's code is recorded as submitted either way."""
-    turn = Turn(generated_ids=[1], text="```submit\nx\n```", call=ToolCall("submit", "x", 0, 1),
-                observation=Observation(tool="submit", text="", ok=True, status=status, passed=passed))
-    return Trajectory(task_id="t", token_ids=[0, 1], loss_mask=[0, 1], prompt_len=1, turns=[turn],
-                      submitted_code="x", passed=passed, finish_reason="passed" if passed else "max_turns")
+    turn = Turn(
+        generated_ids=[1],
+        text="```submit\nx\n```",
+        call=ToolCall("submit", "x", 0, 1),
+        observation=Observation(tool="submit", text="", ok=True, status=status, passed=passed),
+    )
+    return Trajectory(
+        task_id="t",
+        token_ids=[0, 1],
+        loss_mask=[0, 1],
+        prompt_len=1,
+        turns=[turn],
+        submitted_code="x",
+        passed=passed,
+        finish_reason="passed" if passed else "max_turns",
+    )
 
 
 @pytest.mark.parametrize("status", ["failed", "tampered", "timeout"])

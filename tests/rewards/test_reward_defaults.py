@@ -1,4 +1,5 @@
 """A reward function called directly (its defaults) pays what the run's config (conf/reward/*.yaml) pays."""
+
 from __future__ import annotations
 
 import inspect
@@ -31,7 +32,11 @@ def test_function_defaults_equal_the_config_values(option: str) -> None:
 def test_direct_call_pays_the_configured_reward(option: str) -> None:
     fn = getattr(rewards, option)
     configured = make_reward_fn(option)
-    cases = [episode([("submit", True)], passed=True), episode([("search", True)] * 4 + [("submit", True)]),
-             episode([("execute", False), ("submit", True)]), episode([("search", True)], submitted=False)]
+    cases = [
+        episode([("submit", True)], passed=True),
+        episode([("search", True)] * 4 + [("submit", True)]),
+        episode([("execute", False), ("submit", True)]),
+        episode([("search", True)], submitted=False),
+    ]
     for traj in cases:
         assert fn(traj) == configured(traj)

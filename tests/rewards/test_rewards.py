@@ -1,4 +1,5 @@
 """Reward functions on hand-made episodes, each built from its conf/reward file as a run builds it."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,10 +16,24 @@ def make_reward_fn(option: str, **params):
 
 
 def episode(calls: list[tuple[str, bool]], passed: bool = False, submitted: bool = True) -> Trajectory:
-    turns = [Turn(generated_ids=[1], text="", call=ToolCall(name, "x", 0, 1),
-                  observation=Observation(tool=name, text="", ok=ok)) for name, ok in calls]
-    return Trajectory(task_id="t", token_ids=[0, 1], loss_mask=[0, 1], prompt_len=1, turns=turns,
-                      submitted_code="code" if submitted else None, passed=passed)
+    turns = [
+        Turn(
+            generated_ids=[1],
+            text="",
+            call=ToolCall(name, "x", 0, 1),
+            observation=Observation(tool=name, text="", ok=ok),
+        )
+        for name, ok in calls
+    ]
+    return Trajectory(
+        task_id="t",
+        token_ids=[0, 1],
+        loss_mask=[0, 1],
+        prompt_len=1,
+        turns=turns,
+        submitted_code="code" if submitted else None,
+        passed=passed,
+    )
 
 
 def test_shaped_pass_search_bonus_and_no_submission():
@@ -50,7 +65,6 @@ def test_torl_exec_penalty_on_and_off():
     assert on.total == pytest.approx(-1.5) and on.terms == {"outcome": -1.0, "exec_penalty": -0.5}
     clean = episode([("execute", True), ("submit", True)], passed=True)
     assert make_reward_fn("torl", use_exec_penalty=True)(clean).total == 1.0
-
 
 
 def test_every_reward_option_builds_a_function_of_the_episode():

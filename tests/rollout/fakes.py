@@ -1,4 +1,5 @@
 """Scripted tools for rollout tests: no sandbox, deterministic observations, and a call log."""
+
 from __future__ import annotations
 
 from agentic_rl.rollout.agent import ToolSet
@@ -16,12 +17,21 @@ class FakeTool:
         self.log.append((self.name, call.content))
         if self.name == "submit":
             ok = "return a + b" in call.content
-            return Observation(tool="submit", text=f"<test_result>{'PASS' if ok else 'FAIL'}</test_result>",
-                               ok=True, status="passed" if ok else "failed", passed=ok)
+            return Observation(
+                tool="submit",
+                text=f"<test_result>{'PASS' if ok else 'FAIL'}</test_result>",
+                ok=True,
+                status="passed" if ok else "failed",
+                passed=ok,
+            )
         if self.name == "execute":
             crashed = "raise" in call.content
-            return Observation(tool="execute", text="<exec_result>ERR</exec_result>" if crashed else
-                               "<exec_result>3</exec_result>", ok=not crashed, status="error" if crashed else "ok")
+            return Observation(
+                tool="execute",
+                text="<exec_result>ERR</exec_result>" if crashed else "<exec_result>3</exec_result>",
+                ok=not crashed,
+                status="error" if crashed else "ok",
+            )
         return Observation(tool="search", text="<doc_result>doc</doc_result>", ok=True)
 
 

@@ -1,4 +1,5 @@
 """Scripted-policy rollouts: masks, stopping at the first call, caps, tool-set ablation, no-tools mode."""
+
 from __future__ import annotations
 
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
@@ -32,8 +33,8 @@ def test_mask_covers_exactly_the_model_tokens():
     pos = traj.prompt_len
     for turn in traj.turns:
         pos += len(turn.generated_ids)
-        assert traj.loss_mask[pos: pos + len(turn.observation_ids)] == [0] * len(turn.observation_ids)
-        assert traj.token_ids[pos: pos + len(turn.observation_ids)] == turn.observation_ids
+        assert traj.loss_mask[pos : pos + len(turn.observation_ids)] == [0] * len(turn.observation_ids)
+        assert traj.token_ids[pos : pos + len(turn.observation_ids)] == turn.observation_ids
         pos += len(turn.observation_ids)
     assert pos == len(traj.token_ids)
     assert tok.decode(traj.turns[0].generated_ids).endswith("</search>")
@@ -97,8 +98,9 @@ def test_group_is_generated_as_one_batch():
 
     policy = CountingPolicy(lambda req: SUBMIT_OK if req.sample_index % 2 else SUBMIT_BAD)
     log: list = []
-    trajs = run_episodes([(TASK, g) for g in range(4)], policy, toolset(("execute", "submit"), log),
-                         RolloutConfig(max_turns=2))
+    trajs = run_episodes(
+        [(TASK, g) for g in range(4)], policy, toolset(("execute", "submit"), log), RolloutConfig(max_turns=2)
+    )
     assert seen == [4, 2]  # turn 1: the whole group; turn 2: the two that failed
     assert [t.passed for t in trajs] == [False, True, False, True]
     assert [t.sample_index for t in trajs] == [0, 1, 2, 3]
@@ -110,8 +112,10 @@ def test_context_limit_ends_with_length():
 
 
 def test_inline_and_chat_observation_formats():
-    for fmt, expected in (("inline", "\n<doc_result>doc</doc_result>\n"),
-                          ("chat", "\n</assistant>\n<user>\n<doc_result>doc</doc_result>\n</user>\n<assistant>\n")):
+    for fmt, expected in (
+        ("inline", "\n<doc_result>doc</doc_result>\n"),
+        ("chat", "\n</assistant>\n<user>\n<doc_result>doc</doc_result>\n</user>\n<assistant>\n"),
+    ):
         traj, _ = rollout(script("<search>q</search>", SUBMIT_OK), observation_format=fmt)
         assert ByteChatTokenizer().decode(traj.turns[0].observation_ids) == expected
 
@@ -125,7 +129,8 @@ def test_worked_example_becomes_chat_turns():
         {"role": "assistant", "content": "<search>q</search>"},
         {"role": "user", "content": "<doc_result>d</doc_result>"},
         {"role": "assistant", "content": "```submit\nx\n```"},
-        {"role": "user", "content": "<test_result>PASS</test_result>"}]
+        {"role": "user", "content": "<test_result>PASS</test_result>"},
+    ]
     ts = make_toolset(("search", "submit"), [])
     ts.examples = (("Example task", reply),)
     chat = prompt_messages(ts, TASK, "chat")

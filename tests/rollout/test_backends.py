@@ -1,5 +1,6 @@
 """Backend choice and what every backend shares, without vLLM: the fallback to HF when vLLM is missing, the
 merged-weight export the vLLM engine starts from, the stop cut, and the sampler log-probs kept per trajectory."""
+
 from __future__ import annotations
 
 import logging
@@ -69,11 +70,20 @@ def test_merged_weights_equal_peft_merge_and_leave_the_model_alone(lora_model):
         assert torch.allclose(tensor, reference[name], atol=1e-6), name
     touched = lora_touched(model)
     assert touched == {f"model.layers.{i}.self_attn.{m}.weight" for i in range(2) for m in ("q_proj", "v_proj")}
-    assert any(not torch.equal(merged[n], before[n.replace(".weight", ".base_layer.weight")
-                                                .replace("model.", "base_model.model.model.", 1)]) for n in touched)
+    assert any(
+        not torch.equal(
+            merged[n],
+            before[n.replace(".weight", ".base_layer.weight").replace("model.", "base_model.model.model.", 1)],
+        )
+        for n in touched
+    )
     base = dict(merged_weights(model, merge=False))
-    assert all(torch.equal(base[n], before[n.replace(".weight", ".base_layer.weight")
-                                           .replace("model.", "base_model.model.model.", 1)]) for n in touched)
+    assert all(
+        torch.equal(
+            base[n], before[n.replace(".weight", ".base_layer.weight").replace("model.", "base_model.model.model.", 1)]
+        )
+        for n in touched
+    )
 
 
 def test_touched_sync_covers_whole_fused_modules(lora_model):
@@ -122,21 +132,28 @@ class LogprobScript(ScriptedPolicy):
     """A scripted policy that also reports log-probs (-(turn + 1) - position / 100 per token)."""
 
     def generate_with_logprobs(self, requests, sampling, stop):
-        return [(ids, [-(r.turn_index + 1) - j / 100 for j in range(len(ids))])
-                for r, ids in zip(requests, self.generate(requests, sampling, stop))]
+        return [
+            (ids, [-(r.turn_index + 1) - j / 100 for j in range(len(ids))])
+            for r, ids in zip(requests, self.generate(requests, sampling, stop))
+        ]
 
 
 def test_sampler_logprobs_are_kept_aligned_with_the_trajectory():
     replies = ["```python\nprint(1)\n```", "```submit\ndef f(): pass\n```"]
     policy = LogprobScript(lambda r: replies[min(r.turn_index, 1)], ByteChatTokenizer())
-    [traj] = run_episodes([(TASK, 0)], policy, toolset(("execute", "submit"), []),
-                          RolloutConfig(max_turns=2, max_new_tokens=64))
+    [traj] = run_episodes(
+        [(TASK, 0)], policy, toolset(("execute", "submit"), []), RolloutConfig(max_turns=2, max_new_tokens=64)
+    )
     aligned = traj.sampler_logprobs()
     assert len(aligned) == len(traj.token_ids)
     model_positions = [i for i, m in enumerate(traj.loss_mask) if m]
     expected = [-(k + 1) - j / 100 for k, turn in enumerate(traj.turns) for j in range(len(turn.generated_ids))]
     assert [aligned[i] for i in model_positions] == expected
     assert all(aligned[i] == 0.0 for i, m in enumerate(traj.loss_mask) if not m)
-    [plain] = run_episodes([(TASK, 0)], ScriptedPolicy(lambda r: replies[0]), toolset(("execute", "submit"), []),
-                           RolloutConfig(max_turns=1))
+    [plain] = run_episodes(
+        [(TASK, 0)],
+        ScriptedPolicy(lambda r: replies[0]),
+        toolset(("execute", "submit"), []),
+        RolloutConfig(max_turns=1),
+    )
     assert plain.sampler_logprobs() is None  # a policy without log-probs reports none

@@ -4,6 +4,7 @@ The reference (`kv_cache="none"`) runs each episode alone and feeds its whole se
 every token; the engine keeps caches across turns, shares prompt prefixes, batches episodes and drops
 finished ones. Same seed, same per-row noise: the tokens must be identical and the log-probs equal to 1e-5.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -33,8 +34,16 @@ def encode(tok, text: str) -> list[int]:
     return tok.encode(text, add_special_tokens=False)
 
 
-def multi_turn(model, tok, kv_cache: str, histories: list[list[int]], sampling: SamplingParams, stop,
-               turns: int = 3, drop_after_first: int | None = None):
+def multi_turn(
+    model,
+    tok,
+    kv_cache: str,
+    histories: list[list[int]],
+    sampling: SamplingParams,
+    stop,
+    turns: int = 3,
+    drop_after_first: int | None = None,
+):
     """Run `turns` turns; after each, append an observation. Episode `drop_after_first` ends after turn 0."""
     obs = encode(tok, "\n<exec_result>3</exec_result>\n")
     policy = HFPolicy(model, tok, kv_cache=kv_cache)
@@ -67,8 +76,9 @@ def shared_prefix_histories(tok) -> list[list[int]]:
 EARLY_STOP = StopCondition(lambda text: "e" in text[3:], None)
 
 
-@pytest.mark.parametrize("sampling", [SAMPLING, SamplingParams(max_new_tokens=6, temperature=0.0, top_p=1.0)],
-                         ids=["sampled", "greedy"])
+@pytest.mark.parametrize(
+    "sampling", [SAMPLING, SamplingParams(max_new_tokens=6, temperature=0.0, top_p=1.0)], ids=["sampled", "greedy"]
+)
 def test_cached_turns_match_the_uncached_reference_with_a_shared_prefix(tiny, sampling):
     model, tok = tiny
     histories = shared_prefix_histories(tok)
@@ -138,8 +148,10 @@ def test_a_turn_never_holds_the_kept_caches_and_the_whole_batch_buffers_at_once(
         requests = [TurnRequest(h, TASKS[i % 3], i, 0, episode=i) for i, h in enumerate(histories)]
         replies = policy.generate_with_logprobs(requests, SAMPLING, EARLY_STOP)
         obs = encode(tok, "\n<exec_result>3</exec_result>\n")
-        requests = [TurnRequest(h + ids + obs, TASKS[i % 3], i, 1, episode=i)
-                    for i, (h, (ids, _)) in enumerate(zip(histories, replies))]
+        requests = [
+            TurnRequest(h + ids + obs, TASKS[i % 3], i, 1, episode=i)
+            for i, (h, (ids, _)) in enumerate(zip(histories, replies))
+        ]
         policy.generate_with_logprobs(requests, SAMPLING, EARLY_STOP)
     n_layers = len(own)
     assert n_layers > 1 and alive_at_handover == [0] * (2 * n_layers)
@@ -154,8 +166,10 @@ def test_kept_copies_free_each_layers_buffers_once_copied():
 
     torch.manual_seed(0)
     n_layers, rows, capacity = 3, 2, 7
-    slots = [slot_layer_class()(torch.randn(rows, 1, capacity, 2), torch.randn(rows, 1, capacity, 2), 6)
-             for _ in range(n_layers)]
+    slots = [
+        slot_layer_class()(torch.randn(rows, 1, capacity, 2), torch.randn(rows, 1, capacity, 2), 6)
+        for _ in range(n_layers)
+    ]
     expected = [(s.buf_k[1:2, :, 2:6].clone(), s.buf_v[1:2, :, 2:6].clone()) for s in slots]
     refs = [weakref.ref(s.buf_k) for s in slots]
     mask = torch.tensor([[1, 1, 1, 1, 1, 1, 0], [0, 1, 1, 1, 1, 1, 0]])  # row 1: 5 positions, left-padded
@@ -183,8 +197,9 @@ def test_prompts_without_a_common_prefix(tiny):
     histories = [encode(tok, text) for text in ("Alpha task: sort a list.", "Beta: reverse it.", "Gamma? parse ints")]
     policy = HFPolicy(model, tok)
     with policy.session():
-        policy.generate_with_logprobs([TurnRequest(h, TASK, 0, 0, episode=i) for i, h in enumerate(histories)],
-                                      SAMPLING, EARLY_STOP)
+        policy.generate_with_logprobs(
+            [TurnRequest(h, TASK, 0, 0, episode=i) for i, h in enumerate(histories)], SAMPLING, EARLY_STOP
+        )
         assert policy._session.prefix is None
     cached, _, _ = multi_turn(model, tok, "episode", histories, SAMPLING, EARLY_STOP, turns=2)
     reference, _, _ = multi_turn(model, tok, "none", histories, SAMPLING, EARLY_STOP, turns=2)
@@ -250,12 +265,13 @@ def test_hf_policy_cuts_at_the_first_completed_call(tiny):
     policy = HFPolicy(model, tok)
     [full] = policy.generate([TurnRequest(history, TASK, 0, 0)], sampling, StopCondition(lambda t: False, ()))
     text = tok.decode(full)
-    marker = text[len(text) // 3: len(text) // 3 + 4]
+    marker = text[len(text) // 3 : len(text) // 3 + 4]
     first = next(k for k in range(1, len(full) + 1) if marker in tok.decode(full[:k]))
     assert first < len(full)
     for markers in ((marker,), None):
-        [cut] = policy.generate([TurnRequest(history, TASK, 0, 0)], sampling,
-                                StopCondition(lambda t: marker in t, markers))
+        [cut] = policy.generate(
+            [TurnRequest(history, TASK, 0, 0)], sampling, StopCondition(lambda t: marker in t, markers)
+        )
         assert cut == full[:first]
 
 
@@ -273,8 +289,9 @@ def test_model_generation_config_does_not_change_greedy_decoding(tiny):
     model.generation_config.suppress_tokens = [expected[0]]
     model.generation_config.top_k = 1
     try:
-        [out] = HFPolicy(model, tok).generate([TurnRequest(history, TASK, 0, 0)],
-                                              SamplingParams(5, 0.0, 1.0), StopCondition(lambda t: False, ()))
+        [out] = HFPolicy(model, tok).generate(
+            [TurnRequest(history, TASK, 0, 0)], SamplingParams(5, 0.0, 1.0), StopCondition(lambda t: False, ())
+        )
     finally:
         for key in ("repetition_penalty", "suppress_tokens", "top_k"):
             setattr(model.generation_config, key, saved.get(key))
@@ -302,8 +319,8 @@ def test_stop_scanner_checks_only_when_a_closing_marker_arrives(tiny):
     ids = encode(tok, text)
     scanner = StopScanner(HFPolicy(tiny[0], tok).tokenizer, call_stop_condition(("search", "submit")))
     stopped_at = next(k for k, t in enumerate(ids) if scanner.push(t))
-    assert tok.decode(ids[:stopped_at + 1]).endswith("</search>")
-    assert scanner.stream.text == tok.decode(ids[:stopped_at + 1])
+    assert tok.decode(ids[: stopped_at + 1]).endswith("</search>")
+    assert scanner.stream.text == tok.decode(ids[: stopped_at + 1])
     assert scanner.full_checks == 1  # the parser ran once, not after every token
 
 

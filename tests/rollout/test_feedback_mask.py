@@ -1,4 +1,5 @@
 """Feedback the loop writes into an episode (the no-call nudge, the cap notice) is context, never trained on."""
+
 from __future__ import annotations
 
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
@@ -14,8 +15,12 @@ def test_nudge_and_cap_notice_tokens_are_masked_out_of_the_loss() -> None:
     turns = ("I am thinking, no call yet.", "<search>a</search>", "<search>b</search>", SUBMIT_OK)
     policy = ScriptedPolicy(lambda req: turns[min(req.turn_index, len(turns) - 1)])
     log: list = []
-    traj = run_episodes([(TASK, 0)], policy, toolset(("search", "submit"), log),
-                        RolloutConfig(max_turns=4, max_tool_calls=1, on_no_call="nudge"))[0]
+    traj = run_episodes(
+        [(TASK, 0)],
+        policy,
+        toolset(("search", "submit"), log),
+        RolloutConfig(max_turns=4, max_tool_calls=1, on_no_call="nudge"),
+    )[0]
     tok = ByteChatTokenizer()
     nudge, _, capped, _ = traj.turns
     # the episode took both feedback paths: a nudge after turn 0, a refused search in turn 2

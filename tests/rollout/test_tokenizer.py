@@ -1,4 +1,5 @@
 """The HF chat adapter: observation wrapping found from the real SmolLM2 chat template."""
+
 from __future__ import annotations
 
 import pytest

@@ -6,6 +6,7 @@ on fixed prompts (64 tokens each), before and after a weight sync (both sync mod
 HF engine's on the same text, also when a closing marker comes before the call is complete; sampler log-probs
 equal the trainer's scoring at the sampling temperature; the engine's prefill counter sees the prefix cache.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -41,10 +42,18 @@ def engine():
             if "lora_B" in name:
                 p.normal_(0, 0.5)
     tok = loaded.tokenizer
-    policy = VLLMPolicy(model, tok, VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096),
-                        max_context_tokens=512, max_new_tokens=64, seed=0)
-    prompts = [tok.encode(s, add_special_tokens=False)
-               for s in ["def add(a, b):", "Write a function that", "import os\n", "Hello"]]
+    policy = VLLMPolicy(
+        model,
+        tok,
+        VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096),
+        max_context_tokens=512,
+        max_new_tokens=64,
+        seed=0,
+    )
+    prompts = [
+        tok.encode(s, add_special_tokens=False)
+        for s in ["def add(a, b):", "Write a function that", "import os\n", "Hello"]
+    ]
     yield model, tok, policy, HFPolicy(model, tok), prompts
     policy.close()
 
@@ -86,7 +95,7 @@ def test_stop_cut_equals_the_hf_engine_on_the_same_text(engine):
     _, tok, policy, hf, prompts = engine
     full = hf.generate(requests(prompts[:1]), GREEDY, never)[0]
     text = tok.decode(full)
-    marker = text[len(text) // 3:len(text) // 3 + 3]
+    marker = text[len(text) // 3 : len(text) // 3 + 3]
     assert marker.strip(), "the greedy reply should have a non-blank piece to stop on"
     once = StopCondition(lambda t: marker in t, [marker])
     twice = StopCondition(lambda t: t.count(marker) >= 2, [marker])
@@ -106,7 +115,7 @@ def test_sampler_logprobs_equal_the_trainers_scoring(engine):
         assert len(ids) == len(logps) > 0
         full = torch.tensor([prompt + ids])
         with torch.no_grad():
-            scored = token_logprobs(model(input_ids=full).logits[:, :-1], full[:, 1:], 0.7)[0, len(prompt) - 1:]
+            scored = token_logprobs(model(input_ids=full).logits[:, :-1], full[:, 1:], 0.7)[0, len(prompt) - 1 :]
         worst = max(worst, float((scored - torch.tensor(logps)).abs().max()))
     assert worst < LOGP_TOLERANCE
 
@@ -126,9 +135,14 @@ def test_lora_serving_follows_the_adapter(engine):
     """weight_sync=lora: the engine holds the base weights and serves the adapter saved at each sync; greedy
     tokens follow the HF model with its adapter, before and after a step."""
     model, tok, _, hf, prompts = engine
-    policy = VLLMPolicy(model, tok, VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096,
-                                               weight_sync="lora", max_lora_rank=8),
-                        max_context_tokens=512, max_new_tokens=64, seed=0)
+    policy = VLLMPolicy(
+        model,
+        tok,
+        VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096, weight_sync="lora", max_lora_rank=8),
+        max_context_tokens=512,
+        max_new_tokens=64,
+        seed=0,
+    )
     try:
         assert policy.generate(requests(prompts), GREEDY, never) == hf.generate(requests(prompts), GREEDY, never)
         first = policy._lora_request.lora_int_id

@@ -1,4 +1,5 @@
 """Checkpoints: exact round trip of adapter, optimizer and RNGs; atomic saves; damaged ones are skipped."""
+
 from __future__ import annotations
 
 import json
@@ -27,10 +28,15 @@ def tiny_peft_model(seed: int = 0):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=32, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         num_key_value_heads=2, intermediate_size=32)
-    return add_lora(LlamaForCausalLM(config), r=2, alpha=4, dropout=0.0, target_modules=["q_proj", "v_proj"],
-                    seed=seed)
+    config = LlamaConfig(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        intermediate_size=32,
+    )
+    return add_lora(LlamaForCausalLM(config), r=2, alpha=4, dropout=0.0, target_modules=["q_proj", "v_proj"], seed=seed)
 
 
 def trained(model, optimizer, steps: int = 2) -> None:

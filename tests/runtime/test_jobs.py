@@ -1,4 +1,5 @@
 """Resume config, clean interruption, summary-first finishing, full disks and sweep failure records."""
+
 from __future__ import annotations
 
 import errno
@@ -20,16 +21,32 @@ from agentic_rl.tracking.sinks import Tracker
 def saved_run(tmp_path: Path) -> Path:
     run_dir = tmp_path / "run"
     (run_dir / ".hydra").mkdir(parents=True)
-    OmegaConf.save(OmegaConf.create({"seed": 3, "progress": True, "checkpoint_every": 4, "resume": None,
-                                     "model": {"name": "tiny-random", "seed": "${seed}"},
-                                     "algo": {"lr": 0.01}}), run_dir / ".hydra" / "config.yaml")
+    OmegaConf.save(
+        OmegaConf.create(
+            {
+                "seed": 3,
+                "progress": True,
+                "checkpoint_every": 4,
+                "resume": None,
+                "model": {"name": "tiny-random", "seed": "${seed}"},
+                "algo": {"lr": 0.01},
+            }
+        ),
+        run_dir / ".hydra" / "config.yaml",
+    )
     return run_dir
 
 
 def current(run_dir: Path, **values) -> OmegaConf:
     """What Hydra composes for `python -m agentic_rl.train resume=RUN_DIR ...` from the default config."""
-    base = {"seed": 42, "progress": True, "checkpoint_every": 4, "resume": str(run_dir),
-            "model": {"name": "smollm2-135m", "seed": "${seed}"}, "algo": {"lr": 5e-6}}
+    base = {
+        "seed": 42,
+        "progress": True,
+        "checkpoint_every": 4,
+        "resume": str(run_dir),
+        "model": {"name": "smollm2-135m", "seed": "${seed}"},
+        "algo": {"lr": 5e-6},
+    }
     return OmegaConf.merge(base, values)
 
 
@@ -42,9 +59,16 @@ def test_resume_uses_the_runs_own_config_not_the_defaults(tmp_path):
 
 def test_resume_allows_harmless_and_unchanged_overrides(tmp_path):
     run_dir = saved_run(tmp_path)
-    cfg = jobs.resolve_resume(current(run_dir, progress=False, checkpoint_every=1, algo={"lr": 0.01}),
-                              overrides=[f"resume={run_dir}", "progress=false", "checkpoint_every=1",
-                                         "algo.lr=0.01", "hydra.run.dir=/elsewhere"])
+    cfg = jobs.resolve_resume(
+        current(run_dir, progress=False, checkpoint_every=1, algo={"lr": 0.01}),
+        overrides=[
+            f"resume={run_dir}",
+            "progress=false",
+            "checkpoint_every=1",
+            "algo.lr=0.01",
+            "hydra.run.dir=/elsewhere",
+        ],
+    )
     assert cfg.progress is False and cfg.checkpoint_every == 1 and cfg.algo.lr == 0.01 and cfg.seed == 3
 
 
@@ -85,8 +109,11 @@ def test_a_failing_figure_is_logged_and_the_summary_and_adapter_are_kept(tmp_pat
     def broken_figure():
         raise RuntimeError("matplotlib exploded")
 
-    summary = finish(context(tmp_path), {"eval": {"after": 0.5}},
-                     late=[("adapter", lambda: tmp_path / "adapter", True), ("figure", broken_figure, False)])
+    summary = finish(
+        context(tmp_path),
+        {"eval": {"after": 0.5}},
+        late=[("adapter", lambda: tmp_path / "adapter", True), ("figure", broken_figure, False)],
+    )
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk == summary and on_disk["status"] == "complete" and on_disk["adapter"] == str(tmp_path / "adapter")
     assert "figure" not in on_disk and "could not write the figure" in caplog.text
@@ -161,11 +188,18 @@ def test_a_second_signal_exits_at_once(tmp_path):
     import sys
     import time
 
-    script = ("import time\nfrom agentic_rl.runtime.interrupt import InterruptGuard\n"
-              f"with InterruptGuard({str(tmp_path)!r}) as guard, guard.deferred():\n"
-              "    print('ready', flush=True)\n    time.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    script = (
+        "import time\nfrom agentic_rl.runtime.interrupt import InterruptGuard\n"
+        f"with InterruptGuard({str(tmp_path)!r}) as guard, guard.deferred():\n"
+        "    print('ready', flush=True)\n    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)  # deferred: the "loop" keeps sleeping
     time.sleep(0.5)

@@ -1,4 +1,5 @@
 """The process memory observables `memory/peak_rss_gib` and `memory/rss_gib`."""
+
 from __future__ import annotations
 
 import sys
@@ -66,6 +67,7 @@ def test_each_training_phase_starts_from_a_trimmed_heap(tmp_path, monkeypatch):
         def wrapper(*args, **kwargs):
             events.append(name)
             return fn(*args, **kwargs) if fn is not None else True
+
         return wrapper
 
     monkeypatch.setattr(train, "release_free_memory", recorded("trim", None))
@@ -73,9 +75,19 @@ def test_each_training_phase_starts_from_a_trimmed_heap(tmp_path, monkeypatch):
     monkeypatch.setattr(train, "update_rollout_batch", recorded("update", train.update_rollout_batch))
     register_configs()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("train", overrides=["model=tiny-random", "tools=none", "logger=none", "algo.group_size=2",
-                                          "rollout.max_turns=1", "rollout.max_new_tokens=4", "data.limit=2",
-                                          "progress=false"])
+        cfg = compose(
+            "train",
+            overrides=[
+                "model=tiny-random",
+                "tools=none",
+                "logger=none",
+                "algo.group_size=2",
+                "rollout.max_turns=1",
+                "rollout.max_new_tokens=4",
+                "data.limit=2",
+                "progress=false",
+            ],
+        )
     with open_run(cfg, tmp_path, open_tracker(cfg, tmp_path)) as ctx:
         training = train.build_training(cfg, ctx.sandbox, Distributed.from_env(60))
         position = train.Position(data_rng=random.Random(0))

@@ -1,4 +1,5 @@
 """Shared fixtures: one small sandbox per test module, and a check that nothing of a call survives it."""
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,12 @@ def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
     zygotes = set(sb.zygote_pids)
     while True:
         waiting = {p.pid for z in zygotes for p in _next_call(z)}
-        found = {p.pid: p for server in servers for p in server.children(recursive=True)
-                 if p.pid not in zygotes and p.pid not in waiting}
+        found = {
+            p.pid: p
+            for server in servers
+            for p in server.children(recursive=True)
+            if p.pid not in zygotes and p.pid not in waiting
+        }
         if sb.worker_uids:
             for p in psutil.process_iter(["uids"]):
                 uids = p.info["uids"]

@@ -4,6 +4,7 @@ covers memory that is not mapped anywhere (memfd pages, socket buffers).
 
 Each attack runs on a one-worker sandbox, so the later call is sure to run where the earlier one did.
 """
+
 from __future__ import annotations
 
 import time

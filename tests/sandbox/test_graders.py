@@ -1,4 +1,5 @@
 """The three harnesses grade honest candidates right and every cheating candidate as a failure."""
+
 from __future__ import annotations
 
 import pytest
@@ -52,8 +53,10 @@ def test_pytest_counts_each_test(sandbox):
 
 
 def test_pytest_explicit_import_and_helpers(sandbox):
-    test = ("from solution import add\nimport pytest\n\n"
-            "@pytest.mark.parametrize('a', [1, 2, 3])\ndef test_p(a):\n    assert add(a, 0) == a\n")
+    test = (
+        "from solution import add\nimport pytest\n\n"
+        "@pytest.mark.parametrize('a', [1, 2, 3])\ndef test_p(a):\n    assert add(a, 0) == a\n"
+    )
     r = sandbox.run_tests(GOOD, test, harness="pytest")
     assert (r.passed, r.n_tests) == (True, 3)
 
@@ -81,8 +84,10 @@ def test_unittest_bigcodebench_style(sandbox):
 
 def test_unittest_namespace_has_os_and_sys_like_the_official_harness(sandbox):
     code = "def task_func():\n    return os.sep, sys.maxsize > 0\n"  # no imports, as official BCB allows
-    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
-            "    def test_a(self):\n        self.assertEqual(task_func(), ('/', True))\n")
+    test = (
+        "import unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(task_func(), ('/', True))\n"
+    )
     assert sandbox.run_tests(code, test, harness="unittest").passed
 
 
@@ -97,8 +102,10 @@ def test_unittest_setupclass_error_fails(sandbox):
 
 
 def test_no_tests_is_an_error(sandbox):
-    for harness, test in [("pytest", "from solution import *\n"),
-                          ("unittest", "import unittest\nclass TestCases(unittest.TestCase):\n    pass\n")]:
+    for harness, test in [
+        ("pytest", "from solution import *\n"),
+        ("unittest", "import unittest\nclass TestCases(unittest.TestCase):\n    pass\n"),
+    ]:
         r = sandbox.run_tests(GOOD, test, harness=harness)
         assert not r.passed and r.status == "error" and r.n_tests == 0, r
 
@@ -178,6 +185,7 @@ def test_candidate_output_does_not_leak_into_verdict(sandbox):
 
 
 def test_flooding_output_during_tests(sandbox):
-    r = grade(sandbox, "import sys\ndef add(a, b):\n    sys.stdout.write('x' * 50_000_000)\n    return a + b\n",
-              "unittest")
+    r = grade(
+        sandbox, "import sys\ndef add(a, b):\n    sys.stdout.write('x' * 50_000_000)\n    return a + b\n", "unittest"
+    )
     assert not r.passed and r.status == "output_limit"

@@ -1,5 +1,6 @@
 """Hostile programs are contained: each gets a status, the caller lives, nothing outside changes,
 no process survives the call, and the call ends in bounded time."""
+
 from __future__ import annotations
 
 import socket
@@ -47,8 +48,9 @@ def test_sleep_forever(sandbox, no_strays):
 
 
 def test_busy_non_daemon_thread(sandbox, no_strays):
-    code = ("import threading\nthreading.Thread(target=lambda: [None for _ in iter(int, 1)]).start()\n"
-            "print('main done')\n")
+    code = (
+        "import threading\nthreading.Thread(target=lambda: [None for _ in iter(int, 1)]).start()\nprint('main done')\n"
+    )
     r = run(sandbox, code, timeout_s=1.5)
     assert r.status == "timeout" and "main done" in r.stdout
 
@@ -108,8 +110,11 @@ def test_setsid_daemon_does_not_outlive_the_call(sandbox, no_strays):
 
 @needs_root
 def test_runs_unprivileged_in_fresh_private_dirs(sandbox, no_strays):
-    r = run(sandbox, "import os\nprint(os.getuid(), os.getgid(), os.getgroups(), os.getcwd())\n"
-                     "open('left_behind.txt', 'w').write('x')\nopen('/tmp/left_behind_tmp.txt', 'w').write('x')\n")
+    r = run(
+        sandbox,
+        "import os\nprint(os.getuid(), os.getgid(), os.getgroups(), os.getcwd())\n"
+        "open('left_behind.txt', 'w').write('x')\nopen('/tmp/left_behind_tmp.txt', 'w').write('x')\n",
+    )
     uid, gid, groups, cwd = r.stdout.split(" ", 3)
     assert int(uid) in sandbox.worker_uids and int(gid) == int(uid) and groups == "[]"
     r2 = run(sandbox, "import os\nprint(sorted(os.listdir('.')), sorted(os.listdir('/tmp')))")
@@ -187,8 +192,13 @@ def test_loopback_inside_the_call_works(sandbox, no_strays):
 
 
 def test_secrets_are_scrubbed(monkeypatch):
-    secrets = {"WANDB_API_KEY": "wandb-secret-1", "HF_TOKEN": "hf-secret-2", "OPENAI_API_KEY": "sk-secret-3",
-               "AWS_SECRET_ACCESS_KEY": "aws-secret-4", "MY_SERVICE_TOKEN": "tok-secret-5"}
+    secrets = {
+        "WANDB_API_KEY": "wandb-secret-1",
+        "HF_TOKEN": "hf-secret-2",
+        "OPENAI_API_KEY": "sk-secret-3",
+        "AWS_SECRET_ACCESS_KEY": "aws-secret-4",
+        "MY_SERVICE_TOKEN": "tok-secret-5",
+    }
     for k, v in secrets.items():
         monkeypatch.setenv(k, v)
     code = (
@@ -209,8 +219,9 @@ def test_accelerators_are_hidden_from_candidate_code(monkeypatch, sandbox):
     # the trainer's own environment may point at a GPU; the candidate must not inherit it
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    r = run(sandbox, "import os\n"
-                     "print(repr(os.environ.get('CUDA_VISIBLE_DEVICES')), os.environ.get('JAX_PLATFORMS'))\n")
+    r = run(
+        sandbox, "import os\nprint(repr(os.environ.get('CUDA_VISIBLE_DEVICES')), os.environ.get('JAX_PLATFORMS'))\n"
+    )
     assert r.ok, r.stderr
     assert r.stdout == "'' cpu\n"
 
@@ -221,8 +232,9 @@ def test_module_level_functions_use_one_default_sandbox(monkeypatch, sandbox):
 
     monkeypatch.setattr(impl, "_default", sandbox)
     assert sbx.execute("print(6 * 7)").stdout == "42\n"
-    r = sbx.run_tests("def f():\n    return 1\n", "def check(c):\n    assert c() == 1\n", harness="humaneval",
-                      entry_point="f")
+    r = sbx.run_tests(
+        "def f():\n    return 1\n", "def check(c):\n    assert c() == 1\n", harness="humaneval", entry_point="f"
+    )
     assert r.passed and sbx.default_sandbox() is sandbox
 
 
@@ -232,8 +244,9 @@ def test_fallback_without_uid_isolation_still_contains_the_basics():
         assert sb.worker_uids == []
         assert sb.execute("while True:\n    pass\n", timeout_s=1.0).status == "timeout"
         assert sb.execute("print('x' * 50_000_000)").status == "output_limit"
-        daemon = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\n"
-                  "open('f', 'w').write('x')\n")
+        daemon = (
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1000)\nopen('f', 'w').write('x')\n"
+        )
         assert sb.execute(daemon).ok
         assert stray_processes(sb) == []
         assert sb.execute("import os\nprint(os.listdir('.'))").stdout == "['main.py']\n"  # no 'f' from before

@@ -1,6 +1,7 @@
 """Out-of-process grading (issue #24): honest candidates still pass across the channel (values, objects,
 exceptions, in-place changes, callbacks), the channel's format is strict, and the trust of each verdict
 is the one `trust.py` chose from the test source."""
+
 from __future__ import annotations
 
 import socket
@@ -98,29 +99,36 @@ def test_objects_exceptions_in_place_changes_and_callbacks(sandbox):
 
 
 def test_a_candidate_object_never_equals_a_value_of_the_tests(sandbox):
-    code = "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n" \
-           "def answer():\n    return Anything()\n"
+    code = (
+        "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "def answer():\n    return Anything()\n"
+    )
     r = pytest_grade(sandbox, code, "def test_it():\n    assert answer() == [1, 2]\n")
     assert (r.passed, r.status) == (False, "failed"), r
 
 
 def test_unittest_and_humaneval_out_of_process(sandbox):
-    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
-            "    def test_a(self):\n        self.assertEqual(task_func([3, 1]), [1, 3])\n"
-            "    def test_np(self):\n"
-            "        np.testing.assert_array_equal(task_func(np.array([2, 1])), np.array([1, 2]))\n")
+    test = (
+        "import unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(task_func([3, 1]), [1, 3])\n"
+        "    def test_np(self):\n"
+        "        np.testing.assert_array_equal(task_func(np.array([2, 1])), np.array([1, 2]))\n"
+    )
     code = "import numpy as np\ndef task_func(xs):\n    return sorted(xs) if isinstance(xs, list) else np.sort(xs)\n"
     r = sandbox.run_tests(code, test, harness="unittest")
     assert (r.passed, r.n_tests, r.trust) == (True, 2, "out_of_process"), r
-    r = sandbox.run_tests("def f(x):\n    return x + 1\n", "def check(c):\n    assert c(1) == 2\n",
-                          harness="humaneval", entry_point="f")
+    r = sandbox.run_tests(
+        "def f(x):\n    return x + 1\n", "def check(c):\n    assert c(1) == 2\n", harness="humaneval", entry_point="f"
+    )
     assert (r.passed, r.trust) == (True, "out_of_process"), r
 
 
 def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
-    test = ("import unittest\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
-            "    @patch('os.getcwd', return_value='/x')\n"
-            "    def test_a(self, _):\n        self.assertEqual(task_func(), '/x')\n")
+    test = (
+        "import unittest\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
+        "    @patch('os.getcwd', return_value='/x')\n"
+        "    def test_a(self, _):\n        self.assertEqual(task_func(), '/x')\n"
+    )
     r = sandbox.run_tests("import os\ndef task_func():\n    return os.getcwd()\n", test, harness="unittest")
     assert (r.passed, r.trust) == (True, "in_process"), r
     assert plan(test, "unittest") == ("in_process", "mock")  # unittest.mock: the first construct found
@@ -128,18 +136,22 @@ def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
     assert plan("from solution import f\ndef test_a():\n    assert f() == 1\n", "pytest") == ("out_of_process", None)
     assert plan("def check(c):\n    patch = 1\n", "humaneval") == ("out_of_process", None)
     # the candidate's pickle, unpickled out of process, would run its code beside the report channel
-    assert plan("import pickle\ndef test_a():\n    assert pickle.load(open('out.pkl', 'rb')) == 1\n", "pytest") \
-        == ("in_process", "pickle")
+    assert plan("import pickle\ndef test_a():\n    assert pickle.load(open('out.pkl', 'rb')) == 1\n", "pytest") == (
+        "in_process",
+        "pickle",
+    )
 
 
 def test_switched_off_every_verdict_is_in_process():
     with make_sandbox(workers=1, out_of_process=False) as sb:
-        r = sb.run_tests("def f(x):\n    return x\n", "def check(c):\n    assert c(1) == 1\n",
-                         harness="humaneval", entry_point="f")
+        r = sb.run_tests(
+            "def f(x):\n    return x\n", "def check(c):\n    assert c(1) == 1\n", harness="humaneval", entry_point="f"
+        )
     assert (r.passed, r.trust) == (True, "in_process"), r
 
 
 # ------------------------------------------------------------------ the channel's format, without a sandbox
+
 
 def _pair():
     a, b = socket.socketpair()
@@ -158,8 +170,14 @@ def test_codec_round_trips_and_rejects_what_is_not_its_format():
                 np.testing.assert_array_equal(back, value)
             else:
                 assert back == value
-        for junk in [{"$nope": 1}, {"$t": "not a list"}, {"$nd": ["|O", [1], "AA=="]}, {"a": 1, "b": 2, "c": 3},
-                     {"$b": "***"}, {"$f": "1e999"}]:
+        for junk in [
+            {"$nope": 1},
+            {"$t": "not a list"},
+            {"$nd": ["|O", [1], "AA=="]},
+            {"a": 1, "b": 2, "c": 3},
+            {"$b": "***"},
+            {"$f": "1e999"},
+        ]:
             with pytest.raises((remote.Unsupported, ValueError)):
                 codec.decode(junk)
 
@@ -176,11 +194,17 @@ def test_codec_round_trips_and_rejects_what_is_not_its_format():
 def test_an_exception_of_an_unknown_type_becomes_a_trusted_stand_in():
     ep, a, b = _pair()
     try:
-        e = ep.codec.decode_exception({"type": "BankError", "bases": ["LookupError", "Exception"], "message": "m",
-                                       "args": None}, ep.known_exceptions)
+        e = ep.codec.decode_exception(
+            {"type": "BankError", "bases": ["LookupError", "Exception"], "message": "m", "args": None},
+            ep.known_exceptions,
+        )
         assert isinstance(e, LookupError) and type(e).__name__ == "BankError" and str(e) == "m"
-        assert type(e).__module__ == "solution" and type(e).__dict__.keys() <= {"__module__", "__doc__", "__dict__",
-                                                                              "__weakref__"}
+        assert type(e).__module__ == "solution" and type(e).__dict__.keys() <= {
+            "__module__",
+            "__doc__",
+            "__dict__",
+            "__weakref__",
+        }
         stop = ep.codec.decode_exception({"type": "StopIteration", "message": ""}, {})
         assert type(stop) is StopIteration
     finally:

@@ -1,5 +1,6 @@
 """Real attacks on the grader, one or more per class of issue #9; each must end as a failed (or
 `tampered`) verdict, never a pass, and leave a healthy pool: honest solutions are still graded right."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,7 @@ TESTS = {
         "    def test_negative(self):\n        self.assertEqual(add(-1, 1), 0)\n"
     ),
     "pytest": "from solution import *\n\ndef test_small():\n    assert add(1, 2) == 3\n\n"
-              "def test_negative():\n    assert add(-1, 1) == 0\n",
+    "def test_negative():\n    assert add(-1, 1) == 0\n",
     "humaneval": "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n",
 }
 HARNESSES = sorted(TESTS)
@@ -90,9 +91,7 @@ FORGERIES = {
     ),
     # walk the stack to the reporter (nonce + pipe) and write a forged "done", then leave
     "stack_walk_to_reporter": (
-        "import sys, os\n"
-        "def add(a, b):\n"
-        "    f = sys._getframe()\n" + WALK_UP_AND_FORGE,
+        "import sys, os\ndef add(a, b):\n    f = sys._getframe()\n" + WALK_UP_AND_FORGE,
         ("tampered",),
     ),
     "traceback_frame_walk": (
@@ -154,17 +153,13 @@ FORGERIES = {
     # bend class creation so the test class's methods (defined after the candidate) do nothing
     "build_class_hook": (
         "import builtins\n"
-        "_bc = builtins.__build_class__\n"
-        + QUIET_CLASSES +
-        "builtins.__build_class__ = _quiet\n" + WRONG,
+        "_bc = builtins.__build_class__\n" + QUIET_CLASSES + "builtins.__build_class__ = _quiet\n" + WRONG,
         ("tampered",),
     ),
     "own_builtins": (
         "import builtins\n"
         "_b = dict(vars(builtins))\n"
-        "_bc = _b['__build_class__']\n"
-        + QUIET_CLASSES +
-        "_b['__build_class__'] = _quiet\n"
+        "_bc = _b['__build_class__']\n" + QUIET_CLASSES + "_b['__build_class__'] = _quiet\n"
         "globals()['__builtins__'] = _b\n" + WRONG,
         ("tampered",),
     ),
@@ -207,16 +202,11 @@ FORGERIES = {
     ),
     # read the process's own memory for the nonce
     "proc_self_mem": (
-        "def add(a, b):\n"
-        "    with open('/proc/self/mem', 'rb') as f:\n        f.read(1)\n"
-        "    return a - b\n",
+        "def add(a, b):\n    with open('/proc/self/mem', 'rb') as f:\n        f.read(1)\n    return a - b\n",
         ("tampered",),
     ),
     "ctypes_memory": (
-        "import ctypes\n"
-        "def add(a, b):\n"
-        "    ctypes.string_at(id(add), 64)\n"
-        "    return a - b\n",
+        "import ctypes\ndef add(a, b):\n    ctypes.string_at(id(add), 64)\n    return a - b\n",
         ("tampered",),
     ),
     # code made to look like a library's (a sys.path entry that climbs out of site-packages), so that
@@ -224,8 +214,8 @@ FORGERIES = {
     "library_lookalike": (
         "import os, sys, sysconfig\n"
         "open('walker.py', 'w').write('import sys, os\\ndef walk():\\n    f = sys._getframe()\\n"
-        "    while f is not None:\\n        r = f.f_locals.get(\"reporter\")\\n        if r is not None:\\n"
-        "            r.send(event=\"done\", n_tests=2, n_passed=2, failures=[], error=None)\\n"
+        '    while f is not None:\\n        r = f.f_locals.get("reporter")\\n        if r is not None:\\n'
+        '            r.send(event="done", n_tests=2, n_passed=2, failures=[], error=None)\\n'
         "            os._exit(0)\\n        f = f.f_back\\n')\n"
         "sys.path.insert(0, sysconfig.get_paths()['purelib'] + '/..' * 12 + os.getcwd())\n"
         "import walker\n"
@@ -249,11 +239,23 @@ def test_forged_verdicts_fail(sandbox, attack, harness):
     code, expected = FORGERIES[attack]
     r = grade(sandbox, code, harness, timeout_s=5.0)
     assert not r.passed and r.status in FAILED, r
-    if harness == "unittest" or attack in ("stack_walk_to_reporter", "gc_walk", "proc_self_mem", "ctypes_memory",
-                                           "traceback_frame_walk", "inspect_stack", "always_equal", "profile_hook",
-                                           "always_equal_int_subclass", "json_encoder", "import_hook",
-                                           "always_equal_hidden_origin", "library_lookalike",
-                                           "signal_handler_frame", "signal_reimported"):
+    if harness == "unittest" or attack in (
+        "stack_walk_to_reporter",
+        "gc_walk",
+        "proc_self_mem",
+        "ctypes_memory",
+        "traceback_frame_walk",
+        "inspect_stack",
+        "always_equal",
+        "profile_hook",
+        "always_equal_int_subclass",
+        "json_encoder",
+        "import_hook",
+        "always_equal_hidden_origin",
+        "library_lookalike",
+        "signal_handler_frame",
+        "signal_reimported",
+    ):
         assert r.status in expected, r  # the unittest harness has every check; the others most
     if r.status == "tampered":
         assert r.detail.startswith("tampered:") and r.n_failed >= 0
@@ -295,12 +297,12 @@ def test_attacks_leave_the_pool_healthy(sandbox):
 
 # ------------------------------------------------------------------ class 3: crashing or misleading the caller
 
+
 def test_junk_on_the_result_pipe_is_a_failed_candidate(sandbox):
     code = (
         "import os\n"
         "os.write(3, b'[' * 200000 + b'\\n' + b'{\"nonce\": 1, \"event\": [[[[[]]]]]}\\n'"
-        " + bytes(range(256)) + b'\\n')\n"
-        + GOOD
+        " + bytes(range(256)) + b'\\n')\n" + GOOD
     )
     for harness in HARNESSES:
         r = grade(sandbox, code, harness)
@@ -325,7 +327,11 @@ def test_report_fields_are_checked_by_the_client():
     from agentic_rl.sandbox.results import test_report
 
     hostile = [
-        None, [], "junk", {"report": "junk"}, {"report": {"event": "done", "n_tests": "2", "n_passed": 2}},
+        None,
+        [],
+        "junk",
+        {"report": "junk"},
+        {"report": {"event": "done", "n_tests": "2", "n_passed": 2}},
         {"report": {"event": "done", "n_tests": 2, "n_passed": 5, "failures": [1, {"a": 1}], "error": ["x"]}},
         {"report": {"event": "done", "n_tests": 1, "n_passed": 1, "tampered": "yes"}, "stdout": "\ud800"},
     ]
@@ -347,9 +353,7 @@ def test_after_class3_attacks_the_pool_is_healthy(sandbox):
 # ------------------------------------------------------------------ class 2: state that outlives a call
 
 SYSV_SHM = (
-    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-    "libc.shmget.restype = ctypes.c_int\n"
-    "IPC_CREAT = 0o1000\n"
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmget.restype = ctypes.c_int\nIPC_CREAT = 0o1000\n"
 )
 
 
@@ -374,8 +378,9 @@ def test_world_writable_dirs_are_private_and_capped(sandbox):
     )
     r = sandbox.execute(code)
     assert r.ok and r.stdout.startswith("capped"), r  # the call's tmpfs (256 MB) is its disk quota
-    later = sandbox.execute(f"import os\nprint([d for d in {checked!r} if os.path.exists(os.path.join(d, "
-                            "'left_by_an_earlier_call'))])\n")
+    later = sandbox.execute(
+        f"import os\nprint([d for d in {checked!r} if os.path.exists(os.path.join(d, 'left_by_an_earlier_call'))])\n"
+    )
     assert later.stdout == "[]\n", later
     import os
 
@@ -388,8 +393,10 @@ def test_keyring_does_not_outlive_the_call():
 
     if platform.machine() != "x86_64":
         pytest.skip("syscall numbers below are x86_64's")
-    keyctl = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
-              "keep = libc.syscall(250, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n")  # the persistent keyring
+    keyctl = (
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+        "keep = libc.syscall(250, 22, ctypes.c_long(-1), ctypes.c_long(-2))\n"
+    )  # the persistent keyring
     add = keyctl + "print(libc.syscall(248, b'user', b'sandbox-marker', b'secret', 6, ctypes.c_long(keep)))\n"
     search = keyctl + "print(libc.syscall(250, 10, ctypes.c_long(keep), b'user', b'sandbox-marker', 0))\n"
     with make_sandbox(workers=1) as one:  # one worker: both calls run as the same uid
@@ -430,7 +437,8 @@ def test_runner_memory_holds_no_earlier_request(sandbox):
 # ------------------------------------------------------------------ class 4: splitting amplification
 
 SIX_TESTS = "import unittest\n\nclass TestCases(unittest.TestCase):\n" + "".join(
-    f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n" for i in range(6))
+    f"    def test_{i}(self):\n        self.assertEqual(add({i}, 1), {i + 1})\n" for i in range(6)
+)
 
 
 @pytest.fixture(scope="module")
@@ -465,6 +473,7 @@ def test_hanging_in_every_test_costs_one_limit_not_one_per_part(splitting):
 
 # ------------------------------------------------------------------ class 5: memory across processes
 
+
 def test_memory_limit_binds_the_call_processes_together(sandbox):
     """memory_mb is 1024 here; four processes of 400 MB each stay under it one by one, not together."""
     code = (
@@ -483,16 +492,28 @@ def test_memory_limit_binds_the_call_processes_together(sandbox):
 
 # ------------------------------------------------------------------ counted: training metric and evaluation summary
 
+
 def test_tampered_submissions_are_counted_in_training_and_evaluation_metrics():
     from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
     from agentic_rl.tracking.metrics import episode_metrics
     from agentic_rl.types import Observation, ToolCall, Trajectory, Turn
 
     def episode(*statuses: str) -> Trajectory:
-        turns = [Turn(generated_ids=[1], text="", call=ToolCall("submit", "x", 0, 1),
-                      observation=Observation(tool="submit", text="<test_result>FAIL</test_result>",
-                                              ok=s in ("passed", "failed"), status=s, passed=s == "passed"))
-                 for s in statuses]
+        turns = [
+            Turn(
+                generated_ids=[1],
+                text="",
+                call=ToolCall("submit", "x", 0, 1),
+                observation=Observation(
+                    tool="submit",
+                    text="<test_result>FAIL</test_result>",
+                    ok=s in ("passed", "failed"),
+                    status=s,
+                    passed=s == "passed",
+                ),
+            )
+            for s in statuses
+        ]
         return Trajectory(task_id="t", token_ids=[1], loss_mask=[0], prompt_len=1, turns=turns)
 
     trajs = [episode("tampered", "failed"), episode("failed"), episode("tampered")]

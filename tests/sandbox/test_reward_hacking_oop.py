@@ -5,6 +5,7 @@ Every one of them turned a wrong solution into a pass with the in-process harnes
 README "Reward hacking"). Out of process, the candidate's code runs where there is no test, no
 framework, no report channel and no namespace shared with the tests: each must end as a failure.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -28,8 +29,7 @@ ATTACKS = {
         "    f = ctypes.pythonapi.PyEval_GetFrame()\n"
         "    while f is not None:\n"
         "        r = f.f_locals.get('reporter')\n"
-        "        if r is not None:\n" + forge(12) +
-        "        f = f.f_back\n"
+        "        if r is not None:\n" + forge(12) + "        f = f.f_back\n"
         "    return a - b\n"
     ),
     # the guard is reachable: from object.__subclasses__() to the harness's globals and its tamper sink,
@@ -41,15 +41,10 @@ ATTACKS = {
         "        if cls.__name__ == 'Reporter' and hasattr(cls, 'send'):\n"
         "            sink = cls.send.__globals__.get('_SENTINEL_SINK')\n"
         "            if sink and sink[0] is not None:\n"
-        "                r = sink[0]._reporter\n" + forge(16) +
-        "    return a - b\n"
+        "                r = sink[0]._reporter\n" + forge(16) + "    return a - b\n"
     ),
     # test-framework internals: unittest swallows its internal stop exception as a success
-    "unittest_should_stop": (
-        "import unittest.case\n"
-        "def add(a, b):\n"
-        "    raise unittest.case._ShouldStop()\n"
-    ),
+    "unittest_should_stop": ("import unittest.case\ndef add(a, b):\n    raise unittest.case._ShouldStop()\n"),
     # always-equal object that answers "not equal" to the probes (odd objects, big ints, strings) only
     "plausible_equal": (
         "class Plausible:\n"
@@ -106,11 +101,14 @@ def test_attack_fails_out_of_process(isolated, attack, harness):
 
 def test_pytest_approx_internals_cannot_be_bent(isolated):
     """pytest's approx compares on the trusted side; patching it in the candidate's process changes nothing."""
-    test = ("import pytest\nfrom solution import *\n\n"
-            "def test_close():\n    assert add(0.1, 0.2) == pytest.approx(0.3)\n")
-    code = ("import _pytest.python_api as api\n"
-            "api.ApproxScalar.__eq__ = lambda self, other: True\n"
-            "api.ApproxBase.__eq__ = lambda self, other: True\n" + WRONG)
+    test = (
+        "import pytest\nfrom solution import *\n\ndef test_close():\n    assert add(0.1, 0.2) == pytest.approx(0.3)\n"
+    )
+    code = (
+        "import _pytest.python_api as api\n"
+        "api.ApproxScalar.__eq__ = lambda self, other: True\n"
+        "api.ApproxBase.__eq__ = lambda self, other: True\n" + WRONG
+    )
     r = grade(isolated, code, "pytest", test)
     assert not r.passed and r.trust == "out_of_process", r
     assert grade(isolated, "def add(a, b):\n    return a + b\n", "pytest", test).passed
@@ -118,9 +116,11 @@ def test_pytest_approx_internals_cannot_be_bent(isolated):
 
 def test_lookalike_library_name_is_not_bound(isolated):
     """BigCodeBench's tests use the candidate's `np`: a mock module under that name is never the tests' `np`."""
-    test = ("import unittest\nimport numpy\n\nclass TestCases(unittest.TestCase):\n"
-            "    def test_sum(self):\n"
-            "        np.testing.assert_array_equal(add(numpy.array([1]), numpy.array([2])), numpy.array([3]))\n")
+    test = (
+        "import unittest\nimport numpy\n\nclass TestCases(unittest.TestCase):\n"
+        "    def test_sum(self):\n"
+        "        np.testing.assert_array_equal(add(numpy.array([1]), numpy.array([2])), numpy.array([3]))\n"
+    )
     cheat = "from unittest import mock\nnp = mock.MagicMock()\n" + WRONG
     r = grade(isolated, cheat, "unittest", test)
     assert not r.passed, r
@@ -147,8 +147,10 @@ def test_star_import_does_not_shadow_the_tests_builtins(isolated):
 def test_a_callback_does_not_open_the_tests_process_to_the_candidate(isolated):
     """A test passes a function of its own; the candidate asks for its globals over the raw channel, to
     reach the test framework and switch assertEqual off. The trusted side serves calls, not that."""
-    test = ("import unittest\nclass TestCases(unittest.TestCase):\n"
-            "    def test_a(self):\n        result = add(lambda x: x, 2)\n        self.assertEqual(result, 3)\n")
+    test = (
+        "import unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        result = add(lambda x: x, 2)\n        self.assertEqual(result, 3)\n"
+    )
     code = (
         "import sys\n"
         "def add(f, b):\n"

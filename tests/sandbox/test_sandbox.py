@@ -1,4 +1,5 @@
 """The Sandbox object: concurrency from threads, configuration, interpreter choice, recovery."""
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -27,8 +28,12 @@ def test_concurrent_calls_from_threads_are_bounded_by_workers(sandbox):
     def call(i):
         if i % 2:
             return i, sandbox.execute(code.format(i=i))
-        return i, sandbox.run_tests(f"def f():\n    return {i}\n", f"def check(c):\n    assert c() == {i}\n",
-                                    harness="humaneval", entry_point="f")
+        return i, sandbox.run_tests(
+            f"def f():\n    return {i}\n",
+            f"def check(c):\n    assert c() == {i}\n",
+            harness="humaneval",
+            entry_point="f",
+        )
 
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         results = list(pool.map(call, range(32)))
@@ -52,8 +57,15 @@ def test_execute_many_keeps_order(sandbox):
 
 
 def test_run_tests_many(sandbox):
-    jobs = [{"code": f"def f():\n    return {i}\n", "test": "def check(c):\n    assert c() == 3\n",
-             "harness": "humaneval", "entry_point": "f"} for i in range(5)]
+    jobs = [
+        {
+            "code": f"def f():\n    return {i}\n",
+            "test": "def check(c):\n    assert c() == 3\n",
+            "harness": "humaneval",
+            "entry_point": "f",
+        }
+        for i in range(5)
+    ]
     assert [r.passed for r in sandbox.run_tests_many(jobs)] == [False, False, False, True, False]
 
 
@@ -117,8 +129,11 @@ def test_python_choice(monkeypatch, tmp_path):
 
 
 def test_bad_config_values():
-    for kw, msg in [({"workers": 0}, "workers"), ({"isolation": "docker"}, "isolation"),
-                    ({"network": "vpn"}, "network")]:
+    for kw, msg in [
+        ({"workers": 0}, "workers"),
+        ({"isolation": "docker"}, "isolation"),
+        ({"network": "vpn"}, "network"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             Sandbox(**kw)
 

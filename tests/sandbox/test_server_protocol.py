@@ -4,6 +4,7 @@ The Supervisor runs in a child Python (so the forks never happen inside pytest),
 whose runner exits at once with the exit code its request names. No isolation (no uid, no namespaces):
 what is tested is the protocol between the server, the zygote and the runner.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,13 @@ PRELUDE = textwrap.dedent("""
 
 
 def run_script(body: str) -> list[dict]:
-    proc = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body), str(REPO_ROOT)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(body), str(REPO_ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -1,4 +1,5 @@
 """The sandbox-backed tools (tools/code.py) on a scripted sandbox: what each observation says and records."""
+
 from __future__ import annotations
 
 import inspect
@@ -30,7 +31,7 @@ class ScriptedSandbox:
 
 def body(text: str, tag: str) -> str:
     assert text.startswith(f"<{tag}>\n") and text.endswith(f"\n</{tag}>"), text
-    return text[len(tag) + 3:-(len(tag) + 4)]
+    return text[len(tag) + 3 : -(len(tag) + 4)]
 
 
 def test_execute_shows_the_output_or_the_last_lines_of_the_error() -> None:
@@ -42,16 +43,20 @@ def test_execute_shows_the_output_or_the_last_lines_of_the_error() -> None:
     silent = ScriptedSandbox(ExecResult(ok=True, status="ok", stdout="  \n", stderr=""))
     assert body(ExecuteTool(silent)(ToolCall("execute", "x = 1", 0, 1), TASK).text, "exec_result") == "(no output)"
 
-    trace = ("Traceback (most recent call last):\n  File \"x\", line 1\n  File \"y\", line 2\n\n    1/0\n"
-             "ZeroDivisionError: division by zero\n")
+    trace = (
+        'Traceback (most recent call last):\n  File "x", line 1\n  File "y", line 2\n\n    1/0\n'
+        "ZeroDivisionError: division by zero\n"
+    )
     crashed = ScriptedSandbox(ExecResult(ok=False, status="error", stdout="partial\n", stderr=trace))
     obs = ExecuteTool(crashed, error_lines=2)(ToolCall("execute", "1/0", 0, 1), TASK)
     assert not obs.ok and obs.status == "error"
     assert body(obs.text, "exec_result") == "partial\nERROR (error):     1/0\nZeroDivisionError: division by zero"
 
     killed = ScriptedSandbox(ExecResult(ok=False, status="timeout", stdout="", stderr=""))
-    assert body(ExecuteTool(killed)(ToolCall("execute", "while 1: pass", 0, 1), TASK).text,
-                "exec_result") == "ERROR (timeout): timeout"
+    assert (
+        body(ExecuteTool(killed)(ToolCall("execute", "while 1: pass", 0, 1), TASK).text, "exec_result")
+        == "ERROR (timeout): timeout"
+    )
 
 
 def test_execute_output_is_capped() -> None:
@@ -65,11 +70,18 @@ def test_submit_reports_pass_and_failure_and_passes_the_task_through() -> None:
     obs = SubmitTool(passing, timeout_s=7.0)(ToolCall("submit", "def add(a, b): ...", 0, 1), TASK)
     assert (obs.ok, obs.passed, obs.status) == (True, True, "passed")
     assert body(obs.text, "test_result") == "PASS: 3 tests passed"
-    assert passing.calls == [("run_tests", "def add(a, b): ...", TASK.tests,
-                              {"harness": TASK.harness, "entry_point": TASK.entry_point, "timeout_s": 7.0})]
+    assert passing.calls == [
+        (
+            "run_tests",
+            "def add(a, b): ...",
+            TASK.tests,
+            {"harness": TASK.harness, "entry_point": TASK.entry_point, "timeout_s": 7.0},
+        )
+    ]
 
-    failing = ScriptedSandbox(report=TestReport(passed=False, status="failed", n_tests=3, n_failed=1,
-                                                detail="test_add: 1 != 2"))
+    failing = ScriptedSandbox(
+        report=TestReport(passed=False, status="failed", n_tests=3, n_failed=1, detail="test_add: 1 != 2")
+    )
     obs = SubmitTool(failing)(ToolCall("submit", "x", 0, 1), TASK)
     assert (obs.ok, obs.passed) == (True, False) and body(obs.text, "test_result") == "FAIL: test_add: 1 != 2"
     no_detail = ScriptedSandbox(report=TestReport(passed=False, status="timeout", n_tests=0, n_failed=0, detail=""))
@@ -88,24 +100,28 @@ def test_answer_grades_with_the_submit_tool_under_its_own_name() -> None:
         AnswerTool()
 
 
-@pytest.mark.parametrize("make", [lambda t: ExecuteTool(object(), timeout_s=t),
-                                  lambda t: SubmitTool(object(), timeout_s=t)])
+@pytest.mark.parametrize(
+    "make", [lambda t: ExecuteTool(object(), timeout_s=t), lambda t: SubmitTool(object(), timeout_s=t)]
+)
 def test_timeouts_must_be_positive(make) -> None:
     with pytest.raises(ValueError, match="timeout_s must be > 0"):
         make(0.0)
     assert make(0.01).timeout_s == 0.01
 
 
-@pytest.mark.parametrize(("reply", "code"), [
-    ("Here:\n```python\ndef f():\n    return 1\n```\nthen ```python\nx\n```", "def f():\n    return 1"),
-    ("```py\nimport os\n```", "import os"),
-    ("```\nprint(2)\n```", "print(2)"),
-    ("unclosed:\n```python\ndef g():\n    pass\n", "def g():\n    pass"),
-    ("def h():\n    return 3\n", "def h():\n    return 3"),
-    ("  from math import pi\n", "from math import pi"),
-    ("I cannot solve this.", None),
-    ("```python\n```", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("Here:\n```python\ndef f():\n    return 1\n```\nthen ```python\nx\n```", "def f():\n    return 1"),
+        ("```py\nimport os\n```", "import os"),
+        ("```\nprint(2)\n```", "print(2)"),
+        ("unclosed:\n```python\ndef g():\n    pass\n", "def g():\n    pass"),
+        ("def h():\n    return 3\n", "def h():\n    return 3"),
+        ("  from math import pi\n", "from math import pi"),
+        ("I cannot solve this.", None),
+        ("```python\n```", None),
+    ],
+)
 def test_extract_code(reply: str, code: str | None) -> None:
     assert extract_code(reply) == code
 
@@ -132,7 +148,8 @@ def test_a_cap_of_zero_tool_calls_never_refuses_the_answer() -> None:
     answer = AnswerTool(sandbox)
     toolset = ToolSet(name="none", tools={"answer": answer}, grader=answer, system_prompt="SYS")
     reply = "```python\ndef add(a, b):\n    return a + b\n```"
-    traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: reply), toolset,
-                        RolloutConfig(max_turns=1, max_tool_calls=0))[0]
+    traj = run_episodes(
+        [(TASK, 0)], ScriptedPolicy(lambda req: reply), toolset, RolloutConfig(max_turns=1, max_tool_calls=0)
+    )[0]
     assert traj.passed and traj.finish_reason == "passed" and traj.turns[0].observation.status == "passed"
     assert [c[0] for c in sandbox.calls] == ["run_tests"]

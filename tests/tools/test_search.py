@@ -3,6 +3,7 @@
 Indexes are built from small module lists into temporary cache folders, so the whole file runs in
 a few seconds. Third-party libraries are only needed by the few tests that say so.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,22 @@ from agentic_rl.tools.search import pydoc_backend as P  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 QUERIES = Path(__file__).with_name("search_queries.jsonl")
 SMALL = ["collections", "heapq", "json"]
-WEIRD_QUERIES = ["", "   ", "!!!", "x" * 5000, "日本語のクエリ", "🙂" * 100, "\x00\n\t", "((((", "a.b.c.d.e.f",
-                 ".", "...", "Counter." * 50, "<search>Counter</search>", "SELECT * FROM docs;"]
+WEIRD_QUERIES = [
+    "",
+    "   ",
+    "!!!",
+    "x" * 5000,
+    "日本語のクエリ",
+    "🙂" * 100,
+    "\x00\n\t",
+    "((((",
+    "a.b.c.d.e.f",
+    ".",
+    "...",
+    "Counter." * 50,
+    "<search>Counter</search>",
+    "SELECT * FROM docs;",
+]
 
 
 def dummy_task() -> Task:
@@ -61,9 +76,17 @@ def stdlib_backend(tmp_path_factory) -> P.PydocBackend:
 def test_small_index_builds_into_cache_dir(small, cache_dir):
     assert small.built and small.build_seconds > 0
     names = set(small.index.names)
-    for name in ["collections", "collections.Counter", "collections.Counter.most_common",
-                 "collections.defaultdict", "collections.deque.appendleft", "heapq.heappush",
-                 "heapq.nlargest", "json.dumps", "json.loads"]:
+    for name in [
+        "collections",
+        "collections.Counter",
+        "collections.Counter.most_common",
+        "collections.defaultdict",
+        "collections.deque.appendleft",
+        "heapq.heappush",
+        "heapq.nlargest",
+        "json.dumps",
+        "json.loads",
+    ]:
         assert name in names, name
     assert not any(n.startswith(("numpy", "pandas")) for n in names)
     assert not any(part.startswith("_") for n in names for part in n.split(".")), "private names indexed"
@@ -83,20 +106,23 @@ def test_entries_carry_signature_and_first_paragraph(small):
     assert heappush.signature.startswith("(heap, item") and heappush.doc
 
 
-@pytest.mark.parametrize("query,expected", [
-    ("collections.Counter.most_common", "collections.Counter.most_common"),
-    ("Counter.most_common", "collections.Counter.most_common"),
-    ("Counter.most_common()", "collections.Counter.most_common"),
-    ("most_common", "collections.Counter.most_common"),
-    ("Counter most common", "collections.Counter.most_common"),
-    ("heapq.heappush", "heapq.heappush"),
-    ("heappush", "heapq.heappush"),
-    ("json.loads", "json.loads"),
-    ("defaultdict", "collections.defaultdict"),
-    ("deque.appendleft", "collections.deque.appendleft"),
-    ("heap push", "heapq.heappush"),
-    ("n largest elements", "heapq.nlargest"),
-])
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("collections.Counter.most_common", "collections.Counter.most_common"),
+        ("Counter.most_common", "collections.Counter.most_common"),
+        ("Counter.most_common()", "collections.Counter.most_common"),
+        ("most_common", "collections.Counter.most_common"),
+        ("Counter most common", "collections.Counter.most_common"),
+        ("heapq.heappush", "heapq.heappush"),
+        ("heappush", "heapq.heappush"),
+        ("json.loads", "json.loads"),
+        ("defaultdict", "collections.defaultdict"),
+        ("deque.appendleft", "collections.deque.appendleft"),
+        ("heap push", "heapq.heappush"),
+        ("n largest elements", "heapq.nlargest"),
+    ],
+)
 def test_exact_and_dotted_names_rank_first(small, query, expected):
     hits = small.search(query, 3)
     assert hits and hits[0].name == expected, [h.name for h in hits]
@@ -118,8 +144,7 @@ def test_weird_queries_never_raise(small, query):
     assert isinstance(hits, list) and len(hits) <= 3
 
 
-@pytest.mark.parametrize("query", ["", "   ", "!!!", "日本語のクエリ", "🙂" * 100, "\x00\n\t", "((((",
-                                   "zzqxwv plorkt"])
+@pytest.mark.parametrize("query", ["", "   ", "!!!", "日本語のクエリ", "🙂" * 100, "\x00\n\t", "((((", "zzqxwv plorkt"])
 def test_empty_or_nonsense_queries_have_no_hits(small, query):
     assert small.search(query, 3) == []
 
@@ -233,8 +258,7 @@ def test_cache_key_follows_the_version_key(monkeypatch, tmp_path):
 # ----------------------------------------------------------------------------- pydoc: interpreter
 def test_missing_modules_warn_once_each(caplog, tmp_path):
     with caplog.at_level("WARNING", logger="agentic_rl.tools.search.pydoc_backend"):
-        backend = P.PydocBackend(modules=["heapq", "no_such_pkg_xyz", "no_such_pkg_xyz.sub"],
-                                 cache_dir=tmp_path)
+        backend = P.PydocBackend(modules=["heapq", "no_such_pkg_xyz", "no_such_pkg_xyz.sub"], cache_dir=tmp_path)
     warnings = [r.getMessage() for r in caplog.records if "no_such_pkg_xyz" in r.getMessage()]
     assert len(warnings) == 1, warnings
     assert "heapq.heappush" in backend.index.names
@@ -254,8 +278,9 @@ def test_interpreter_resolution(monkeypatch, tmp_path):
 def test_indexes_a_separate_venv_without_agentic_rl(tmp_path):
     """The introspection script is stdlib-only: it runs in a bare venv that lacks agentic_rl."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True, timeout=120
+    )
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     # without the PYTHONPATH a test run may carry (it would put this checkout on any interpreter's path)
     bare_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -293,8 +318,9 @@ def test_a_name_typed_with_a_space_for_its_dot_beats_needs_for_a_sibling():
 
     entries = [fake_entry("json.load", "Deserialize a file."), fake_entry("json.loads", "Deserialize a str.")]
     index = P.build_index(entries, {}, {})
-    index.needs = NeedsMatcher({"json.load": ("load json from a file", "read json loads of files")},
-                               index.by_name, len(index))
+    index.needs = NeedsMatcher(
+        {"json.load": ("load json from a file", "read json loads of files")}, index.by_name, len(index)
+    )
     assert index.search("json loads", 1)[0].name == "json.loads"
 
 
@@ -381,8 +407,13 @@ def test_pydoc_recall_on_stdlib_queries(stdlib_backend):
 # ----------------------------------------------------------------------------- SearchTool
 @pytest.fixture(scope="module")
 def tool(cache_dir, small) -> SearchTool:
-    return SearchTool(backend="pydoc", k=3, max_chars=800, max_doc_chars=300,
-                      backend_options={"modules": SMALL, "cache_dir": str(cache_dir)})
+    return SearchTool(
+        backend="pydoc",
+        k=3,
+        max_chars=800,
+        max_doc_chars=300,
+        backend_options={"modules": SMALL, "cache_dir": str(cache_dir)},
+    )
 
 
 def test_tool_observation_format(tool):
@@ -390,17 +421,22 @@ def test_tool_observation_format(tool):
     assert isinstance(obs, Observation)
     assert obs.tool == "search" and obs.ok and obs.status == "ok" and obs.executed
     assert obs.text.startswith("<doc_result>\n") and obs.text.endswith("\n</doc_result>")
-    body = obs.text[len("<doc_result>\n"):-len("\n</doc_result>")]
+    body = obs.text[len("<doc_result>\n") : -len("\n</doc_result>")]
     assert body.startswith("[collections.Counter.most_common(self, n=None)]\n")
     assert body.count("\n\n[") == 2  # three hits
     assert obs.latency_ms >= 0
 
 
 def test_tool_caps_observation_length(cache_dir, small):
-    capped = SearchTool(backend="pydoc", k=10, max_chars=120, max_doc_chars=40,
-                        backend_options={"modules": SMALL, "cache_dir": str(cache_dir)})
+    capped = SearchTool(
+        backend="pydoc",
+        k=10,
+        max_chars=120,
+        max_doc_chars=40,
+        backend_options={"modules": SMALL, "cache_dir": str(cache_dir)},
+    )
     obs = capped(call("collections"), dummy_task())
-    body = obs.text[len("<doc_result>\n"):-len("\n</doc_result>")]
+    body = obs.text[len("<doc_result>\n") : -len("\n</doc_result>")]
     assert len(body.split("\n... [truncated")[0]) == 120
     assert "[truncated" in body
 
@@ -422,6 +458,7 @@ def test_tool_survives_weird_queries(tool):
 def test_tool_turns_backend_errors_into_observations():
     name = "test-broken-search"
     if name not in BACKENDS:
+
         class Broken:
             def search(self, query, k):
                 raise RuntimeError("index exploded")
@@ -445,8 +482,22 @@ def test_backends_are_registered():
 # ----------------------------------------------------------------------------- docstore
 def test_docstore_covers_the_required_modules():
     modules = {name.split(".")[0] for name, _, _ in ENTRIES}
-    for mod in ["collections", "itertools", "functools", "re", "json", "math", "string", "heapq",
-                "bisect", "datetime", "typing", "pathlib", "numpy", "pandas"]:
+    for mod in [
+        "collections",
+        "itertools",
+        "functools",
+        "re",
+        "json",
+        "math",
+        "string",
+        "heapq",
+        "bisect",
+        "datetime",
+        "typing",
+        "pathlib",
+        "numpy",
+        "pandas",
+    ]:
         assert mod in modules, mod
     names = [name for name, _, _ in ENTRIES]
     assert len(names) == len(set(names))
@@ -480,8 +531,7 @@ def test_docstore_works_without_third_party_libraries():
         assert obs.ok and "heapq.heappush" in obs.text, obs.text
         print("OK")
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
-                          timeout=60)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stderr
 
 
@@ -503,8 +553,25 @@ def test_configs_instantiate(name, backend, cache_dir, small):
 def test_cli_json_output(capsys, cache_dir, small):
     from agentic_rl.tools.search.__main__ import main
 
-    assert main(["Counter", "most", "common", "--backend", "pydoc", "--json", "--k", "2",
-                 "--cache-dir", str(cache_dir), "--modules", ",".join(SMALL)]) == 0
+    assert (
+        main(
+            [
+                "Counter",
+                "most",
+                "common",
+                "--backend",
+                "pydoc",
+                "--json",
+                "--k",
+                "2",
+                "--cache-dir",
+                str(cache_dir),
+                "--modules",
+                ",".join(SMALL),
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2
     first = json.loads(lines[0])
@@ -517,16 +584,32 @@ def test_cli_json_output(capsys, cache_dir, small):
 
 
 def test_cli_runs_as_a_module(cache_dir, small):
-    proc = subprocess.run([sys.executable, "-m", "agentic_rl.tools.search", "json loads", "--json",
-                           "--cache-dir", str(cache_dir), "--modules", ",".join(SMALL)],
-                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentic_rl.tools.search",
+            "json loads",
+            "--json",
+            "--cache-dir",
+            str(cache_dir),
+            "--modules",
+            ",".join(SMALL),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[0])["name"] == "json.loads"
 
 
 def test_bench_metrics_and_table():
-    rows = [{"query": "Counter most common", "expected": ["collections.Counter.most_common"]},
-            {"query": "no such thing at all zzz", "expected": ["x.y"]}]
+    rows = [
+        {"query": "Counter most common", "expected": ["collections.Counter.most_common"]},
+        {"query": "no such thing at all zzz", "expected": ["x.y"]},
+    ]
     res = bench.evaluate(DocstoreBackend(), rows, repeat=2)
     assert res["recall_at_1"] == 0.5 and res["recall_at_3"] == 0.5 and res["mrr"] == 0.5
     assert res["latency_median_ms"] >= 0 and len(res["failures"]) == 1
@@ -543,13 +626,14 @@ def test_bench_cli_on_docstore(capsys):
 
 # ----------------------------------------------------------------------------- ranking parts
 def fake_entry(name: str, doc: str, kind: str = "function") -> dict:
-    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": kind, "signature": "(x)", "doc": doc,
-            "extra": ""}
+    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": kind, "signature": "(x)", "doc": doc, "extra": ""}
 
 
 def test_usage_prior_prefers_the_used_name():
-    entries = [fake_entry("lib.encode_obj", "Serialize an object to a string."),
-               fake_entry("lib.to_text", "Serialize an object to a string.")]
+    entries = [
+        fake_entry("lib.encode_obj", "Serialize an object to a string."),
+        fake_entry("lib.to_text", "Serialize an object to a string."),
+    ]
     usage = {"last": {"to_text": 500, "encode_obj": 2}, "pair": {"lib.to_text": 40}}
     index = P.build_index(entries, {}, usage)
     assert [h.name for h in index.search("serialize object to string", 2)] == ["lib.to_text", "lib.encode_obj"]
@@ -565,8 +649,10 @@ def test_member_prior_counts_the_class_qualified_not_its_bare_word():
 
 
 def test_deprecated_entries_rank_below_public_ones():
-    entries = [fake_entry("lib.old_parse", "Deprecated: parse a date string."),
-               fake_entry("lib.parse_date", "Parse a date string.")]
+    entries = [
+        fake_entry("lib.old_parse", "Deprecated: parse a date string."),
+        fake_entry("lib.parse_date", "Parse a date string."),
+    ]
     index = P.build_index(entries, {}, {})
     assert index.search("parse a date string", 2)[0].name == "lib.parse_date"
 

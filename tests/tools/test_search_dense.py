@@ -4,6 +4,7 @@ A tiny random BERT, written as an installable-looking package in a temporary fol
 the packaged model, so these tests need neither the real weights nor more than a few seconds. One
 test uses the real packaged model when it is installed (about 5 s).
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,13 +21,39 @@ from agentic_rl.tools.search import pydoc_backend as P  # noqa: E402
 from agentic_rl.tools.search.needs import NeedsMatcher  # noqa: E402
 
 SMALL = ["collections", "heapq", "json"]
-TINY_VOCAB = ["[PAD]", "[UNK]", "json", "dumps", "loads", "heap", "push", "pop", "counter", "most", "common",
-              "serialize", "object", "string", "parse", "read", "write", "file", "sort", "list"]
+TINY_VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "json",
+    "dumps",
+    "loads",
+    "heap",
+    "push",
+    "pop",
+    "counter",
+    "most",
+    "common",
+    "serialize",
+    "object",
+    "string",
+    "parse",
+    "read",
+    "write",
+    "file",
+    "sort",
+    "list",
+]
 
 
 def entry(name: str, doc: str) -> dict:
-    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": "function", "signature": "(x)",
-            "doc": doc, "extra": ""}
+    return {
+        "name": name,
+        "module": name.rsplit(".", 1)[0],
+        "kind": "function",
+        "signature": "(x)",
+        "doc": doc,
+        "extra": "",
+    }
 
 
 def write_tiny_model(folder: Path, hidden: int = 16) -> None:
@@ -35,8 +62,14 @@ def write_tiny_model(folder: Path, hidden: int = 16) -> None:
     from transformers import BertConfig, BertModel
 
     folder.mkdir(parents=True, exist_ok=True)
-    config = BertConfig(vocab_size=len(TINY_VOCAB), hidden_size=hidden, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=2 * hidden, max_position_embeddings=64)
+    config = BertConfig(
+        vocab_size=len(TINY_VOCAB),
+        hidden_size=hidden,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=64,
+    )
     BertModel(config).save_pretrained(str(folder))
     tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(TINY_VOCAB)}, unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.Lowercase()
@@ -52,9 +85,11 @@ def tiny_model(tmp_path, monkeypatch) -> str:
     (pkg / "__init__.py").write_text("")
     write_tiny_model(pkg / "model")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    monkeypatch.setitem(D.MODELS, "tiny", D.PackagedModel(distribution="tiny-embedder-pkg",
-                                                         module="tiny_embedder_pkg", subdir="model",
-                                                         pooling="mean"))
+    monkeypatch.setitem(
+        D.MODELS,
+        "tiny",
+        D.PackagedModel(distribution="tiny-embedder-pkg", module="tiny_embedder_pkg", subdir="model", pooling="mean"),
+    )
     monkeypatch.setattr(D, "_ENCODERS", {})  # no encoder of another test's weights
     return "tiny"
 
@@ -72,8 +107,10 @@ class FixedScorer:
 # ----------------------------------------------------------------------------- fusion
 @pytest.mark.parametrize("fusion,weight", [("add", 8.0), ("rrf", 2.0)])
 def test_fusion_lets_the_dense_score_break_a_lexical_tie(fusion, weight):
-    entries = [entry("lib.to_text", "Serialize an object to a string."),
-               entry("lib.encode_obj", "Serialize an object to a string.")]
+    entries = [
+        entry("lib.to_text", "Serialize an object to a string."),
+        entry("lib.encode_obj", "Serialize an object to a string."),
+    ]
     index = P.build_index(entries, {}, {})
     assert index.search("serialize object", 2)[0].name == "lib.encode_obj"  # tie: the shorter name wins
     index.dense = FixedScorer([0.9, 0.1])
@@ -84,8 +121,10 @@ def test_fusion_lets_the_dense_score_break_a_lexical_tie(fusion, weight):
 
 
 def test_dense_candidates_join_the_lexical_ones():
-    entries = [entry("lib.dumps", "Serialize an object to a string."),
-               entry("lib.persist", "Write a value to disk for later.")]  # no word of the query
+    entries = [
+        entry("lib.dumps", "Serialize an object to a string."),
+        entry("lib.persist", "Write a value to disk for later."),
+    ]  # no word of the query
     index = P.build_index(entries, {}, {})
     assert [h.name for h in index.search("serialize object", 5)] == ["lib.dumps"]
     index.dense = FixedScorer([0.2, 0.8])
@@ -147,8 +186,7 @@ def test_matrix_file_name_changes_with_the_model(tiny_model, tmp_path, monkeypat
 
 
 def test_backend_with_a_dense_model_encodes_its_index(tiny_model, tmp_path):
-    backend = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model,
-                             ranking={"dense_weight": 4.0})
+    backend = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model, ranking={"dense_weight": 4.0})
     assert backend.index.dense is not None and len(backend.index.dense) == len(backend.index)
     assert backend.dense_seconds > 0 and list(backend.index.path.glob("dense-tiny-*.npy"))
     assert backend.search("json.dumps", 1)[0].name == "json.dumps"
@@ -172,9 +210,13 @@ def test_by_default_only_the_needs_phrases_are_encoded_and_the_weights_are_let_g
 
 # ----------------------------------------------------------------------------- fallback
 def test_missing_model_package_warns_once_and_ranks_lexically(tmp_path, monkeypatch, caplog):
-    monkeypatch.setitem(D.MODELS, "ghost", D.PackagedModel(distribution="ghost-embedder",
-                                                          module="ghost_embedder_not_installed",
-                                                          subdir="model", pooling="mean"))
+    monkeypatch.setitem(
+        D.MODELS,
+        "ghost",
+        D.PackagedModel(
+            distribution="ghost-embedder", module="ghost_embedder_not_installed", subdir="model", pooling="mean"
+        ),
+    )
     monkeypatch.setattr(P, "_DENSE_WARNED", set())
     with caplog.at_level(logging.WARNING, logger="agentic_rl.tools.search.pydoc_backend"):
         first = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense="ghost")
@@ -200,17 +242,21 @@ def test_packaged_model_puts_the_obvious_match_first():
         encoder = D.shared_encoder("all-minilm-l6-v2")
     except D.DenseModelMissing as exc:
         pytest.skip(str(exc))
-    docs = {"lib.read_table": "Read a comma-separated values file into a table.",
-            "lib.dumps": "Serialize an object to a JSON formatted string.",
-            "lib.heappush": "Push an item onto the heap, keeping the heap invariant.",
-            "lib.sub": "Replace occurrences of a pattern in a string."}
+    docs = {
+        "lib.read_table": "Read a comma-separated values file into a table.",
+        "lib.dumps": "Serialize an object to a JSON formatted string.",
+        "lib.heappush": "Push an item onto the heap, keeping the heap invariant.",
+        "lib.sub": "Replace occurrences of a pattern in a string.",
+    }
     matrix = encoder.encode([D.entry_text(n, d) for n, d in docs.items()])
     index = P.build_index([entry(n, d) for n, d in docs.items()], {}, {})
     index.dense = D.DenseScorer(encoder, matrix)
     names = list(docs)
-    for query, expected in [("load a spreadsheet saved as csv", "lib.read_table"),
-                            ("turn a dict into json text", "lib.dumps"),
-                            ("priority queue insert", "lib.heappush")]:
+    for query, expected in [
+        ("load a spreadsheet saved as csv", "lib.read_table"),
+        ("turn a dict into json text", "lib.dumps"),
+        ("priority queue insert", "lib.heappush"),
+    ]:
         assert names[int(np.argmax(index.dense.scores(query)))] == expected, query
 
 
@@ -227,8 +273,9 @@ def test_a_dense_model_that_fails_at_search_time_falls_back_to_lexical(caplog):
         def scores(self, query: str) -> np.ndarray:
             raise OSError("model.safetensors: truncated")
 
-    index = P.build_index([entry("lib.dumps", "Serialize an object to a string.")], {}, {},
-                          replace(P.DEFAULT_RANKING, dense_weight=4.0))
+    index = P.build_index(
+        [entry("lib.dumps", "Serialize an object to a string.")], {}, {}, replace(P.DEFAULT_RANKING, dense_weight=4.0)
+    )
     index.dense = Broken()
     index.needs = NeedsMatcher({"lib.dumps": ("turn an object into text",)}, index.by_name, len(index))
     index.needs.dense = Broken()

@@ -1,4 +1,5 @@
 """Hand-written needs (`agentic_rl/tools/search/needs.py`): parsing, matching, and the shipped files."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -10,8 +11,7 @@ from agentic_rl.tools.search import pydoc_backend as P
 
 
 def fake_entry(name: str, doc: str, kind: str = "function") -> dict:
-    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": kind, "signature": "(x)", "doc": doc,
-            "extra": ""}
+    return {"name": name, "module": name.rsplit(".", 1)[0], "kind": kind, "signature": "(x)", "doc": doc, "extra": ""}
 
 
 def write(folder, name: str, text: str):
@@ -26,11 +26,14 @@ def test_lines_comments_and_files_are_read_in_order(tmp_path):
     assert N.load_needs(folder) == {"lib.a": ("only phrase",), "lib.b": ("phrase one", "phrase two")}
 
 
-@pytest.mark.parametrize("text,message", [
-    ("lib.a phrase without a colon\n", "expected 'qualified.name: phrase"),
-    ("lib.a: x\nlib.a: y\n", "listed twice"),
-    ("lib.a: ; ;\n", "no phrase"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("lib.a phrase without a colon\n", "expected 'qualified.name: phrase"),
+        ("lib.a: x\nlib.a: y\n", "listed twice"),
+        ("lib.a: ; ;\n", "no phrase"),
+    ],
+)
 def test_a_bad_line_names_its_file_and_line(tmp_path, text, message):
     write(tmp_path, "bad.txt", text)
     with pytest.raises(ValueError, match=message) as err:
@@ -40,8 +43,10 @@ def test_a_bad_line_names_its_file_and_line(tmp_path, text, message):
 
 def test_a_need_lifts_its_api_over_a_docstring_that_shares_the_query_words():
     """The docstring of lib.to_text never says 'json' or 'serialize'; its need does."""
-    entries = [fake_entry("lib.JsonDecoder", "Decode a JSON document; serialize is not done here."),
-               fake_entry("lib.to_text", "Return the object's text form.")]
+    entries = [
+        fake_entry("lib.JsonDecoder", "Decode a JSON document; serialize is not done here."),
+        fake_entry("lib.to_text", "Return the object's text form."),
+    ]
     index = P.build_index(entries, {}, {})
     query = "serialize object to json string"
     assert index.search(query, 1)[0].name == "lib.JsonDecoder"
@@ -56,8 +61,11 @@ def test_a_need_lifts_its_api_over_a_docstring_that_shares_the_query_words():
 def test_an_entry_scores_its_best_phrase_not_the_sum():
     entries = [fake_entry("lib.a", "x"), fake_entry("lib.b", "y")]
     index = P.build_index(entries, {}, {})
-    matcher = N.NeedsMatcher({"lib.a": ("sort rows", "sort rows again", "sort rows once more"),
-                              "lib.b": ("sort rows",)}, index.by_name, len(index))
+    matcher = N.NeedsMatcher(
+        {"lib.a": ("sort rows", "sort rows again", "sort rows once more"), "lib.b": ("sort rows",)},
+        index.by_name,
+        len(index),
+    )
     scores = matcher.lexical([(["sort", "row"], 1.0)])
     assert scores[0] == pytest.approx(scores[1]) and scores[0] > 0
 

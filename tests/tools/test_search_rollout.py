@@ -1,4 +1,5 @@
 """The search tool inside a scripted rollout: what the model sees after `<search>`."""
+
 from __future__ import annotations
 
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
@@ -10,8 +11,12 @@ from tests.rollout.fakes import TASK, FakeTool
 def run(query: str):
     log: list = []
     submit = FakeTool("submit", log)
-    toolset = ToolSet(name="multi", tools={"search": SearchTool(backend="docstore", k=2, max_chars=400),
-                                           "submit": submit}, grader=submit, system_prompt="S")
+    toolset = ToolSet(
+        name="multi",
+        tools={"search": SearchTool(backend="docstore", k=2, max_chars=400), "submit": submit},
+        grader=submit,
+        system_prompt="S",
+    )
     replies = (f"<search>{query}</search>", "```submit\ndef add(a, b):\n    return a + b\n```")
     policy = ScriptedPolicy(lambda req: replies[req.turn_index])
     return run_episodes([(TASK, 0)], policy, toolset, RolloutConfig(observation_format="inline"))[0]

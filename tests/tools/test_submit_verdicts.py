@@ -1,5 +1,6 @@
 """How the submit tool's verdicts reach the tool metrics: a failed or tampered candidate is graded (not a tool
 error); only a verdict the sandbox could not give (its own error) counts as a submit error."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,8 +26,13 @@ class VerdictSandbox:
 
     def run_tests(self, code: str, tests: str, **kwargs) -> TestReport:
         passed = self.status == "passed"
-        return TestReport(passed=passed, status=self.status, n_tests=2, n_failed=0 if passed else 2,
-                          detail="" if passed else f"verdict: {self.status}")
+        return TestReport(
+            passed=passed,
+            status=self.status,
+            n_tests=2,
+            n_failed=0 if passed else 2,
+            detail="" if passed else f"verdict: {self.status}",
+        )
 
 
 def submit_once(status: str) -> dict:
@@ -39,9 +45,15 @@ def submit_once(status: str) -> dict:
     return episode_counts(traj)
 
 
-@pytest.mark.parametrize(("status", "errors", "tampered"), [
-    ("passed", 0, 0), ("failed", 0, 0), ("tampered", 0, 1), ("sandbox_error", 1, 0),
-])
+@pytest.mark.parametrize(
+    ("status", "errors", "tampered"),
+    [
+        ("passed", 0, 0),
+        ("failed", 0, 0),
+        ("tampered", 0, 1),
+        ("sandbox_error", 1, 0),
+    ],
+)
 def test_a_tampered_verdict_is_a_failed_candidate_not_a_submit_error(status: str, errors: int, tampered: int) -> None:
     """Guards against a tampered verdict being counted as a submit-tool error (`tools/submit/error_rate` would
     then mix forged verdicts with a broken sandbox, and the tampering would show twice)."""

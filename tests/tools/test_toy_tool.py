@@ -4,6 +4,7 @@ The toy `<calc>2*(3+4)</calc>` tool is declared by its class (`spec`), configure
 offered by a tool set conf/tools/calc.yaml. It runs through a scripted rollout, the metrics, an evaluation
 report and the figures, whose column and curve for it must appear without any change to the package.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,8 +31,9 @@ from agentic_rl.types import Task
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 GOOD = "def add(a, b):\n    return a + b"
-TASK = Task(task_id="t/add", prompt="Write add(a, b).", tests="def test_add(): ...", harness="pytest",
-            entry_point="add")
+TASK = Task(
+    task_id="t/add", prompt="Write add(a, b).", tests="def test_add(): ...", harness="pytest", entry_point="add"
+)
 
 # The toy tool's whole definition: one class (made inside the fixture, so that its registration does not
 # leak into other tests) and these two YAML files.
@@ -62,9 +64,13 @@ def make_calc_tool():
     class CalcTool(Tool):
         """Arithmetic on numbers with + - * / and parentheses; anything else is a recorded error."""
 
-        spec = ToolSpec(name="calc", call_pattern=re.compile(r"<calc>(.*?)</calc>", re.DOTALL),
-                        result_tag="calc_result", counts_toward_cap=True,
-                        description="Calculate: <calc>2*(3+4)</calc>")
+        spec = ToolSpec(
+            name="calc",
+            call_pattern=re.compile(r"<calc>(.*?)</calc>", re.DOTALL),
+            result_tag="calc_result",
+            counts_toward_cap=True,
+            description="Calculate: <calc>2*(3+4)</calc>",
+        )
 
         def __call__(self, call, task):
             start = time.perf_counter()
@@ -112,8 +118,16 @@ def calc_conf(tmp_path, monkeypatch):
 
 def compose_with(extra: Path, *overrides: str):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("train", overrides=["logger=none", f"hydra.searchpath=[file://{extra}]", "tools=calc",
-                                           "+tools@evaluator.toolsets.calc_mode=calc", *overrides])
+        return compose(
+            "train",
+            overrides=[
+                "logger=none",
+                f"hydra.searchpath=[file://{extra}]",
+                "tools=calc",
+                "+tools@evaluator.toolsets.calc_mode=calc",
+                *overrides,
+            ],
+        )
 
 
 def script(req):
@@ -131,8 +145,9 @@ def test_toy_tool_needs_one_class_and_two_yaml_files(calc_conf, tmp_path):
     assert "Calculate: <calc>" in toolset.system_prompt and "you have 3 of them" in toolset.system_prompt
 
     # scripted rollout: the call is parsed, generation stops at </calc>, the observation is tagged and capped
-    rollout = RolloutConfig(max_turns=3, max_new_tokens=200, on_no_call="stop", observation_format="inline",
-                            max_tool_calls=1)
+    rollout = RolloutConfig(
+        max_turns=3, max_new_tokens=200, on_no_call="stop", observation_format="inline", max_tool_calls=1
+    )
     traj = run_episodes([(TASK, 0)], ScriptedPolicy(script), toolset, rollout)[0]
     first = traj.turns[0]
     assert first.text.endswith("</calc>") and first.call.name == "calc" and first.call.content == "2*(3+4)"
@@ -164,8 +179,10 @@ def test_toy_tool_needs_one_class_and_two_yaml_files(calc_conf, tmp_path):
     run_dir.mkdir()
     with open(run_dir / "metrics.jsonl", "w") as f:
         for step in range(3):
-            f.write(json.dumps({"step": step, "train/pass_rate": 1.0, "train/reward_mean": 1.0,
-                                **episode_metrics([traj])}) + "\n")
+            f.write(
+                json.dumps({"step": step, "train/pass_rate": 1.0, "train/reward_mean": 1.0, **episode_metrics([traj])})
+                + "\n"
+            )
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert ("tools/calc_rate", "calc") in tool_rate_curves(records)
     assert plot_run(run_dir).read_bytes()[:4] == b"\x89PNG"
@@ -186,5 +203,6 @@ def test_two_tools_cannot_declare_one_name():
     from agentic_rl.tools.base import Tool, ToolSpec
 
     with pytest.raises(ValueError, match="declare the name 'search'"):
+
         class Impostor(Tool):  # noqa: F841
             spec = ToolSpec(name="search", call_pattern=re.compile(r"<s>(.*?)</s>"), result_tag="s")

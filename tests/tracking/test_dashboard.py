@@ -1,4 +1,5 @@
 """The W&B workspace spec, built and converted to the saved view's model without any network."""
+
 from __future__ import annotations
 
 from agentic_rl.dashboard import build_workspace, describe, main
@@ -14,8 +15,9 @@ def test_workspace_has_the_tool_reward_eval_and_tampered_panels_for_one_sweep():
         assert panel.x == "train/step" and panel.groupby == "Group"  # one line per arm, seeds averaged
     assert by_title["training pass rate"].y == ["train/pass_rate"]
     assert by_title["training reward"].y == ["train/reward_mean"]
-    assert by_title["eval pass@1 per mode"].metrics == [f"eval/{m}/pass@1" for m in
-                                                        ("no_tools", "code_only", "multi_tool")]
+    assert by_title["eval pass@1 per mode"].metrics == [
+        f"eval/{m}/pass@1" for m in ("no_tools", "code_only", "multi_tool")
+    ]
     assert by_title["tampered submissions"].y == ["tools/submit/tampered_rate"]
     assert len(by_title) == len(panels())
     assert str(workspace.runset_settings.filters) == "Metric(\"Tags\") in ['sweep:tools-2026-11-30_17-40-00']"

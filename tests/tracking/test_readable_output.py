@@ -1,5 +1,6 @@
 """Readable output: the evaluation bar advances per finished episode; figures carry a title, axis labels,
 separate reward and pass-rate axes, a before/after legend and Wilson intervals on pass@1."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,13 @@ def test_eval_progress_advances_as_each_episode_ends(monkeypatch):
         return f"```submit\n{GOOD}\n```" if req.turn_index >= index else "```python\nprint(1)\n```"
 
     cfg = compose_cfg("evaluator.toolsets.multi_tool.search.backend=docstore")
-    evaluate(tasks(3), ScriptedPolicy(script), toolsets(cfg, FakeSandbox(), ["code_only"]),
-             RolloutConfig(max_turns=3, max_new_tokens=400), EvalConfig(modes=["code_only"], batch_tasks=3))
+    evaluate(
+        tasks(3),
+        ScriptedPolicy(script),
+        toolsets(cfg, FakeSandbox(), ["code_only"]),
+        RolloutConfig(max_turns=3, max_new_tokens=400),
+        EvalConfig(modes=["code_only"], batch_tasks=3),
+    )
     bar = RecordingBar.instances[-1]
     assert bar.total == 3 and bar.n == 3
     assert [u for u in bar.updates if u] == [1, 1, 1]  # one episode per turn, all in one generation batch
@@ -61,8 +67,10 @@ def test_wilson_interval_matches_hand_computed_values():
 
 def test_pass_at_1_bars_have_legend_labels_and_wilson_error_bars():
     fig, ax = plt.subplots()
-    evals = {"before": {"no_tools": {"pass@1": 0.0}, "multi_tool": {"pass@1": 0.25}},
-             "after": {"no_tools": {"pass@1": 0.5}, "multi_tool": {"pass@1": 0.5}}}
+    evals = {
+        "before": {"no_tools": {"pass@1": 0.0}, "multi_tool": {"pass@1": 0.25}},
+        "after": {"no_tools": {"pass@1": 0.5}, "multi_tool": {"pass@1": 0.5}},
+    }
     plot_pass_at_1_bars(ax, evals, n_tasks=28)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["before training", "after training"]
     assert ax.get_ylabel() == "pass@1 (share of tasks)" and ax.get_xlabel() == "evaluation mode"
@@ -76,11 +84,25 @@ def test_pass_at_1_bars_have_legend_labels_and_wilson_error_bars():
 def test_run_figure_has_a_title_and_separate_axes(tmp_path):
     tracker = Tracker(tmp_path)
     for step in range(1, 5):
-        tracker.log({"train/epoch": 0, "train/pass_rate": 0.25 * step, "train/reward_mean": -0.1 + 0.3 * step,
-                     "tools/search_rate": 0.1, "tools/execute_rate": 0.2, "tools/submit_rate": 0.4,
-                     "tools/none_rate": 0.3}, step)
-    summary = {"model": "tiny-random", "tools": "multi", "reward": "shaped", "n_eval_tasks": 2,
-               "eval": {"before": {"multi_tool": {"pass@1": 0.0}}, "after": {"multi_tool": {"pass@1": 0.5}}}}
+        tracker.log(
+            {
+                "train/epoch": 0,
+                "train/pass_rate": 0.25 * step,
+                "train/reward_mean": -0.1 + 0.3 * step,
+                "tools/search_rate": 0.1,
+                "tools/execute_rate": 0.2,
+                "tools/submit_rate": 0.4,
+                "tools/none_rate": 0.3,
+            },
+            step,
+        )
+    summary = {
+        "model": "tiny-random",
+        "tools": "multi",
+        "reward": "shaped",
+        "n_eval_tasks": 2,
+        "eval": {"before": {"multi_tool": {"pass@1": 0.0}}, "after": {"multi_tool": {"pass@1": 0.5}}},
+    }
     tracker.summary(summary)
     assert run_title(summary, tmp_path).startswith("model tiny-random | tools multi | reward shaped | run ")
     captured = {}
@@ -97,8 +119,12 @@ def test_run_figure_has_a_title_and_separate_axes(tmp_path):
     fig = captured["fig"]
     assert fig._suptitle.get_text() == run_title(summary, tmp_path)
     labels = [ax.get_ylabel() for ax in fig.axes]
-    assert labels == ["pass@1 (share of tasks)", "pass rate (share of episodes)", "mean episode reward",
-                      "share of turns"]
+    assert labels == [
+        "pass@1 (share of tasks)",
+        "pass rate (share of episodes)",
+        "mean episode reward",
+        "share of turns",
+    ]
     assert all(ax.get_xlabel() for ax in fig.axes)
 
 
@@ -108,9 +134,19 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
     for job, tampered in (("0", 0.0), ("1", 0.5)):
         t = Tracker(tmp_path / job)
         for step in range(1, 4):
-            t.log({"train/epoch": 0, "train/pass_rate": 0.5, "train/reward_mean": 0.2, "tools/search_rate": 0.1,
-                   "tools/execute_rate": 0.2, "tools/submit_rate": 0.3, "tools/none_rate": 0.4,
-                   "tools/submit/tampered_rate": tampered}, step)
+            t.log(
+                {
+                    "train/epoch": 0,
+                    "train/pass_rate": 0.5,
+                    "train/reward_mean": 0.2,
+                    "tools/search_rate": 0.1,
+                    "tools/execute_rate": 0.2,
+                    "tools/submit_rate": 0.3,
+                    "tools/none_rate": 0.4,
+                    "tools/submit/tampered_rate": tampered,
+                },
+                step,
+            )
         t.summary({"n_eval_tasks": 4, "eval": {"after": {"multi_tool": {"pass@1": 0.5}}}})
         (tmp_path / job / ".hydra").mkdir()
         tools = "code" if job == "0" else "multi"
@@ -128,8 +164,9 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
     assert out.is_file()
     axes = captured["fig"].axes
     # the eval panel is drawn once per evaluation phase the runs have (here: after training only)
-    assert [ax.get_title() for ax in axes] == [f"{p.section}: {p.title}" + (" (after training)" if "*" in p.metric
-                                                                            else "") for p in panels()]
+    assert [ax.get_title() for ax in axes] == [
+        f"{p.section}: {p.title}" + (" (after training)" if "*" in p.metric else "") for p in panels()
+    ]
     tampered = axes[[p.metric for p in panels()].index("tools/submit/tampered_rate")]
     assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
     assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]

@@ -1,4 +1,5 @@
 """The intervals and the power calculation against hand-computed values (and scipy, where it is installed)."""
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,11 @@ def test_t_quantiles_known_values_and_bad_df():
 def test_mean_ci_is_the_t_interval_of_the_mean():
     # mean 0.3, sample sd 0.1, n 3: half width t(0.975, 2) * 0.1 / sqrt(3) = 4.302653 * 0.057735 = 0.248414
     mean, low, high = mean_ci([0.2, 0.3, 0.4])
-    assert (mean, low, high) == (pytest.approx(0.3), pytest.approx(0.051586, abs=1e-6),
-                                 pytest.approx(0.548414, abs=1e-6))
+    assert (mean, low, high) == (
+        pytest.approx(0.3),
+        pytest.approx(0.051586, abs=1e-6),
+        pytest.approx(0.548414, abs=1e-6),
+    )
     assert mean_ci([0.1, 0.1, 0.1]) == pytest.approx((0.1, 0.1, 0.1))  # no spread, no width
     assert mean_ci([0.7]) == (0.7, 0.7, 0.7)  # one value: no spread to estimate
     with pytest.raises(ValueError):

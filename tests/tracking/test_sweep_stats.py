@@ -1,5 +1,6 @@
 """Arms and seeds read back from run dirs: grouping (seed excluded), the tables' numbers against hand computation,
 and the sweep figure (one legend entry per arm, means and bands across seeds)."""
+
 from __future__ import annotations
 
 import json
@@ -18,22 +19,43 @@ T2 = 4.302653  # t(0.975, df=2): three seeds
 N_TASKS = 10
 
 
-def make_run(run: Path, overrides: list[str] | None, *, after: dict, before: dict | None = None,
-             rewards: list[float] = (0.0, 0.1), submit: float = 0.5, n_tasks: int | None = N_TASKS) -> Path:
+def make_run(
+    run: Path,
+    overrides: list[str] | None,
+    *,
+    after: dict,
+    before: dict | None = None,
+    rewards: list[float] = (0.0, 0.1),
+    submit: float = 0.5,
+    n_tasks: int | None = N_TASKS,
+) -> Path:
     """A run dir as train.py leaves it: metrics.jsonl (an eval record, then training steps), summary.json and,
     unless `overrides` is None, .hydra/overrides.yaml."""
     records = [{"step": 0, "eval/multi_tool/pass@1": 0.0}]
     for step, reward in enumerate(rewards, 1):
-        records.append({"step": step, "train/epoch": 0, "train/reward_mean": reward, "train/pass_rate": reward,
-                        "tools/search_rate": 0.1, "tools/execute_rate": 0.2, "tools/submit_rate": submit,
-                        "tools/none_rate": 1 - submit})
+        records.append(
+            {
+                "step": step,
+                "train/epoch": 0,
+                "train/reward_mean": reward,
+                "train/pass_rate": reward,
+                "tools/search_rate": 0.1,
+                "tools/execute_rate": 0.2,
+                "tools/submit_rate": submit,
+                "tools/none_rate": 1 - submit,
+            }
+        )
     run.mkdir(parents=True)
     (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
     def section(pass_at_1: dict) -> dict:
-        return {mode: {"pass@1": p, **({} if mode == "no_tools" else
-                                       {"tools/submit_rate": submit, "tools/none_rate": 1 - submit})}
-                for mode, p in pass_at_1.items()}
+        return {
+            mode: {
+                "pass@1": p,
+                **({} if mode == "no_tools" else {"tools/submit_rate": submit, "tools/none_rate": 1 - submit}),
+            }
+            for mode, p in pass_at_1.items()
+        }
 
     summary = {"eval": {"after": section(after), **({"before": section(before)} if before else {})}}
     if n_tasks:
@@ -45,7 +67,7 @@ def make_run(run: Path, overrides: list[str] | None, *, after: dict, before: dic
     return run
 
 
-CODE = {1: 0.2, 2: 0.3, 3: 0.4}   # tools=code, multi_tool pass@1 after training, per seed
+CODE = {1: 0.2, 2: 0.3, 3: 0.4}  # tools=code, multi_tool pass@1 after training, per seed
 MULTI = {1: 0.5, 2: 0.5, 3: 0.6}  # tools=multi
 CODE_SUBMIT = {1: 0.6, 2: 0.7, 3: 0.8}
 
@@ -56,10 +78,14 @@ def sweep(tmp_path) -> Path:
     job = 0
     for seed in (1, 2, 3):
         for tools, rates in (("code", CODE), ("multi", MULTI)):
-            make_run(tmp_path / str(job), ["sweep=tools", f"seed={seed}", f"tools={tools}", "progress=false"],
-                     after={"no_tools": 0.1, "multi_tool": rates[seed]}, before={"multi_tool": 0.1},
-                     rewards=[0.0, 0.2, 0.1, 0.1, 0.3, 0.5, 0.7 + 0.1 * seed],
-                     submit=CODE_SUBMIT[seed] if tools == "code" else 0.9)
+            make_run(
+                tmp_path / str(job),
+                ["sweep=tools", f"seed={seed}", f"tools={tools}", "progress=false"],
+                after={"no_tools": 0.1, "multi_tool": rates[seed]},
+                before={"multi_tool": 0.1},
+                rewards=[0.0, 0.2, 0.1, 0.1, 0.3, 0.5, 0.7 + 0.1 * seed],
+                submit=CODE_SUBMIT[seed] if tools == "code" else 0.9,
+            )
             job += 1
     return tmp_path
 
@@ -83,54 +109,87 @@ def test_pass_at_1_mean_and_t_interval_across_seeds_and_pooled_wilson(sweep):
     # 0.2, 0.3, 0.4: mean 0.3, sd 0.1 -> 0.3 -/+ 4.302653 * 0.1 / sqrt(3) = 0.3 -/+ 0.248414
     assert code["after"]["n"] == 3 and code["after"]["method"] == "t"
     assert code["after"]["mean"] == pytest.approx(0.3)
-    assert (code["after"]["low"], code["after"]["high"]) == (pytest.approx(0.051586, abs=1e-6),
-                                                             pytest.approx(0.548414, abs=1e-6))
-    assert code["before"] == {"mean": pytest.approx(0.1), "low": pytest.approx(0.1), "high": pytest.approx(0.1),
-                              "n": 3, "method": "t"}
+    assert (code["after"]["low"], code["after"]["high"]) == (
+        pytest.approx(0.051586, abs=1e-6),
+        pytest.approx(0.548414, abs=1e-6),
+    )
+    assert code["before"] == {
+        "mean": pytest.approx(0.1),
+        "low": pytest.approx(0.1),
+        "high": pytest.approx(0.1),
+        "n": 3,
+        "method": "t",
+    }
     # pooled: 2 + 3 + 4 = 9 passed of 3 x 10 tasks, Wilson 95% (tests/tracking/test_stats.py)
-    assert code["after_pooled"] == {"k": 9, "n": 30, "rate": pytest.approx(0.3),
-                                    "low": pytest.approx(0.166647, abs=1e-6), "high": pytest.approx(0.478758, abs=1e-6)}
+    assert code["after_pooled"] == {
+        "k": 9,
+        "n": 30,
+        "rate": pytest.approx(0.3),
+        "low": pytest.approx(0.166647, abs=1e-6),
+        "high": pytest.approx(0.478758, abs=1e-6),
+    }
     multi = rows[("tools=multi", "multi_tool")]["after"]
     # 0.5, 0.5, 0.6: sd sqrt(0.01 / 3) = 0.057735 -> half 4.302653 * 0.057735 / sqrt(3) = 0.143422; clipped at 1
-    assert (multi["mean"], multi["low"], multi["high"]) == (pytest.approx(0.533333, abs=1e-6),
-                                                           pytest.approx(0.389912, abs=1e-6),
-                                                           pytest.approx(0.676755, abs=1e-6))
+    assert (multi["mean"], multi["low"], multi["high"]) == (
+        pytest.approx(0.533333, abs=1e-6),
+        pytest.approx(0.389912, abs=1e-6),
+        pytest.approx(0.676755, abs=1e-6),
+    )
     assert rows[("tools=code", "no_tools")]["before"] is None  # not evaluated before training
 
 
 def test_tool_rates_only_for_modes_with_tools_and_training_quarters(sweep):
     table = build_table(find_runs(sweep))
-    assert {(r["arm"], r["mode"]) for r in table["tool_rates"]} == {("tools=code", "multi_tool"),
-                                                                     ("tools=multi", "multi_tool")}
+    assert {(r["arm"], r["mode"]) for r in table["tool_rates"]} == {
+        ("tools=code", "multi_tool"),
+        ("tools=multi", "multi_tool"),
+    }
     code = next(r for r in table["tool_rates"] if r["arm"] == "tools=code")
     submit = code["tools/submit_rate/after"]  # 0.6, 0.7, 0.8 -> 0.7 -/+ 0.248414
-    assert (submit["mean"], submit["low"], submit["high"]) == (pytest.approx(0.7), pytest.approx(0.451586, abs=1e-6),
-                                                               pytest.approx(0.948414, abs=1e-6))
+    assert (submit["mean"], submit["low"], submit["high"]) == (
+        pytest.approx(0.7),
+        pytest.approx(0.451586, abs=1e-6),
+        pytest.approx(0.948414, abs=1e-6),
+    )
     none = code["tools/none_rate/after"]
     assert none["mean"] == pytest.approx(0.3) and none["low"] == pytest.approx(0.051586, abs=1e-6)
     # 7 training steps: quarters of ceil(7 / 4) = 2 steps. Seed 1: first (0.0 + 0.2) / 2, last (0.5 + 0.8) / 2
     training = next(r for r in table["training"] if r["arm"] == "tools=code")
     seed1 = training["runs"][0]
     assert (seed1["seed"], seed1["n_steps"], seed1["quarter_steps"]) == (1, 7, 2)
-    assert (seed1["first_quarter"], seed1["last_quarter"], seed1["difference"]) == \
-        (pytest.approx(0.1), pytest.approx(0.65), pytest.approx(0.55))
+    assert (seed1["first_quarter"], seed1["last_quarter"], seed1["difference"]) == (
+        pytest.approx(0.1),
+        pytest.approx(0.65),
+        pytest.approx(0.55),
+    )
     # differences 0.55, 0.6, 0.65 -> 0.6 -/+ 4.302653 * 0.05 / sqrt(3)
-    half = T2 * 0.05 / 3 ** 0.5
-    assert (training["difference"]["mean"], training["difference"]["low"], training["difference"]["high"]) == \
-        (pytest.approx(0.6), pytest.approx(0.6 - half, abs=1e-6), pytest.approx(0.6 + half, abs=1e-6))
+    half = T2 * 0.05 / 3**0.5
+    assert (training["difference"]["mean"], training["difference"]["low"], training["difference"]["high"]) == (
+        pytest.approx(0.6),
+        pytest.approx(0.6 - half, abs=1e-6),
+        pytest.approx(0.6 + half, abs=1e-6),
+    )
 
 
 def test_reward_quarters_of_a_run_with_fewer_than_four_steps(tmp_path):
     run = make_run(tmp_path / "r", [], after={"multi_tool": 0.0}, rewards=[0.2, 0.4, 0.9])
-    assert reward_quarters(run) == {"n_steps": 3, "quarter_steps": 1, "first_quarter": 0.2, "last_quarter": 0.9,
-                                    "difference": pytest.approx(0.7)}
+    assert reward_quarters(run) == {
+        "n_steps": 3,
+        "quarter_steps": 1,
+        "first_quarter": 0.2,
+        "last_quarter": 0.9,
+        "difference": pytest.approx(0.7),
+    }
     assert reward_quarters(make_run(tmp_path / "none", [], after={}, rewards=[])) is None
 
 
 def test_power_rows_between_arms_and_before_after(sweep):
     power = build_table(find_runs(sweep))["power"]
-    between = next(r for r in power if r["mode"] == "multi_tool" and r["a"] == "tools=code (after)"
-                   and r["b"] == "tools=multi (after)")
+    between = next(
+        r
+        for r in power
+        if r["mode"] == "multi_tool" and r["a"] == "tools=code (after)" and r["b"] == "tools=multi (after)"
+    )
     # pooled 9/30 vs 16/30
     assert (between["p_a"], between["p_b"]) == (pytest.approx(0.3), pytest.approx(16 / 30))
     assert between["tasks_per_arm"] == 69 and between["tasks_now"] == N_TASKS
@@ -154,20 +213,26 @@ def test_table_files_for_a_sweep_dir_via_the_cli(sweep, capsys):
 def test_table_over_a_list_of_run_dirs_one_arm_and_one_seed_wilson(tmp_path, capsys):
     """As in experiments/cpu-default: seed-<n>/ copies of plain runs, one with no .hydra/ at all."""
     study = tmp_path / "cpu-default"
-    runs = [make_run(study / "seed-1", ["seed=1"], after={"multi_tool": 0.2}),
-            make_run(study / "seed-2", ["seed=2"], after={"multi_tool": 0.4}),
-            make_run(study / "seed-3", None, after={"multi_tool": 0.3})]
+    runs = [
+        make_run(study / "seed-1", ["seed=1"], after={"multi_tool": 0.2}),
+        make_run(study / "seed-2", ["seed=2"], after={"multi_tool": 0.4}),
+        make_run(study / "seed-3", None, after={"multi_tool": 0.3}),
+    ]
     assert table.main([str(r) for r in runs]) == 0
     data = json.loads((study / "table.json").read_text())  # the runs' common parent
     assert list(data["arms"]) == ["default"] and [r["seed"] for r in data["arms"]["default"]] == [1, 2, None]
     assert data["pass_at_1"][0]["after"]["mean"] == pytest.approx(0.3)
     md, _ = write_table(runs, out_dir=tmp_path / "report")  # --out DIR
-    assert md == tmp_path / "report" / "table.md" and "| default | multi_tool | 3 | – | 0.300 [0.052, 0.548] |" in \
-        md.read_text()
+    assert (
+        md == tmp_path / "report" / "table.md"
+        and "| default | multi_tool | 3 | – | 0.300 [0.052, 0.548] |" in md.read_text()
+    )
     # a single run: the Wilson interval of its 3 / 10 tasks
     single = build_table([runs[0].parent / "seed-2"])["pass_at_1"][0]["after"]
-    assert single["method"] == "wilson" and (single["low"], single["high"]) == \
-        (pytest.approx(0.168180, abs=1e-6), pytest.approx(0.687326, abs=1e-6))
+    assert single["method"] == "wilson" and (single["low"], single["high"]) == (
+        pytest.approx(0.168180, abs=1e-6),
+        pytest.approx(0.687326, abs=1e-6),
+    )
     assert table.main([str(tmp_path / "empty")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err
     # an interrupted run (metrics, no summary) is listed as unfinished; a record kept without metrics still counts
@@ -175,8 +240,11 @@ def test_table_over_a_list_of_run_dirs_one_arm_and_one_seed_wilson(tmp_path, cap
     (runs[1] / "metrics.jsonl").unlink()
     data = build_table(runs)
     assert [r["finished"] for r in data["arms"]["default"]] == [True, True, False]
-    assert data["pass_at_1"][0]["after"]["n"] == 2 and [r.get("n_steps") for r in data["training"][0]["runs"]] == \
-        [2, None, 2]
+    assert data["pass_at_1"][0]["after"]["n"] == 2 and [r.get("n_steps") for r in data["training"][0]["runs"]] == [
+        2,
+        None,
+        2,
+    ]
     assert "seed-3 (unfinished: no summary.json)" in write_table(runs)[0].read_text()
 
 

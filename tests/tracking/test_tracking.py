@@ -1,4 +1,5 @@
 """Metric names and values from hand-made episodes; jsonl sink; W&B never blocks; figures render."""
+
 from __future__ import annotations
 
 import json
@@ -14,19 +15,25 @@ from agentic_rl.types import Observation, RewardBreakdown, ToolCall, Trajectory,
 def turn(name: str | None, ok: bool = True, executed: bool = True, latency: float = 10.0, status: str = "ok") -> Turn:
     if name is None:
         return Turn(generated_ids=[1], text="")
-    return Turn(generated_ids=[1], text="", call=ToolCall(name, "x", 0, 1),
-                observation=Observation(tool=name, text="", ok=ok, latency_ms=latency, executed=executed,
-                                        status=status))
+    return Turn(
+        generated_ids=[1],
+        text="",
+        call=ToolCall(name, "x", 0, 1),
+        observation=Observation(tool=name, text="", ok=ok, latency_ms=latency, executed=executed, status=status),
+    )
 
 
 def traj(*turns: Turn, passed=False) -> Trajectory:
-    return Trajectory(task_id="t", token_ids=[0, 1, 2], loss_mask=[0, 1, 1], prompt_len=1, turns=list(turns),
-                      passed=passed)
+    return Trajectory(
+        task_id="t", token_ids=[0, 1, 2], loss_mask=[0, 1, 1], prompt_len=1, turns=list(turns), passed=passed
+    )
 
 
 def test_episode_metrics_are_shares_of_turns():
-    trajs = [traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
-             traj(turn(None), turn("execute", latency=10.0), turn("search", ok=False, executed=False, status="capped"))]
+    trajs = [
+        traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
+        traj(turn(None), turn("execute", latency=10.0), turn("search", ok=False, executed=False, status="capped")),
+    ]
     m = episode_metrics(trajs)
     assert m["tools/search_rate"] == pytest.approx(1 / 6)  # the refused (capped) search does not count
     assert m["tools/capped_rate"] == pytest.approx(1 / 6)  # ... it counts as refused by the cap
@@ -42,8 +49,9 @@ def test_episode_metrics_are_shares_of_turns():
 
 
 def test_reward_metrics_average_every_term():
-    m = reward_metrics([RewardBreakdown(1.0, {"passed": 1.0, "bonus": 0.0}),
-                        RewardBreakdown(0.1, {"passed": 0.0, "bonus": 0.1})])
+    m = reward_metrics(
+        [RewardBreakdown(1.0, {"passed": 1.0, "bonus": 0.0}), RewardBreakdown(0.1, {"passed": 0.0, "bonus": 0.1})]
+    )
     assert m == pytest.approx({"reward/passed": 0.5, "reward/bonus": 0.05, "train/reward_mean": 0.55})
 
 
@@ -79,9 +87,18 @@ def test_figures_render_from_files(tmp_path):
         run = tmp_path / job
         t = Tracker(run)
         for step in range(1, 5):
-            t.log({"train/epoch": (step - 1) // 2, "train/pass_rate": rate, "train/reward_mean": rate,
-                   "tools/search_rate": 0.1, "tools/submit_rate": 0.3, "tools/execute_rate": 0.4,
-                   "tools/calls_per_episode": 2.0}, step)
+            t.log(
+                {
+                    "train/epoch": (step - 1) // 2,
+                    "train/pass_rate": rate,
+                    "train/reward_mean": rate,
+                    "tools/search_rate": 0.1,
+                    "tools/submit_rate": 0.3,
+                    "tools/execute_rate": 0.4,
+                    "tools/calls_per_episode": 2.0,
+                },
+                step,
+            )
         t.summary({"eval": {"before": {"multi_tool": {"pass@1": 0.1}}, "after": {"multi_tool": {"pass@1": rate}}}})
         (run / ".hydra").mkdir()
         (run / ".hydra" / "overrides.yaml").write_text(f"- tools={'code' if job == '0' else 'multi'}\n- seed=1\n")
@@ -92,10 +109,13 @@ def test_figures_render_from_files(tmp_path):
 def test_training_and_evaluation_metrics_are_the_same_numbers():
     from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
 
-    trajs = [traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
-             traj(turn(None), turn("execute", latency=10.0), turn("search", executed=False))]
+    trajs = [
+        traj(turn("search"), turn("execute", ok=False, latency=30.0), turn("submit")),
+        traj(turn(None), turn("execute", latency=10.0), turn("search", executed=False)),
+    ]
     from_training = episode_metrics(trajs)
-    from_records = metrics_from_records([json.loads(json.dumps(record_from_trajectory(t, "multi_tool")))
-                                         for t in trajs])  # as read back from results.jsonl
+    from_records = metrics_from_records(
+        [json.loads(json.dumps(record_from_trajectory(t, "multi_tool"))) for t in trajs]
+    )  # as read back from results.jsonl
     assert from_records == pytest.approx(from_training)
     assert from_training["tools/execute/error_rate"] == 0.5

@@ -4,6 +4,7 @@ The file is a LevelDB-style log: a 7-byte header (":W&B", magic, version), then 
 each with a 7-byte header (crc32c, length, type: 1 full, 2 first, 3 middle, 4 last) holding a serialized
 `wandb_internal_pb2.Record`. wandb 0.31 no longer ships a Python reader, hence this one.
 """
+
 from __future__ import annotations
 
 import struct
@@ -26,11 +27,11 @@ def read_records(path: Path) -> list[pb.Record]:
         if left < HEADER:  # a block's tail too short for a chunk header is zero padding
             pos += left
             continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + HEADER])
+        _crc, length, kind = struct.unpack("<IHB", data[pos : pos + HEADER])
         if kind == 0:
             pos += left
             continue
-        pending += data[pos + HEADER:pos + HEADER + length]
+        pending += data[pos + HEADER : pos + HEADER + length]
         pos += HEADER + length
         if kind in (FULL, LAST):
             record = pb.Record()

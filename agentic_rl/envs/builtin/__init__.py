@@ -7,6 +7,7 @@ Held-out by environment: the last class of each module is never trained on (spli
 To regenerate oracle_calls.json after changing an environment or a generator:
     python -m agentic_rl.envs.verify builtin --out /tmp/builtin.jsonl   (then copy each record's oracle_calls)
 """
+
 from __future__ import annotations
 
 import inspect
@@ -20,8 +21,10 @@ from agentic_rl.envs.builtin import arrays, counting, dp, graphs, simulation, st
 MODULES = (arrays, strings, counting, graphs, dp, simulation)
 CONFIGS_PER_ENV = 12
 BASE_IMPORT = "from agentic_rl.envs.builtin.gym_base import ToolEnv"
-LICENCE = ("written for this project (the project's licence); problem types modelled on the KodCode-V1 sample "
-           "and the built-in tasks, no text copied")
+LICENCE = (
+    "written for this project (the project's licence); problem types modelled on the KodCode-V1 sample "
+    "and the built-in tasks, no text copied"
+)
 
 
 def module_source(module: Any) -> str:
@@ -49,12 +52,18 @@ def builtin_records(seed: int = 0, per_env: int = CONFIGS_PER_ENV) -> list[dict[
         for i, cls in enumerate(classes):
             rng = random.Random(f"{seed}/{cls.__name__}")
             configs = [module.CONFIGS[cls](rng) for _ in range(per_env)]
-            records.append({
-                "env_id": f"{module.__name__.rsplit('.', 1)[-1]}/{cls.__name__}",
-                "class_name": cls.__name__, "code": code, "oracle": module.ORACLES[cls].__name__,
-                "description": inspect.getdoc(cls) or "", "configs": configs,
-                "split": "heldout" if i == len(classes) - 1 else "train", "source": LICENCE,
-            })
+            records.append(
+                {
+                    "env_id": f"{module.__name__.rsplit('.', 1)[-1]}/{cls.__name__}",
+                    "class_name": cls.__name__,
+                    "code": code,
+                    "oracle": module.ORACLES[cls].__name__,
+                    "description": inspect.getdoc(cls) or "",
+                    "configs": configs,
+                    "split": "heldout" if i == len(classes) - 1 else "train",
+                    "source": LICENCE,
+                }
+            )
             if records[-1]["env_id"] in measured:
                 records[-1]["oracle_calls"] = measured[records[-1]["env_id"]]
     return records

@@ -4,6 +4,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Written for this project, modelled on problem types of the
 KodCode-V1 sample and the built-in tasks (no text copied).
 """
+
 import json
 
 # sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
@@ -168,7 +169,7 @@ class PrefixSumQueriesEnv(ToolEnv):
         return self.prefix[int(right) + 1] - self.prefix[int(left)]
 
     def get_ref_answer(self):
-        return [sum(self.nums[a:b + 1]) for a, b in self.queries]
+        return [sum(self.nums[a : b + 1]) for a, b in self.queries]
 
 
 def oracle_prefix_sums(call):
@@ -215,8 +216,11 @@ def oracle_rotate(call):
     shift = _q(call, "Mod", a=info["k"], b=info["length"])
     out = []
     for t in range(info["length"]):
-        out = _q(call, "Append", value=_q(call, "GetItem", index=_q(call, "SourceIndex", target=t, shift=shift,
-                                                                      length=info["length"])))
+        out = _q(
+            call,
+            "Append",
+            value=_q(call, "GetItem", index=_q(call, "SourceIndex", target=t, shift=shift, length=info["length"])),
+        )
     return out
 
 
@@ -255,8 +259,10 @@ def oracle_merge(call):
     n = _q(call, "Observe")
     i = j = 0
     while i < n["a"] or j < n["b"]:
-        if j >= n["b"] or (i < n["a"] and _q(call, "LessOrEqual", x=_q(call, "Peek", which="a", index=i),
-                                                y=_q(call, "Peek", which="b", index=j))):
+        if j >= n["b"] or (
+            i < n["a"]
+            and _q(call, "LessOrEqual", x=_q(call, "Peek", which="a", index=i), y=_q(call, "Peek", which="b", index=j))
+        ):
             call("Append", value=_q(call, "Peek", which="a", index=i))
             i += 1
         else:
@@ -328,7 +334,7 @@ class ProductExceptSelfEnv(ToolEnv):
     def ProductRange(self, start, stop):
         """Return the product of the elements at positions start .. stop-1 (1 if empty)."""
         p = 1
-        for x in self.nums[int(start):int(stop)]:
+        for x in self.nums[int(start) : int(stop)]:
             p *= x
         return p
 
@@ -345,8 +351,15 @@ class ProductExceptSelfEnv(ToolEnv):
 
 def oracle_product_except_self(call):
     n = _q(call, "Observe")
-    return [_q(call, "Multiply", a=_q(call, "ProductRange", start=0, stop=i),
-               b=_q(call, "ProductRange", start=i + 1, stop=n)) for i in range(n)]
+    return [
+        _q(
+            call,
+            "Multiply",
+            a=_q(call, "ProductRange", start=0, stop=i),
+            b=_q(call, "ProductRange", start=i + 1, stop=n),
+        )
+        for i in range(n)
+    ]
 
 
 class MajorityElementEnv(ToolEnv):
@@ -458,10 +471,16 @@ def _queries(rng):
 
 
 ORACLES = {
-    MaxSubarraySumEnv: oracle_max_subarray, TwoSumIndicesEnv: oracle_two_sum, MoveZerosEnv: oracle_move_zeros,
-    PrefixSumQueriesEnv: oracle_prefix_sums, RotateArrayEnv: oracle_rotate, MergeSortedEnv: oracle_merge,
-    LongestIncreasingRunEnv: oracle_increasing_run, ProductExceptSelfEnv: oracle_product_except_self,
-    MajorityElementEnv: oracle_majority, SecondLargestEnv: oracle_second_largest,
+    MaxSubarraySumEnv: oracle_max_subarray,
+    TwoSumIndicesEnv: oracle_two_sum,
+    MoveZerosEnv: oracle_move_zeros,
+    PrefixSumQueriesEnv: oracle_prefix_sums,
+    RotateArrayEnv: oracle_rotate,
+    MergeSortedEnv: oracle_merge,
+    LongestIncreasingRunEnv: oracle_increasing_run,
+    ProductExceptSelfEnv: oracle_product_except_self,
+    MajorityElementEnv: oracle_majority,
+    SecondLargestEnv: oracle_second_largest,
 }
 CONFIGS = {
     MaxSubarraySumEnv: lambda rng: {"nums": _ints(rng, -10, 10, 5, 12)},

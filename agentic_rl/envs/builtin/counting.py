@@ -4,6 +4,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Written for this project, modelled on problem types of the
 KodCode-V1 sample and the built-in tasks (no text copied).
 """
+
 import json
 
 # sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
@@ -118,11 +119,11 @@ class TopKFrequentEnv(TallyEnv):
 
     def Take(self, items, k):
         """Return the first k of items."""
-        return list(items)[:int(k)]
+        return list(items)[: int(k)]
 
     def get_ref_answer(self):
         distinct = sorted(set(self.items), key=lambda x: (-self.items.count(x), x))
-        return distinct[:self.k]
+        return distinct[: self.k]
 
 
 def oracle_top_k(call):
@@ -265,8 +266,9 @@ class PairCountEnv(TallyEnv):
         return a + b
 
     def get_ref_answer(self):
-        return sum(self.items[i] == self.items[j] for i in range(len(self.items))
-                   for j in range(i + 1, len(self.items)))
+        return sum(
+            self.items[i] == self.items[j] for i in range(len(self.items)) for j in range(i + 1, len(self.items))
+        )
 
 
 def oracle_pair_count(call):
@@ -382,9 +384,15 @@ def _isomorphic(rng):
 
 
 ORACLES = {
-    MostFrequentEnv: oracle_most_frequent, DuplicatesEnv: oracle_duplicates, DistinctCountEnv: oracle_distinct,
-    TopKFrequentEnv: oracle_top_k, IntersectionEnv: oracle_intersection, CharFrequencyEnv: oracle_char_frequency,
-    GroupByLengthEnv: oracle_group_by_length, PairCountEnv: oracle_pair_count, MissingNumberEnv: oracle_missing,
+    MostFrequentEnv: oracle_most_frequent,
+    DuplicatesEnv: oracle_duplicates,
+    DistinctCountEnv: oracle_distinct,
+    TopKFrequentEnv: oracle_top_k,
+    IntersectionEnv: oracle_intersection,
+    CharFrequencyEnv: oracle_char_frequency,
+    GroupByLengthEnv: oracle_group_by_length,
+    PairCountEnv: oracle_pair_count,
+    MissingNumberEnv: oracle_missing,
     IsomorphicStringsEnv: oracle_isomorphic,
 }
 CONFIGS = {
@@ -394,8 +402,9 @@ CONFIGS = {
     TopKFrequentEnv: lambda rng: {"items": _items(rng, 6, 12, list(range(5))), "k": rng.randint(1, 3)},
     IntersectionEnv: lambda rng: {"a": _items(rng, 3, 7, list(range(10))), "b": _items(rng, 3, 7, list(range(10)))},
     CharFrequencyEnv: lambda rng: {"word": "".join(_items(rng, 5, 10, list("abcde")))},
-    GroupByLengthEnv: lambda rng: {"words": _items(rng, 4, 7, ["a", "to", "cat", "tree", "ox", "sun", "moon",
-                                                               "plant"])},
+    GroupByLengthEnv: lambda rng: {
+        "words": _items(rng, 4, 7, ["a", "to", "cat", "tree", "ox", "sun", "moon", "plant"])
+    },
     PairCountEnv: lambda rng: {"items": _items(rng, 5, 9, list(range(4)))},
     MissingNumberEnv: _missing,
     IsomorphicStringsEnv: _isomorphic,

@@ -4,6 +4,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Written for this project, modelled on problem types of the
 KodCode-V1 sample and the built-in tasks (no text copied).
 """
+
 import json
 
 # sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
@@ -53,8 +54,11 @@ def oracle_stairs(call):
     call("SetCell", key="0", value=1)
     call("SetCell", key="1", value=1)
     for i in range(2, n + 1):
-        call("SetCell", key=str(i), value=_q(call, "Add", a=_q(call, "GetCell", key=str(i - 1)),
-                                                 b=_q(call, "GetCell", key=str(i - 2))))
+        call(
+            "SetCell",
+            key=str(i),
+            value=_q(call, "Add", a=_q(call, "GetCell", key=str(i - 1)), b=_q(call, "GetCell", key=str(i - 2))),
+        )
     return _q(call, "GetCell", key=str(n))
 
 
@@ -148,6 +152,7 @@ def oracle_lcs(call):
 
     def cell(i, j):
         return 0 if i == 0 or j == 0 else _q(call, "GetCell", key=f"{i},{j}")
+
     for i in range(1, a + 1):
         ca = call("CharOf", word="a", index=i - 1)
         for j in range(1, b + 1):
@@ -311,7 +316,7 @@ class WordBreakEnv(TableEnv):
 
     def Slice(self, start, stop):
         """Return the text from start to stop-1."""
-        return self.options["text"][int(start):int(stop)]
+        return self.options["text"][int(start) : int(stop)]
 
     def get_ref_answer(self):
         text, words = self.options["text"], set(self.options["words"])
@@ -392,21 +397,32 @@ def _grid(rng, cell):
 
 def _knapsack(rng):
     n = rng.randint(3, 5)
-    return {"weights": [rng.randint(1, 5) for _ in range(n)], "values": [rng.randint(1, 9) for _ in range(n)],
-            "capacity": rng.randint(4, 8)}
+    return {
+        "weights": [rng.randint(1, 5) for _ in range(n)],
+        "values": [rng.randint(1, 9) for _ in range(n)],
+        "capacity": rng.randint(4, 8),
+    }
 
 
 ORACLES = {
-    ClimbStairsEnv: oracle_stairs, HouseRobberEnv: oracle_robber, CoinChangeEnv: oracle_coins,
-    LongestCommonSubsequenceEnv: oracle_lcs, GridPathsEnv: oracle_grid_paths, KnapsackEnv: oracle_knapsack,
-    EditDistanceEnv: oracle_edit_distance, LongestIncreasingSubsequenceEnv: oracle_lis,
-    WordBreakEnv: oracle_word_break, MinPathSumEnv: oracle_min_path,
+    ClimbStairsEnv: oracle_stairs,
+    HouseRobberEnv: oracle_robber,
+    CoinChangeEnv: oracle_coins,
+    LongestCommonSubsequenceEnv: oracle_lcs,
+    GridPathsEnv: oracle_grid_paths,
+    KnapsackEnv: oracle_knapsack,
+    EditDistanceEnv: oracle_edit_distance,
+    LongestIncreasingSubsequenceEnv: oracle_lis,
+    WordBreakEnv: oracle_word_break,
+    MinPathSumEnv: oracle_min_path,
 }
 CONFIGS = {
     ClimbStairsEnv: lambda rng: {"n": rng.randint(4, 12)},
     HouseRobberEnv: lambda rng: {"values": [rng.randint(1, 20) for _ in range(rng.randint(4, 9))]},
-    CoinChangeEnv: lambda rng: {"coins": sorted(rng.sample([1, 2, 3, 5, 7], rng.randint(2, 3))),
-                                "amount": rng.randint(4, 10)},
+    CoinChangeEnv: lambda rng: {
+        "coins": sorted(rng.sample([1, 2, 3, 5, 7], rng.randint(2, 3))),
+        "amount": rng.randint(4, 10),
+    },
     LongestCommonSubsequenceEnv: lambda rng: {"a": _text(rng, 3, 5, "abc"), "b": _text(rng, 3, 5, "abc")},
     GridPathsEnv: lambda rng: _grid(rng, lambda r, c: 0 if r == c == 0 else int(rng.random() < 0.15)),
     KnapsackEnv: _knapsack,

@@ -4,6 +4,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Graphs are undirected unless a class says otherwise; nodes are
 0..n-1. Written for this project, modelled on problem types of the KodCode-V1 sample (no text copied).
 """
+
 import itertools
 import json
 
@@ -168,8 +169,7 @@ class TopologicalOrderEnv(GraphEnv):
     def get_ref_answer(self):
         order = []
         while len(order) < self.n:
-            ready = [v for v in range(self.n) if v not in order
-                     and all(a in order for a, b in self.edges if b == v)]
+            ready = [v for v in range(self.n) if v not in order and all(a in order for a, b in self.edges if b == v)]
             order.append(min(ready))
         return order
 
@@ -219,6 +219,7 @@ class HasCycleEnv(GraphEnv):
             while parent[v] != v:
                 v = parent[v]
             return v
+
         for a, b in self.edges:
             ra, rb = find(a), find(b)
             if ra == rb:
@@ -450,6 +451,7 @@ class TreeDepthEnv(ToolEnv):
     def get_ref_answer(self):
         def depth(v):
             return 1 + max((depth(c) for c in self.children.get(str(v), [])), default=0)
+
         return depth(0)
 
 
@@ -459,6 +461,7 @@ def oracle_tree_depth(call):
         for c in _q(call, "Children", node=v):
             best = _q(call, "Max", a=best, b=depth(c))
         return _q(call, "Add", a=best, b=1)
+
     return depth(_q(call, "Observe"))
 
 
@@ -522,10 +525,16 @@ def _tree(rng):
 
 
 ORACLES = {
-    CountComponentsEnv: oracle_components, ShortestPathLengthEnv: oracle_shortest_path,
-    ReachableSetEnv: oracle_reachable, TopologicalOrderEnv: oracle_topological, HasCycleEnv: oracle_has_cycle,
-    DegreeRankingEnv: oracle_degree_ranking, BipartiteCheckEnv: oracle_bipartite, GridIslandsEnv: oracle_islands,
-    WeightedPathEnv: oracle_weighted_path, TreeDepthEnv: oracle_tree_depth,
+    CountComponentsEnv: oracle_components,
+    ShortestPathLengthEnv: oracle_shortest_path,
+    ReachableSetEnv: oracle_reachable,
+    TopologicalOrderEnv: oracle_topological,
+    HasCycleEnv: oracle_has_cycle,
+    DegreeRankingEnv: oracle_degree_ranking,
+    BipartiteCheckEnv: oracle_bipartite,
+    GridIslandsEnv: oracle_islands,
+    WeightedPathEnv: oracle_weighted_path,
+    TreeDepthEnv: oracle_tree_depth,
 }
 CONFIGS = {
     CountComponentsEnv: lambda rng: _graph(rng, 5, 8, 0.2),

@@ -9,6 +9,7 @@ configuration in `load(options)` and answers `Observe`, `get_ref_answer` (comput
 JSON-able attributes: the sandbox driver serializes them between calls. This file imports only the standard
 library and gymnasium.
 """
+
 import json
 
 import gymnasium
@@ -19,8 +20,11 @@ class ToolEnv(gymnasium.Env):
 
     def __init__(self):
         super().__init__()
-        self.func_mapping = {name: getattr(self, name) for name in dir(type(self))
-                             if name[:1].isupper() and callable(getattr(self, name))}
+        self.func_mapping = {
+            name: getattr(self, name)
+            for name in dir(type(self))
+            if name[:1].isupper() and callable(getattr(self, name))
+        }
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
@@ -44,8 +48,13 @@ class ToolEnv(gymnasium.Env):
             if "answer" not in params:
                 raise TypeError("Done needs the parameter 'answer'")
             right = self._same(params["answer"], self.ref_answer)
-            return (f"Your answer {params['answer']!r} is {'correct' if right else 'wrong'}.",
-                    1.0 if right else 0.0, True, False, {})
+            return (
+                f"Your answer {params['answer']!r} is {'correct' if right else 'wrong'}.",
+                1.0 if right else 0.0,
+                True,
+                False,
+                {},
+            )
         result = self.func_mapping[name](**params)
         # JSON, so that an agent (and the scripted oracle) reads numbers, lists and booleans back exactly
         return (result if isinstance(result, str) else json.dumps(result)), 0.0, False, False, {}

@@ -5,6 +5,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Written for this project, modelled on problem types of the
 KodCode-V1 sample and the built-in tasks (no text copied).
 """
+
 import json
 
 # sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
@@ -345,8 +346,10 @@ class TrafficLightEnv(ToolEnv):
 def oracle_traffic(call):
     info = _q(call, "Observe")
     cycle = info["green"] + info["yellow"] + info["red"]
-    return [call("ColourAt", offset=_q(call, "Mod", a=_q(call, "QueryTime", index=i), b=cycle))
-            for i in range(info["queries"])]
+    return [
+        call("ColourAt", offset=_q(call, "Mod", a=_q(call, "QueryTime", index=i), b=cycle))
+        for i in range(info["queries"])
+    ]
 
 
 class LifeStepEnv(ToolEnv):
@@ -362,8 +365,12 @@ class LifeStepEnv(ToolEnv):
     def LiveNeighbours(self, row, col):
         """Return the number of live cells around row, col."""
         r, c = int(row), int(col)
-        return sum(self.grid[y][x] for y in range(r - 1, r + 2) for x in range(c - 1, c + 2)
-                   if (y, x) != (r, c) and 0 <= y < len(self.grid) and 0 <= x < len(self.grid[0]))
+        return sum(
+            self.grid[y][x]
+            for y in range(r - 1, r + 2)
+            for x in range(c - 1, c + 2)
+            if (y, x) != (r, c) and 0 <= y < len(self.grid) and 0 <= x < len(self.grid[0])
+        )
 
     def Alive(self, row, col):
         """Return 1 if the cell is alive now, else 0."""
@@ -547,23 +554,37 @@ def _vending(rng):
 
 
 ORACLES = {
-    RobotWalkEnv: oracle_robot, QueueServiceEnv: oracle_queue, StackMachineEnv: oracle_stack_machine,
-    BankLedgerEnv: oracle_ledger, ElevatorEnv: oracle_elevator, InventoryEnv: oracle_inventory,
-    TrafficLightEnv: oracle_traffic, LifeStepEnv: oracle_life, VendingMachineEnv: oracle_vending,
+    RobotWalkEnv: oracle_robot,
+    QueueServiceEnv: oracle_queue,
+    StackMachineEnv: oracle_stack_machine,
+    BankLedgerEnv: oracle_ledger,
+    ElevatorEnv: oracle_elevator,
+    InventoryEnv: oracle_inventory,
+    TrafficLightEnv: oracle_traffic,
+    LifeStepEnv: oracle_life,
+    VendingMachineEnv: oracle_vending,
     TaskSchedulerEnv: oracle_scheduler,
 }
 CONFIGS = {
     RobotWalkEnv: lambda rng: {"commands": "".join(rng.choice("LRFFF") for _ in range(rng.randint(6, 12)))},
-    QueueServiceEnv: lambda rng: {"arrivals": sorted(rng.randint(0, 20) for _ in range(4)),
-                                  "durations": [rng.randint(1, 6) for _ in range(4)]},
+    QueueServiceEnv: lambda rng: {
+        "arrivals": sorted(rng.randint(0, 20) for _ in range(4)),
+        "durations": [rng.randint(1, 6) for _ in range(4)],
+    },
     StackMachineEnv: _program,
     BankLedgerEnv: _ledger,
     ElevatorEnv: lambda rng: {"requests": [rng.randint(0, 12) for _ in range(rng.randint(5, 9))]},
     InventoryEnv: _inventory,
-    TrafficLightEnv: lambda rng: {"g": rng.randint(2, 6), "y": rng.randint(1, 2), "r": rng.randint(2, 6),
-                                  "times": [rng.randint(0, 40) for _ in range(rng.randint(4, 6))]},
+    TrafficLightEnv: lambda rng: {
+        "g": rng.randint(2, 6),
+        "y": rng.randint(1, 2),
+        "r": rng.randint(2, 6),
+        "times": [rng.randint(0, 40) for _ in range(rng.randint(4, 6))],
+    },
     LifeStepEnv: lambda rng: {"grid": [[int(rng.random() < 0.4) for _ in range(3)] for _ in range(3)]},
     VendingMachineEnv: _vending,
-    TaskSchedulerEnv: lambda rng: {"jobs": [[n, rng.randint(1, 7)] for n in rng.sample("ABCDE", rng.randint(3, 4))],
-                                   "q": rng.randint(1, 3)},
+    TaskSchedulerEnv: lambda rng: {
+        "jobs": [[n, rng.randint(1, 7)] for n in rng.sample("ABCDE", rng.randint(3, 4))],
+        "q": rng.randint(1, 3),
+    },
 }

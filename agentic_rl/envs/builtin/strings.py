@@ -4,6 +4,7 @@ Each class is a `ToolEnv` (gym_base.py); `ORACLES` maps it to a scripted tool-on
 seeded generator of its task configurations. Written for this project, modelled on problem types of the
 KodCode-V1 sample and the built-in tasks (no text copied).
 """
+
 import json
 
 # sent to the sandbox as gym_base's source followed by this file without this line (builtin_records)
@@ -185,7 +186,7 @@ class VowelCountEnv(StringScanEnv):
 
     def Slice(self, start, stop):
         """Return the text from start to stop-1."""
-        return self.text[int(start):int(stop)]
+        return self.text[int(start) : int(stop)]
 
     def get_ref_answer(self):
         return sum(c.lower() in "aeiou" for c in self.text)
@@ -302,7 +303,7 @@ class LongestCommonPrefixEnv(ToolEnv):
 
     def Prefix(self, index, length):
         """Return the first length characters of word number index."""
-        return self.words[int(index)][:int(length)]
+        return self.words[int(index)][: int(length)]
 
     def get_ref_answer(self):
         p = self.words[0]
@@ -396,8 +397,24 @@ def oracle_compress_spaces(call):
     return call("Strip")
 
 
-WORDS = ["apple", "stone", "river", "cloud", "tiger", "lemon", "piano", "green", "north", "quiet", "amber",
-         "delta", "ember", "frost", "grape", "honey"]
+WORDS = [
+    "apple",
+    "stone",
+    "river",
+    "cloud",
+    "tiger",
+    "lemon",
+    "piano",
+    "green",
+    "north",
+    "quiet",
+    "amber",
+    "delta",
+    "ember",
+    "frost",
+    "grape",
+    "honey",
+]
 
 
 def _text(rng, lo, hi, alphabet="abcdefghijklmnopqrstuvwxyz"):
@@ -420,7 +437,7 @@ def _brackets(rng):
         text = rng.choice([p[0] + text + p[1], text + p, p + text])
     if rng.random() < 0.4:
         i = rng.randrange(len(text))
-        text = text[:i] + rng.choice("([{)]}") + text[i + 1:]
+        text = text[:i] + rng.choice("([{)]}") + text[i + 1 :]
     return {"text": text}
 
 
@@ -440,20 +457,27 @@ def _anagram(rng):
 
 def _spaces(rng):
     words = rng.sample(WORDS, rng.randint(2, 4))
-    return {"text": "".join(" " * rng.randint(0, 2) + w[:rng.randint(2, 5)] for w in words) + " " * rng.randint(0, 2)}
+    return {"text": "".join(" " * rng.randint(0, 2) + w[: rng.randint(2, 5)] for w in words) + " " * rng.randint(0, 2)}
 
 
 ORACLES = {
-    ReverseWordsEnv: oracle_reverse_words, PalindromeCheckEnv: oracle_palindrome, RunLengthEncodeEnv: oracle_rle,
-    FirstUniqueCharEnv: oracle_first_unique, VowelCountEnv: oracle_vowels, CaesarShiftEnv: oracle_caesar,
-    BalancedBracketsEnv: oracle_brackets, LongestCommonPrefixEnv: oracle_common_prefix,
-    AnagramCheckEnv: oracle_anagram, CompressSpacesEnv: oracle_compress_spaces,
+    ReverseWordsEnv: oracle_reverse_words,
+    PalindromeCheckEnv: oracle_palindrome,
+    RunLengthEncodeEnv: oracle_rle,
+    FirstUniqueCharEnv: oracle_first_unique,
+    VowelCountEnv: oracle_vowels,
+    CaesarShiftEnv: oracle_caesar,
+    BalancedBracketsEnv: oracle_brackets,
+    LongestCommonPrefixEnv: oracle_common_prefix,
+    AnagramCheckEnv: oracle_anagram,
+    CompressSpacesEnv: oracle_compress_spaces,
 }
 CONFIGS = {
     ReverseWordsEnv: lambda rng: {"text": " ".join(rng.sample(WORDS, rng.randint(8, 12)))},
     PalindromeCheckEnv: _palindrome,
-    RunLengthEncodeEnv: lambda rng: {"text": "".join(rng.choice("abc") * rng.randint(1, 3)
-                                                     for _ in range(rng.randint(3, 6)))},
+    RunLengthEncodeEnv: lambda rng: {
+        "text": "".join(rng.choice("abc") * rng.randint(1, 3) for _ in range(rng.randint(3, 6)))
+    },
     FirstUniqueCharEnv: lambda rng: {"text": _text(rng, 5, 10, "abcdef")},
     VowelCountEnv: lambda rng: {"text": _text(rng, 5, 12, "abeiOuxyzAE")},
     CaesarShiftEnv: lambda rng: {"text": _text(rng, 4, 9, "abcxyz -"), "k": rng.randint(1, 25)},

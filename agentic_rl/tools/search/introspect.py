@@ -28,6 +28,7 @@ Each entry: {"name", "module", "kind", "signature", "doc", "extra"} (module: the
 the name starts with); kind is one of
 module | class | function | method | property | attribute | data.
 """
+
 import contextlib
 import importlib
 import importlib.metadata
@@ -45,9 +46,28 @@ import warnings
 from typing import Any
 
 SKIP_SUBMODULES = {
-    "tests", "test", "testing", "conftest", "core", "compat", "internals", "libs", "setup",
-    "version", "distutils", "f2py", "externals", "fixes", "tools", "lib",
-    "config", "cbook", "backends", "sphinxext", "testing_utils", "deprecated",
+    "tests",
+    "test",
+    "testing",
+    "conftest",
+    "core",
+    "compat",
+    "internals",
+    "libs",
+    "setup",
+    "version",
+    "distutils",
+    "f2py",
+    "externals",
+    "fixes",
+    "tools",
+    "lib",
+    "config",
+    "cbook",
+    "backends",
+    "sphinxext",
+    "testing_utils",
+    "deprecated",
 }
 SIMPLE_DATA = (int, float, complex, str, bytes, bool, frozenset, tuple, type(None))
 SECTION_RE = re.compile(
@@ -58,8 +78,17 @@ SECTION_RE = re.compile(
 )
 # A dotted chain of identifiers in source text: np.linalg.norm, df.groupby, defaultdict
 CHAIN_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-USAGE_SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "idlelib", "tkinter", "turtledemo",
-                   "lib2to3", "ensurepip", "pydoc_data"}
+USAGE_SKIP_DIRS = {
+    "site-packages",
+    "dist-packages",
+    "__pycache__",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "lib2to3",
+    "ensurepip",
+    "pydoc_data",
+}
 SIG_LINE_RE = re.compile(r"^[A-Za-z_][\w.]*\s*\(.*\)\s*(-+>.*)?$", re.DOTALL)
 
 
@@ -158,14 +187,16 @@ class Walker:
             first, _, extra = extra.partition(". ")
             first = (first + ".") if first and not first.endswith(".") else first
         signature = clean_signature(signature)
-        self.entries.append({
-            "name": name,
-            "module": module or self.module,
-            "kind": kind,
-            "signature": signature,
-            "doc": clip(first, self.max_doc),
-            "extra": clip(extra, self.max_extra),
-        })
+        self.entries.append(
+            {
+                "name": name,
+                "module": module or self.module,
+                "kind": kind,
+                "signature": signature,
+                "doc": clip(first, self.max_doc),
+                "extra": clip(extra, self.max_extra),
+            }
+        )
         self.names.add(name)
         self.budget -= 1
         return True
@@ -215,13 +246,19 @@ class Walker:
                 candidates.append((attr, obj, here, owner.split(".")[0] == root))
             elif inspect.isbuiltin(obj) and owner is None:
                 candidates.append((attr, obj, True, True))  # C functions that name no module: cv2.imread
-            elif (isinstance(obj, (types.ModuleType,) + SIMPLE_DATA) or _is_enum_member(obj)
-                  or str(getattr(type(obj), "__module__", "")).split(".")[0] == root):
+            elif (
+                isinstance(obj, (types.ModuleType,) + SIMPLE_DATA)
+                or _is_enum_member(obj)
+                or str(getattr(type(obj), "__module__", "")).split(".")[0] == root
+            ):
                 candidates.append((attr, obj, True, True))
         # A package's top level, `*.api` modules and pure facades (keras.layers re-exports
         # keras.src.*) define nothing themselves: there, anything from the package counts.
-        broad = ("." not in name or name.endswith(".api") or not any(
-            here for _, obj, here, _ in candidates if inspect.isclass(obj) or inspect.isroutine(obj)))
+        broad = (
+            "." not in name
+            or name.endswith(".api")
+            or not any(here for _, obj, here, _ in candidates if inspect.isclass(obj) or inspect.isroutine(obj))
+        )
         objects = []
         for attr, obj, here, same_package in candidates:
             if not (here or (broad and same_package)):
@@ -237,9 +274,12 @@ class Walker:
             qual = f"{name}.{attr}"
             if isinstance(obj, types.ModuleType):
                 sub_name = getattr(obj, "__name__", "")
-                if (depth < self.max_depth and attr not in SKIP_SUBMODULES
-                        and sub_name.startswith(mod.__name__ + ".")
-                        and not any(p.startswith("_") for p in sub_name.split("."))):
+                if (
+                    depth < self.max_depth
+                    and attr not in SKIP_SUBMODULES
+                    and sub_name.startswith(mod.__name__ + ".")
+                    and not any(p.startswith("_") for p in sub_name.split("."))
+                ):
                     submodules.append((obj, qual))
                 continue
             if inspect.isclass(obj) or callable(obj):
@@ -269,9 +309,12 @@ class Walker:
         """Callable module-level instances of a package's private class (scipy.stats.norm):
         index their methods under the instance's name (scipy.stats.norm.pdf)."""
         cls = type(obj)
-        if (inspect.isroutine(obj) or isinstance(obj, (types.ModuleType, type))
-                or id(cls) in self.public_classes
-                or str(getattr(cls, "__module__", "")).split(".")[0] != root):
+        if (
+            inspect.isroutine(obj)
+            or isinstance(obj, (types.ModuleType, type))
+            or id(cls) in self.public_classes
+            or str(getattr(cls, "__module__", "")).split(".")[0] != root
+        ):
             return
         self.walk_class(cls, qual, root, nested=1)
 
@@ -299,9 +342,13 @@ class Walker:
             if owner is None or owner is object:
                 continue
             owner_root = str(getattr(owner, "__module__", "")).split(".")[0]
-            if owner is not cls and (owner_root != root or (
+            if owner is not cls and (
+                owner_root != root
+                or (
                     id(owner) in self.public_classes
-                    and (owner not in cls.__bases__ or self.public_subclasses(owner) > 3))):
+                    and (owner not in cls.__bases__ or self.public_subclasses(owner) > 3)
+                )
+            ):
                 # inherited from another package or from builtins (dict.get on Counter), or
                 # documented under its own public class (numpy.generic for every scalar type).
                 # A direct public base with few public subclasses still counts:
@@ -341,6 +388,7 @@ class Walker:
 def _is_enum_member(obj):
     try:
         import enum
+
         return isinstance(obj, enum.Enum)
     except Exception:
         return False
@@ -496,8 +544,13 @@ def build(cfg):
         status["seconds"] = round(time.perf_counter() - start, 3)
         statuses[name] = status
     usage = usage_counts(cfg, walker.entries) if cfg.get("usage", True) else {}
-    return {"executable": sys.executable, "version": sys.version, "modules": statuses,
-            "entries": walker.entries, "usage": usage}
+    return {
+        "executable": sys.executable,
+        "version": sys.version,
+        "modules": statuses,
+        "entries": walker.entries,
+        "usage": usage,
+    }
 
 
 def main(argv):

@@ -10,6 +10,7 @@ libraries, without looking at any query set or evaluation data.
 and, when the index has a dense model, the cosine between the query and each phrase. An entry scores
 its best phrase. Entries the interpreter does not have are skipped.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -9,6 +9,7 @@ versions its code will run against. It is cached on disk (`pydoc_store.py`) unde
 versions (and install stamps) of the indexed packages, the module list and the walk options; a changed package
 therefore means a rebuild, and a warm load takes well under a second.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,9 +44,24 @@ INDEX_FORMAT = 7  # bump when the on-disk layout or the tokenisation changes
 USAGE_ALIASES = {alias: name for alias, name in T.DOTTED_ALIASES.items()}
 _DENSE_WARNED: set[str] = set()  # reasons a dense model was unavailable, each warned once per process
 # The index's parts, importable from here as before (the benchmark and the tests use them).
-__all__ = ["DEFAULT_EXCLUDE", "DEFAULT_MODULES", "DEFAULT_RANKING", "INTROSPECT_PATH", "STDLIB_MODULES", "PydocBackend",
-           "PydocIndex", "Ranking", "build_index", "default_cache_dir", "entry_uses", "load_index", "load_raw",
-           "ranking_with", "resolve_python", "version_key"]
+__all__ = [
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_MODULES",
+    "DEFAULT_RANKING",
+    "INTROSPECT_PATH",
+    "STDLIB_MODULES",
+    "PydocBackend",
+    "PydocIndex",
+    "Ranking",
+    "build_index",
+    "default_cache_dir",
+    "entry_uses",
+    "load_index",
+    "load_raw",
+    "ranking_with",
+    "resolve_python",
+    "version_key",
+]
 
 
 class PydocBackend:
@@ -59,14 +75,24 @@ class PydocBackend:
     ranking: overrides of `Ranking`'s weights, e.g. {dense_weight: 8.0}.
     """
 
-    def __init__(self, python: str | None = None, modules: Sequence[str] | None = None,
-                 extra_modules: Sequence[str] = (), exclude: Sequence[str] | None = None,
-                 cache_dir: str | os.PathLike | None = None, rebuild: bool = False,
-                 max_depth: int = 0, max_entries_per_module: int = 6000,
-                 max_members_per_class: int = 500, module_timeout_s: float = 60.0,
-                 build_timeout_s: float = 900.0, dense: str | None = None,
-                 dense_threads: int | None = 1, needs: bool = True,
-                 ranking: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        python: str | None = None,
+        modules: Sequence[str] | None = None,
+        extra_modules: Sequence[str] = (),
+        exclude: Sequence[str] | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        rebuild: bool = False,
+        max_depth: int = 0,
+        max_entries_per_module: int = 6000,
+        max_members_per_class: int = 500,
+        module_timeout_s: float = 60.0,
+        build_timeout_s: float = 900.0,
+        dense: str | None = None,
+        dense_threads: int | None = 1,
+        needs: bool = True,
+        ranking: dict[str, Any] | None = None,
+    ) -> None:
         self.python = resolve_python(python)
         mods = list(modules if modules is not None else DEFAULT_MODULES) + list(extra_modules)
         self.modules = list(dict.fromkeys(str(m) for m in mods))
@@ -114,8 +140,7 @@ class PydocBackend:
             try:
                 index = load_index(path)
                 self.load_seconds = time.perf_counter() - start
-                log.debug("search: loaded %d entries from %s in %.2fs", len(index), path,
-                          self.load_seconds)
+                log.debug("search: loaded %d entries from %s in %.2fs", len(index), path, self.load_seconds)
                 return index
             except Exception as exc:  # a damaged cache is rebuilt, not fatal
                 log.warning("search: cached index at %s is unreadable (%s); rebuilding", path, exc)
@@ -127,8 +152,7 @@ class PydocBackend:
         index.meta["build_seconds"] = round(self.build_seconds, 3)
         save_index(index, path, *self._raw)
         self.built = True
-        log.info("search: built pydoc index of %d entries in %.1fs -> %s", len(index),
-                 self.build_seconds, path)
+        log.info("search: built pydoc index of %d entries in %.1fs -> %s", len(index), self.build_seconds, path)
         return index
 
     def _build(self, payload: dict[str, Any]) -> PydocIndex:
@@ -144,9 +168,14 @@ class PydocBackend:
                     log.warning("search: %s is not installed for %s; not indexed", root, self.python)
             elif st.get("status") != "ok":
                 log.warning("search: indexing %s: %s %s", name, st.get("status"), st.get("error", ""))
-        meta = {"key": payload, "modules": statuses, "python_version": result.get("version"),
-                "n_entries": len(result.get("entries", [])), "built_at": time.time(),
-                "usage_bytes": (result.get("usage") or {}).get("bytes", 0)}
+        meta = {
+            "key": payload,
+            "modules": statuses,
+            "python_version": result.get("version"),
+            "n_entries": len(result.get("entries", [])),
+            "built_at": time.time(),
+            "usage_bytes": (result.get("usage") or {}).get("bytes", 0),
+        }
         self._raw = (result.get("entries", []), result.get("usage") or {})
         return build_index(*self._raw[:1], meta, self._raw[1])
 

@@ -3,6 +3,7 @@
 `PydocIndex.search` ranks a query's candidates with the weights of `ranking.py` and returns the best `SearchHit`s
 (the same method inherited by sibling classes shown once). Building and storing an index is `pydoc_store.py`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -73,14 +74,18 @@ class PydocIndex:
 
         missing = set(ranking.field_weights()) - set(self.retrievers)
         if missing:
-            raise ValueError(f"search: this index has no BM25 field(s) {sorted(missing)}; "
-                             f"build it with the same `fielded` setting")
+            raise ValueError(
+                f"search: this index has no BM25 field(s) {sorted(missing)}; build it with the same `fielded` setting"
+            )
         self.ranking = ranking
         depth = np.asarray(self.depths, dtype=np.float32)
         kind = np.asarray([KIND_PRIOR.get(k, 0.0) for k in self.kinds], dtype=np.float32)
         prior = kind - DEPTH_PENALTY * np.maximum(depth - 1, 0)
-        for key, weight in (("last", ranking.usage_last), ("pair", ranking.usage_pair),
-                            ("parent", ranking.usage_parent)):
+        for key, weight in (
+            ("last", ranking.usage_last),
+            ("pair", ranking.usage_pair),
+            ("parent", ranking.usage_parent),
+        ):
             counts = np.log1p(np.asarray(self.uses.get(key) or [0] * len(self.names), dtype=np.float32))
             top = float(counts.max()) if len(counts) else 0.0
             if weight and top > 0:
@@ -113,8 +118,9 @@ class PydocIndex:
             try:
                 total += self.ranking.needs_dense_weight * self.needs.cosine(query)
             except Exception as exc:  # e.g. damaged weights, read at the first search: lexical from now on
-                log.warning("search: dense model failed on the needs (%s: %s); matching them lexically",
-                            type(exc).__name__, exc)
+                log.warning(
+                    "search: dense model failed on the needs (%s: %s); matching them lexically", type(exc).__name__, exc
+                )
                 self.needs.dense = None
         return total
 
@@ -143,8 +149,7 @@ class PydocIndex:
         lexical = {i: r for r, (score, i) in enumerate(ranked, 1) if score > 0}
         by_cosine = sorted((i for _, i in ranked), key=lambda i: -float(cosine[i]))
         dense_rank = {i: r for r, i in enumerate(by_cosine, 1)}
-        fused = [((1.0 / (k + lexical[i]) if i in lexical else 0.0) + w / (k + dense_rank[i]), i)
-                 for _, i in ranked]
+        fused = [((1.0 / (k + lexical[i]) if i in lexical else 0.0) + w / (k + dense_rank[i]), i) for _, i in ranked]
         return sorted(fused, key=order)
 
     # ------------------------------------------------------------------ search
@@ -238,6 +243,7 @@ class PydocIndex:
             if shown_as in shown and self.docs[i]:
                 continue
             shown.add(shown_as)
-            hits.append(SearchHit(name=self.names[i], signature=self.signatures[i],
-                                  doc=self.docs[i], score=round(score, 3)))
+            hits.append(
+                SearchHit(name=self.names[i], signature=self.signatures[i], doc=self.docs[i], score=round(score, 3))
+            )
         return hits

@@ -4,6 +4,7 @@ An entry's BM25 fields are its name tokens, parameter names, first sentence and 
 counts and depth feed the static prior. An index folder holds one bm25s model per field, entries.json,
 meta.json and raw.json (the entries and usage it was built from, for `bench --ablation`).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,7 @@ def entry_fields(entry: dict[str, Any], vocabulary: set[str]) -> dict[str, list[
         "summary": T.prose_tokens(summary),
         "body": T.prose_tokens(rest + " " + entry.get("extra", "")),
     }
-    fields["all"] = (T.name_tokens(entry["name"], vocabulary) + fields["params"] + fields["summary"]
-                     + fields["body"])
+    fields["all"] = T.name_tokens(entry["name"], vocabulary) + fields["params"] + fields["summary"] + fields["body"]
     return fields
 
 
@@ -59,8 +59,12 @@ def entry_uses(entries: list[dict[str, Any]], usage: dict[str, Any]) -> dict[str
     return out
 
 
-def build_index(entries: list[dict[str, Any]], meta: dict[str, Any], usage: dict[str, Any] | None = None,
-                ranking: Ranking = DEFAULT_RANKING) -> PydocIndex:
+def build_index(
+    entries: list[dict[str, Any]],
+    meta: dict[str, Any],
+    usage: dict[str, Any] | None = None,
+    ranking: Ranking = DEFAULT_RANKING,
+) -> PydocIndex:
     bm25s = import_bm25s()
 
     counts = Counter(w.lower() for e in entries for w in T.words(e.get("doc", "") + " " + e.get("extra", "")))
@@ -92,8 +96,9 @@ def entry_depth(entry: dict[str, Any]) -> int:
     return entry["name"].count(".") - module.count(".")
 
 
-def save_index(index: PydocIndex, path: Path, entries: list[dict[str, Any]] | None = None,
-               usage: dict[str, Any] | None = None) -> None:
+def save_index(
+    index: PydocIndex, path: Path, entries: list[dict[str, Any]] | None = None, usage: dict[str, Any] | None = None
+) -> None:
     """Write atomically: build in a sibling temp folder, then rename into place.
 
     The raw entries and usage counts are kept too (raw.json), so `bench --ablation` can re-rank
@@ -104,13 +109,22 @@ def save_index(index: PydocIndex, path: Path, entries: list[dict[str, Any]] | No
         for fname, retriever in index.retrievers.items():
             retriever.save(str(tmp / f"bm25-{fname}"), show_progress=False)
         with open(tmp / "entries.json", "w", encoding="utf-8") as f:
-            json.dump({"names": index.names, "kinds": index.kinds, "signatures": index.signatures,
-                       "docs": index.docs, "depths": index.depths, "uses": index.uses}, f,
-                      ensure_ascii=False, separators=(",", ":"))
+            json.dump(
+                {
+                    "names": index.names,
+                    "kinds": index.kinds,
+                    "signatures": index.signatures,
+                    "docs": index.docs,
+                    "depths": index.depths,
+                    "uses": index.uses,
+                },
+                f,
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
         if entries is not None:
             with open(tmp / "raw.json", "w", encoding="utf-8") as f:
-                json.dump({"entries": entries, "usage": usage or {}}, f, ensure_ascii=False,
-                          separators=(",", ":"))
+                json.dump({"entries": entries, "usage": usage or {}}, f, ensure_ascii=False, separators=(",", ":"))
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(index.meta, f, indent=1, ensure_ascii=False)
         try:
@@ -137,11 +151,22 @@ def load_index(path: Path) -> PydocIndex:
         meta = json.load(f)
     with open(path / "entries.json", encoding="utf-8") as f:
         data = json.load(f)
-    retrievers = {d.name.removeprefix("bm25-"): bm25s.BM25.load(str(d), show_progress=False)
-                  for d in sorted(path.glob("bm25-*")) if d.is_dir()}
-    return PydocIndex(names=data["names"], kinds=data["kinds"], signatures=data["signatures"],
-                      docs=data["docs"], depths=data["depths"], retrievers=retrievers,
-                      uses=data.get("uses") or {}, meta=meta, path=path)
+    retrievers = {
+        d.name.removeprefix("bm25-"): bm25s.BM25.load(str(d), show_progress=False)
+        for d in sorted(path.glob("bm25-*"))
+        if d.is_dir()
+    }
+    return PydocIndex(
+        names=data["names"],
+        kinds=data["kinds"],
+        signatures=data["signatures"],
+        docs=data["docs"],
+        depths=data["depths"],
+        retrievers=retrievers,
+        uses=data.get("uses") or {},
+        meta=meta,
+        path=path,
+    )
 
 
 def dir_size(path: Path) -> int:

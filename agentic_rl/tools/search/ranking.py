@@ -6,6 +6,7 @@ is used in the sources shipped with the stdlib and the indexed packages); boosts
 suffixes (`Counter.most_common`, `pd.DataFrame.groupby`) and identifier-like words equal to an API's name; a
 deprecated penalty; and the hand-written needs (`needs.py`). `pydoc_index.PydocIndex.search` applies them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
@@ -76,8 +77,12 @@ class Ranking:
     def field_weights(self) -> dict[str, float]:
         if not self.fielded:
             return {"all": 1.0}
-        return {"name": self.name_weight, "params": self.params_weight,
-                "summary": self.summary_weight, "body": self.body_weight}
+        return {
+            "name": self.name_weight,
+            "params": self.params_weight,
+            "summary": self.summary_weight,
+            "body": self.body_weight,
+        }
 
 
 DEFAULT_RANKING = Ranking()
@@ -88,6 +93,7 @@ def ranking_with(overrides: dict[str, Any] | None) -> Ranking:
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - {f.name for f in fields(Ranking)})
     if unknown:
-        raise ValueError(f"search: unknown ranking option(s) {unknown}; "
-                         f"known: {sorted(f.name for f in fields(Ranking))}")
+        raise ValueError(
+            f"search: unknown ranking option(s) {unknown}; known: {sorted(f.name for f in fields(Ranking))}"
+        )
     return replace(DEFAULT_RANKING, **overrides)

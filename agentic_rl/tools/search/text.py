@@ -3,6 +3,7 @@
 Everything here is deterministic and dependency-free, so the index and the queries are always
 processed the same way.
 """
+
 from __future__ import annotations
 
 import re
@@ -50,73 +51,179 @@ WORD_ALIASES: dict[str, tuple[str, ...]] = {
 # (right). General programming vocabulary, not tied to any query set; the synonyms' BM25 score
 # counts at `Ranking.expansion_weight` of the query's own words.
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "serialize": ("dump", "dumps", "encode"), "serialise": ("dump", "dumps", "encode"),
-    "deserialize": ("load", "loads", "decode"), "deserialise": ("load", "loads", "decode"),
+    "serialize": ("dump", "dumps", "encode"),
+    "serialise": ("dump", "dumps", "encode"),
+    "deserialize": ("load", "loads", "decode"),
+    "deserialise": ("load", "loads", "decode"),
     "parse": ("load", "loads", "read", "decode"),
-    "replace": ("sub", "substitute"), "substitute": ("replace", "sub"),
-    "frequency": ("count", "counts"), "frequencies": ("count", "counts"),
-    "occurrence": ("count",), "occurrences": ("count",), "tally": ("count",),
-    "missing": ("na", "nan", "null", "default"), "null": ("na", "none"), "nan": ("na",),
-    "erase": ("remove", "delete", "drop"), "discard": ("remove", "drop"), "drop": ("remove",),
-    "combine": ("concat", "join", "merge"), "concatenate": ("concat", "join"),
-    "merge": ("join", "concat"), "join": ("concat", "merge"), "glue": ("concat", "join"),
-    "add": ("append", "insert"), "append": ("add", "insert"), "push": ("append", "add"),
-    "length": ("len", "size"), "size": ("len", "length"),
-    "largest": ("max", "maximum"), "biggest": ("max", "largest"), "highest": ("max", "largest"),
-    "maximum": ("max",), "smallest": ("min", "minimum"), "lowest": ("min", "smallest"),
-    "minimum": ("min",), "order": ("sort",), "ordered": ("sort",), "arrange": ("sort",),
-    "now": ("current", "today"), "current": ("now",), "today": ("now", "current"),
-    "distinct": ("unique",), "unique": ("distinct",), "different": ("unique", "diff"),
-    "draw": ("plot",), "visualize": ("plot",), "visualise": ("plot",),
-    "text": ("str", "string"), "string": ("str", "text"), "integer": ("int",), "int": ("integer",),
-    "numeric": ("number", "num"), "number": ("num", "numeric"), "float": ("real",),
-    "fetch": ("get", "request"), "download": ("get", "request", "urlopen", "retrieve"),
-    "webpage": ("url", "html"), "website": ("url", "html"), "web": ("url", "http"),
-    "encrypt": ("cipher", "encrypt"), "decrypt": ("cipher", "decrypt"), "checksum": ("hash", "digest"),
-    "compress": ("zip", "gzip", "compress"), "archive": ("zip", "tar"),
-    "environment": ("environ", "env"), "temporary": ("temp", "tmp"), "temp": ("temporary",),
-    "table": ("dataframe", "frame"), "spreadsheet": ("excel", "xlsx"), "timezone": ("tz", "zone"),
-    "date": ("datetime",), "datetime": ("date",), "timestamp": ("datetime", "time"),
-    "iterate": ("iter", "loop"), "loop": ("iter",), "reverse": ("reversed", "flip"),
-    "flatten": ("chain", "ravel"), "find": ("search", "locate", "index"), "locate": ("find", "index"),
-    "lookup": ("find", "get"), "search": ("find",),
-    "read": ("load", "open"), "load": ("read", "open"), "open": ("read", "load"),
-    "write": ("dump", "save", "to"), "save": ("dump", "write", "to"), "store": ("save", "dump"),
-    "run": ("call", "exec", "execute"), "execute": ("run", "call"), "launch": ("start", "run"),
-    "pause": ("sleep", "wait"), "wait": ("sleep",), "quit": ("exit",), "terminate": ("exit", "kill"),
-    "display": ("show", "print"), "show": ("display", "print"),
-    "folder": ("directory", "dir"), "directory": ("dir", "folder"), "files": ("file", "path"),
-    "regular": ("re", "regex"), "expression": ("re", "regex"), "pattern": ("re", "regex"),
-    "words": ("word", "token", "tokenize"), "tokens": ("token", "word"), "tokenize": ("token", "split"),
-    "statistics": ("stats",), "stat": ("stats",), "probability": ("distribution", "pdf"),
-    "correlation": ("corr", "correlate"), "regression": ("fit", "linear"),
-    "classifier": ("classification", "classify"), "duplicate": ("duplicated", "unique"),
-    "duplicates": ("duplicated", "unique"), "copy": ("clone",), "clone": ("copy",),
-    "mapping": ("dict", "map"), "dictionary": ("dict", "mapping"), "list": ("sequence", "array"),
-    "array": ("ndarray",), "matrix": ("array", "ndarray", "linalg"), "vector": ("array",),
-    "image": ("img", "picture"), "picture": ("image",), "photo": ("image",),
-    "email": ("mail", "smtp"), "mail": ("email", "smtp"), "password": ("hash", "secret"),
-    "random": ("rand", "random"), "shuffle": ("permutation",), "sample": ("choice", "sample"),
-    "split": ("divide",), "divide": ("split",), "cut": ("split", "bin"), "bucket": ("bin", "cut"),
-    "round": ("floor", "ceil"), "convert": ("transform", "cast"), "cast": ("astype", "convert"),
-    "type": ("dtype",), "check": ("validate", "test"), "validate": ("check",),
-    "compare": ("diff", "equal"), "difference": ("diff",), "similarity": ("ratio", "match"),
-    "elapsed": ("time", "duration"), "duration": ("timedelta",), "interval": ("range", "timedelta"),
-    "process": ("subprocess", "proc"), "command": ("shell", "subprocess", "cmd"),
-    "parallel": ("pool", "concurrent", "thread"), "thread": ("threading",), "queue": ("fifo",),
-    "log": ("logging", "logger"), "logging": ("log",), "exception": ("error",), "error": ("exception",),
+    "replace": ("sub", "substitute"),
+    "substitute": ("replace", "sub"),
+    "frequency": ("count", "counts"),
+    "frequencies": ("count", "counts"),
+    "occurrence": ("count",),
+    "occurrences": ("count",),
+    "tally": ("count",),
+    "missing": ("na", "nan", "null", "default"),
+    "null": ("na", "none"),
+    "nan": ("na",),
+    "erase": ("remove", "delete", "drop"),
+    "discard": ("remove", "drop"),
+    "drop": ("remove",),
+    "combine": ("concat", "join", "merge"),
+    "concatenate": ("concat", "join"),
+    "merge": ("join", "concat"),
+    "join": ("concat", "merge"),
+    "glue": ("concat", "join"),
+    "add": ("append", "insert"),
+    "append": ("add", "insert"),
+    "push": ("append", "add"),
+    "length": ("len", "size"),
+    "size": ("len", "length"),
+    "largest": ("max", "maximum"),
+    "biggest": ("max", "largest"),
+    "highest": ("max", "largest"),
+    "maximum": ("max",),
+    "smallest": ("min", "minimum"),
+    "lowest": ("min", "smallest"),
+    "minimum": ("min",),
+    "order": ("sort",),
+    "ordered": ("sort",),
+    "arrange": ("sort",),
+    "now": ("current", "today"),
+    "current": ("now",),
+    "today": ("now", "current"),
+    "distinct": ("unique",),
+    "unique": ("distinct",),
+    "different": ("unique", "diff"),
+    "draw": ("plot",),
+    "visualize": ("plot",),
+    "visualise": ("plot",),
+    "text": ("str", "string"),
+    "string": ("str", "text"),
+    "integer": ("int",),
+    "int": ("integer",),
+    "numeric": ("number", "num"),
+    "number": ("num", "numeric"),
+    "float": ("real",),
+    "fetch": ("get", "request"),
+    "download": ("get", "request", "urlopen", "retrieve"),
+    "webpage": ("url", "html"),
+    "website": ("url", "html"),
+    "web": ("url", "http"),
+    "encrypt": ("cipher", "encrypt"),
+    "decrypt": ("cipher", "decrypt"),
+    "checksum": ("hash", "digest"),
+    "compress": ("zip", "gzip", "compress"),
+    "archive": ("zip", "tar"),
+    "environment": ("environ", "env"),
+    "temporary": ("temp", "tmp"),
+    "temp": ("temporary",),
+    "table": ("dataframe", "frame"),
+    "spreadsheet": ("excel", "xlsx"),
+    "timezone": ("tz", "zone"),
+    "date": ("datetime",),
+    "datetime": ("date",),
+    "timestamp": ("datetime", "time"),
+    "iterate": ("iter", "loop"),
+    "loop": ("iter",),
+    "reverse": ("reversed", "flip"),
+    "flatten": ("chain", "ravel"),
+    "find": ("search", "locate", "index"),
+    "locate": ("find", "index"),
+    "lookup": ("find", "get"),
+    "search": ("find",),
+    "read": ("load", "open"),
+    "load": ("read", "open"),
+    "open": ("read", "load"),
+    "write": ("dump", "save", "to"),
+    "save": ("dump", "write", "to"),
+    "store": ("save", "dump"),
+    "run": ("call", "exec", "execute"),
+    "execute": ("run", "call"),
+    "launch": ("start", "run"),
+    "pause": ("sleep", "wait"),
+    "wait": ("sleep",),
+    "quit": ("exit",),
+    "terminate": ("exit", "kill"),
+    "display": ("show", "print"),
+    "show": ("display", "print"),
+    "folder": ("directory", "dir"),
+    "directory": ("dir", "folder"),
+    "files": ("file", "path"),
+    "regular": ("re", "regex"),
+    "expression": ("re", "regex"),
+    "pattern": ("re", "regex"),
+    "words": ("word", "token", "tokenize"),
+    "tokens": ("token", "word"),
+    "tokenize": ("token", "split"),
+    "statistics": ("stats",),
+    "stat": ("stats",),
+    "probability": ("distribution", "pdf"),
+    "correlation": ("corr", "correlate"),
+    "regression": ("fit", "linear"),
+    "classifier": ("classification", "classify"),
+    "duplicate": ("duplicated", "unique"),
+    "duplicates": ("duplicated", "unique"),
+    "copy": ("clone",),
+    "clone": ("copy",),
+    "mapping": ("dict", "map"),
+    "dictionary": ("dict", "mapping"),
+    "list": ("sequence", "array"),
+    "array": ("ndarray",),
+    "matrix": ("array", "ndarray", "linalg"),
+    "vector": ("array",),
+    "image": ("img", "picture"),
+    "picture": ("image",),
+    "photo": ("image",),
+    "email": ("mail", "smtp"),
+    "mail": ("email", "smtp"),
+    "password": ("hash", "secret"),
+    "random": ("rand", "random"),
+    "shuffle": ("permutation",),
+    "sample": ("choice", "sample"),
+    "split": ("divide",),
+    "divide": ("split",),
+    "cut": ("split", "bin"),
+    "bucket": ("bin", "cut"),
+    "round": ("floor", "ceil"),
+    "convert": ("transform", "cast"),
+    "cast": ("astype", "convert"),
+    "type": ("dtype",),
+    "check": ("validate", "test"),
+    "validate": ("check",),
+    "compare": ("diff", "equal"),
+    "difference": ("diff",),
+    "similarity": ("ratio", "match"),
+    "elapsed": ("time", "duration"),
+    "duration": ("timedelta",),
+    "interval": ("range", "timedelta"),
+    "process": ("subprocess", "proc"),
+    "command": ("shell", "subprocess", "cmd"),
+    "parallel": ("pool", "concurrent", "thread"),
+    "thread": ("threading",),
+    "queue": ("fifo",),
+    "log": ("logging", "logger"),
+    "logging": ("log",),
+    "exception": ("error",),
+    "error": ("exception",),
 }
 
 # Words that name a package: a query mentioning one prefers that package's entries. Package
 # names are added from the index itself; these are the other ways a query names them.
 MENTION_ALIASES: dict[str, str] = {
-    "pd": "pandas", "dataframe": "pandas", "dataframes": "pandas",
+    "pd": "pandas",
+    "dataframe": "pandas",
+    "dataframes": "pandas",
     "np": "numpy",
-    "plt": "matplotlib", "pyplot": "matplotlib", "mpl": "matplotlib",
+    "plt": "matplotlib",
+    "pyplot": "matplotlib",
+    "mpl": "matplotlib",
     "sns": "seaborn",
     "scikit": "sklearn",
-    "regex": "re", "regexp": "re",
-    "beautifulsoup": "bs4", "soup": "bs4",
+    "regex": "re",
+    "regexp": "re",
+    "beautifulsoup": "bs4",
+    "soup": "bs4",
     "opencv": "cv2",
     "pillow": "PIL",
     "smtp": "smtplib",
@@ -124,18 +231,22 @@ MENTION_ALIASES: dict[str, str] = {
 }
 # Package names that are also ordinary words ("random forest", "time series", "string"):
 # mentioning them says nothing about the package.
-NOT_MENTIONS = frozenset("""
+NOT_MENTIONS = frozenset(
+    """
 time random string array copy types select queue wave code email html http abc enum inspect
 platform locale calendar operator builtins logging warnings secrets token signal site struct
 parser test statistics io sys math uuid gzip shutil glob
-""".split())
+""".split()
+)
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the of to in on for and or is are be been being with by from as at it its this that these
 those into how do does i me my we you your what which who whom when where why can could should
 would will shall may might must please using use python want need get given some any all each
 every not no than then there their them they also such via per
-""".split()) - {"all", "get"}  # "all"/"get" name real APIs (re.findall parts, requests.get)
+""".split()
+) - {"all", "get"}  # "all"/"get" name real APIs (re.findall parts, requests.get)
 
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _DOTTED_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -246,8 +357,7 @@ def param_names(signature: str) -> list[str]:
     return [p for p in _PARAM_RE.findall(signature or "") if p not in _IGNORED_PARAMS]
 
 
-def name_tokens(name: str, vocabulary: set[str] | frozenset[str] = frozenset(),
-                last_weight: int = 3) -> list[str]:
+def name_tokens(name: str, vocabulary: set[str] | frozenset[str] = frozenset(), last_weight: int = 3) -> list[str]:
     """Tokens of a fully qualified name; its last component counts `last_weight` times."""
     parts = name.split(".")
     out: list[str] = []
@@ -324,7 +434,7 @@ def joined_words(query: str, max_n: int = 3) -> list[str]:
     out = []
     for n in range(2, max_n + 1):
         for i in range(len(ws) - n + 1):
-            out.append(name_key("".join(ws[i:i + n])))
+            out.append(name_key("".join(ws[i : i + n])))
     return list(dict.fromkeys(out))
 
 
@@ -345,5 +455,8 @@ def mentioned_packages(query: str, packages: set[str] | frozenset[str]) -> set[s
 
 def looks_like_identifier(word: str) -> bool:
     """True for words that are probably code names (most_common, DataFrame, log10), not prose."""
-    return ("_" in word or any(c.isdigit() for c in word)
-            or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word)))
+    return (
+        "_" in word
+        or any(c.isdigit() for c in word)
+        or (any(c.isupper() for c in word[1:]) and any(c.islower() for c in word))
+    )
