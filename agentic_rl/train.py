@@ -14,6 +14,7 @@ Safe points (a checkpoint, or a stop on SIGINT/SIGTERM) fall between rollout bat
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -50,13 +51,14 @@ from agentic_rl.runtime.checkpoint import (
     rng_states,
     save_checkpoint,
 )
-from agentic_rl.runtime.files import disk_errors
+from agentic_rl.runtime.files import atomic_write_text, disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
 from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory
 from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
+from agentic_rl.tracking.runs import eval_records_path
 from agentic_rl.tracking.sinks import open_tracker, truncate_metrics
 from agentic_rl.types import Task
 
@@ -385,6 +387,9 @@ def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)
     for mode, res in results.items():
         logger.info("eval %s %s: pass@1 %.3f", phase, mode, res.pass_at.get(1, float("nan")))
+    # per-task records, for the paired before/after analysis of the tables (tracking/tables.py)
+    records = [json.dumps(record) for res in results.values() for record in res.records]
+    atomic_write_text(eval_records_path(ctx.run_dir, phase), "".join(f"{line}\n" for line in records))
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}
 
 

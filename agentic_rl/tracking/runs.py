@@ -150,6 +150,34 @@ def pass_at_1_estimate(rates: list[float], n_tasks: list[int | None]) -> Estimat
     return across_seeds(rates, rate=True)
 
 
+def eval_records_path(run_dir: Path, phase: str) -> Path:
+    """Where a training run keeps the per-task records of its `phase` ("before" / "after") evaluation: one JSON
+    object per (task, mode, sample), as in an evaluation's results.jsonl. The paired before/after analysis of
+    `tables.py` reads them."""
+    return Path(run_dir) / f"eval_{phase}.jsonl"
+
+
+def read_eval_records(run_dir: Path, phase: str) -> list[dict]:
+    """The records of `eval_records_path`; [] when the run kept none (runs written before they were kept). A
+    line that is not a JSON object is skipped with a warning."""
+    path = eval_records_path(run_dir, phase)
+    if not path.is_file():
+        return []
+    records = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict) or not {"task_id", "mode", "passed"} <= record.keys():
+            logger.warning("%s:%d is not an evaluation record (task_id, mode, passed): skipped", path, number)
+            continue
+        records.append(record)
+    return records
+
+
 def eval_sections(runs: list[Path], phase: str) -> list[dict]:
     """Per run, the `phase` ("before" / "after") evaluation of summary.json: mode -> its metrics."""
     return [read_summary(run).get("eval", {}).get(phase) or {} for run in runs]

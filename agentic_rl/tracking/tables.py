@@ -12,6 +12,10 @@ arms by `runs.group_by_arm` (overrides without the seed):
 - training: per seed the mean `train/reward_mean` over the first and the last quarter of the logged training
   steps (ceil(n/4) steps each) and their difference, with the mean difference ± 95% t interval;
 - training tool use: per arm, each training tool-call rate's first- and last-quarter mean, across seeds;
+- held-out change, paired: per arm and mode, the same tasks before and after training (from the runs'
+  `eval_before.jsonl` / `eval_after.jsonl`), pooled over seeds, each (seed, task, sample) one pair: the tasks
+  gained and lost, the change in pass rate with Newcombe's paired 95% interval, McNemar's exact p-value and the
+  pairs that would resolve the measured change (`stats.PairedChange`);
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
@@ -33,11 +37,12 @@ from agentic_rl.tracking.runs import (
     group_by_arm,
     pass_at_1_estimate,
     per_step,
+    read_eval_records,
     read_metrics,
     run_seed,
     tasks_scored,
 )
-from agentic_rl.tracking.stats import tasks_to_separate, wilson_interval
+from agentic_rl.tracking.stats import PairedChange, tasks_to_separate, wilson_interval
 
 PHASES = ("before", "after")
 RATES = {
@@ -146,6 +151,26 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def paired_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+    """Per mode, the pooled paired before/after change of the runs that kept both phases' records."""
+    pairs: dict[str, list[tuple[bool, bool]]] = {}
+    runs_with: dict[str, int] = {}
+    for run in runs:
+        before, after = (
+            {(r["mode"], str(r["task_id"]), r.get("sample", 0)): bool(r["passed"]) for r in read_eval_records(run, p)}
+            for p in PHASES
+        )
+        matched = sorted(before.keys() & after.keys())
+        for mode in {key[0] for key in matched}:
+            runs_with[mode] = runs_with.get(mode, 0) + 1
+        for key in matched:
+            pairs.setdefault(key[0], []).append((before[key], after[key]))
+    return [
+        {"arm": label, "mode": mode, "runs": runs_with[mode], **PairedChange.from_pairs(mode_pairs).as_dict()}
+        for mode, mode_pairs in pairs.items()
+    ]
+
+
 def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
     """Tasks per arm to tell two measured pass rates apart: each pair of arms per mode (after training, else
     before), and each arm's before vs after per mode."""
@@ -216,6 +241,7 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
+        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs)],
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
@@ -234,8 +260,8 @@ def _pooled(p: dict | None) -> str:
     return "–" if not p else f"{p['rate']:.3f} [{p['low']:.3f}, {p['high']:.3f}] ({p['k']:g}/{p['n']})"
 
 
-def _tasks(n: float) -> str:
-    return "never (equal rates)" if math.isinf(n) else f"{n:.0f}"
+def _tasks(n: float | None) -> str:
+    return "never (equal rates)" if n is None or math.isinf(n) else f"{n:.0f}"
 
 
 def table_markdown(table: dict[str, Any]) -> str:
@@ -273,6 +299,29 @@ def table_markdown(table: dict[str, Any]) -> str:
             f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
             f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
         )
+    lines += [
+        "",
+        "## Held-out change, paired (the same tasks before and after training)",
+        "",
+        "Each (seed, task, sample) is one pair; seeds pooled. Change: after - before pass rate with Newcombe's 95% "
+        "interval for paired proportions; p: McNemar's exact test (gained vs lost, two-sided); pairs to resolve: "
+        "pairs a paired test (alpha 0.05, power 0.8) needs at the measured change.",
+        "",
+    ]
+    if table["paired"]:
+        lines += [
+            "| arm | mode | runs | pairs | before | after | change [95% CI] | gained / lost | McNemar p | "
+            "pairs to resolve |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in table["paired"]:
+            lines.append(
+                f"| {row['arm']} | {row['mode']} | {row['runs']} | {row['n']} | {row['before']:.3f} | "
+                f"{row['after']:.3f} | {row['change']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | "
+                f"{row['gained']} / {row['lost']} | {row['p_value']:.3g} | {_tasks(row['pairs_needed'])} |"
+            )
+    else:
+        lines.append("No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl).")
     lines += [
         "",
         "## Submission and no-call rates at evaluation (tool modes)",

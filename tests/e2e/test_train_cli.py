@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rl.tracking.runs import read_eval_records
+
 REPO = Path(__file__).resolve().parents[2]
 METRICS = [
     "train/pass_rate",
@@ -81,6 +83,10 @@ def test_smoke_experiment_writes_the_run_dir(tmp_path):
         assert set(summary["eval"][phase]) == {"no_tools", "multi_tool"}
         assert all(0.0 <= m["pass@1"] <= 1.0 for m in summary["eval"][phase].values())
         assert all(m["rollout/episodes"] == 1 for m in summary["eval"][phase].values())
+        # the per-task records behind each mode's pass@1, for the paired before/after analysis
+        kept = read_eval_records(run_dir, phase)
+        assert sorted(r["mode"] for r in kept) == ["multi_tool", "no_tools"]
+        assert all(float(r["passed"]) == summary["eval"][phase][r["mode"]]["pass@1"] for r in kept)
     assert summary["n_eval_tasks"] == 1  # what was scored, not the size of the eval data
     assert records[0]["step"] == 0 and "eval/multi_tool/pass@1" in records[0]
     assert (run_dir / "figures" / "training_summary.png").stat().st_size > 10_000

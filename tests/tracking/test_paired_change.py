@@ -1,0 +1,137 @@
+"""The paired before/after analysis: McNemar's exact test, Newcombe's paired interval, the pairs a paired test
+needs, and the table rows built from the runs' per-task evaluation records."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from agentic_rl.tracking.runs import eval_records_path, read_eval_records
+from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve
+from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown
+
+
+def test_mcnemar_exact_p_is_the_two_sided_binomial_tail_of_the_discordant_pairs():
+    assert mcnemar_exact_p(9, 1) == pytest.approx(2 * (1 + 10) / 2**10)
+    assert mcnemar_exact_p(1, 9) == mcnemar_exact_p(9, 1)  # two-sided
+    assert mcnemar_exact_p(5, 5) == 1.0 and mcnemar_exact_p(0, 0) == 1.0
+    assert mcnemar_exact_p(6, 0) == pytest.approx(2 / 64)
+    with pytest.raises(ValueError, match="counts"):
+        mcnemar_exact_p(-1, 2)
+    scipy_stats = pytest.importorskip("scipy.stats")
+    for gained, lost in [(12, 3), (7, 2), (30, 18), (4, 0)]:
+        expected = scipy_stats.binomtest(gained, gained + lost, 0.5).pvalue
+        assert mcnemar_exact_p(gained, lost) == pytest.approx(expected, rel=1e-9)
+
+
+def test_counts_rates_and_change_from_pairs():
+    pairs = [(True, True)] * 3 + [(False, True)] * 5 + [(True, False)] * 2 + [(False, False)] * 10
+    change = PairedChange.from_pairs(pairs)
+    assert (change.both, change.gained, change.lost, change.neither, change.n) == (3, 5, 2, 10, 20)
+    assert change.before == pytest.approx(5 / 20) and change.after == pytest.approx(8 / 20)
+    assert change.change == pytest.approx(3 / 20)
+    assert change.p_value == pytest.approx(mcnemar_exact_p(5, 2))
+
+
+def test_newcombe_interval_by_hand():
+    # both=10, gained=9, lost=1, neither=80: Wilson intervals of 19/100 and 11/100, phi from the 2x2 table
+    change = PairedChange(both=10, gained=9, lost=1, neither=80)
+    z = 1.959963984540054
+
+    def wilson(k, n):
+        p = k / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        return centre - half, centre + half
+
+    (l1, u1), (l2, u2) = wilson(19, 100), wilson(11, 100)
+    phi = (10 * 80 - 9 * 1) / math.sqrt(19 * 81 * 11 * 89)
+    low = 0.08 - math.sqrt((0.19 - l1) ** 2 - 2 * phi * (0.19 - l1) * (u2 - 0.11) + (u2 - 0.11) ** 2)
+    high = 0.08 + math.sqrt((u1 - 0.19) ** 2 - 2 * phi * (u1 - 0.19) * (0.11 - l2) + (0.11 - l2) ** 2)
+    assert change.interval() == pytest.approx((low, high), abs=1e-12)
+    assert low > 0  # 9 gained against 1 lost in 100 pairs is a change the interval tells from zero
+
+
+def test_interval_is_antisymmetric_and_excludes_zero_only_with_a_clear_change():
+    up, down = PairedChange(20, 12, 3, 165), PairedChange(20, 3, 12, 165)
+    assert up.interval() == pytest.approx(tuple(-x for x in reversed(down.interval())))
+    assert up.interval()[0] > 0 and down.interval()[1] < 0
+    even = PairedChange(20, 6, 6, 168)
+    low, high = even.interval()
+    assert low < 0 < high and even.change == 0 and math.isinf(even.pairs_needed)
+    assert PairedChange(0, 0, 0, 0).interval() == (-1.0, 1.0)
+
+
+def test_newcombe_interval_covers_the_true_change_about_95_percent_of_the_time():
+    rng = random.Random(7)
+    probabilities = (0.2, 0.06, 0.02, 0.72)  # both, gained, lost, neither: strongly correlated pairs
+    true_change, n, trials = 0.04, 200, 1500
+    covered = 0
+    for _ in range(trials):
+        counts = [0, 0, 0, 0]
+        for draw in rng.choices(range(4), weights=probabilities, k=n):
+            counts[draw] += 1
+        low, high = PairedChange(*counts).interval()
+        covered += low <= true_change <= high
+    assert 0.93 <= covered / trials <= 0.97
+
+
+def test_pairs_to_resolve_grows_as_the_change_shrinks():
+    # Connor 1987 by hand: psi = 0.08, delta = 0.04
+    expected = math.ceil((1.959964 * math.sqrt(0.08) + 0.841621 * math.sqrt(0.08 - 0.0016)) ** 2 / 0.0016)
+    assert pairs_to_resolve(0.06, 0.02) == expected
+    assert pairs_to_resolve(0.05, 0.03) > pairs_to_resolve(0.06, 0.02)
+    assert math.isinf(pairs_to_resolve(0.04, 0.04))
+    with pytest.raises(ValueError, match="exceeds 1"):
+        pairs_to_resolve(0.7, 0.6)
+    assert PairedChange(10, 9, 1, 80).pairs_needed == pairs_to_resolve(0.09, 0.01)
+
+
+def write_records(run: Path, phase: str, passed: dict[tuple[str, str], bool]) -> None:
+    lines = [json.dumps({"task_id": t, "mode": m, "sample": 0, "passed": p}) for (m, t), p in passed.items()]
+    eval_records_path(run, phase).write_text("".join(line + "\n" for line in lines))
+
+
+def make_seed_run(run: Path, before: dict, after: dict) -> Path:
+    run.mkdir(parents=True)
+    (run / "summary.json").write_text(json.dumps({"eval": {}}))
+    write_records(run, "before", before)
+    write_records(run, "after", after)
+    return run
+
+
+def test_paired_rows_pool_the_seeds_and_match_tasks_by_id(tmp_path):
+    seed1 = make_seed_run(
+        tmp_path / "seed-1",
+        {("multi_tool", "a"): False, ("multi_tool", "b"): True, ("no_tools", "a"): False},
+        {("multi_tool", "a"): True, ("multi_tool", "b"): True, ("no_tools", "a"): False},
+    )
+    # seed 2's after evaluation misses task b: only matched pairs count
+    seed2 = make_seed_run(
+        tmp_path / "seed-2",
+        {("multi_tool", "a"): True, ("multi_tool", "b"): False},
+        {("multi_tool", "a"): False},
+    )
+    rows = {row["mode"]: row for row in paired_rows("default", [seed1, seed2])}
+    assert rows["multi_tool"]["runs"] == 2 and rows["multi_tool"]["n"] == 3
+    assert (rows["multi_tool"]["both"], rows["multi_tool"]["gained"], rows["multi_tool"]["lost"]) == (1, 1, 1)
+    assert rows["no_tools"]["runs"] == 1 and rows["no_tools"]["neither"] == 1
+    table = build_table([seed1, seed2])
+    assert {row["mode"] for row in table["paired"]} == {"multi_tool", "no_tools"}
+    markdown = table_markdown(table)
+    assert "## Held-out change, paired" in markdown and "| 1 / 1 |" in markdown
+
+
+def test_runs_without_records_give_no_paired_rows_and_bad_lines_are_skipped(tmp_path, caplog):
+    run = tmp_path / "old"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps({"eval": {}}))
+    assert paired_rows("default", [run]) == []
+    assert "No run kept per-task records" in table_markdown(build_table([run]))
+    eval_records_path(run, "before").write_text('{"task_id": "a", "mode": "m", "passed": true}\nnot json\n[1]\n')
+    assert read_eval_records(run, "before") == [{"task_id": "a", "mode": "m", "passed": True}]
+    assert caplog.text.count("is not an evaluation record") == 2
