@@ -13,14 +13,17 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups
 from agentic_rl.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNS,
+    CLONE_NEWPID,
     MS_BIND,
     MS_NODEV,
     MS_NOEXEC,
@@ -36,6 +39,7 @@ from agentic_rl.sandbox.linux import (
     mount,
     open_pidfd,
     prctl,
+    setns,
     setrlimit_capped,
     unshare,
     within,
@@ -50,6 +54,17 @@ MAX_RESULT_BYTES = 4 * 1024 * 1024
 SETUP_FAILED_EXIT = 125
 READ_CHUNK = 1 << 16
 MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is checked
+
+
+def _read_nsinit() -> str | None:
+    """nsinit.py's text, read when this module is imported: before the server hides the repository."""
+    try:
+        return (Path(__file__).resolve().parent / "nsinit.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+NSINIT_SOURCE = _read_nsinit()
 
 # Environment variables every sandboxed program sees; nothing else of the caller's environment is passed.
 THREAD_ENV = {
@@ -101,6 +116,7 @@ class Supervisor:
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
         self._init_pid: int | None = None  # the current call's init
+        self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -127,13 +143,16 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: fork the next call's init (see `_call_init`), which forks its runner; hand the
-        server the init's pid and the runner's order socket; wait for the init and send the runner's wait
-        status; repeat. The next call's processes are made as soon as a call is over, and wait, holding
-        nothing: a call then starts without a fork on its path, with one message from server to runner.
+        """In the zygote: make the next call's processes ready (see `_prefork_in_namespace`, else
+        `_prefork_call`), hand the server the pid it watches, the call's init and the runner's order socket;
+        wait for the call to end and send the runner's wait status; repeat. The next call's processes are
+        made as soon as a call is over, and wait, holding nothing: a call then starts without a fork on its
+        path, with one message from server to runner.
 
-        The init is what the server watches and kills: as root, the first process of a new PID namespace,
-        so when it exits nothing of the call is left. It never runs candidate code."""
+        As root, each call has its own PID namespace, whose init never runs candidate code: when the
+        call is over the init is gone, and so is every process of the call. The init comes from the
+        small factory process (nsinit.py) when it could be started; otherwise it is forked here."""
+        factory = self._start_factory() if self.pid_namespace else None
         while True:
             cgroup = b""
             if self.cgroups is not None:
@@ -141,27 +160,151 @@ class Supervisor:
                     cgroup = self.cgroups.create().encode()
                 except OSError:
                     cgroup = b""  # this call without one (its memory is then polled only)
-            init, order, status_r = self._prefork_call(sock, cgroup.decode())
+            init_pidfd = status_r = None
+            if factory is not None:
+                try:
+                    watched, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode())
+                except OSError as e:
+                    os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
+                    factory = self._stop_factory(factory)
+                    continue
+            else:
+                init, order, status_r = self._prefork_call(sock, cgroup.decode())
+                watched = init
             try:
                 if init > 0:
-                    socket.send_fds(sock, [struct.pack(">ii", init, len(cgroup)) + cgroup], [order.fileno()])
+                    head = struct.pack(">iii", watched, init, len(cgroup)) + cgroup
+                    socket.send_fds(sock, [head], [order.fileno()])
                 else:
-                    sock.sendall(struct.pack(">ii", init, 0))
+                    sock.sendall(struct.pack(">iii", init, 0, 0))
             except OSError:
-                return  # the server is gone (the waiting init dies with us: its parent-death signal)
+                return  # the server is gone (the waiting processes die with us: their parent-death signals)
             if order is not None:
                 order.close()
             if init <= 0:
                 return
-            _, status = os.waitpid(init, 0)
-            got = os.read(status_r, 4)
-            os.close(status_r)
-            if len(got) == 4:  # the runner's own status, as the init saw it
-                status = struct.unpack(">i", got)[0]
+            if init_pidfd is not None:
+                status = self._end_namespace_call(watched, init_pidfd, factory)
+            else:
+                _, status = os.waitpid(init, 0)
+                got = os.read(status_r, 4)
+                os.close(status_r)
+                if len(got) == 4:  # the runner's own status, as the init saw it
+                    status = struct.unpack(">i", got)[0]
             try:
                 sock.sendall(struct.pack(">i", status))
             except OSError:
                 return
+
+    def _start_factory(self) -> subprocess.Popen | None:
+        """The init factory (nsinit.py) as a fresh small interpreter, talking over a socket; None if it
+        cannot be started (no source, no exec): inits are then forked from the zygote."""
+        if NSINIT_SOURCE is None:
+            return None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", NSINIT_SOURCE, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env={"PATH": BASE_ENV["PATH"], "LANG": "C.UTF-8"},
+            )
+        except OSError as e:
+            os.write(2, f"sandbox init factory did not start ({e}); inits are forked by the zygote\n".encode())
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        proc.channel = ours  # type: ignore[attr-defined]
+        return proc
+
+    @staticmethod
+    def _stop_factory(factory: subprocess.Popen) -> None:
+        factory.channel.close()  # type: ignore[attr-defined]
+        try:
+            factory.kill()
+            factory.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired, ChildProcessError):
+            pass
+        return None
+
+    def _prefork_in_namespace(
+        self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str
+    ) -> tuple[int, int, int, socket.socket]:
+        """The next call, as root: an init from the factory (pid 1 of a new PID namespace), then the runner
+        forked from here into that namespace (so one fork of this large process per call, as without a
+        namespace), which joins the call's memory cgroup and waits for its order.
+        (runner pid, init pid, init pidfd, the runner's order socket); OSError when the factory fails."""
+        channel = factory.channel  # type: ignore[attr-defined]
+        channel.settimeout(30.0)
+        channel.sendall(b"n")
+        head, fds, _, _ = socket.recv_fds(channel, 4, 2)
+        init = struct.unpack(">i", head)[0] if len(head) == 4 else -1
+        if init <= 0 or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            raise OSError(-init if init < 0 else 0, "the factory made no init")
+        init_pidfd, namespace = fds
+        try:
+            setns(namespace, CLONE_NEWPID)  # our next child is the namespace's second process
+        except OSError:
+            os.close(init_pidfd)
+            raise
+        finally:
+            os.close(namespace)
+        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        runner = os.fork()
+        if runner == 0:
+            try:
+                zygote_sock.close()
+                channel.close()
+                os.close(init_pidfd)
+                order.close()
+                if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
+                    write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            except BaseException as e:  # noqa: BLE001
+                os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
+                os._exit(SETUP_FAILED_EXIT)
+            self._waiting_runner(theirs)  # never returns
+        theirs.close()
+        return runner, init, init_pidfd, order
+
+    def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen) -> int:
+        """Wait for the runner (reaping, as they exit, the call's other children of ours: those made with
+        clone(CLONE_PARENT)), then kill the call's init, which ends every process left in its namespace.
+        The init's exit is reported only once they are all gone (and ours reaped). The runner's status."""
+        status = None
+        while status is None:
+            try:
+                pid, st = os.waitpid(-1, 0)
+            except InterruptedError:
+                continue
+            except ChildProcessError:  # cannot happen (the runner is our child); a failed call if it does
+                status = SETUP_FAILED_EXIT << 8
+                break
+            if pid == runner:
+                status = st
+            elif pid == factory.pid:
+                factory.returncode = st  # gone: the namespace's init died with it (parent-death signal)
+        kill_by_pidfd(init_pidfd)
+        give_up = time.monotonic() + 10.0
+        while not select.select([init_pidfd], [], [], 0.005)[0] and time.monotonic() < give_up:
+            self._reap_children(factory)
+        self._reap_children(factory)
+        os.close(init_pidfd)
+        return status
+
+    @staticmethod
+    def _reap_children(factory: subprocess.Popen) -> None:
+        while True:
+            try:
+                pid, st = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == factory.pid:
+                factory.returncode = st
 
     def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, socket.socket | None, int | None]:
         """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
@@ -253,11 +396,13 @@ class Supervisor:
 
     def _fork_runner(self, fds: list[int], memory_limit: int | None = None) -> int:
         """Start the call the zygote has made ready (its init and waiting runner, already in a fresh memory
-        cgroup): set the cgroup's limit, send the runner its pipe ends; the init's pid."""
+        cgroup): set the cgroup's limit, send the runner its pipe ends. The pid whose exit ends the call:
+        the runner (its init came from the factory), or the init the zygote forked (which exits after
+        the runner)."""
         try:
             self._zygote_sock.settimeout(30.0)
-            head, got, _, _ = socket.recv_fds(self._zygote_sock, 8, 1)
-            pid, n = struct.unpack(">ii", head) if len(head) == 8 else (-1, 0)
+            head, got, _, _ = socket.recv_fds(self._zygote_sock, 12, 1)
+            pid, init, n = struct.unpack(">iii", head) if len(head) == 12 else (-1, -1, 0)
             cgroup = self._recv_exact(n).decode() if n > 0 else ""
         except (OSError, EOFError, ValueError) as e:
             self._zygote_pid = None
@@ -267,7 +412,7 @@ class Supervisor:
                 os.close(fd)
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
-        self._init_pid = pid
+        self._watched_pid, self._init_pid = pid, init
         if cgroup and self.cgroups is not None:
             self._cgroup = cgroup
             if memory_limit:
@@ -367,7 +512,7 @@ class Supervisor:
             if pidfd is not None:
                 os.close(pidfd)
             self._kill_all(uid)
-            self._init_pid = None
+            self._init_pid = self._watched_pid = None
             if self._cgroup is not None:
                 self.cgroups.remove(self._cgroup)
                 self._cgroup = None
@@ -392,11 +537,14 @@ class Supervisor:
         }
 
     def _call_processes(self) -> list[int]:
-        """Every process of the current call: its memory cgroup's; else its init and what is below it, and
-        what was orphaned to us (not the zygote, nor the next call's processes the zygote made ready)."""
+        """Every process of the current call: its memory cgroup's; else its init and runner and what is
+        below them, and what was orphaned to us (not the zygote, nor the next call's processes the zygote
+        made ready)."""
         if self._cgroup is not None:
             return self.cgroups.processes(self._cgroup)
-        below_zygote = [self._init_pid] + descendants(self._init_pid) if self._init_pid else []
+        below_zygote = []
+        for top in dict.fromkeys(p for p in (self._init_pid, self._watched_pid) if p):
+            below_zygote += [top] + descendants(top)
         return below_zygote + descendants(os.getpid(), skip=self._zygote_pid)
 
     def _memory_check(self, limit: int | None):
