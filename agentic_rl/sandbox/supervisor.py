@@ -143,58 +143,91 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: make the next call's processes ready (see `_prefork_in_namespace`, else
-        `_prefork_call`), hand the server the pid it watches, the call's init and the runner's order socket;
-        wait for the call to end and send the runner's wait status; repeat. The next call's processes are
-        made as soon as a call is over, and wait, holding nothing: a call then starts without a fork on its
-        path, with one message from server to runner.
+        """In the zygote: make a call's processes ready, hand the server the pid whose exit ends the call,
+        the call's init and the runner's order socket; wait for the call to end and send the runner's wait
+        status; repeat. A call's processes are made before it is asked for, and wait, holding nothing: a
+        call then starts without a fork on its path, with one message from server to runner.
 
         As root, each call has its own PID namespace, whose init never runs candidate code: when the
-        call is over the init is gone, and so is every process of the call. The init comes from the
-        small factory process (nsinit.py) when it could be started; otherwise it is forked here."""
+        call is over the init is gone, and so is every process of the call. The init comes from the small
+        factory process (nsinit.py; see `_namespace_loop`) while it works; otherwise it is forked here
+        (`_prefork_call`), and the next call is made ready when a call is over."""
         factory = self._start_factory() if self.pid_namespace else None
+        if factory is not None:
+            if not self._namespace_loop(sock, factory):
+                return  # the server is gone
+            self._stop_factory(factory)
         while True:
-            cgroup = b""
-            if self.cgroups is not None:
-                try:  # made here, and joined while the call's processes wait: no migration on a call's path
-                    cgroup = self.cgroups.create().encode()
-                except OSError:
-                    cgroup = b""  # this call without one (its memory is then polled only)
-            init_pidfd = status_r = None
-            if factory is not None:
-                try:
-                    watched, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode())
-                except OSError as e:
-                    os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
-                    factory = self._stop_factory(factory)
-                    continue
-            else:
-                init, order, status_r = self._prefork_call(sock, cgroup.decode())
-                watched = init
+            cgroup = self._new_cgroup()
+            init, order, status_r = self._prefork_call(sock, cgroup.decode())
             try:
                 if init > 0:
-                    head = struct.pack(">iii", watched, init, len(cgroup)) + cgroup
-                    socket.send_fds(sock, [head], [order.fileno()])
+                    socket.send_fds(sock, [struct.pack(">iii", init, init, len(cgroup)) + cgroup], [order.fileno()])
                 else:
                     sock.sendall(struct.pack(">iii", init, 0, 0))
             except OSError:
-                return  # the server is gone (the waiting processes die with us: their parent-death signals)
+                return  # the server is gone (the waiting init dies with us: its parent-death signal)
             if order is not None:
                 order.close()
             if init <= 0:
                 return
-            if init_pidfd is not None:
-                status = self._end_namespace_call(watched, init_pidfd, factory)
-            else:
-                _, status = os.waitpid(init, 0)
-                got = os.read(status_r, 4)
-                os.close(status_r)
-                if len(got) == 4:  # the runner's own status, as the init saw it
-                    status = struct.unpack(">i", got)[0]
+            _, status = os.waitpid(init, 0)
+            got = os.read(status_r, 4)
+            os.close(status_r)
+            if len(got) == 4:  # the runner's own status, as the init saw it
+                status = struct.unpack(">i", got)[0]
             try:
                 sock.sendall(struct.pack(">i", status))
             except OSError:
                 return
+
+    def _new_cgroup(self) -> bytes:
+        """A memory cgroup for the next call (its path), or b"" without (its memory is then polled only)."""
+        if self.cgroups is None:
+            return b""
+        try:
+            return self.cgroups.create().encode()
+        except OSError:
+            return b""
+
+    def _namespace_loop(self, sock: socket.socket, factory: subprocess.Popen) -> bool:
+        """The zygote's loop while the init factory works: each call is made ready (an init from the
+        factory, the runner forked from here into its namespace, in the call's memory cgroup) while the call
+        before it runs, so neither the fork nor the cgroup join is on a call's path. False: the server is
+        gone; True: the factory failed (the caller goes on without it)."""
+        waited: dict[int, int | None] = {}  # runners made here -> wait status, once reaped
+        ready = self._ready_namespace_call(sock, factory, waited, [])
+        while ready is not None:
+            runner, init, init_pidfd, order, cgroup = ready
+            try:
+                socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
+            except OSError:
+                return False
+            finally:
+                order.close()
+            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd])
+            status = self._end_namespace_call(runner, init_pidfd, factory, waited)
+            try:
+                sock.sendall(struct.pack(">i", status))
+            except OSError:
+                return False
+        return True
+
+    def _ready_namespace_call(
+        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
+    ) -> tuple[int, int, int, socket.socket, bytes] | None:
+        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup), or None when the factory
+        failed."""
+        cgroup = self._new_cgroup()
+        try:
+            runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
+        except OSError as e:
+            os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
+            if cgroup:
+                self.cgroups.remove(cgroup.decode())
+            return None
+        waited[runner] = None
+        return runner, init, init_pidfd, order, cgroup
 
     def _start_factory(self) -> subprocess.Popen | None:
         """The init factory (nsinit.py) as a fresh small interpreter, talking over a socket; None if it
@@ -229,7 +262,7 @@ class Supervisor:
         return None
 
     def _prefork_in_namespace(
-        self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str
+        self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str, other_fds: list[int]
     ) -> tuple[int, int, int, socket.socket]:
         """The next call, as root: an init from the factory (pid 1 of a new PID namespace), then the runner
         forked from here into that namespace (so one fork of this large process per call, as without a
@@ -258,8 +291,9 @@ class Supervisor:
             try:
                 zygote_sock.close()
                 channel.close()
-                os.close(init_pidfd)
                 order.close()
+                for fd in [init_pidfd, *other_fds]:  # the running call's init: not the runner's business
+                    os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
                     write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             except BaseException as e:  # noqa: BLE001
@@ -269,42 +303,40 @@ class Supervisor:
         theirs.close()
         return runner, init, init_pidfd, order
 
-    def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen) -> int:
+    def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen, waited: dict) -> int:
         """Wait for the runner (reaping, as they exit, the call's other children of ours: those made with
         clone(CLONE_PARENT)), then kill the call's init, which ends every process left in its namespace.
         The init's exit is reported only once they are all gone (and ours reaped). The runner's status."""
-        status = None
-        while status is None:
-            try:
-                pid, st = os.waitpid(-1, 0)
-            except InterruptedError:
-                continue
-            except ChildProcessError:  # cannot happen (the runner is our child); a failed call if it does
-                status = SETUP_FAILED_EXIT << 8
-                break
-            if pid == runner:
-                status = st
-            elif pid == factory.pid:
-                factory.returncode = st  # gone: the namespace's init died with it (parent-death signal)
+        while waited[runner] is None:
+            if not self._reap_child(0, factory, waited):  # cannot happen (the runner is our child)
+                waited[runner] = SETUP_FAILED_EXIT << 8
         kill_by_pidfd(init_pidfd)
         give_up = time.monotonic() + 10.0
         while not select.select([init_pidfd], [], [], 0.005)[0] and time.monotonic() < give_up:
-            self._reap_children(factory)
-        self._reap_children(factory)
+            while self._reap_child(os.WNOHANG, factory, waited):
+                pass
+        while self._reap_child(os.WNOHANG, factory, waited):
+            pass
         os.close(init_pidfd)
-        return status
+        return waited.pop(runner)
 
     @staticmethod
-    def _reap_children(factory: subprocess.Popen) -> None:
-        while True:
-            try:
-                pid, st = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid == factory.pid:
-                factory.returncode = st
+    def _reap_child(flags: int, factory: subprocess.Popen, waited: dict) -> bool:
+        """Reap one exited child of the zygote (waiting for one unless os.WNOHANG); a runner's status is
+        kept in `waited`. False when there was none to reap."""
+        try:
+            pid, status = os.waitpid(-1, flags)
+        except InterruptedError:
+            return True
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return False
+        if pid in waited:
+            waited[pid] = status
+        elif pid == factory.pid:
+            factory.returncode = status  # gone: its inits died with it (parent-death signal)
+        return True
 
     def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, socket.socket | None, int | None]:
         """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
