@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import psutil
 import pytest
 
 from .conftest import make_sandbox, needs_root, stray_processes
@@ -71,6 +72,21 @@ def test_a_call_sees_only_its_own_processes(solo):
     assert r.ok, r.stderr
     pids = eval(r.stdout)  # noqa: S307 - a list of ints printed by the sandbox
     assert len(pids) <= 3, pids  # the call's init, its runner (and nothing of the host or the server)
+
+
+@needs_root
+def test_a_calls_init_is_not_a_fork_of_the_zygote(solo):
+    # Forking the zygote (the preloaded libraries' page tables) costs about as much CPU as the call's own
+    # fork; the namespace's init comes from the small factory process instead, and runs nothing.
+    r = solo.execute(
+        "import os\nstatus = dict(line.split(':', 1) for line in open('/proc/1/status'))\n"
+        "print(os.getpid(), int(status['VmRSS'].split()[0]) * 1024)\n"
+    )
+    assert r.ok, r.stderr
+    runner_pid, init_rss = map(int, r.stdout.split())
+    assert runner_pid == 2  # the runner is the namespace's second process, forked into it by the zygote
+    zygote_rss = psutil.Process(solo.zygote_pids[0]).memory_info().rss
+    assert init_rss < zygote_rss / 2, (init_rss, zygote_rss)
 
 
 @needs_root
