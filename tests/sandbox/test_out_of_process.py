@@ -142,6 +142,24 @@ def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
     )
 
 
+def test_tests_that_seed_a_shared_random_generator_run_in_the_candidates_process(sandbox):
+    # The official harness runs the tests and the candidate in one process: a seed the test sets decides
+    # what the candidate draws (BigCodeBench/93's expected values come from such draws).
+    test = (
+        "import unittest\nimport numpy as np\nimport random\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n"
+        "        np.random.seed(7)\n        want = (np.random.randint(0, 10**9), random.random())\n"
+        "        np.random.seed(7)\n        self.assertEqual(task_func(), want[0])\n"
+    )
+    code = "import numpy as np\ndef task_func():\n    return int(np.random.randint(0, 10**9))\n"
+    r = sandbox.run_tests(code, test, harness="unittest")
+    assert (r.passed, r.trust) == (True, "in_process"), r
+    assert plan(test, "unittest") == ("in_process", "np.random.seed")
+    assert plan("import random\ndef test_a():\n    random.seed(1)\n", "pytest") == ("in_process", "random.seed")
+    # drawing data, without seeding a generator the candidate shares, stays out of process
+    assert plan("import random\ndef test_a():\n    xs = [random.random()]\n", "pytest") == ("out_of_process", None)
+
+
 def test_switched_off_every_verdict_is_in_process():
     with make_sandbox(workers=1, out_of_process=False) as sb:
         r = sb.run_tests(
