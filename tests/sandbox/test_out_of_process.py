@@ -98,6 +98,19 @@ def test_objects_exceptions_in_place_changes_and_callbacks(sandbox):
     assert (r.passed, r.n_tests, r.trust) == (True, 4, "out_of_process"), r
 
 
+def test_a_callback_of_the_tests_answers_refused_attributes_as_missing(sandbox):
+    # pandas' apply probes the function it is given (`hasattr(f, "ndim")`) before calling it
+    # (BigCodeBench/187): a refused attribute is an AttributeError there, never an error of the channel.
+    code = (
+        "def apply(f, xs):\n"
+        "    assert not hasattr(f, 'ndim')\n"
+        "    leaked = getattr(f, '__globals__', None)\n"
+        "    return [f(x) for x in xs], leaked is None\n"
+    )
+    r = pytest_grade(sandbox, code, "def test_it():\n    assert apply(lambda x: x + 1, [1, 2]) == ([2, 3], True)\n")
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
 def test_a_candidate_object_never_equals_a_value_of_the_tests(sandbox):
     code = (
         "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
