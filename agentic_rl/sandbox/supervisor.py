@@ -117,6 +117,7 @@ class Supervisor:
         self._cgroup: str | None = None  # the current call's memory cgroup
         self._init_pid: int | None = None  # the current call's init
         self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
+        self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -154,9 +155,15 @@ class Supervisor:
         (`_prefork_call`), and the next call is made ready when a call is over."""
         factory = self._start_factory() if self.pid_namespace else None
         if factory is not None:
+            own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self._zygote_fds = [own_namespace]  # not the runners' (they close it)
             if not self._namespace_loop(sock, factory):
                 return  # the server is gone
             self._stop_factory(factory)
+            try:  # our next child in our own namespace again (the last call's is gone with its init)
+                setns(own_namespace, CLONE_NEWPID)
+            except OSError:
+                return  # the server sees the zygote gone, and is restarted
         while True:
             cgroup = self._new_cgroup()
             init, order, status_r = self._prefork_call(sock, cgroup.decode())
@@ -199,6 +206,10 @@ class Supervisor:
         ready = self._ready_namespace_call(sock, factory, waited, [])
         while ready is not None:
             runner, init, init_pidfd, order, cgroup = ready
+            if select.select([init_pidfd], [], [], 0)[0]:  # its init died (with the factory): make it again
+                self._discard(ready, factory, waited)
+                ready = self._ready_namespace_call(sock, factory, waited, [])
+                continue
             try:
                 socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
             except OSError:
@@ -212,6 +223,19 @@ class Supervisor:
             except OSError:
                 return False
         return True
+
+    def _discard(self, ready: tuple, factory: subprocess.Popen, waited: dict) -> None:
+        """Drop a call made ready whose namespace is gone: its runner (killed with the namespace, or ended
+        by EOF on its order socket) reaped, its cgroup removed."""
+        runner, _, init_pidfd, order, cgroup = ready
+        order.close()
+        os.close(init_pidfd)
+        while waited[runner] is None:
+            if not self._reap_child(0, factory, waited):
+                break
+        waited.pop(runner, None)
+        if cgroup:
+            self.cgroups.remove(cgroup.decode())
 
     def _ready_namespace_call(
         self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
@@ -292,7 +316,7 @@ class Supervisor:
                 zygote_sock.close()
                 channel.close()
                 order.close()
-                for fd in [init_pidfd, *other_fds]:  # the running call's init: not the runner's business
+                for fd in [init_pidfd, *other_fds, *self._zygote_fds]:  # not the runner's business
                     os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
                     write_text(os.path.join(cgroup, "cgroup.procs"), "0")

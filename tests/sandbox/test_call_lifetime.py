@@ -90,6 +90,23 @@ def test_a_calls_init_is_not_a_fork_of_the_zygote(solo):
 
 
 @needs_root
+def test_calls_go_on_when_the_init_factory_dies():
+    # The zygote then forks each call's init itself (the slower way), in its own PID namespace again.
+    with make_sandbox(workers=1) as sb:
+        assert sb.execute("print(1)").stdout == "1\n"
+        zygote = psutil.Process(sb.zygote_pids[0])
+        factories = [p for p in zygote.children() if "-S" in p.cmdline()]
+        assert len(factories) == 1, [p.cmdline() for p in zygote.children()]
+        factories[0].kill()
+        results = [sb.execute("import os\nprint(os.getpid())") for _ in range(3)]
+        # the call already handed to the server when its namespace died fails ("killed"); later ones run
+        assert [r.ok for r in results[1:]] == [True] * 2, results
+        assert results[-1].stdout.strip() in ("2", "3")  # a fresh PID namespace per call still
+        assert sb.zygote_pids == [zygote.pid]  # the same zygote: the server was not restarted
+        assert stray_processes(sb, wait_s=1.0) == []
+
+
+@needs_root
 def test_zombies_of_a_call_do_not_use_up_later_calls_processes():
     with make_sandbox(workers=1, nproc=32) as sb:
         zombies = CLONE_PARENT_CHILD + (
