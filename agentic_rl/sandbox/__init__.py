@@ -24,8 +24,9 @@ How a call runs (details and known weaknesses: README.md beside this file):
     call ends, every process of the worker uid is killed (kill(-1) run as that uid) and, as a child
     subreaper, every remaining descendant (setsid daemons included) is killed and reaped. Every
     failure becomes a status; the caller never gets an exception for bad code.
-  * Each call has its own PID namespace (its init reaps every process of the call; when the runner
-    exits, everything left in the namespace is killed) and, where the host allows, its own memory
+  * Each call has its own PID namespace (its init, a small process of nsinit.py, never lets a process
+    of the call stay a zombie; when the runner exits the init is killed, and with it everything left
+    in the namespace) and, where the host allows, its own memory
     cgroup (memfd pages, tmpfs and socket buffers count against memory_mb).
   * Graders: the verdict comes only from a harness report written to a separate pipe with a per-call
     nonce, never from stdout or the exit code; a run that ends before the harness reports is a failure.

@@ -39,6 +39,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 libc.unshare.argtypes = [ctypes.c_int]
+libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 
 
@@ -50,6 +51,10 @@ def check_rc(rc: int, what: str) -> None:
 
 def unshare(flags: int) -> None:
     check_rc(libc.unshare(flags), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    check_rc(libc.setns(fd, nstype), "setns")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:

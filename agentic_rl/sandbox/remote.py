@@ -118,6 +118,10 @@ class Unsupported(Exception):
     """A value or operation the channel cannot carry."""
 
 
+class NotServed(Unsupported):
+    """An attribute of this side's object the other side may not have (answered as AttributeError)."""
+
+
 class ChannelClosed(Exception):
     """The other side is gone (it exited, crashed, or closed the channel)."""
 
@@ -661,6 +665,10 @@ class Endpoint:
             reply = {"value": self.codec.encode(value)}
             if mutated:
                 reply["mutated"] = mutated
+        except NotServed as e:
+            # as Python answers an attribute an object does not have: the asking side's hasattr() and
+            # getattr(x, name, default) go on (pandas probes a callback for `ndim` before calling it)
+            reply = {"raise": self.codec.encode_exception(AttributeError(str(e)))}
         except Unsupported as e:
             reply = {"unsupported": str(e)}
         except ChannelClosed:
@@ -728,7 +736,7 @@ def _check_attribute_request(target: object, name: str) -> None:
     import types
 
     if name.startswith("_"):
-        raise Unsupported(f"attribute {name!r} is not served")
+        raise NotServed(f"attribute {name!r} is not served")
     if isinstance(
         target,
         (
@@ -742,7 +750,7 @@ def _check_attribute_request(target: object, name: str) -> None:
             types.GeneratorType,
         ),
     ):
-        raise Unsupported(f"attributes of a {type(target).__name__} are not served")
+        raise NotServed(f"attributes of a {type(target).__name__} are not served")
 
 
 def _assign_in_place(original: object, new: object) -> None:

@@ -12,20 +12,28 @@ One server per worker slot; it handles one call at a time, so everything it sees
      |          output cap, collect stdout/stderr/harness report, kill everything of the call, reply.
      +- zygote  forked before the first request is read, so it never holds request data (no call can
          |      read another task's tests back from the memory it was forked from); ahead of each call
-         |      it forks the call's init (which forks the runner: both wait), hands the server the init's
-         |      pid and the runner's order socket, and later sends the runner's wait status. The server
+         |      it has the factory make the call's init, forks the runner into the init's PID namespace,
+         |      hands the server the runner's pid and order socket, and once the runner has exited and
+         |      the init is killed (the namespace with it), sends the runner's wait status. The server
          |      sends the runner its pipe ends; the request goes from the server to the runner alone.
-         +- init    pid 1 of the call's own PID namespace (as root), in the call's memory cgroup; reaps
-             |      every process of the call; when the runner exits it exits, and the kernel kills
-             |      whatever is left in the namespace (clone(CLONE_PARENT) children included)
-             +- runner  new session, own mount and IPC namespaces with a fresh tmpfs as /tmp (also over
-                  |     every world-writable directory) and the namespace's own /proc, rlimits, the slot's
-                  |     unprivileged uid with empty keyrings, no_new_privs, scrubbed env; runs the code
-                  |     (harness.py); for a grading out of process it is the tests' process, and forks
-                  +- candidate  (isolated.py) the candidate's code, answering over a channel (remote.py)
+         +- factory  (nsinit.py, as root) a small fresh interpreter, started once: per call it forks an
+         |   |       init into a new PID namespace (forking it is cheap; forking the zygote is not)
+         |   +- init  pid 1 of the call's PID namespace; runs nothing and ignores SIGCHLD (the kernel
+         |            reaps the call's orphans at once); killed when the runner has exited, and the kernel
+         |            then kills whatever is left in the namespace (clone(CLONE_PARENT) children included)
+         +- runner  pid 2 of that namespace, in the call's memory cgroup; new session, own mount and IPC
+              |     namespaces with a fresh tmpfs as /tmp (also over every world-writable directory) and
+              |     the namespace's own /proc, rlimits, the slot's unprivileged uid with empty keyrings,
+              |     no_new_privs, scrubbed env; runs the code (harness.py); for a grading out of process
+              |     it is the tests' process, and forks
+              +- candidate  (isolated.py) the candidate's code, answering over a channel (remote.py)
+
+Without root (no PID namespace), or if the factory cannot start, the zygote forks each call's init itself
+(a child subreaper without root), and the init forks the runner.
 
 Modules: `wire` (framing), `linux` (system calls), `mounts` (the server's namespaces), `cgroups` (memory
-cgroups), `supervisor` (one call), `procfs` (reading a call's processes), `reports` (the harness report).
+cgroups), `supervisor` (one call), `nsinit` (the init factory), `procfs` (reading a call's processes),
+`reports` (the harness report).
 
 Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
 message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.

@@ -13,14 +13,17 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups
 from agentic_rl.sandbox.linux import (
     CLONE_NEWIPC,
     CLONE_NEWNS,
+    CLONE_NEWPID,
     MS_BIND,
     MS_NODEV,
     MS_NOEXEC,
@@ -36,6 +39,7 @@ from agentic_rl.sandbox.linux import (
     mount,
     open_pidfd,
     prctl,
+    setns,
     setrlimit_capped,
     unshare,
     within,
@@ -50,6 +54,17 @@ MAX_RESULT_BYTES = 4 * 1024 * 1024
 SETUP_FAILED_EXIT = 125
 READ_CHUNK = 1 << 16
 MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is checked
+
+
+def _read_nsinit() -> str | None:
+    """nsinit.py's text, read when this module is imported: before the server hides the repository."""
+    try:
+        return (Path(__file__).resolve().parent / "nsinit.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+NSINIT_SOURCE = _read_nsinit()
 
 # Environment variables every sandboxed program sees; nothing else of the caller's environment is passed.
 THREAD_ENV = {
@@ -101,6 +116,8 @@ class Supervisor:
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
         self._init_pid: int | None = None  # the current call's init
+        self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
+        self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -127,26 +144,34 @@ class Supervisor:
         return self._zygote_pid
 
     def _zygote_loop(self, sock: socket.socket) -> None:
-        """In the zygote: fork the next call's init (see `_call_init`), which forks its runner; hand the
-        server the init's pid and the runner's order socket; wait for the init and send the runner's wait
-        status; repeat. The next call's processes are made as soon as a call is over, and wait, holding
-        nothing: a call then starts without a fork on its path, with one message from server to runner.
+        """In the zygote: make a call's processes ready, hand the server the pid whose exit ends the call,
+        the call's init and the runner's order socket; wait for the call to end and send the runner's wait
+        status; repeat. A call's processes are made before it is asked for, and wait, holding nothing: a
+        call then starts without a fork on its path, with one message from server to runner.
 
-        The init is what the server watches and kills: as root, the first process of a new PID namespace,
-        so when it exits nothing of the call is left. It never runs candidate code."""
+        As root, each call has its own PID namespace, whose init never runs candidate code: when the
+        call is over the init is gone, and so is every process of the call. The init comes from the small
+        factory process (nsinit.py; see `_namespace_loop`) while it works; otherwise it is forked here
+        (`_prefork_call`), and the next call is made ready when a call is over."""
+        factory = self._start_factory() if self.pid_namespace else None
+        if factory is not None:
+            own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self._zygote_fds = [own_namespace]  # not the runners' (they close it)
+            if not self._namespace_loop(sock, factory):
+                return  # the server is gone
+            self._stop_factory(factory)
+            try:  # our next child in our own namespace again (the last call's is gone with its init)
+                setns(own_namespace, CLONE_NEWPID)
+            except OSError:
+                return  # the server sees the zygote gone, and is restarted
         while True:
-            cgroup = b""
-            if self.cgroups is not None:
-                try:  # made here, and joined while the call's processes wait: no migration on a call's path
-                    cgroup = self.cgroups.create().encode()
-                except OSError:
-                    cgroup = b""  # this call without one (its memory is then polled only)
+            cgroup = self._new_cgroup()
             init, order, status_r = self._prefork_call(sock, cgroup.decode())
             try:
                 if init > 0:
-                    socket.send_fds(sock, [struct.pack(">ii", init, len(cgroup)) + cgroup], [order.fileno()])
+                    socket.send_fds(sock, [struct.pack(">iii", init, init, len(cgroup)) + cgroup], [order.fileno()])
                 else:
-                    sock.sendall(struct.pack(">ii", init, 0))
+                    sock.sendall(struct.pack(">iii", init, 0, 0))
             except OSError:
                 return  # the server is gone (the waiting init dies with us: its parent-death signal)
             if order is not None:
@@ -162,6 +187,180 @@ class Supervisor:
                 sock.sendall(struct.pack(">i", status))
             except OSError:
                 return
+
+    def _new_cgroup(self) -> bytes:
+        """A memory cgroup for the next call (its path), or b"" without (its memory is then polled only)."""
+        if self.cgroups is None:
+            return b""
+        try:
+            return self.cgroups.create().encode()
+        except OSError:
+            return b""
+
+    def _namespace_loop(self, sock: socket.socket, factory: subprocess.Popen) -> bool:
+        """The zygote's loop while the init factory works: each call is made ready (an init from the
+        factory, the runner forked from here into its namespace, in the call's memory cgroup) while the call
+        before it runs, so neither the fork nor the cgroup join is on a call's path. False: the server is
+        gone; True: the factory failed (the caller goes on without it)."""
+        waited: dict[int, int | None] = {}  # runners made here -> wait status, once reaped
+        ready = self._ready_namespace_call(sock, factory, waited, [])
+        while ready is not None:
+            runner, init, init_pidfd, order, cgroup = ready
+            if select.select([init_pidfd], [], [], 0)[0]:  # its init died (with the factory): make it again
+                self._discard(ready, factory, waited)
+                ready = self._ready_namespace_call(sock, factory, waited, [])
+                continue
+            try:
+                socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
+            except OSError:
+                return False
+            finally:
+                order.close()
+            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd])
+            status = self._end_namespace_call(runner, init_pidfd, factory, waited)
+            try:
+                sock.sendall(struct.pack(">i", status))
+            except OSError:
+                return False
+        return True
+
+    def _discard(self, ready: tuple, factory: subprocess.Popen, waited: dict) -> None:
+        """Drop a call made ready whose namespace is gone: its runner (killed with the namespace, or ended
+        by EOF on its order socket) reaped, its cgroup removed."""
+        runner, _, init_pidfd, order, cgroup = ready
+        order.close()
+        os.close(init_pidfd)
+        while waited[runner] is None:
+            if not self._reap_child(0, factory, waited):
+                break
+        waited.pop(runner, None)
+        if cgroup:
+            self.cgroups.remove(cgroup.decode())
+
+    def _ready_namespace_call(
+        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
+    ) -> tuple[int, int, int, socket.socket, bytes] | None:
+        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup), or None when the factory
+        failed."""
+        cgroup = self._new_cgroup()
+        try:
+            runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
+        except OSError as e:
+            os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
+            if cgroup:
+                self.cgroups.remove(cgroup.decode())
+            return None
+        waited[runner] = None
+        return runner, init, init_pidfd, order, cgroup
+
+    def _start_factory(self) -> subprocess.Popen | None:
+        """The init factory (nsinit.py) as a fresh small interpreter, talking over a socket; None if it
+        cannot be started (no source, no exec): inits are then forked from the zygote."""
+        if NSINIT_SOURCE is None:
+            return None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", NSINIT_SOURCE, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env={"PATH": BASE_ENV["PATH"], "LANG": "C.UTF-8"},
+            )
+        except OSError as e:
+            os.write(2, f"sandbox init factory did not start ({e}); inits are forked by the zygote\n".encode())
+            ours.close()
+            return None
+        finally:
+            theirs.close()
+        proc.channel = ours  # type: ignore[attr-defined]
+        return proc
+
+    @staticmethod
+    def _stop_factory(factory: subprocess.Popen) -> None:
+        factory.channel.close()  # type: ignore[attr-defined]
+        try:
+            factory.kill()
+            factory.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired, ChildProcessError):
+            pass
+        return None
+
+    def _prefork_in_namespace(
+        self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str, other_fds: list[int]
+    ) -> tuple[int, int, int, socket.socket]:
+        """The next call, as root: an init from the factory (pid 1 of a new PID namespace), then the runner
+        forked from here into that namespace (so one fork of this large process per call, as without a
+        namespace), which joins the call's memory cgroup and waits for its order.
+        (runner pid, init pid, init pidfd, the runner's order socket); OSError when the factory fails."""
+        channel = factory.channel  # type: ignore[attr-defined]
+        channel.settimeout(30.0)
+        channel.sendall(b"n")
+        head, fds, _, _ = socket.recv_fds(channel, 4, 2)
+        init = struct.unpack(">i", head)[0] if len(head) == 4 else -1
+        if init <= 0 or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            raise OSError(-init if init < 0 else 0, "the factory made no init")
+        init_pidfd, namespace = fds
+        try:
+            setns(namespace, CLONE_NEWPID)  # our next child is the namespace's second process
+        except OSError:
+            os.close(init_pidfd)
+            raise
+        finally:
+            os.close(namespace)
+        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        runner = os.fork()
+        if runner == 0:
+            try:
+                zygote_sock.close()
+                channel.close()
+                order.close()
+                for fd in [init_pidfd, *other_fds, *self._zygote_fds]:  # not the runner's business
+                    os.close(fd)
+                if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
+                    write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+            except BaseException as e:  # noqa: BLE001
+                os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
+                os._exit(SETUP_FAILED_EXIT)
+            self._waiting_runner(theirs)  # never returns
+        theirs.close()
+        return runner, init, init_pidfd, order
+
+    def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen, waited: dict) -> int:
+        """Wait for the runner (reaping, as they exit, the call's other children of ours: those made with
+        clone(CLONE_PARENT)), then kill the call's init, which ends every process left in its namespace.
+        The init's exit is reported only once they are all gone (and ours reaped). The runner's status."""
+        while waited[runner] is None:
+            if not self._reap_child(0, factory, waited):  # cannot happen (the runner is our child)
+                waited[runner] = SETUP_FAILED_EXIT << 8
+        kill_by_pidfd(init_pidfd)
+        give_up = time.monotonic() + 10.0
+        while not select.select([init_pidfd], [], [], 0.005)[0] and time.monotonic() < give_up:
+            while self._reap_child(os.WNOHANG, factory, waited):
+                pass
+        while self._reap_child(os.WNOHANG, factory, waited):
+            pass
+        os.close(init_pidfd)
+        return waited.pop(runner)
+
+    @staticmethod
+    def _reap_child(flags: int, factory: subprocess.Popen, waited: dict) -> bool:
+        """Reap one exited child of the zygote (waiting for one unless os.WNOHANG); a runner's status is
+        kept in `waited`. False when there was none to reap."""
+        try:
+            pid, status = os.waitpid(-1, flags)
+        except InterruptedError:
+            return True
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return False
+        if pid in waited:
+            waited[pid] = status
+        elif pid == factory.pid:
+            factory.returncode = status  # gone: its inits died with it (parent-death signal)
+        return True
 
     def _prefork_call(self, zygote_sock: socket.socket, cgroup: str) -> tuple[int, socket.socket | None, int | None]:
         """Fork the next call's init, which forks its runner; the runner waits for its order. (pid, the
@@ -253,11 +452,13 @@ class Supervisor:
 
     def _fork_runner(self, fds: list[int], memory_limit: int | None = None) -> int:
         """Start the call the zygote has made ready (its init and waiting runner, already in a fresh memory
-        cgroup): set the cgroup's limit, send the runner its pipe ends; the init's pid."""
+        cgroup): set the cgroup's limit, send the runner its pipe ends. The pid whose exit ends the call:
+        the runner (its init came from the factory), or the init the zygote forked (which exits after
+        the runner)."""
         try:
             self._zygote_sock.settimeout(30.0)
-            head, got, _, _ = socket.recv_fds(self._zygote_sock, 8, 1)
-            pid, n = struct.unpack(">ii", head) if len(head) == 8 else (-1, 0)
+            head, got, _, _ = socket.recv_fds(self._zygote_sock, 12, 1)
+            pid, init, n = struct.unpack(">iii", head) if len(head) == 12 else (-1, -1, 0)
             cgroup = self._recv_exact(n).decode() if n > 0 else ""
         except (OSError, EOFError, ValueError) as e:
             self._zygote_pid = None
@@ -267,7 +468,7 @@ class Supervisor:
                 os.close(fd)
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
-        self._init_pid = pid
+        self._watched_pid, self._init_pid = pid, init
         if cgroup and self.cgroups is not None:
             self._cgroup = cgroup
             if memory_limit:
@@ -367,7 +568,7 @@ class Supervisor:
             if pidfd is not None:
                 os.close(pidfd)
             self._kill_all(uid)
-            self._init_pid = None
+            self._init_pid = self._watched_pid = None
             if self._cgroup is not None:
                 self.cgroups.remove(self._cgroup)
                 self._cgroup = None
@@ -392,11 +593,14 @@ class Supervisor:
         }
 
     def _call_processes(self) -> list[int]:
-        """Every process of the current call: its memory cgroup's; else its init and what is below it, and
-        what was orphaned to us (not the zygote, nor the next call's processes the zygote made ready)."""
+        """Every process of the current call: its memory cgroup's; else its init and runner and what is
+        below them, and what was orphaned to us (not the zygote, nor the next call's processes the zygote
+        made ready)."""
         if self._cgroup is not None:
             return self.cgroups.processes(self._cgroup)
-        below_zygote = [self._init_pid] + descendants(self._init_pid) if self._init_pid else []
+        below_zygote = []
+        for top in dict.fromkeys(p for p in (self._init_pid, self._watched_pid) if p):
+            below_zygote += [top] + descendants(top)
         return below_zygote + descendants(os.getpid(), skip=self._zygote_pid)
 
     def _memory_check(self, limit: int | None):

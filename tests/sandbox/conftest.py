@@ -54,16 +54,19 @@ def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
 
 
 def _next_call(zygote: int) -> list[psutil.Process]:
-    """The next call's init and runner, forked by the zygote ahead of time (they wait for an order and
-    belong to no call): exactly one child of the zygote with exactly one child, neither of a worker uid."""
+    """What the zygote keeps ready and belongs to no call, all of the zygote's uid: the next call's runner
+    (a childless child of the zygote) and the init factory with the inits it made (childless), or where
+    the zygote forks inits itself, the next call's init with its runner."""
     try:
-        inits = psutil.Process(zygote).children()
-        if len(inits) != 1:
-            return []
-        runners = inits[0].children()
-        if len(runners) != 1 or runners[0].children() or runners[0].uids().real != inits[0].uids().real:
-            return []
-        return [inits[0], runners[0]]
+        z = psutil.Process(zygote)
+        owner = z.uids().real
+        ready = []
+        for child in z.children():
+            below = child.children()
+            if child.uids().real != owner or any(p.children() or p.uids().real != owner for p in below):
+                continue
+            ready += [child, *below]
+        return ready
     except psutil.Error:
         return []
 

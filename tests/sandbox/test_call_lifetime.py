@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 
+import psutil
 import pytest
 
 from .conftest import make_sandbox, needs_root, stray_processes
@@ -71,6 +72,38 @@ def test_a_call_sees_only_its_own_processes(solo):
     assert r.ok, r.stderr
     pids = eval(r.stdout)  # noqa: S307 - a list of ints printed by the sandbox
     assert len(pids) <= 3, pids  # the call's init, its runner (and nothing of the host or the server)
+
+
+@needs_root
+def test_a_calls_init_is_not_a_fork_of_the_zygote(solo):
+    # Forking the zygote (the preloaded libraries' page tables) costs about as much CPU as the call's own
+    # fork; the namespace's init comes from the small factory process instead, and runs nothing.
+    r = solo.execute(
+        "import os\nstatus = dict(line.split(':', 1) for line in open('/proc/1/status'))\n"
+        "print(os.getpid(), int(status['VmRSS'].split()[0]) * 1024)\n"
+    )
+    assert r.ok, r.stderr
+    runner_pid, init_rss = map(int, r.stdout.split())
+    assert runner_pid == 2  # the runner is the namespace's second process, forked into it by the zygote
+    zygote_rss = psutil.Process(solo.zygote_pids[0]).memory_info().rss
+    assert init_rss < zygote_rss / 2, (init_rss, zygote_rss)
+
+
+@needs_root
+def test_calls_go_on_when_the_init_factory_dies():
+    # The zygote then forks each call's init itself (the slower way), in its own PID namespace again.
+    with make_sandbox(workers=1) as sb:
+        assert sb.execute("print(1)").stdout == "1\n"
+        zygote = psutil.Process(sb.zygote_pids[0])
+        factories = [p for p in zygote.children() if "-S" in p.cmdline()]
+        assert len(factories) == 1, [p.cmdline() for p in zygote.children()]
+        factories[0].kill()
+        results = [sb.execute("import os\nprint(os.getpid())") for _ in range(3)]
+        # the call already handed to the server when its namespace died fails ("killed"); later ones run
+        assert [r.ok for r in results[1:]] == [True] * 2, results
+        assert results[-1].stdout.strip() in ("2", "3")  # a fresh PID namespace per call still
+        assert sb.zygote_pids == [zygote.pid]  # the same zygote: the server was not restarted
+        assert stray_processes(sb, wait_s=1.0) == []
 
 
 @needs_root

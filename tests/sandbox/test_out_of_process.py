@@ -98,6 +98,19 @@ def test_objects_exceptions_in_place_changes_and_callbacks(sandbox):
     assert (r.passed, r.n_tests, r.trust) == (True, 4, "out_of_process"), r
 
 
+def test_a_callback_of_the_tests_answers_refused_attributes_as_missing(sandbox):
+    # pandas' apply probes the function it is given (`hasattr(f, "ndim")`) before calling it
+    # (BigCodeBench/187): a refused attribute is an AttributeError there, never an error of the channel.
+    code = (
+        "def apply(f, xs):\n"
+        "    assert not hasattr(f, 'ndim')\n"
+        "    leaked = getattr(f, '__globals__', None)\n"
+        "    return [f(x) for x in xs], leaked is None\n"
+    )
+    r = pytest_grade(sandbox, code, "def test_it():\n    assert apply(lambda x: x + 1, [1, 2]) == ([2, 3], True)\n")
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
 def test_a_candidate_object_never_equals_a_value_of_the_tests(sandbox):
     code = (
         "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
@@ -140,6 +153,24 @@ def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
         "in_process",
         "pickle",
     )
+
+
+def test_tests_that_seed_a_shared_random_generator_run_in_the_candidates_process(sandbox):
+    # The official harness runs the tests and the candidate in one process: a seed the test sets decides
+    # what the candidate draws (BigCodeBench/93's expected values come from such draws).
+    test = (
+        "import unittest\nimport numpy as np\nimport random\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n"
+        "        np.random.seed(7)\n        want = (np.random.randint(0, 10**9), random.random())\n"
+        "        np.random.seed(7)\n        self.assertEqual(task_func(), want[0])\n"
+    )
+    code = "import numpy as np\ndef task_func():\n    return int(np.random.randint(0, 10**9))\n"
+    r = sandbox.run_tests(code, test, harness="unittest")
+    assert (r.passed, r.trust) == (True, "in_process"), r
+    assert plan(test, "unittest") == ("in_process", "np.random.seed")
+    assert plan("import random\ndef test_a():\n    random.seed(1)\n", "pytest") == ("in_process", "random.seed")
+    # drawing data, without seeding a generator the candidate shares, stays out of process
+    assert plan("import random\ndef test_a():\n    xs = [random.random()]\n", "pytest") == ("out_of_process", None)
 
 
 def test_switched_off_every_verdict_is_in_process():
