@@ -418,13 +418,13 @@ def _child(
     tests: list[str],
     quiet: bool,
     modules_out: Path | None,
-    trace: Path | None = None,
+    trace: tuple[tuple[Path, ...], Path] | None = None,
 ) -> None:
     """In the forked child: install the mutant (if any) and run the tests; exit with pytest's code.
 
     With `modules_out`, the third-party modules the run imported are written there, one per line (the parent
-    imports them before the mutants, so that each child starts with them loaded). With `trace` (the unmutated
-    run only), the lines of that file each test ran are written there as JSON (see `record_lines`)."""
+    imports them before the mutants, so that each child starts with them loaded). With `trace` (files, out),
+    for the unmutated run, the lines of those files each test ran are written to out (see `record_lines`)."""
     import pytest
 
     if path is not None and index is not None:
@@ -434,8 +434,8 @@ def _child(
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
     args = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
-    if trace is not None and path is not None:
-        code = record_lines(path, args, trace)
+    if trace is not None:
+        code = record_lines(trace[0], args, trace[1])
     else:
         code = pytest.main(args)
     if modules_out is not None:
@@ -448,16 +448,17 @@ def _child(
 OUTSIDE = "outside"  # the coverage context of code run outside every test (collection, imports)
 
 
-def record_lines(path: Path, pytest_args: list[str], out: Path) -> int:
-    """Run pytest under coverage with one context per test phase; write which tests ran each line of `path`.
+def record_lines(paths: tuple[Path, ...], pytest_args: list[str], out: Path) -> int:
+    """Run pytest under coverage with one context per test phase; write which tests ran each line of `paths`.
 
-    `out` gets {"lines": {line: [context, ...]}, "durations": {node id: seconds}, "wall": seconds}, where a
+    `out` gets {"lines": {file: {line: [context, ...]}}, "durations": {node id: seconds}, "wall": seconds}, where
+    a file is repository-relative and a
     context is "call <node id>" (the test body), "fixture <node id>" (its setup or teardown, where a module
     or session fixture may compute what later tests of the file use) or OUTSIDE. Returns pytest's code."""
     import coverage
     import pytest
 
-    cov = coverage.Coverage(data_file=None, include=[str(path)], config_file=False)
+    cov = coverage.Coverage(data_file=None, include=[str(p) for p in paths], config_file=False)
     durations: dict[str, float] = {}
 
     class Contexts:
@@ -490,10 +491,14 @@ def record_lines(path: Path, pytest_args: list[str], out: Path) -> int:
     finally:
         cov.stop()
     data = cov.get_data()
-    measured = {Path(f).resolve(): f for f in data.measured_files()}
-    by_line = data.contexts_by_lineno(measured[path.resolve()]) if path.resolve() in measured else {}
+    lines: dict[str, dict[str, list[str]]] = {}
+    for measured in data.measured_files():
+        by_line = data.contexts_by_lineno(measured)
+        lines[_relative(Path(measured))] = {
+            str(line): sorted(ctx or OUTSIDE for ctx in contexts) for line, contexts in by_line.items()
+        }
     record = {
-        "lines": {str(line): sorted(ctx or OUTSIDE for ctx in contexts) for line, contexts in by_line.items()},
+        "lines": lines,
         "durations": durations,
         "wall": time.perf_counter() - started,
     }
@@ -510,7 +515,7 @@ def select_tests(m: Mutant, record: dict | None) -> list[str] | None:
         return None
     contexts: set[str] = set()
     for line in range(m.first_line, m.last_line + 1):
-        contexts.update(record["lines"].get(str(line), ()))
+        contexts.update(record["lines"].get(m.file, {}).get(str(line), ()))
     if OUTSIDE in contexts:
         return None
     durations: dict[str, float] = record["durations"]
@@ -546,7 +551,7 @@ def run_forked(
     timeout_s: float,
     quiet: bool = True,
     modules_out: Path | None = None,
-    trace: Path | None = None,
+    trace: tuple[tuple[Path, ...], Path] | None = None,
 ) -> tuple[str, float]:
     """Run the tests in a forked child; returns (outcome, seconds): passed | failed | timeout."""
     started = time.perf_counter()
@@ -684,6 +689,7 @@ def _run_all(
     results: dict[str, list[Mutant]],
     skipped: dict[str, str],
 ) -> None:
+    baselines: dict[tuple[str, ...], tuple[float, dict | None] | str] = {}
     for rel, mutants in per_file.items():
         if not mutants:
             continue
@@ -691,26 +697,15 @@ def _run_all(
         if time.perf_counter() > deadline:
             skipped[rel] = "time budget spent before it started"
             continue
-        modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
-        trace_file = None if args.all_tests or not _have_coverage() else Path(tempfile.mkstemp(suffix=".json")[1])
-        # the unmutated run: it must pass; its time (imports included, so an upper bound) sets the time-out
-        outcome, base_s = run_forked(
-            REPO / rel,
-            None,
-            tests,
-            timeout_s=max(args.budget_s, 600.0),
-            modules_out=modules_file,
-            trace=trace_file,
-        )
-        if outcome != "passed":
-            skipped[rel] = f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
+        key = tuple(tests)
+        if key not in baselines:  # one unmutated run for every file that maps to the same tests
+            group = tuple(REPO / r for r, ms in per_file.items() if ms and tuple(mapped_tests(r, TEST_MAP)) == key)
+            baselines[key] = _baseline(group, tests, args)
+        baseline = baselines[key]
+        if isinstance(baseline, str):
+            skipped[rel] = baseline
             continue
-        preload(modules_file.read_text().split())
-        modules_file.unlink()
-        record = None
-        if trace_file is not None:
-            record = json.loads(trace_file.read_text())
-            trace_file.unlink()
+        base_s, record = baseline
         timeout_s = max(args.min_timeout_s, args.timeout_factor * base_s)
         chosen = set(m.index for m in mutants if args.only is None or m.index in args.only)
         if args.sample is not None and args.sample < len(chosen):
@@ -749,6 +744,32 @@ def _run_all(
             if args.out:
                 with (args.out / "mutants.jsonl").open("a") as fh:
                     fh.write(json.dumps(asdict(m)) + "\n")
+
+
+def _baseline(files: tuple[Path, ...], tests: list[str], args: argparse.Namespace) -> tuple[float, dict | None] | str:
+    """The unmutated run of `tests`: (seconds, line record or None), or why the files are skipped.
+
+    It must pass; its time (imports included, so an upper bound) sets the time-out. It records the lines of
+    all `files` at once, and the parent then imports the third-party modules it used."""
+    modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
+    trace_file = None if args.all_tests or not _have_coverage() else Path(tempfile.mkstemp(suffix=".json")[1])
+    outcome, base_s = run_forked(
+        None,
+        None,
+        tests,
+        timeout_s=max(args.budget_s, 600.0),
+        modules_out=modules_file,
+        trace=None if trace_file is None else (files, trace_file),
+    )
+    if outcome != "passed":
+        return f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
+    preload(modules_file.read_text().split())
+    modules_file.unlink()
+    if trace_file is None:
+        return base_s, None
+    record = json.loads(trace_file.read_text())
+    trace_file.unlink()
+    return base_s, record
 
 
 def _have_coverage() -> bool:

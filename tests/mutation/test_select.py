@@ -66,7 +66,11 @@ def test_each_mutant_runs_only_the_tests_that_ran_its_line(tmp_path: Path, monke
     monkeypatch.syspath_prepend(str(tmp_path))
     trace = tmp_path / "trace.json"
     outcome, _ = run_forked(
-        module, None, [str(tmp_path / "test_toy_selected.py"), "--rootdir", str(tmp_path)], 120.0, trace=trace
+        None,
+        None,
+        [str(tmp_path / "test_toy_selected.py"), "--rootdir", str(tmp_path)],
+        120.0,
+        trace=((module,), trace),
     )
     assert outcome == "passed"
     record = json.loads(trace.read_text())
