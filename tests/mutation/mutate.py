@@ -728,6 +728,8 @@ def _run_all(
             else:
                 run_tests, m_timeout = tests, timeout_s
                 m.tests = "all mapped"
+                if selected is None and record is not None:  # every test that ran, quickest first: kills come sooner
+                    run_tests = sorted(record["durations"], key=lambda n: (record["durations"][n], n))
                 if selected is not None and record is not None:
                     run_tests, m.tests = selected, f"{len(selected)} selected"
                     # the selected tests' own time plus the run's fixed cost (collection), times the factor
