@@ -640,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="run this many mutants per file, drawn at random (--seed)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--tests", nargs="+", help="run these test files instead of the mapped ones (to see one new test kill)"
+    )
+    parser.add_argument(
         "--all-tests",
         action="store_true",
         help="run every mapped test for each mutant, not only the tests that ran its lines unmutated",
@@ -693,13 +696,15 @@ def _run_all(
     for rel, mutants in per_file.items():
         if not mutants:
             continue
-        tests = mapped_tests(rel, TEST_MAP)
+        tests = args.tests or mapped_tests(rel, TEST_MAP)
         if time.perf_counter() > deadline:
             skipped[rel] = "time budget spent before it started"
             continue
         key = tuple(tests)
         if key not in baselines:  # one unmutated run for every file that maps to the same tests
-            group = tuple(REPO / r for r, ms in per_file.items() if ms and tuple(mapped_tests(r, TEST_MAP)) == key)
+            group = tuple(
+                REPO / r for r, ms in per_file.items() if ms and tuple(args.tests or mapped_tests(r, TEST_MAP)) == key
+            )
             baselines[key] = _baseline(group, tests, args)
         baseline = baselines[key]
         if isinstance(baseline, str):
