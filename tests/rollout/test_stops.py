@@ -18,6 +18,14 @@ class ByteTokenizer:
         return b"".join(self.pieces[i] for i in ids).decode("utf-8", errors="replace")
 
 
+class LeadingSpaceTokenizer(ByteTokenizer):
+    """Drops the leading space of the first word it decodes, as SentencePiece tokenizers do."""
+
+    def decode(self, ids: list[int]) -> str:
+        text = super().decode(ids)
+        return text[1:] if text.startswith(" ") else text
+
+
 def tokenizer_of(text_pieces: list[str | bytes]) -> tuple[ByteTokenizer, list[int]]:
     pieces = [p.encode() if isinstance(p, str) else p for p in text_pieces]
     return ByteTokenizer(pieces), list(range(len(pieces)))
@@ -30,11 +38,23 @@ def test_stream_holds_back_half_a_character_and_emits_it_whole() -> None:
     assert stream.text == "caé!" == tok.decode(ids)
 
 
+def test_a_token_without_text_does_not_move_where_decoding_starts() -> None:
+    """Decoding restarted at " b" would drop its space; the stream keeps decoding from "A"."""
+    pieces = [b"A", b"", b" b", b" c"]
+    stream = TextStream(LeadingSpaceTokenizer(pieces))
+    assert [stream.push(i) for i in range(4)] == ["A", "", " b", " c"]
+    assert stream.text == "A b c"
+
+
 def test_scanner_stops_on_a_marker_split_across_tokens() -> None:
     tok, ids = tokenizer_of(["x", "</c", "all>", "y"])
     scanner = StopScanner(tok, StopCondition(lambda t: "</call>" in t, ["</call>"]))
     assert [scanner.push(i) for i in ids[:3]] == [False, False, True]
     assert scanner.full_checks == 1  # only the chunk that completed the marker
+    # the last character alone: the window must reach back the marker's length less one
+    tok, ids = tokenizer_of(["x", "</call", ">"])
+    scanner = StopScanner(tok, StopCondition(lambda t: "</call>" in t, ["</call>", "<m>"]))
+    assert [scanner.push(i) for i in ids] == [False, False, True]
 
 
 def test_the_window_reaches_back_only_as_far_as_a_marker_can_start() -> None:
