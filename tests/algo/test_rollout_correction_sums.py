@@ -66,3 +66,12 @@ def test_a_gap_of_exactly_the_noise_floor_is_a_real_gap() -> None:
     weights = rollout_weights(at_floor, sampler, mask, mode="tis", level="token", cap=2.0).weights
     assert weights[0, 0] == pytest.approx(math.exp(NOISE_FLOOR)) and weights[0, 0] != 1.0
     assert weights[0, 1] == 1.0
+
+
+@pytest.mark.parametrize("mode", ["tis", "mis"])
+def test_a_weight_exactly_at_the_cap_is_kept_and_not_counted_as_capped(mode: str) -> None:
+    """r <= C passes whole (mis masks only r > C); the tie is not a capped token in either mode."""
+    old = torch.tensor([[math.log(2.0), math.log(3.0)]])
+    got = rollout_weights(old, torch.zeros(1, 2), torch.ones(1, 2), mode=mode, level="token", cap=2.0)
+    assert got.weights[0, 0] == pytest.approx(2.0)
+    assert got.capped.tolist() == [[False, True]]
