@@ -5,6 +5,7 @@ Usage (from the repository root; `make mutation ARGS="..."` runs the same):
     python -m tests.mutation.mutate agentic_rl/rewards agentic_rl/algo/core.py   # the given files / packages
     python -m tests.mutation.mutate --list agentic_rl/algo/core.py                # print the mutants only
     python -m tests.mutation.mutate --budget-s 1800 --out outputs/mutation        # every mapped package
+    python -m tests.mutation.mutate --sample 40 --seed 1 agentic_rl/rollout        # 40 mutants per file
 
 A mutant is one of these single edits, found by walking the module's syntax tree (docstrings, annotations
 and the arguments of logging / raise calls are left alone: changing a message is not a behaviour a unit
@@ -15,18 +16,27 @@ test should pin):
 - boolean:     and <-> or,  `not x` -> `x`,  `-x` -> `x` (a negative literal: its sign only, -1 -> 1)
 - constants:   True <-> False,  a number n -> n + 1 (0 -> 1, 1 -> 2, 0.5 -> 1.5 ...), None is left alone
 
-Each mutant runs only the tests mapped to its package (`TEST_MAP`, most specific prefix wins), with `-x`,
-in a child process forked from a parent that has already imported the third-party libraries the unmutated
-run imported (torch, transformers, matplotlib ...), so a mutant costs its tests' run time, not their imports. The
-child loads the mutated module through an import hook ahead of the normal path finder; the file on disk is never
-changed.
-Code that tests run in a separate interpreter (the sandbox's workers, a CLI subprocess) sees the original
-module, so a mutant only reached that way survives: read survivors with that in mind.
+Each module's mapped tests (`TEST_MAP`, most specific prefix wins) first run unmutated under coverage.py,
+which records, for each line of the module, the tests that ran it (their body, or a fixture's setup). A
+mutant in a function body then runs only those tests, quickest first, with `-x`; a mutant that no test
+reaches survives without a run (the tests cannot see it); a mutant that runs at import (module level, a
+default value, a class attribute) or on a line that also ran outside the tests runs every mapped test, and
+so does every mutant with `--all-tests` or without coverage.py. A line run by a fixture's setup selects every
+test of that file, since a module fixture's value reaches them all; a session fixture's value used from other
+files is the one case the selection can miss (`--all-tests` rechecks a survivor). `--sample N` runs N mutants
+per file, drawn with `--seed`.
+
+Each run is in a child process forked from a parent that has already imported the third-party libraries the
+unmutated run imported (torch, transformers, matplotlib ...), so a mutant costs its tests' run time, not their
+imports. The child loads the mutated module through an import hook ahead of the normal path finder; the file
+on disk is never changed. Code that tests run in a separate interpreter (the sandbox's workers, a CLI
+subprocess) sees the original module, so a mutant only reached that way survives: read survivors with that in
+mind.
 
 A mutant is killed when its tests fail, error, or run past the time-out (`--timeout-factor` times the
-unmutated run, at least `--min-timeout-s`). The unmutated run must pass first, else the module is skipped
-and said so. The summary (killed/total per module, then each survivor with its line) is printed as
-Markdown and, with `--out`, written with a JSON record per mutant.
+unmutated time of the tests it runs plus the run's fixed cost, at least `--min-timeout-s`). The unmutated run
+must pass first, else the module is skipped and said so. The summary (killed/total per module, then each
+survivor with its line) is printed as Markdown and, with `--out`, written with a JSON record per mutant.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import random
 import signal
 import sys
 import tempfile
@@ -139,6 +150,11 @@ class Mutant:
     source_line: str  # the original line, stripped
     status: str = ""  # killed (tests failed, or the mutated module did not load) | timeout (a kill) | survived
     seconds: float = 0.0
+    # the lines whose execution runs this site: from its statement's first line to the site's last line
+    first_line: int = 0
+    last_line: int = 0
+    in_function: bool = False  # in a function body (runs when called), not at import (module level, defaults)
+    tests: str = ""  # which tests ran it: "all mapped", "N selected", or "none reached it" (not run)
 
 
 class _Sites(ast.NodeVisitor):
@@ -284,14 +300,45 @@ def find_mutants(path: Path) -> list[Mutant]:
     lines = source.splitlines()
     found: list[Mutant] = []
     rel = _relative(path)
+    tree = ast.parse(source)
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
     def on_site(node: ast.AST, kind: str, detail: int | None) -> None:
+        first, in_function = _placement(node, parents)
         found.append(
-            Mutant(rel, len(found), node.lineno, _describe(node, kind, detail), lines[node.lineno - 1].strip())
+            Mutant(
+                rel,
+                len(found),
+                node.lineno,
+                _describe(node, kind, detail),
+                lines[node.lineno - 1].strip(),
+                first_line=min(first, node.lineno),
+                last_line=node.end_lineno or node.lineno,
+                in_function=in_function,
+            )
         )
 
-    _Sites(on_site).visit(ast.parse(source))
+    _Sites(on_site).visit(tree)
     return found
+
+
+def _placement(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> tuple[int, bool]:
+    """The first line of the site's innermost statement, and whether the site is in a function's body.
+
+    A site outside every function body (module level, class level, a default value, a decorator) runs at
+    import, so any test may depend on it; a site in a body runs when the function is called."""
+    first = node.lineno if isinstance(node, ast.stmt) else 0  # an augmented assignment is its own statement
+    in_function = False
+    child, parent = node, parents.get(node)
+    while parent is not None and not (first and in_function):
+        if not first and isinstance(parent, ast.stmt):
+            first = parent.lineno
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and child in parent.body:
+            in_function = True
+        if isinstance(parent, ast.Lambda) and child is parent.body:
+            in_function = True
+        child, parent = parent, parents.get(parent)
+    return first or node.lineno, in_function
 
 
 def mutated_tree(path: Path, index: int) -> ast.Module:
@@ -365,25 +412,122 @@ def mapped_tests(rel: str, test_map: dict[str, tuple[str, ...]]) -> list[str]:
     return out
 
 
-def _child(path: Path | None, index: int | None, tests: list[str], quiet: bool, modules_out: Path | None) -> None:
+def _child(
+    path: Path | None,
+    index: int | None,
+    tests: list[str],
+    quiet: bool,
+    modules_out: Path | None,
+    trace: tuple[tuple[Path, ...], Path] | None = None,
+) -> None:
     """In the forked child: install the mutant (if any) and run the tests; exit with pytest's code.
 
     With `modules_out`, the third-party modules the run imported are written there, one per line (the parent
-    imports them before the mutants, so that each child starts with them loaded)."""
+    imports them before the mutants, so that each child starts with them loaded). With `trace` (files, out),
+    for the unmutated run, the lines of those files each test ran are written to out (see `record_lines`)."""
     import pytest
 
-    if path is not None:
+    if path is not None and index is not None:
         sys.meta_path.insert(0, _MutantFinder(module_name(path), path, mutated_tree(path, index)))
     if quiet:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-    code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests])
+    args = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", *tests]
+    if trace is not None:
+        code = record_lines(trace[0], args, trace[1])
+    else:
+        code = pytest.main(args)
     if modules_out is not None:
         own = ("agentic_rl", "tests", "conftest", "__main__", "__mp_main__")
         names = sorted(n for n in list(sys.modules) if n.split(".")[0] not in own and "conftest" not in n)
         modules_out.write_text("\n".join(names))
     os._exit(int(code))
+
+
+OUTSIDE = "outside"  # the coverage context of code run outside every test (collection, imports)
+
+
+def record_lines(paths: tuple[Path, ...], pytest_args: list[str], out: Path) -> int:
+    """Run pytest under coverage with one context per test phase; write which tests ran each line of `paths`.
+
+    `out` gets {"lines": {file: {line: [context, ...]}}, "durations": {node id: seconds}, "wall": seconds}, where
+    a file is repository-relative and a
+    context is "call <node id>" (the test body), "fixture <node id>" (its setup or teardown, where a module
+    or session fixture may compute what later tests of the file use) or OUTSIDE. Returns pytest's code."""
+    import coverage
+    import pytest
+
+    cov = coverage.Coverage(data_file=None, include=[str(p) for p in paths], config_file=False)
+    durations: dict[str, float] = {}
+
+    class Contexts:
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_setup(self, item):
+            cov.switch_context(f"fixture {item.nodeid}")
+            yield
+            cov.switch_context(OUTSIDE)
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_call(self, item):
+            cov.switch_context(f"call {item.nodeid}")
+            yield
+            cov.switch_context(OUTSIDE)
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_teardown(self, item):
+            cov.switch_context(f"fixture {item.nodeid}")
+            yield
+            cov.switch_context(OUTSIDE)
+
+        def pytest_runtest_logreport(self, report):
+            durations[report.nodeid] = durations.get(report.nodeid, 0.0) + report.duration
+
+    started = time.perf_counter()
+    cov.start()
+    cov.switch_context(OUTSIDE)
+    try:
+        code = pytest.main(pytest_args, plugins=[Contexts()])
+    finally:
+        cov.stop()
+    data = cov.get_data()
+    lines: dict[str, dict[str, list[str]]] = {}
+    for measured in data.measured_files():
+        by_line = data.contexts_by_lineno(measured)
+        lines[_relative(Path(measured))] = {
+            str(line): sorted(ctx or OUTSIDE for ctx in contexts) for line, contexts in by_line.items()
+        }
+    record = {
+        "lines": lines,
+        "durations": durations,
+        "wall": time.perf_counter() - started,
+    }
+    out.write_text(json.dumps(record))
+    return int(code)
+
+
+def select_tests(m: Mutant, record: dict | None) -> list[str] | None:
+    """The node ids of the unmutated run that ran the mutant's lines, quickest first.
+
+    None: run every mapped test (no record, a site that runs at import, or a line that also ran outside the
+    tests). An empty list: no test reached the lines, so the mutant cannot change what the tests see."""
+    if record is None or not m.in_function:
+        return None
+    contexts: set[str] = set()
+    for line in range(m.first_line, m.last_line + 1):
+        contexts.update(record["lines"].get(m.file, {}).get(str(line), ()))
+    if OUTSIDE in contexts:
+        return None
+    durations: dict[str, float] = record["durations"]
+    chosen: set[str] = set()
+    for context in contexts:
+        phase, node_id = context.split(" ", 1)
+        if phase == "call":
+            chosen.add(node_id)
+        else:  # a fixture's work may be used by every test of its file
+            test_file = node_id.split("::", 1)[0]
+            chosen.update(n for n in durations if n.split("::", 1)[0] == test_file)
+    return sorted(chosen, key=lambda n: (durations.get(n, 0.0), n))
 
 
 def preload(names: list[str]) -> int:
@@ -407,6 +551,7 @@ def run_forked(
     timeout_s: float,
     quiet: bool = True,
     modules_out: Path | None = None,
+    trace: tuple[tuple[Path, ...], Path] | None = None,
 ) -> tuple[str, float]:
     """Run the tests in a forked child; returns (outcome, seconds): passed | failed | timeout."""
     started = time.perf_counter()
@@ -415,7 +560,7 @@ def run_forked(
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.setpgid(0, 0)  # its own group: a time-out ends the tests' own subprocesses too
-            _child(path, index, tests, quiet, modules_out)
+            _child(path, index, tests, quiet, modules_out, trace)
         finally:
             os._exit(70)
     try:
@@ -473,7 +618,11 @@ def summary_markdown(results: dict[str, list[Mutant]], skipped: dict[str, str], 
         out += ["", "Skipped modules:"] + [f"- `{rel}`: {why}" for rel, why in skipped.items()]
     survivors = [m for mutants in results.values() for m in mutants if m.status == "survived"]
     out += ["", f"Survivors ({len(survivors)}):"]
-    out += [f"- `{m.file}:{m.line}` #{m.index} `{m.what}` in `{m.source_line}`" for m in survivors]
+    out += [
+        f"- `{m.file}:{m.line}` #{m.index} `{m.what}` in `{m.source_line}`"
+        + (" (no test reached it)" if m.tests == "none reached it" else "")
+        for m in survivors
+    ]
     if not budget_left:
         out += ["", "The time budget ran out before every mutant ran (see the totals above)."]
     return "\n".join(out)
@@ -488,6 +637,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-factor", type=float, default=4.0)
     parser.add_argument("--min-timeout-s", type=float, default=60.0)
     parser.add_argument("--out", type=Path, help="write summary.md and mutants.jsonl here")
+    parser.add_argument("--sample", type=int, help="run this many mutants per file, drawn at random (--seed)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--tests", nargs="+", help="run these test files instead of the mapped ones (to see one new test kill)"
+    )
+    parser.add_argument(
+        "--all-tests",
+        action="store_true",
+        help="run every mapped test for each mutant, not only the tests that ran its lines unmutated",
+    )
     args = parser.parse_args(argv)
 
     os.chdir(REPO)
@@ -533,40 +692,96 @@ def _run_all(
     results: dict[str, list[Mutant]],
     skipped: dict[str, str],
 ) -> None:
+    baselines: dict[tuple[str, ...], tuple[float, dict | None] | str] = {}
     for rel, mutants in per_file.items():
         if not mutants:
             continue
-        tests = mapped_tests(rel, TEST_MAP)
+        tests = args.tests or mapped_tests(rel, TEST_MAP)
         if time.perf_counter() > deadline:
             skipped[rel] = "time budget spent before it started"
             continue
-        modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
-        # the unmutated run: it must pass; its time (imports included, so an upper bound) sets the time-out
-        outcome, base_s = run_forked(None, None, tests, timeout_s=max(args.budget_s, 600.0), modules_out=modules_file)
-        if outcome != "passed":
-            skipped[rel] = f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
+        key = tuple(tests)
+        if key not in baselines:  # one unmutated run for every file that maps to the same tests
+            group = tuple(
+                REPO / r for r, ms in per_file.items() if ms and tuple(args.tests or mapped_tests(r, TEST_MAP)) == key
+            )
+            baselines[key] = _baseline(group, tests, args)
+        baseline = baselines[key]
+        if isinstance(baseline, str):
+            skipped[rel] = baseline
             continue
-        preload(modules_file.read_text().split())
-        modules_file.unlink()
+        base_s, record = baseline
         timeout_s = max(args.min_timeout_s, args.timeout_factor * base_s)
+        chosen = set(m.index for m in mutants if args.only is None or m.index in args.only)
+        if args.sample is not None and args.sample < len(chosen):
+            chosen = set(random.Random(f"{args.seed} {rel}").sample(sorted(chosen), args.sample))
         print(
-            f"{rel}: {len(mutants)} mutants, tests {' '.join(tests)} ({base_s:.0f} s unmutated, "
-            f"time-out {timeout_s:.0f} s)",
+            f"{rel}: {len(mutants)} mutants ({len(chosen)} to run), tests {' '.join(tests)} ({base_s:.0f} s "
+            f"unmutated, time-out {timeout_s:.0f} s, {'per-mutant selection' if record else 'all tests'})",
             file=sys.stderr,
             flush=True,
         )
         results[rel] = mutants
         for m in mutants:
-            if args.only is not None and m.index not in args.only:
+            if m.index not in chosen:
                 continue
             if time.perf_counter() > deadline:
                 break
-            outcome, m.seconds = run_forked(REPO / rel, m.index, tests, timeout_s)
-            m.status = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome]
-            print(f"  #{m.index} line {m.line} {m.what}: {m.status} ({m.seconds:.1f} s)", file=sys.stderr, flush=True)
+            selected = select_tests(m, record)
+            if selected == []:
+                m.status, m.tests = "survived", "none reached it"
+            else:
+                run_tests, m_timeout = tests, timeout_s
+                m.tests = "all mapped"
+                if selected is None and record is not None:  # every test that ran, quickest first: kills come sooner
+                    run_tests = sorted(record["durations"], key=lambda n: (record["durations"][n], n))
+                if selected is not None and record is not None:
+                    run_tests, m.tests = selected, f"{len(selected)} selected"
+                    # the selected tests' own time plus the run's fixed cost (collection), times the factor
+                    fixed = max(0.0, record["wall"] - sum(record["durations"].values()))
+                    own = sum(record["durations"].get(n, 0.0) for n in selected)
+                    m_timeout = min(timeout_s, max(args.min_timeout_s, args.timeout_factor * (fixed + own)))
+                outcome, m.seconds = run_forked(REPO / rel, m.index, run_tests, m_timeout)
+                m.status = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[outcome]
+            print(
+                f"  #{m.index} line {m.line} {m.what}: {m.status} ({m.seconds:.1f} s, {m.tests})",
+                file=sys.stderr,
+                flush=True,
+            )
             if args.out:
                 with (args.out / "mutants.jsonl").open("a") as fh:
                     fh.write(json.dumps(asdict(m)) + "\n")
+
+
+def _baseline(files: tuple[Path, ...], tests: list[str], args: argparse.Namespace) -> tuple[float, dict | None] | str:
+    """The unmutated run of `tests`: (seconds, line record or None), or why the files are skipped.
+
+    It must pass; its time (imports included, so an upper bound) sets the time-out. It records the lines of
+    all `files` at once, and the parent then imports the third-party modules it used."""
+    modules_file = Path(tempfile.mkstemp(suffix=".txt")[1])
+    trace_file = None if args.all_tests or not _have_coverage() else Path(tempfile.mkstemp(suffix=".json")[1])
+    outcome, base_s = run_forked(
+        None,
+        None,
+        tests,
+        timeout_s=max(args.budget_s, 600.0),
+        modules_out=modules_file,
+        trace=None if trace_file is None else (files, trace_file),
+    )
+    if outcome != "passed":
+        return f"its tests ({' '.join(tests)}) do not pass unmutated ({outcome})"
+    preload(modules_file.read_text().split())
+    modules_file.unlink()
+    if trace_file is None:
+        return base_s, None
+    record = json.loads(trace_file.read_text())
+    trace_file.unlink()
+    return base_s, record
+
+
+def _have_coverage() -> bool:
+    """Per-mutant test selection needs coverage.py; without it every mutant runs all its mapped tests."""
+    return importlib.util.find_spec("coverage") is not None
 
 
 if __name__ == "__main__":
