@@ -53,3 +53,37 @@ def test_the_dashboard_reads_the_tools_of_given_runs(tmp_path, caplog):
     assert "LinePlot 'CharAt rate': tools/CharAt_rate" in caplog.text
     assert "LinePlot 'success rate': env/success_rate" in caplog.text
     assert "search rate" not in caplog.text
+
+
+def fake_run(path, seed, before, after):
+    """A run dir whose evaluations mixed both held-out sets: (seen, unseen) success rates over 10 and 20 episodes."""
+    path.mkdir(parents=True)
+    (path / "metrics.jsonl").write_text(json.dumps({"step": 1, "train/epoch": 0, "train/reward_mean": 0.1}) + "\n")
+
+    def section(rates):
+        return {
+            "multi_tool": {
+                "pass@1": 0.0,
+                "env/seen_envs/success_rate": rates[0],
+                "env/seen_envs/episodes": 10.0,
+                "env/unseen_envs/success_rate": rates[1],
+                "env/unseen_envs/episodes": 20.0,
+            }
+        }
+
+    summary = {"seed": seed, "n_eval_tasks": 30, "eval": {"before": section(before), "after": section(after)}}
+    (path / "summary.json").write_text(json.dumps(summary))
+    return path
+
+
+def test_the_table_reports_each_held_out_set_before_and_after(tmp_path):
+    from agentic_rl.tracking.tables import build_table, table_markdown
+
+    runs = [fake_run(tmp_path / f"seed-{s}", s, (0.2, 0.0), after) for s, after in ((1, (0.4, 0.0)), (2, (0.6, 0.05)))]
+    table = build_table(runs)
+    seen, unseen = table["env_sets"]
+    assert seen["set"].startswith("held-out configurations") and unseen["set"] == "held-out environments"
+    assert seen["after"]["mean"] == 0.5 and seen["after_pooled"]["k"] == 10 and seen["after_pooled"]["n"] == 20
+    assert seen["before_pooled"]["k"] == 4 and unseen["after_pooled"]["k"] == 1 and unseen["after_pooled"]["n"] == 40
+    assert 0.0 < seen["after_pooled"]["low"] < 0.5 < seen["after_pooled"]["high"] < 1.0
+    assert "| held-out environments | 0.000" in table_markdown(table)
