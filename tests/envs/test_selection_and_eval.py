@@ -190,3 +190,22 @@ def test_evaluate_steps_codegym_tasks_in_its_own_sandbox(tmp_path, monkeypatch):
     assert m["env/done_rate"] == 1.0 and m["env/observe_rate"] == 1.0
     assert m["env/invalid_call_rate"] == pytest.approx(1 / 3)
     assert m["env/success_rate"] == m["pass@1"]
+
+
+def test_the_cpu_experiment_trains_and_evaluates_the_environments_its_measurement_kept(tmp_path):
+    from agentic_rl.config import register_configs
+    from agentic_rl.registry import build
+
+    register_configs()  # the schemas the train config's groups extend
+    results = write_results(
+        tmp_path / "rates.jsonl",
+        [("strings/PalindromeCheckEnv", 0, True), ("strings/PalindromeCheckEnv", 1, False), ("dp/WordBreakEnv", 0, 0)],
+    )
+    with initialize_config_dir(config_dir=str(CONFIG_PATH), version_base="1.3"):
+        cfg = compose("train", overrides=["experiment=codegym-cpu", f"data.success={results}", "seed=3"])
+    train, held = build(cfg.data), build(cfg.eval_data)
+    assert env_ids(train) == {"strings/PalindromeCheckEnv"} and len(train) == 6  # the seed's pool
+    seen = [t for t in held if t.metadata["env_split"] == "train"]
+    assert env_ids(seen) == {"strings/PalindromeCheckEnv"} and len(seen) == 2
+    assert len(held) - len(seen) == 2 * HELDOUT_ENVS
+    assert {t.metadata["codegym"]["t_max"] for t in train + held} == {cfg.rollout.max_turns}
