@@ -9,7 +9,9 @@ SWEEP_DIR` draws offline): tool-rate curves (search / execute / submit / none) p
 curves, eval pass@1 per mode and the tampered-submission rate. Curves are plotted against `train/step` and
 grouped by W&B group (the arm, seed excluded), so the seeds of one arm form one line with a band. With
 `--sweep` the workspace shows one sweep (its runs' `sweep:<id>` tag); `--dry-run` prints the panels without any
-network.
+network. `--tools-from RUN_DIR ...` takes the tool panels from the tools those runs' episodes declared (their
+metrics.jsonl), so a CodeGym environment's own tools get panels under their names, with the `env/` panels;
+without it the panels are those of the shared tools.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.panels import EVAL_PASS_AT_1, Panel, panel_sections, panels
+from agentic_rl.tracking.panels import EVAL_PASS_AT_1, Panel, logged_tools, panel_sections, panels
 from agentic_rl.tracking.wandb_run import STEP_METRIC
 
 logger = logging.getLogger(__name__)
@@ -63,10 +66,27 @@ def panel_spec(panel: Panel, wr: Any) -> Any:
     )
 
 
-def build_workspace(entity: str, project: str, sweep: str | None = None, name: str | None = None) -> Any:
+def panels_of_runs(run_dirs: list[str]) -> tuple[Panel, ...]:
+    """The panels of the tools the episodes of `run_dirs` declared (as they logged them), and the `env/` panels
+    when they stepped CodeGym environments."""
+    from agentic_rl.tracking.runs import read_metrics
+
+    records = [r for d in run_dirs for r in read_metrics(Path(d))]
+    if not records:
+        raise SystemExit(f"--tools-from: no metrics.jsonl records in {run_dirs}; give training run dirs")
+    return panels(logged_tools(records), env=any("env/success_rate" in r for r in records))
+
+
+def build_workspace(
+    entity: str,
+    project: str,
+    sweep: str | None = None,
+    name: str | None = None,
+    tools_from: list[str] | None = None,
+) -> Any:
     """The workspace object (no network): one section per panel section, runs grouped by their arm."""
     ws, wr = _require_workspaces()
-    all_panels = panels()
+    all_panels = panels_of_runs(tools_from) if tools_from else panels()
     sections = [
         ws.Section(name=section, is_open=True, panels=[panel_spec(p, wr) for p in all_panels if p.section == section])
         for section in panel_sections(all_panels)
@@ -101,10 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         "the runs' sweep:<id> tag, e.g. tools-2026-11-30_17-40-00)",
     )
     parser.add_argument("--name", help="workspace name")
+    parser.add_argument(
+        "--tools-from",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="take the tool panels from the tools these runs' episodes declared (their metrics.jsonl)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the panels; save nothing (no network)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    workspace = build_workspace(args.entity, args.project, args.sweep, args.name)
+    workspace = build_workspace(args.entity, args.project, args.sweep, args.name, args.tools_from)
     logger.info(describe(workspace))
     if args.dry_run:
         return 0

@@ -31,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
+from agentic_rl.envs.toolset import build_environment
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
 from agentic_rl.evaluation.policies import policy_source, resolve_adapter
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
@@ -235,7 +236,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         sandbox_overrides={"python": cfg.python} if cfg.get("python") else None,
     ) as ctx:
         sandbox = ctx.sandbox
-        toolsets = {m: build_toolset(cfg.evaluator.toolsets[m], sandbox) for m in eval_cfg.modes}
+        # each mode's tool set as an environment stepping its CodeGym tasks in this run's sandbox, as training does
+        toolsets = {
+            m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox) for m in eval_cfg.modes
+        }
         store = ResultStore.in_dir(run_dir)
         evaluate = EVALUATORS.get(eval_cfg.name)
         results = evaluate(

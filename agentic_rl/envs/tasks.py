@@ -11,20 +11,26 @@ File format (JSON Lines, one environment per line; `python -m agentic_rl.envs.ve
      "split": "train" | "heldout"}              optional (default train): held-out environments are never trained on
 Splits of the tasks (`split=`): "train" = the first configurations of each training environment,
 "heldout_configs" = the last `heldout_configs` configurations of each training environment (seen tools,
-unseen inputs), "heldout_envs" = every configuration of the held-out environments (unseen tools), "all".
+unseen inputs), "heldout_envs" = every configuration of the held-out environments (unseen tools), "heldout" =
+both held-out sets (each task's metadata["env_split"] says which), "all".
+Which training environments: `envs` (shell patterns of env ids) and a measured-success band (`success`, a
+results file such as an evaluation's results.jsonl, with `min_success` < rate <= `max_success`) narrow them;
+held-out environments are never filtered (they are never trained on).
 `path: null` loads the built-in set (agentic_rl.envs.builtin).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import random
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from agentic_rl.types import Task
 
-SPLITS = ("train", "heldout_configs", "heldout_envs", "all")
+SPLITS = ("train", "heldout_configs", "heldout_envs", "heldout", "all")
 REQUIRED = {"env_id": str, "class_name": str, "code": str, "configs": list}
 
 
@@ -100,6 +106,61 @@ def environment_tasks(record: dict[str, Any], t_max: int | None = None) -> list[
     ]
 
 
+def read_success(path: str | Path) -> dict[str, list[bool]]:
+    """task_id -> pass of each sample, from a results file (one JSON object with task_id and passed per line)."""
+    out: dict[str, list[bool]] = defaultdict(list)
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            out[str(row["task_id"])].append(bool(row["passed"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}, line {n}: need a JSON object with task_id and passed ({exc})") from None
+    return dict(out)
+
+
+def is_heldout(record: dict[str, Any]) -> bool:
+    return record.get("split", "train") == "heldout"
+
+
+def select_environments(records: list[dict[str, Any]], patterns: list[str]) -> list[dict[str, Any]]:
+    """The held-out records and the training records whose env_id matches one of `patterns` (shell patterns)."""
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(r["env_id"], p) for r in records)]
+    if unmatched:
+        ids = [r["env_id"] for r in records[:3]]
+        raise ValueError(
+            f"data.envs: {unmatched} match no environment; env ids look like {ids} (shell patterns such as "
+            "'strings/*' work)"
+        )
+    return [r for r in records if is_heldout(r) or any(fnmatch.fnmatchcase(r["env_id"], p) for p in patterns)]
+
+
+def filter_by_success(
+    records: list[dict[str, Any]], path: str, min_success: float, max_success: float
+) -> list[dict[str, Any]]:
+    """The held-out records and the training records whose measured success rate in the results file `path`
+    lies in (min_success, max_success]; a training environment without results there is dropped."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"data.success: no results file at {path} (e.g. an evaluation's results.jsonl)")
+    if min_success >= max_success:
+        raise ValueError(f"data.min_success ({min_success}) must be below data.max_success ({max_success})")
+    passes: dict[str, list[bool]] = {}
+    for task_id, passed in read_success(path).items():
+        passes.setdefault(task_id.rsplit("/", 1)[0].removeprefix("codegym/"), []).extend(passed)
+    kept = [
+        r
+        for r in records
+        if is_heldout(r)
+        or (r["env_id"] in passes and min_success < sum(passes[r["env_id"]]) / len(passes[r["env_id"]]) <= max_success)
+    ]
+    if not any(not is_heldout(r) for r in kept):
+        raise ValueError(
+            f"data.success: no training environment of {path} has a success rate in ({min_success}, {max_success}]"
+        )
+    return kept
+
+
 def load_codegym(
     path: str | None = None,
     split: str = "train",
@@ -108,11 +169,20 @@ def load_codegym(
     limit: int | None = None,
     seed: int | None = None,
     shuffle: bool = False,
+    envs: list[str] | None = None,
+    configs_per_env: int | None = None,
+    success: str | None = None,
+    min_success: float = -1.0,
+    max_success: float = 1.0,
 ) -> list[Task]:
     """The tasks of `split` (see the module docstring) from `path`, or from the built-in set when None.
 
-    t_max: calls per episode (null: the runner's default). With `shuffle` the order is permuted by
-    `random.Random(seed)`; then `limit` keeps the first tasks.
+    t_max: calls per episode (null: the runner's default). envs: only the training environments whose env_id
+    matches one of these shell patterns (e.g. ["strings/*", "graphs/HasCycleEnv"]); a pattern that matches
+    none is an error. success: a results file (task_id and passed per line); only the training environments
+    whose share of passed episodes there is in (min_success, max_success] are kept (one not measured is
+    dropped). configs_per_env: only the first N configurations of each environment within the split. With
+    `shuffle` the order is permuted by `random.Random(seed)`; then `limit` keeps the first tasks.
     """
     if split not in SPLITS:
         raise ValueError(f"unknown codegym split {split!r}; valid: {', '.join(SPLITS)}")
@@ -120,20 +190,30 @@ def load_codegym(
         raise ValueError(f"heldout_configs must be >= 0, got {heldout_configs}")
     if t_max is not None and t_max < 1:
         raise ValueError(f"t_max must be >= 1 or null, got {t_max}")
+    if configs_per_env is not None and configs_per_env < 1:
+        raise ValueError(f"configs_per_env must be >= 1 or null, got {configs_per_env}")
     if path is None:
         from agentic_rl.envs.builtin import builtin_records
 
         records = builtin_records()
     else:
         records = read_environments(path)
+    if envs is not None:
+        records = select_environments(records, list(envs))
+    if success is not None:
+        records = filter_by_success(records, success, min_success, max_success)
     tasks = []
     for record in records:
         env_tasks = environment_tasks(record, t_max)
-        if record.get("split", "train") == "heldout":
-            tasks += env_tasks if split in ("heldout_envs", "all") else []
-            continue
-        cut = max(len(env_tasks) - heldout_configs, 1)
-        tasks += {"train": env_tasks[:cut], "heldout_configs": env_tasks[cut:], "all": env_tasks}.get(split, [])
+        if is_heldout(record):
+            chosen = env_tasks if split in ("heldout_envs", "heldout", "all") else []
+        else:
+            cut = max(len(env_tasks) - heldout_configs, 1)
+            held = env_tasks[cut:]
+            chosen = {"train": env_tasks[:cut], "heldout_configs": held, "heldout": held, "all": env_tasks}.get(
+                split, []
+            )
+        tasks += chosen[:configs_per_env]
     if shuffle:
         random.Random(seed).shuffle(tasks)
     return tasks[:limit] if limit is not None else tasks

@@ -25,12 +25,13 @@ import argparse
 import json
 import logging
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentic_rl.envs.codegym import CodeGymRunner
+from agentic_rl.envs.tasks import read_success
 
 logger = logging.getLogger(__name__)
 
@@ -146,20 +147,6 @@ def verify_records(
         "kept_by_split": dict(Counter(r.get("split", "train") for r in kept)),
     }
     return kept, report
-
-
-def read_success(path: str | Path) -> dict[str, list[bool]]:
-    """task_id -> pass of each sample, from a results file (one JSON object with task_id and passed per line)."""
-    out: dict[str, list[bool]] = defaultdict(list)
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            out[str(row["task_id"])].append(bool(row["passed"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}, line {n}: need a JSON object with task_id and passed ({exc})") from None
-    return dict(out)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -221,8 +221,9 @@ def evaluate_mode(
             bar.update(n_done - shown[0])
             shown[0] = n_done
 
-        chunk = run_episodes(todo[start : start + step], policy, toolset, rollout, on_turn=advance)
-        new = [record_from_trajectory(t, mode) for t in chunk]
+        batch = todo[start : start + step]
+        chunk = run_episodes(batch, policy, toolset, rollout, on_turn=advance)
+        new = [record_from_trajectory(t, mode, task) for t, (task, _) in zip(chunk, batch)]
         _keep(records, new, store)
         trajs.extend(chunk)
         rollout_stats.append(chunk.stats)

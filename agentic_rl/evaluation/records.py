@@ -29,9 +29,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.envs.metrics import env_counts, env_metrics
 from agentic_rl.tools.base import counted_tools
 from agentic_rl.tracking.metrics import aggregate_metrics, episode_counts
-from agentic_rl.types import Observation, Trajectory
+from agentic_rl.types import Observation, Task, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +52,10 @@ def observation_detail(obs: Observation | None) -> str:
     return m.group(2) if m else obs.text.strip()
 
 
-def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
-    """The record of one finished episode; the verdict is the grader's observation of its last submission."""
+def record_from_trajectory(traj: Trajectory, mode: str, task: Task | None = None) -> dict[str, Any]:
+    """The record of one finished episode; the verdict is the grader's observation of its last submission.
+
+    For a CodeGym `task` the record also holds the episode's `env` counts (agentic_rl.envs.metrics)."""
     obs = traj.grade
     if traj.passed:
         status = "passed"
@@ -69,6 +72,7 @@ def record_from_trajectory(traj: Trajectory, mode: str) -> dict[str, Any]:
         **episode_counts(traj),  # turns, tool calls / errors / latency, model tokens, finish reason
         "submitted_code": traj.submitted_code,
         "detail": observation_detail(obs) if obs is not None else _no_submission_detail(traj),
+        **({"env": counts} if task is not None and (counts := env_counts(traj, task)) is not None else {}),
     }
 
 
@@ -183,6 +187,8 @@ class ResultStore:
 
 
 def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Tool-usage and rollout metrics of a set of records: the same function training uses
-    (`tracking.metrics.aggregate_metrics`; records hold each episode's `episode_counts`)."""
-    return aggregate_metrics(records)
+    """Tool-usage and rollout metrics of a set of records: the same functions training uses
+    (`tracking.metrics.aggregate_metrics`; records hold each episode's `episode_counts`), and the `env/`
+    metrics of the CodeGym episodes among them (`envs.metrics.env_metrics` of their `env` counts)."""
+    records = list(records)
+    return {**aggregate_metrics(records), **env_metrics(r.get("env") for r in records)}

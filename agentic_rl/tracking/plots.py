@@ -127,19 +127,10 @@ def plot_curves(
 
 
 def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
-    """(metric, label) of every tool-call rate the run logged, declared tools first in their order."""
-    from agentic_rl.tools.base import tool_names
+    """(metric, label) of every tool-call rate the run logged: the tools its episodes declared, in that order."""
+    from agentic_rl.tracking.panels import logged_tools
 
-    logged = {
-        key for r in records for key in r if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
-    }
-    names = [n for n in tool_names() if f"tools/{n}_rate" in logged]
-    names += sorted(
-        k[len("tools/") : -len("_rate")]
-        for k in logged
-        if k[len("tools/") : -len("_rate")] not in names and k not in NON_TOOL_RATES
-    )
-    return tuple((f"tools/{n}_rate", n) for n in names)
+    return tuple((f"tools/{n}_rate", n) for n in logged_tools(records))
 
 
 def plot_run(run_dir: Path) -> Path:
@@ -251,10 +242,24 @@ def plot_arm_pass_at_1(ax, arms: dict[str, list[Path]], phase: str, colors: dict
         ax.text(0.5, 0.5, f"no evaluation {phase} training", ha="center", va="center", transform=ax.transAxes)
 
 
+MAX_ENV_TOOLS = 8  # environments' own tools drawn in a sweep figure (many environments declare dozens)
+
+
+def most_used(tools: tuple[str, ...], records: list[dict], keep: int = MAX_ENV_TOOLS) -> tuple[str, ...]:
+    """The shared tools, then the `keep` most called of the environments' own tools (by summed logged rate)."""
+    from agentic_rl.tools.base import declared_specs
+
+    shared = [n for n in tools if n in declared_specs()]
+    own = sorted(
+        (n for n in tools if n not in shared), key=lambda n: -sum(r.get(f"tools/{n}_rate", 0.0) for r in records)
+    )
+    return (*shared, *own[:keep])
+
+
 def plot_sweep(sweep_dir: Path) -> Path:
     """figures/sweep_summary.png: the dashboard's panels (`tracking.panels`), one row per section (tool use,
     learning, evaluation), one colour per arm (its seeds aggregated: mean and 95% CI), one legend for the figure."""
-    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, panel_sections, panels
+    from agentic_rl.tracking.panels import EVAL_PASS_AT_1, logged_tools, panel_sections, panels
 
     sweep_dir = Path(sweep_dir)
     runs = find_runs(sweep_dir)
@@ -262,15 +267,19 @@ def plot_sweep(sweep_dir: Path) -> Path:
     records = {run: read_metrics(run) for run in runs}
     colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}
     phases = [p for p in ("after", "before") if any(any(eval_sections(r, p)) for r in arms.values())] or ["after"]
+    logged = [r for rs in records.values() for r in rs]
+    # the tools the runs' episodes declared (an environment's own tools under their names), and the env/ panels
+    # when the runs stepped CodeGym environments
+    shown = panels(most_used(logged_tools(logged), logged), env=any("env/success_rate" in r for r in logged))
     # the eval panel is one axes per evaluation phase present
     rows = [
         [
             (p, phase)
-            for p in panels()
+            for p in shown
             if p.section == section
             for phase in (phases if p.metric == EVAL_PASS_AT_1 else [None])
         ]
-        for section in panel_sections(panels())
+        for section in panel_sections(shown)
     ]
     cols = max(len(row) for row in rows)
     fig, axes = plt.subplots(len(rows), cols, figsize=(5.5 * cols, 4.2 * len(rows)), squeeze=False)

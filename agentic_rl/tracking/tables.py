@@ -16,6 +16,9 @@ arms by `runs.group_by_arm` (overrides without the seed):
   `eval_before.jsonl` / `eval_after.jsonl`), pooled over seeds, each (seed, task, sample) one pair: the tasks
   gained and lost, the change in pass rate with Newcombe's paired 95% interval, McNemar's exact p-value and the
   pairs that would resolve the measured change (`stats.PairedChange`);
+- CodeGym held-out success by set (`env/seen_envs/...`: held-out configurations of the training environments,
+  `env/unseen_envs/...`: held-out environments), before and after, in the held-out pass@1's form; only for runs
+  whose evaluation mixed both sets (`data=codegym-heldout`);
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
@@ -113,6 +116,35 @@ def tool_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
                 row[f"{metric}/{phase}"] = across_seeds(values, rate=True).as_dict() if values else None
         if any(row[f"{m}/{p}"] for m in RATES for p in PHASES):  # a mode without tools reports no rates
             rows.append(row)
+    return rows
+
+
+ENV_SETS = {"seen_envs": "held-out configurations of seen environments", "unseen_envs": "held-out environments"}
+
+
+def env_set_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+    """Per evaluation mode and CodeGym held-out set: success before and after (mean over seeds with the t
+    interval, one seed: Wilson), and pooled over the seeds (Wilson over every episode)."""
+    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+    rows = []
+    for mode in _modes(by_phase["before"] + by_phase["after"]):
+        for group, name in ENV_SETS.items():
+            row: dict[str, Any] = {"arm": label, "mode": mode, "set": name}
+            for phase, sections in by_phase.items():
+                measured = [
+                    (s[mode][f"env/{group}/success_rate"], int(s[mode][f"env/{group}/episodes"]))
+                    for s in sections
+                    if f"env/{group}/success_rate" in s.get(mode, {})
+                ]
+                if not measured:
+                    row[phase] = row[f"{phase}_pooled"] = None
+                    continue
+                row[phase] = pass_at_1_estimate([r for r, _ in measured], [n for _, n in measured]).as_dict()
+                k, total = round(sum(r * n for r, n in measured)), sum(n for _, n in measured)
+                low, high = wilson_interval(k, total)
+                row[f"{phase}_pooled"] = {"k": k, "n": total, "rate": k / total, "low": low, "high": high}
+            if row["before"] or row["after"]:
+                rows.append(row)
     return rows
 
 
@@ -244,6 +276,7 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
         "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs)],
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
+        "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs)],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
     }
 
@@ -299,6 +332,19 @@ def table_markdown(table: dict[str, Any]) -> str:
             f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
             f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
         )
+    if table.get("env_sets"):
+        lines += [
+            "",
+            "## CodeGym held-out success by set (episodes, not tasks, for the pooled interval)",
+            "",
+            "| arm | mode | set | before | after | pooled before | pooled after |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in table["env_sets"]:
+            lines.append(
+                f"| {row['arm']} | {row['mode']} | {row['set']} | {_estimate(row['before'])} | "
+                f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
+            )
     lines += [
         "",
         "## Held-out change, paired (the same tasks before and after training)",

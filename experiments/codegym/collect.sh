@@ -1,0 +1,24 @@
+#!/bin/bash
+# Copy the records of finished runs into experiments/codegym/ (the runs' own files, not retyped) and write the table.
+#   experiments/codegym/collect.sh [RUNS_DIR]      # default /work/runs: codegym-base-rates/, codegym-seed-N/
+set -euo pipefail
+RUNS=${1:-/work/runs}
+HERE=$(cd "$(dirname "$0")" && pwd)
+cd "$HERE/../.."
+if [ -f "$RUNS/codegym-base-rates/results.jsonl" ]; then
+  mkdir -p "$HERE/base-rates"
+  cp "$RUNS/codegym-base-rates/results.jsonl" "$RUNS/codegym-base-rates/summary.json" "$HERE/base-rates/"
+  cp -r "$RUNS/codegym-base-rates/.hydra" "$HERE/base-rates/"
+fi
+seeds=()
+for n in 1 2 3; do
+  run="$RUNS/codegym-seed-$n"
+  [ -f "$run/summary.json" ] || { echo "seed $n: no summary.json in $run (not finished), skipped"; continue; }
+  out="$HERE/seed-$n"
+  mkdir -p "$out"
+  cp "$run/metrics.jsonl" "$run/summary.json" "$run/time-v.txt" "$out/"
+  cp "$run/figures/training_summary.png" "$out/"
+  rm -rf "$out/.hydra" && cp -r "$run/.hydra" "$out/"
+  seeds+=("experiments/codegym/seed-$n")
+done
+[ ${#seeds[@]} -gt 0 ] && python -m agentic_rl.table "${seeds[@]}"
