@@ -157,8 +157,9 @@ def vllm_phase(
     policy = VLLMPolicy(model, tok, cfg.vllm, cfg.max_context_tokens, cfg.max_new_tokens, cfg.max_turns, seed=seed)
     row = engine_row(run_episodes(jobs, policy, toolset, cfg), len(jobs))
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
+    policy.set_logit_temperature(cfg.temperature)  # the engine applies T to the logits, as in the rollout
     params = EngineSampling(
-        max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True, temperature=cfg.temperature, top_p=cfg.top_p
+        max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True, temperature=1.0, top_p=cfg.top_p
     )
     start = time.perf_counter()
     policy.llm.generate([TokensPrompt(prompt_token_ids=prompt)] * 16, params, use_tqdm=False)

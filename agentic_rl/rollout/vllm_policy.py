@@ -12,9 +12,13 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   `StopCondition` the HF engine checks token by token, so both cut at the same token. A marker that did not
   close a call (a closing fence with no call before it) resumes generation from the ids so far, with the
   remaining token budget.
-- **Sampler log-probs** of every generated token, as the engine's sampler computed them
-  (`logprobs_mode=processed_logprobs`: after temperature and top-p, i.e. of the distribution actually sampled;
-  with top_p = 1 that is log_softmax(logits / T), the quantity the trainer recomputes).
+- **Sampler log-probs** of every generated token, the same quantity the HF backend records and the trainer
+  recomputes: log_softmax(logits / T) over the whole vocabulary (log_softmax(logits) when greedy), with top-p
+  used for the draw only. vLLM's sampler reports either the raw logits' log-probs (before temperature) or the
+  processed ones (after temperature *and* top-p, renormalised over the nucleus: higher by -log(nucleus mass)).
+  So the engine applies the temperature itself, as the scale of the model's own logits (`LogitsProcessor.scale`
+  on the worker, set per call; the prefix cache is unaffected), samples at temperature 1 with the call's top-p,
+  and reports the raw log-probs of those scaled logits (`logprobs_mode=raw_logprobs`).
 - **Weight sync.** The engine starts from the policy's merged weights (agentic_rl.models.export). Before each
   rollout, if any parameter of the HF model changed since the last sync (an optimizer step), the new weights go
   to the engine: `weight_sync=merged` merges the LoRA delta into the base weights and reloads them in place
@@ -92,6 +96,20 @@ def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
     return {n for n in all_names if any(n.startswith(p) for p in parents)}
 
 
+def scale_logits(worker: Any, temperature: float) -> int:
+    """On a vLLM worker: every `LogitsProcessor` of the model scales its logits by (its own scale) / temperature.
+    Returns how many it set (0: the model computes its logits some other way)."""
+    from vllm.model_executor.layers.logits_processor import LogitsProcessor
+
+    found = 0
+    for module in worker.model_runner.get_model().modules():
+        if isinstance(module, LogitsProcessor):
+            own = module.__dict__.setdefault("agentic_rl_own_scale", module.scale)  # e.g. config.logit_scale
+            module.scale = own / temperature
+            found += 1
+    return found
+
+
 @torch.no_grad()
 def _fingerprint(model: Any) -> tuple[Any, ...]:
     """What changes when an optimizer step (or a checkpoint load) changes the weights: every parameter's identity
@@ -143,6 +161,7 @@ class VLLMPolicy:
         self._lora_request: Any = None
         self._lora_version = 0
         self._asleep = False
+        self._logit_temperature: float | None = 1.0  # what the engine's logits are divided by (None: not known)
         self.last_sync_s = 0.0
         started = time.perf_counter()
         merge = self.cfg.weight_sync == "merged"
@@ -172,7 +191,7 @@ class VLLMPolicy:
             enable_prefix_caching=True,
             max_model_len=self.max_model_len,
             max_num_seqs=self.cfg.max_num_seqs,
-            logprobs_mode=self.cfg.logprobs_mode,
+            logprobs_mode="raw_logprobs",  # of the logits the worker scaled by 1/T: see the module doc
             enforce_eager=self.cfg.enforce_eager,
             generation_config="vllm",  # the model's generation_config (extra EOS ids, penalties) is never applied
         )
@@ -215,6 +234,7 @@ class VLLMPolicy:
                 for q, level in zip(quiet, levels):
                     q.setLevel(level)
             self.llm.reset_prefix_cache()  # cached keys/values were computed with the old weights
+        self._logit_temperature = None  # set again before the next call, should the reload have rebuilt the head
         self._synced = _fingerprint(self.model)
         self.last_sync_s = time.perf_counter() - started
         return self.last_sync_s
@@ -239,6 +259,14 @@ class VLLMPolicy:
         self._cleanup()
 
     # ---- sampling ------------------------------------------------------------------------------------
+
+    def set_logit_temperature(self, temperature: float) -> None:
+        """The engine's logits become the model's logits / `temperature` (see the module doc)."""
+        if temperature != self._logit_temperature:
+            found = self.llm.collective_rpc(scale_logits, args=(temperature,))
+            if not all(found):
+                raise RuntimeError("the vLLM model has no LogitsProcessor whose scale could carry the temperature")
+            self._logit_temperature = temperature
 
     @contextlib.contextmanager
     def session(self) -> Iterator[GenerationStats]:
@@ -322,6 +350,7 @@ class VLLMPolicy:
         from vllm import SamplingParams as EngineSampling
         from vllm.inputs import TokensPrompt
 
+        self.set_logit_temperature(sampling.temperature if sampling.temperature > 0 else 1.0)
         too_long = [len(p) for p in prompts if len(p) + 1 > self.max_model_len]
         if too_long:
             raise ValueError(
@@ -332,7 +361,7 @@ class VLLMPolicy:
         params = [
             EngineSampling(
                 max_tokens=min(budget, self.max_model_len - len(prompt)),
-                temperature=sampling.temperature,
+                temperature=1.0 if sampling.temperature > 0 else 0.0,  # T itself scales the logits
                 top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
                 seed=seed,
                 logprobs=0,
