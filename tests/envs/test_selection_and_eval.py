@@ -14,7 +14,8 @@ from agentic_rl.envs.tasks import load_codegym
 from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.rollout import ScriptedPolicy
-from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
+from agentic_rl.types import Task
+from tests.envs.test_metrics import traj, turn
 
 HELDOUT_ENVS = 6  # one per workflow of the built-in set
 
@@ -88,28 +89,6 @@ def codegym_task(split="train", oracle_calls=12):
         tests="",
         harness="codegym",
         metadata={"oracle_calls": oracle_calls, "env_split": split, "codegym": {}},
-    )
-
-
-def turn(name, status="ok", executed=True, ok=True):
-    return Turn(
-        generated_ids=[1],
-        text="",
-        call=ToolCall(name, "{}", 0, 1) if name else None,
-        observation=Observation(tool=name or "", text="", ok=ok, status=status, executed=executed),
-    )
-
-
-def traj(turns, passed=False, finish="failed"):
-    return Trajectory(
-        task_id="codegym/x/000",
-        token_ids=[1],
-        loss_mask=[0],
-        prompt_len=1,
-        turns=turns,
-        passed=passed,
-        finish_reason=finish,
-        tools=("Observe", "Done"),
     )
 
 
