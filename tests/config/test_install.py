@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rl.paths import CONF_DIR
+
 REPO = Path(__file__).resolve().parents[2]
 # Copied instead of built in place, so the checkout gets no build/ folder; outputs and records are not needed.
 SKIP = shutil.ignore_patterns(
@@ -59,7 +61,9 @@ def test_installed_console_scripts_work_from_another_directory(venv, tmp_path):
 
     helped = run("agentic-rl-train", "--help")
     assert helped.returncode == 0, helped.stderr
-    assert "reward: binary, shaped, torl" in helped.stdout and "experiment: codegym, seed-3b, smoke" in helped.stdout
+    # the groups' options as Hydra lists them (sorted), read from the source tree's conf/
+    experiments = ", ".join(sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml")))
+    assert "reward: binary, shaped, torl" in helped.stdout and f"experiment: {experiments}" in helped.stdout
     assert "_target_: agentic_rl.rewards.shaped" in helped.stdout  # the composed default config
 
     typo = run("agentic-rl-train", "+algo.learning_rate=1e-5", f"hydra.run.dir={tmp_path / 'run'}")
