@@ -171,6 +171,11 @@ def pairs_to_resolve(p_gained: float, p_lost: float, alpha: float = 0.05, power:
     return math.ceil(root**2 / delta**2)
 
 
+def _combined_gap(gap_after: float, gap_before: float, phi: float) -> float:
+    """One arm of Newcombe's interval: the two Wilson half-widths combined, less their correlation."""
+    return math.sqrt(max(gap_after**2 - 2 * phi * gap_after * gap_before + gap_before**2, 0.0))
+
+
 @dataclass(frozen=True)
 class PairedChange:
     """Outcomes of the same tasks before and after: `both` passed both times, `gained` only after, `lost` only
@@ -216,22 +221,8 @@ class PairedChange:
         low_before, high_before = wilson_interval(a + c, self.n, z)
         margins = (a + b) * (c + d) * (a + c) * (b + d)
         phi = (a * d - b * c) / math.sqrt(margins) if margins else 0.0
-        below = math.sqrt(
-            max(
-                (after - low_after) ** 2
-                - 2 * phi * (after - low_after) * (high_before - before)
-                + (high_before - before) ** 2,
-                0.0,
-            )
-        )
-        above = math.sqrt(
-            max(
-                (high_after - after) ** 2
-                - 2 * phi * (high_after - after) * (before - low_before)
-                + (before - low_before) ** 2,
-                0.0,
-            )
-        )
+        below = _combined_gap(after - low_after, high_before - before, phi)
+        above = _combined_gap(high_after - after, before - low_before, phi)
         return max(-1.0, self.change - below), min(1.0, self.change + above)
 
     @property
