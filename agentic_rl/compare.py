@@ -20,15 +20,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     missing = [str(p) for p in (args.run_a, args.run_b) if not (p / "metrics.jsonl").is_file()]
     if missing:
-        print(f"error: not run dirs (no metrics.jsonl): {', '.join(missing)}", file=sys.stderr)
+        # a command-line tool: its error, and its report, go to the terminal, not to a log
+        print(f"error: not run dirs (no metrics.jsonl): {', '.join(missing)}", file=sys.stderr)  # noqa: T201
         return 2
     result = compare_runs(args.run_a, args.run_b, args.tolerance)
     text = compare_markdown(result, str(args.run_a), str(args.run_b))
     if args.out:
         args.out.write_text(text)
-        print(args.out)
+        print(args.out)  # noqa: T201
     else:
-        print(text, end="")
+        print(text, end="")  # noqa: T201
     return 0 if result.equal else 1
 
 

@@ -136,7 +136,7 @@ def run_job(
     except RunInterrupted as e:
         at = "" if e.step is None else f" at step {e.step}"
         # the one bare line a user sees after Ctrl-C, to copy and run (a log record would prefix it)
-        print(f"interrupted{at}; resume with: python -m {entry} {resume_key}={e.run_dir}", file=sys.stderr)
+        print(f"interrupted{at}; resume with: python -m {entry} {resume_key}={e.run_dir}", file=sys.stderr)  # noqa: T201
         raise SystemExit(e.exit_code) from None
     except Exception as e:
         if multirun is None:
