@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import linecache
 import os
 import pkgutil  # noqa: F401  (runpy imports it lazily: import it once, in the server, not per call)
 import runpy
@@ -136,6 +137,7 @@ def warm_up() -> None:
                 __import__(f"_pytest.{name}")
             except ImportError:
                 pass
+        _WORDING.append(_load_sibling("wording"))  # by path: a call cannot read this directory
     except ImportError:
         pass
     tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
@@ -147,6 +149,8 @@ def warm_up() -> None:
 
 # harness -> its tamper.Guard, made by warm_up in the server before any call (run_tests makes one if not).
 _GUARDS: dict = {}
+# wording.py, loaded by warm_up where pytest is installed (the pytest harness loads it if not).
+_WORDING: list = []
 
 
 # --------------------------------------------------------------------------------------------------
@@ -276,6 +280,16 @@ def _trusted_path(req: dict, name: str) -> str:
     return os.path.join(req.get("trusted_dir") or "/nonexistent", name)
 
 
+def _program_lines(req: dict, workdir: str) -> tuple[str, str, set[str]]:
+    """The tests as the in-process harness compiles them, below the candidate's code in `program.py`,
+    so that a failure names the same file and line (the model reads it): (source, its file name,
+    the files whose frames a failure names, the candidate's copy included)."""
+    path = _trusted_path(req, "program.py")
+    source = "\n" * (req["code"].count("\n") + 1) + req["test"]
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)  # no such file: its lines
+    return source, path, {path, os.path.join(workdir, "program.py")}
+
+
 def _isolated_humaneval(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:
     entry = req["entry_point"]
     namespace = {"__name__": "program", "__builtins__": __builtins__}
@@ -283,11 +297,11 @@ def _isolated_humaneval(req: dict, workdir: str, reporter: Reporter, candidate) 
     if entry not in namespace or not callable(namespace[entry]):
         return {"error": f"the program defines no function {entry!r}"}
     function = namespace[entry]
-    path = _trusted_path(req, "test.py")
+    source, path, files = _program_lines(req, workdir)
     try:
-        exec(compile(req["test"], path, "exec"), namespace)
+        exec(compile(source, path, "exec"), namespace)
     except BaseException as e:  # noqa: BLE001
-        return {"error": f"the test code failed to load: {_short_error(e, {path})}"}
+        return {"error": f"the test code failed to load: {_short_error(e, files)}"}
     check = namespace.get("check")
     if not callable(check):
         return {"error": "the test code defines no check() function"}
@@ -297,7 +311,7 @@ def _isolated_humaneval(req: dict, workdir: str, reporter: Reporter, candidate) 
     except BaseException as e:  # noqa: BLE001
         if isinstance(e, remote.ChannelClosed):
             raise
-        return {"n_tests": 1, "n_passed": 0, "failures": [f"check({entry}): {_short_error(e, {path})}"]}
+        return {"n_tests": 1, "n_passed": 0, "failures": [f"check({entry}): {_short_error(e, files)}"]}
     return {"n_tests": 1, "n_passed": 1, "failures": []}
 
 
@@ -306,9 +320,12 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         import pytest
     except ImportError:
         return {"error": "pytest is not installed in the sandbox interpreter"}
-    sys.modules["solution"] = isolated.solution_module(candidate)
+    sys.modules["solution"] = isolated.solution_module(candidate, os.path.join(workdir, "solution.py"))
     test_file, ini = _trusted_path(req, "test_solution.py"), _trusted_path(req, "pytest.ini")
     collector = _PytestCollector(reporter, None, _NoTampering(), canaries=False)
+    wording = (_WORDING or [_load_sibling("wording")])[0].InProcessWording(
+        os.path.dirname(test_file), tuple(os.path.join(HERE, f) for f in ("remote.py", "isolated.py"))
+    )
     args = [
         "-q",
         "--tb=short",
@@ -321,12 +338,12 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         os.path.dirname(test_file),
         test_file,
     ]
-    pytest.main(args, plugins=[collector])
+    pytest.main(args, plugins=[wording, collector])
     return collector.outcome()
 
 
 def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:
-    path = _trusted_path(req, "test.py")
+    source, path, files = _program_lines(req, workdir)
     namespace = {"__name__": "program", "__builtins__": __builtins__, "os": os, "sys": sys}
     isolated.bind(namespace, candidate, isolated.used_names(req["test"]) - {"os", "sys"})
     module = types.ModuleType("program")
@@ -334,9 +351,9 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
     module.__file__ = path
     sys.modules["program"] = module
     try:
-        exec(compile(req["test"], path, "exec"), module.__dict__)
+        exec(compile(source, path, "exec"), module.__dict__)
     except BaseException as e:  # noqa: BLE001
-        return {"error": f"the test code failed to load: {_short_error(e, {path})}"}
+        return {"error": f"the test code failed to load: {_short_error(e, files)}"}
     cases = module.__dict__.get("TestCases")
     if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
         return {"error": "the test code defines no unittest.TestCase subclass named TestCases"}
@@ -350,7 +367,7 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
     result = _UnittestResult(
-        {path}, [], None, module.__dict__, _NoTampering(), lambda: _declared_expected_failures(req["test"])
+        files, [], None, module.__dict__, _NoTampering(), lambda: _declared_expected_failures(req["test"])
     )
     suite.run(result)
     return {
@@ -484,6 +501,7 @@ def _sentinel_checked(fn, name: str):
     """`fn`, whose return values are checked for always-equal objects (which then fail the test)."""
 
     def checked(*args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841 - pytest leaves this frame out of a failure's text
         value = fn(*args, **kwargs)
         if tamper.always_equal(value):
             _report_always_equal(name)
@@ -894,10 +912,13 @@ def _short_error(e: BaseException, files: set[str]) -> str:
     """`AssertionError: 3 != 4 (program.py, line 57: self.assertEqual(f(2), 4))`."""
     try:
         message = traceback.format_exception_only(type(e), e)[-1].strip()
-        where = [fs for fs in traceback.extract_tb(e.__traceback__) if fs.filename in files]
+        where = [(fs.filename, fs.lineno, fs.line) for fs in traceback.extract_tb(e.__traceback__)]
+        # out of process, the candidate's own frames came as data, deeper than this process's (remote.py)
+        where += [(path, lineno, line) for path, lineno, _, line, *_ in getattr(e, "candidate_frames", ())]
+        where = [w for w in where if w[0] in files]
         if where:
-            fs = where[-1]
-            message += f" ({os.path.basename(fs.filename)}, line {fs.lineno}: {(fs.line or '').strip()})"
+            filename, lineno, line = where[-1]
+            message += f" ({os.path.basename(filename)}, line {lineno}: {(line or '').strip()})"
         return _clip(message)
     except BaseException:  # noqa: BLE001 - a hostile __str__ must not break reporting
         return type(e).__name__

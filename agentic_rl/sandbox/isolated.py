@@ -87,7 +87,7 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
                 pass
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc stays its own (psutil, fd lists)
         sys.path.insert(0, workdir)
-        endpoint = remote.Endpoint(sock.fileno())
+        endpoint = remote.Endpoint(sock.fileno(), send_frames=True)
         module_name = "solution" if req["harness"] == "pytest" else "program"
         path = os.path.join(workdir, f"{module_name}.py")
         with open(path, "w", encoding="utf-8") as f:
@@ -297,9 +297,11 @@ def bind(namespace: dict, candidate: Candidate, names, keep_builtins: bool = Tru
             pass
 
 
-def solution_module(candidate: Candidate) -> types.ModuleType:
-    """`solution` for a KodCode test file: the candidate's public names, resolved."""
+def solution_module(candidate: Candidate, path: str) -> types.ModuleType:
+    """`solution` for a KodCode test file: the candidate's public names, resolved. `path`: where the
+    candidate's process wrote it (named in an import error, as in process)."""
     module = types.ModuleType("solution")
+    module.__file__ = path
     public = [n for n in candidate.names if not n.startswith("_")]
     # `from solution import sum` gets the candidate's `sum`, as asked; `from solution import *` (every
     # KodCode test starts with it) never shadows a builtin the tests use (`abs(got - want) < eps`).

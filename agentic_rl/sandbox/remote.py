@@ -8,7 +8,9 @@ from exact built-in types, with tagged forms for what JSON lacks (tuples, sets, 
 keys, bytes, complex, non-finite floats, dates, Decimal, Fraction), numpy arrays and scalars as dtype +
 shape + raw bytes, and pandas frames, series and indexes as their columns' arrays. Decoding builds
 fresh built-in/numpy/pandas objects: never an object of a class the other side wrote. Exceptions cross
-as type name, builtin base classes and message. Anything else (an instance of a class the candidate
+as type name, module, builtin base classes and message; the candidate's side adds its frames (file,
+line, function, source line, columns: plain strings and numbers) so that a failure can be worded as in
+process (wording.py), and the trusted side never sends its own. Anything else (an instance of a class the candidate
 wrote, a generator, a library object such as a matplotlib Axes) stays where it was made and crosses as
 a handle: the other side gets a `RemoteObject` (written here) whose operations (attributes, calls,
 iteration, arithmetic, ...) are requests over the channel, answered with data or further handles.
@@ -30,11 +32,13 @@ import datetime
 import decimal
 import fractions
 import json
+import linecache
 import math
 import operator
 import os
 import struct
 import sys
+import traceback
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 200
@@ -441,7 +445,11 @@ class Codec:
             args = self.encode(tuple(e.args)) if all(_plain(a) for a in e.args) else None
         except (Unsupported, RecursionError):
             args = None
-        return {"type": type(e).__name__, "bases": bases[:20], "message": message[:2000], "args": args}
+        module = getattr(type(e), "__module__", None)
+        info = {"type": type(e).__name__, "bases": bases[:20], "message": message[:2000], "args": args}
+        if type(module) is str and module != "builtins":
+            info["module"] = module[:200]
+        return info
 
     def decode_exception(self, info: object, known: dict) -> BaseException:
         info = info if type(info) is dict else {}
@@ -452,7 +460,7 @@ class Codec:
         except (Unsupported, KeyError, TypeError, ValueError):
             args = (message,)
         args = args if type(args) is tuple else (message,)
-        cls = known.get(name) or _BUILTIN_EXCEPTIONS.get(name)
+        cls = known.get(name) or (_BUILTIN_EXCEPTIONS.get(name) if "module" not in info else None)
         if cls is None:
             base = next(
                 (
@@ -462,21 +470,61 @@ class Codec:
                 ),
                 Exception,
             )
-            cls = stand_in_exception(name, base, known)
+            cls = stand_in_exception(name, base, known, _str(info.get("module", "solution")))
         try:
-            return cls(*args)
+            exception = cls(*args)
         except BaseException:  # noqa: BLE001 - e.g. an exception type whose constructor wants other args
-            return cls(message) if cls is not StopIteration else StopIteration()
+            exception = cls(message) if cls is not StopIteration else StopIteration()
+        frames = decode_frames(info.get("frames"))
+        if frames:
+            exception.candidate_frames = frames
+        return exception
 
 
-def stand_in_exception(name: str, base: type, known: dict) -> type:
+def stand_in_exception(name: str, base: type, known: dict, module: str = "solution") -> type:
     """A trusted class named like the candidate's exception class (so `pytest.raises(solution.Error)`
-    and `except solution.Error` work): built here, from a built-in base, with no methods of the candidate."""
+    and `except solution.Error` work): built here, from a built-in base, with no methods of the candidate.
+    `module` is only shown (`json.decoder.JSONDecodeError: ...`, as the candidate's process words it)."""
     if name not in known:
         if not isinstance(base, type) or not issubclass(base, BaseException):
             base = Exception
-        known[name] = type(name if name.isidentifier() else "CandidateError", (base,), {"__module__": "solution"})
+        if not all(part.isidentifier() for part in module.split(".")):
+            module = "solution"
+        known[name] = type(name if name.isidentifier() else "CandidateError", (base,), {"__module__": module})
     return known[name]
+
+
+# An exception's frames in the candidate's process, as data: (file, line, function, source line, end line,
+# start column, end column). The trusted side words a failure with them as the in-process harness does
+# (`solution.py:3: in f` and the line), instead of the channel's own frames. Only the candidate's side
+# sends them: the trusted side's frames would show the hidden tests' source.
+MAX_FRAMES = 30
+_CHANNEL_FILES = (os.path.abspath(__file__).removesuffix("c"), os.path.join(os.path.dirname(__file__), "isolated.py"))
+
+
+def encode_frames(tb) -> list:
+    """The frames of a traceback below the channel's own (the call the other side asked for and deeper)."""
+    frames = []
+    for summary in traceback.extract_tb(tb):
+        if not frames and summary.filename in _CHANNEL_FILES:
+            continue
+        raw_line = linecache.getline(summary.filename, summary.lineno or 0)  # its newline kept, as pytest reads it
+        positions = [summary.end_lineno, summary.colno, summary.end_colno]
+        frames.append([summary.filename[:1000], summary.lineno, summary.name[:200], raw_line[:1000], *positions])
+    return frames[-MAX_FRAMES:]
+
+
+def decode_frames(data: object) -> list[tuple]:
+    """Frames sent by encode_frames, checked: anything malformed is dropped, never raised."""
+    frames: list[tuple] = []
+    for frame in (data if type(data) is list else [])[-MAX_FRAMES:]:
+        if type(frame) is not list or len(frame) != 7:
+            continue
+        path, lineno, name, raw_line = frame[:4]
+        positions = tuple(v if type(v) is int else None for v in frame[4:])
+        if type(path) is str and type(lineno) is int and type(name) is str and type(raw_line) is str:
+            frames.append((path[:1000], lineno, name[:200], raw_line[:1000], *positions))
+    return frames
 
 
 _NAMEDTUPLE_KEYS = {
@@ -568,8 +616,12 @@ class Endpoint:
     """One side of the channel: keeps this side's objects that crossed as handles, sends requests and
     serves the other side's. Not thread-safe (one test thread talks to it)."""
 
-    def __init__(self, fd: int, known_exceptions: dict | None = None, restricted: bool = False) -> None:
+    def __init__(
+        self, fd: int, known_exceptions: dict | None = None, restricted: bool = False, send_frames: bool = False
+    ) -> None:
         self.fd = fd
+        # The candidate's side sends its exceptions' frames with them (encode_frames); the trusted side never.
+        self.send_frames = send_frames
         # The trusted side serves the candidate's requests on the objects it handed over (a callback, an
         # object of a class the test defined) with `restricted`: only calls, the operations above, and
         # attributes without a leading underscore of plain instances (never of a module, class or
@@ -676,6 +728,8 @@ class Endpoint:
         except BaseException as e:  # noqa: BLE001 - the candidate's exception, SystemExit included, as data
             try:
                 reply = {"raise": self.codec.encode_exception(e)}
+                if self.send_frames:
+                    reply["raise"]["frames"] = encode_frames(e.__traceback__)
             except BaseException:  # noqa: BLE001
                 reply = {"raise": {"type": "Exception", "message": "", "bases": ["Exception"]}}
         send_frame(self.fd, reply)
