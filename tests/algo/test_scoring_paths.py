@@ -1,0 +1,68 @@
+"""Scoring paths that no test pinned (docs/mutation.md, the review of blocks 8-9): the path for a model without
+a decoder/LM-head split, the default that skips a group without reward spread, and the shared prefix's first
+position."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from agentic_rl.algo.grpo import GRPOConfig, grpo_step
+from agentic_rl.algo.scoring import behaviour_logprobs, shared_prefix_len
+from agentic_rl.types import Trajectory
+
+from .test_objective import TEMPERATURE, episode, lora_model
+
+
+def test_the_shared_prefix_stops_before_a_model_token_at_position_one():
+    """Hidden state 0 predicts token 1: when token 1 is the model's, no token can be shared (the prefix pass
+    computes no log-prob), however long the common start."""
+    ids = [5, 6, 7, 8, 9]
+    group = [Trajectory("t", ids, [0, 1, 1, 1, 1], 1), Trajectory("t", ids, [0, 1, 1, 1, 1], 1)]
+    assert shared_prefix_len(group) == 0
+    later = [Trajectory("t", ids, [0, 0, 0, 1, 1], 3), Trajectory("t", ids, [0, 0, 0, 1, 1], 3)]
+    assert shared_prefix_len(later) == 2  # states 0 and 1 predict prompt tokens; state 2 predicts a model token
+
+
+class _NoSplit(torch.nn.Module):
+    """A causal LM seen only through its forward: no `model` (decoder stack) or `lm_head` attribute."""
+
+    def __init__(self, inner) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, **kwargs):
+        return self.inner(**kwargs)
+
+
+def test_a_model_without_the_usual_split_scores_the_same_tokens(base_and_tokenizer):
+    """The projection of every position (the fallback) gives the log-probs of the split path, shared
+    prefix included; a wrong shift or temperature on that path would not."""
+    base, tok = base_and_tokenizer
+    group = [episode(tok, v) for v in range(2)]
+    split = behaviour_logprobs(base, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
+    wrapped = _NoSplit(copy.deepcopy(base))
+    whole = behaviour_logprobs(wrapped, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
+    for a, b, traj in zip(split, whole, group):
+        assert a.shape == b.shape == (len(traj.token_ids) - 1,)
+        assert torch.count_nonzero(a) == sum(traj.loss_mask[1:]) > 0
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_by_default_a_group_without_reward_spread_takes_no_step(base_and_tokenizer):
+    """`skip_zero_std_groups` is on by default: equal rewards (zero advantage) leave the weights as they were,
+    although the KL term alone would move them."""
+    base, tok = base_and_tokenizer
+    group = [episode(tok, v) for v in range(2)]
+    moved = {}
+    for skip in (None, False):
+        model = lora_model(base, trained=True)
+        before = [p.detach().clone() for p in model.parameters() if p.requires_grad]
+        overrides = {} if skip is None else {"skip_zero_std_groups": skip}
+        cfg = GRPOConfig(group_size=2, kl_coeff=0.1, **overrides).validate()
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1.0)
+        grpo_step(model, opt, group, torch.tensor([0.5, 0.5]), cfg, tok.pad_token_id, temperature=TEMPERATURE)
+        after = [p.detach() for p in model.parameters() if p.requires_grad]
+        moved[skip] = any(not torch.equal(a, b) for a, b in zip(before, after))
+    assert moved == {None: False, False: True}
