@@ -171,3 +171,14 @@ def test_malformed_frames_are_dropped_not_raised():
 def test_the_sandbox_default_is_out_of_process():
     # the equality above is only worth having because this is what graded runs use
     assert Sandbox().out_of_process is True
+
+
+def test_a_hostile_frame_renders_bounded_text():
+    """The frames are the candidate's data: absurd columns or lines cannot blow up the tests' process."""
+    from agentic_rl.sandbox import wording
+
+    line = "    return x" + " " * 988 + "\n"
+    entry = wording._short_entry(("solution.py", 10**12, "f" * 200, line, 10**12, -(10**9), 10**9))
+    text = "\n".join(entry.lines)
+    assert len(text) < 2 * len(line)
+    assert entry.reprfileloc.path == "solution.py" and entry.reprfileloc.lineno == 10**12
