@@ -265,7 +265,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> Non
     runner = runners[req["harness"]]
     try:
         candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS)
-        if candidate.error:
+        if candidate.error and req["harness"] != "pytest":  # pytest words it itself, as in process
             outcome["error"] = f"the program failed before any test ran: {_clip(candidate.error)}"
         else:
             outcome.update(runner(req, workdir, reporter, candidate))
@@ -320,12 +320,20 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         import pytest
     except ImportError:
         return {"error": "pytest is not installed in the sandbox interpreter"}
-    sys.modules["solution"] = isolated.solution_module(candidate, os.path.join(workdir, "solution.py"))
+    solution_path = os.path.join(workdir, "solution.py")
     test_file, ini = _trusted_path(req, "test_solution.py"), _trusted_path(req, "pytest.ini")
     collector = _PytestCollector(reporter, None, _NoTampering(), canaries=False)
     wording = (_WORDING or [_load_sibling("wording")])[0].InProcessWording(
-        os.path.dirname(test_file), tuple(os.path.join(HERE, f) for f in ("remote.py", "isolated.py"))
+        os.path.dirname(test_file), workdir, tuple(os.path.join(HERE, f) for f in ("remote.py", "isolated.py"))
     )
+    if candidate.error:
+        # the program failed to load: importing `solution` raises what it raised, so pytest reports it as
+        # in process (a collection error naming the test's import, the candidate's line and the error)
+        failed = candidate.load_exception()
+        wording.load_frames = getattr(failed, "candidate_frames", [])
+        sys.meta_path.insert(0, _FailingImport("solution", solution_path, failed))
+    else:
+        sys.modules["solution"] = isolated.solution_module(candidate, solution_path)
     args = [
         "-q",
         "--tb=short",
@@ -340,6 +348,26 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
     ]
     pytest.main(args, plugins=[wording, collector])
     return collector.outcome()
+
+
+class _FailingImport:
+    """A finder and loader for one module whose import raises `exception` (the candidate's program failed
+    to load in its own process); its own frame is hidden from pytest, as the import system's are."""
+
+    def __init__(self, name: str, origin: str, exception: BaseException) -> None:
+        self.name, self.origin, self.exception = name, origin, exception
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.name:
+            return None
+        return importlib.util.spec_from_loader(name, self, origin=self.origin)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        __tracebackhide__ = True  # noqa: F841
+        raise self.exception.with_traceback(None)
 
 
 def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:

@@ -97,11 +97,12 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
             module.__dict__.update(os=os, sys=sys)
         module.__file__ = path
         sys.modules[module_name] = module
-        error = None
+        error, exception = None, None
         try:
             exec(compile(req["code"], path, "exec"), module.__dict__)
         except BaseException as e:  # noqa: BLE001 - SystemExit at import included: no tests can run
             error = _describe(e)
+            exception = _encoded_exception(endpoint, e, remote)
         endpoint.root = dict(module.__dict__)
         names = _listing(module.__dict__)
         # the values come with the listing (functions and objects as handles): one round trip, not one per name
@@ -110,7 +111,7 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
             for n, entry in names.items()
             if entry[0] in ("callable", "value") and _encodes(endpoint, module.__dict__[n])
         }
-        endpoint.root["__listing__"] = {"error": error, "names": names, "values": values}
+        endpoint.root["__listing__"] = {"error": error, "exception": exception, "names": names, "values": values}
         endpoint.serve()
     except BaseException:  # noqa: BLE001
         code = 1
@@ -120,6 +121,15 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
     except BaseException:  # noqa: BLE001
         pass
     os._exit(code)
+
+
+def _encoded_exception(endpoint, e: BaseException, remote) -> dict | None:
+    """The exception the program raised while it loaded, as data with its frames (the tests' side words a
+    failure to import it as pytest does in process); None where it cannot be encoded."""
+    try:
+        return {**endpoint.codec.encode_exception(e), "frames": remote.encode_frames(e.__traceback__)}
+    except BaseException:  # noqa: BLE001 - a hostile exception: the description alone goes
+        return None
 
 
 def _encodes(endpoint, value: object) -> bool:
@@ -172,8 +182,17 @@ class Candidate:
         if type(listing) is not dict or type(listing.get("names")) is not dict:
             raise remote.Unsupported("the candidate's process sent no listing")
         self.error = listing.get("error") if type(listing.get("error")) is str else None
+        # the exception behind `error`, as the channel sent it (load_exception() decodes it)
+        self._load_exception = listing.get("exception") if type(listing.get("exception")) is dict else None
         self.names = listing["names"]
         self.values = listing["values"] if type(listing.get("values")) is dict else {}
+
+    def load_exception(self) -> BaseException:
+        """The exception the candidate's program raised while it loaded, rebuilt here from data (trusted
+        classes, the candidate's frames as data); a RuntimeError with the description where none came."""
+        if self._load_exception is None:
+            return RuntimeError(self.error or "the program failed to load")
+        return self.endpoint.codec.decode_exception(self._load_exception, self.endpoint.known_exceptions)
 
     def resolve(self, name: str):
         """The value for `name` (KeyError: the candidate has no such name)."""

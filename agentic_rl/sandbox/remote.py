@@ -449,6 +449,10 @@ class Codec:
         info = {"type": type(e).__name__, "bases": bases[:20], "message": message[:2000], "args": args}
         if type(module) is str and module != "builtins":
             info["module"] = module[:200]
+        if isinstance(e, SyntaxError):  # where the parser stopped: what a syntax error is worded with
+            details = [e.msg, e.filename, e.lineno, e.offset, e.text, e.end_lineno, e.end_offset]
+            if all(_plain(v) and type(v) is not bytes for v in details):
+                info["syntax"] = details
         return info
 
     def decode_exception(self, info: object, known: dict) -> BaseException:
@@ -461,6 +465,10 @@ class Codec:
             args = (message,)
         args = args if type(args) is tuple else (message,)
         cls = known.get(name) or (_BUILTIN_EXCEPTIONS.get(name) if "module" not in info else None)
+        syntax = info.get("syntax")
+        if cls is not None and issubclass(cls, SyntaxError) and type(syntax) is list and len(syntax) == 7:
+            if all(v is None or type(v) in (int, str) for v in syntax):
+                args = (syntax[0], tuple(syntax[1:]))
         if cls is None:
             base = next(
                 (

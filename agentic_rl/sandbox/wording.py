@@ -22,22 +22,33 @@ from _pytest._code.source import Source
 from _pytest.reports import CollectErrorRepr
 
 EXCEPTION_LINE_MARK = "E   "  # how pytest's short style starts the lines that state the exception
+IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # the import system's frames (and _bootstrap_external's)
 
 
 class InProcessWording:
     """pytest plugin for the trusted process of an out-of-process verdict."""
 
-    def __init__(self, trusted_dir: str, channel_files: tuple[str, ...]) -> None:
+    def __init__(self, trusted_dir: str, workdir: str, channel_files: tuple[str, ...]) -> None:
         self.trusted_prefix = os.path.relpath(trusted_dir) + os.sep
+        self.trusted_dir, self.workdir = trusted_dir.rstrip(os.sep) + os.sep, workdir.rstrip(os.sep) + os.sep
         self.channel_files = {os.path.abspath(f) for f in channel_files}
+        # the frames of the exception the candidate's program raised while it loaded (harness.py sets them)
+        self.load_frames: list[tuple] = []
 
     def display_path(self, path: str) -> str:
         """A path as the candidate's process would show it (the tests sit beside the candidate there)."""
-        return path.removeprefix(self.trusted_prefix)
+        return path.removeprefix(self.trusted_prefix).replace(self.trusted_dir, self.workdir)
 
     def reword_text(self, text: str) -> str:
-        """A report pytest gives as plain text (a collection error): the test file's name, line by line."""
-        return "\n".join(self.display_path(line) for line in text.split("\n"))
+        """A report pytest gives as plain text (an import error of the test module): the test file's name
+        line by line, and the candidate's frames before the lines that state the exception."""
+        lines = [self.display_path(line) for line in _without_import_frames(text.split("\n"))]
+        stated = next((i for i, line in enumerate(lines) if line.startswith(EXCEPTION_LINE_MARK)), len(lines))
+        frames = []
+        for entry in map(_short_entry, self.load_frames):
+            location = entry.reprfileloc
+            frames += [f"{location.path}:{location.lineno}: {location.message}", *entry.lines]
+        return "\n".join(lines[:stated] + frames + lines[stated:])
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -53,6 +64,8 @@ class InProcessWording:
         report = outcome.get_result()
         if report.failed and isinstance(report.longrepr, CollectErrorRepr):  # an import error, as text
             report.longrepr.longrepr = self.reword_text(report.longrepr.longrepr)
+        elif report.failed and isinstance(report.longrepr, ExceptionChainRepr):  # any other error at import
+            self.reword(report.longrepr, self.load_frames)
 
     def reword(self, longrepr: ExceptionChainRepr, candidate_frames: list[tuple]) -> None:
         last_element = len(longrepr.chain) - 1
@@ -76,8 +89,28 @@ class InProcessWording:
                 reprcrash.path = self.display_path(reprcrash.path)
 
     def _is_channel(self, entry) -> bool:
+        """The channel's frames, and the import system's under the loader that raises the candidate's
+        load error (in process, Python leaves the import system's frames out of that traceback)."""
         location = getattr(entry, "reprfileloc", None)
-        return location is not None and os.path.abspath(location.path) in self.channel_files
+        if location is None:
+            return False
+        return location.path.startswith(IMPORT_SYSTEM) or os.path.abspath(location.path) in self.channel_files
+
+
+def _without_import_frames(lines: list[str]) -> list[str]:
+    """Text lines less each frame of the import system (its location line and its `???` source line)."""
+    kept: list[str] = []
+    skip_source = False
+    for line in lines:
+        if line.startswith(IMPORT_SYSTEM):
+            skip_source = True
+            continue
+        if skip_source and line.strip() == "???":
+            skip_source = False
+            continue
+        skip_source = False
+        kept.append(line)
+    return kept
 
 
 def _short_entry(frame: tuple) -> ReprEntry:

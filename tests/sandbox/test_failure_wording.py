@@ -64,6 +64,19 @@ JOBS = {
 }
 
 
+# Programs that fail while they load: in process, pytest reports each as an error collecting the test module.
+LOAD_FAILURES = {
+    "syntax": "def f(x)\n    return x\n",
+    "unclosed": "def f(x):\n    return (x +\n",
+    "indentation": "def f(x):\nreturn x\n",
+    "name-at-import": "import math\ny = undefined_name + 1\ndef f(x):\n    return x\n",
+    "raise-in-a-call-at-import": "def g():\n    raise ValueError('bad')\nv = g()\ndef f(x):\n    return x\n",
+    "missing-module": "import nonexistent_module_xyz\ndef f(x):\n    return x\n",
+    "exit-at-import": "import sys\nsys.exit(3)\n",
+}
+LOAD_TEST = "from solution import f\n\ndef test_a():\n    assert f(1) == 1\n"
+
+
 @pytest.fixture(scope="module")
 def details() -> dict:
     """Each job's detail, graded in process and out of process."""
@@ -73,10 +86,14 @@ def details() -> dict:
             for name, job in JOBS.items():
                 report = sb.run_tests(CODE, job["test"], harness=job["harness"], entry_point=job.get("entry_point"))
                 found.setdefault(name, {})[report.trust] = report.detail
+            for name, code in LOAD_FAILURES.items():
+                report = sb.run_tests(code, LOAD_TEST, harness="pytest")
+                assert not report.passed
+                found.setdefault(name, {})[report.trust] = report.detail
     return found
 
 
-@pytest.mark.parametrize("job", list(JOBS))
+@pytest.mark.parametrize("job", [*JOBS, *LOAD_FAILURES])
 def test_a_failure_reads_the_same_out_of_process_as_in_process(details, job):
     assert set(details[job]) == {"in_process", "out_of_process"}
     assert details[job]["out_of_process"] == details[job]["in_process"]
@@ -100,6 +117,17 @@ def test_the_import_error_names_the_candidates_module_file(details):
     # the module's file, as Python names it in process (not "unknown location": a module without a file)
     assert "cannot import name 'missing' from 'solution' (" in text and "solution.py)" in text
     assert "(unknown location)" not in text
+
+
+def test_a_program_that_fails_to_load_is_a_collection_error_naming_its_line(details):
+    """Not "the program failed before any test ran": pytest's own words, with the candidate's frames."""
+    syntax = details["syntax"]["out_of_process"]
+    assert syntax.startswith("collection failed: ") and "test_solution.py:1: in <module>" in syntax
+    assert 'E     File "' in syntax and 'solution.py", line 1' in syntax and "E   SyntaxError: expected ':'" in syntax
+    at_import = details["raise-in-a-call-at-import"]["out_of_process"]
+    assert "solution.py:3: in <module>\n    v = g()" in at_import and "solution.py:2: in g" in at_import
+    assert "<frozen importlib" not in at_import and "harness.py" not in at_import
+    assert "No module named 'nonexistent_module_xyz'" in details["missing-module"]["out_of_process"]
 
 
 def test_unittest_and_humaneval_name_the_program_line_that_raised(details):
