@@ -87,10 +87,12 @@ def act(name, **parameters):
     return f"<action>{json.dumps({'name': name, 'parameters': parameters})}</action>"
 
 
-def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None):
+def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None, response_prefix=""):
     policy = ScriptedPolicy(lambda req: replies[min(req.turn_index, len(replies) - 1)])
     env = CodeGymEnvironment(timeout_s=timeout_s, t_max=t_max)
-    cfg = RolloutConfig(max_turns=max_turns or len(replies), max_new_tokens=400, on_no_call="nudge")
+    cfg = RolloutConfig(
+        max_turns=max_turns or len(replies), max_new_tokens=400, on_no_call="nudge", response_prefix=response_prefix
+    )
     return run_episodes([(task_, 0)], policy, env, cfg)[0]
 
 
@@ -173,3 +175,38 @@ def test_broken_environment_code_is_an_error_observation(code):
     t.metadata["codegym"]["code"] = code
     traj = roll(t, act("Observe"))
     assert "failed to start" in observations(traj)[0]
+
+
+def test_a_response_prefix_opens_each_turn_as_context_and_the_parser_reads_the_whole_action():
+    # the model writes only what follows "<action>": the JSON, the closing tag, and text the stop cuts off
+    replies = [
+        act(name, **params).removeprefix("<action>") + " then more"
+        for name, params in [("Observe", {}), ("Add", {"value": 2}), ("Add", {"value": 3}), ("Done", {"answer": 5})]
+    ]
+    traj = roll(task(), *replies, response_prefix="<action>")
+    assert traj.passed and [t.call.name for t in traj.turns] == ["Observe", "Add", "Add", "Done"]
+    assert '"total": 0' in observations(traj)[0] and "5" in observations(traj)[2]
+    assert all(t.prefix == "<action>" and t.text.endswith("</action>") for t in traj.turns)  # cut at the close
+    # each turn's generated ids follow the prefix's ids; the prefix is masked out (context), the reply is trained
+    tok, prefix = ByteChatTokenizer(), ByteChatTokenizer().encode("<action>")
+    pos = traj.prompt_len
+    for turn in traj.turns:
+        assert traj.token_ids[pos : pos + len(prefix)] == prefix and set(traj.loss_mask[pos : pos + len(prefix)]) == {0}
+        pos += len(prefix)
+        assert traj.token_ids[pos : pos + len(turn.generated_ids)] == turn.generated_ids
+        assert set(traj.loss_mask[pos : pos + len(turn.generated_ids)]) == {1}
+        pos += len(turn.generated_ids) + len(turn.observation_ids)
+    assert pos == len(traj.token_ids)  # nothing after the last turn: the episode ended with Done
+    assert sum(traj.loss_mask) == sum(len(t.generated_ids) for t in traj.turns)
+    assert "<action>" not in tok.decode([i for i, m in zip(traj.token_ids, traj.loss_mask) if m])
+
+
+def test_without_a_response_prefix_the_same_replies_are_not_actions():
+    reply = act("Done", answer=5).removeprefix("<action>")
+    traj = roll(task(), reply, reply, response_prefix="")
+    assert all(t.call is None for t in traj.turns) and not traj.passed  # nudged, as the base rates measured
+
+
+def test_a_response_prefix_that_already_holds_a_complete_action_is_refused():
+    with pytest.raises(ValueError, match="response_prefix"):
+        roll(task(), act("Observe"), response_prefix=act("Observe"))
