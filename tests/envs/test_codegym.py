@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentic_rl.envs.codegym import CodeGymEnvironment
+from agentic_rl.envs.codegym import WORKED_EXAMPLE, CodeGymEnvironment, find_action
 from agentic_rl.envs.tasks import environment_tasks
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import (
@@ -72,7 +72,7 @@ class CounterEnv(gymnasium.Env):
 '''
 
 
-def task(numbers=(2, 3), **options):
+def task(numbers=(2, 3), worked_example=False, **options):
     record = {
         "env_id": "test/counter",
         "class_name": "CounterEnv",
@@ -80,7 +80,7 @@ def task(numbers=(2, 3), **options):
         "configs": [{"numbers": list(numbers), **options}],
         "description": "Sum the numbers with the tools.",
     }
-    return environment_tasks(record, t_max=options.pop("t_max", None))[0]
+    return environment_tasks(record, t_max=options.pop("t_max", None), worked_example=worked_example)[0]
 
 
 def act(name, **parameters):
@@ -210,3 +210,57 @@ def test_without_a_response_prefix_the_same_replies_are_not_actions():
 def test_a_response_prefix_that_already_holds_a_complete_action_is_refused():
     with pytest.raises(ValueError, match="response_prefix"):
         roll(task(), act("Observe"), response_prefix=act("Observe"))
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ('<action>{"name": "Observe", "parameters": {}}</action>', '{"name": "Observe", "parameters": {}}'),
+        ('say <action> {"name": "Total"} </action> more', '{"name": "Total"}'),
+        # one complete JSON object, then other text instead of the closing tag: exactly that object
+        (
+            '<action>{"name": "Done", "parameters": {"answer": true}}\n\nTrue\nFalse',
+            '{"name": "Done", "parameters": {"answer": true}}',
+        ),
+        ('<action>{"name": "Total"} and then</action>', '{"name": "Total"}'),
+        # closed but not a JSON object: the content as written (an invalid action)
+        ("<action>{not json</action>", "{not json"),
+        ('<action>{"name": "Add", "parameters": {...}</action>', '{"name": "Add", "parameters": {...}'),
+        ("<action>[1, 2]</action>", "[1, 2]"),
+        # no action (yet): no tag, an unfinished object, or an object whose closing tag may still be coming
+        ("I would call Observe", None),
+        ('<action>{"name": "Observe", "parameters": {', None),
+        ('<action>{"name": "Observe"}  \n', None),
+        ('<action>{"name": "Observe"}</act', None),
+        ('<action>{"name": "Observe", "parameters": {...}}, <action>{"name"', None),
+        ("<action>[1, 2] then", None),
+    ],
+)
+def test_find_action_reads_the_first_action_closed_or_ended_by_its_json_object(text, content):
+    found = find_action(text)
+    assert (found[0] if found else None) == content
+    if found:  # once there is an action, any continuation has the same one (generation stops at the first)
+        assert find_action(text + "</action> x") == found
+
+
+def test_an_unclosed_action_stops_the_turn_after_its_object_and_runs():
+    # what the embedded model writes after the "<action>" prefix: the object, then prose instead of the tag
+    traj = roll(
+        task(),
+        '{"name": "Observe", "parameters": {}}\n\nTrue\n\nFalse\n\nTrue',
+        '{"name": "Done", "parameters": {"answer": 5}}\nThe answer is 5.',
+        response_prefix="<action>",
+    )
+    assert [t.call.name for t in traj.turns] == ["Observe", "Done"] and traj.passed
+    assert traj.turns[0].text == '{"name": "Observe", "parameters": {}}\n\nT'  # cut at the first byte after it
+    assert '"total": 0' in observations(traj)[0]
+
+
+def test_the_worked_example_is_in_the_system_prompt_only_when_asked():
+    env = CodeGymEnvironment()
+    with_example = env.open(task(worked_example=True), 0).prompt_messages("chat")[0]["content"]
+    without = env.open(task(), 0).prompt_messages("chat")[0]["content"]
+    assert with_example.endswith(WORKED_EXAMPLE) and WORKED_EXAMPLE not in without
+    # the example's actions are actions of the format: Observe, then Done with a concrete answer
+    actions = [json.loads(find_action(line)[0]) for line in WORKED_EXAMPLE.splitlines() if "<action>" in line]
+    assert [a["name"] for a in actions] == ["Observe", "Done"] and actions[1]["parameters"]["answer"] is True
