@@ -49,7 +49,7 @@ Call a tool by writing exactly one JSON action in an <action> tag, for example:
 Each result comes back in <env_result> tags. Start with Observe to see the task's input. When you know the
 answer, call Done with it: <action>{"name": "Done", "parameters": {"answer": ...}}</action>. Done ends the
 episode; the answer is right or wrong. You may make at most {t_max} calls."""
-WORKED_EXAMPLE = """Example, on another task ("Is the number odd?"):
+WORKED_EXAMPLE = """An episode of another task (its input is a number; the answer: is it odd?) went:
 <action>{"name": "Observe", "parameters": {}}</action>
 <env_result>{"n": 7}</env_result>
 <action>{"name": "Done", "parameters": {"answer": true}}</action>"""
