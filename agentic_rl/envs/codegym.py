@@ -8,7 +8,9 @@ observation of the task configuration) and `Done(answer)` (ends the episode with
 first `<action>` tag's: its content up to `</action>` (malformed JSON there is an invalid action), or, where the
 model writes one complete JSON object after `<action>` and goes on with other text instead of the closing tag,
 exactly that object (the turn stops there). With `worked_example` (data.worked_example) the system prompt ends
-with a short episode of another task: an Observe, its result and a Done with a concrete answer.
+with a short episode of another task: an Observe, its result and a Done with a concrete answer. With
+`calls_left` (data.calls_left) each observation ends with the number of calls left, and the last but one asks
+for Done.
 
 Environment code is untrusted: it never runs in the trainer. Each reset and step is one sandbox call
 (`agentic_rl.envs.driver`), with trial-then-overwrite state: the episode keeps the environment's state as
@@ -139,6 +141,13 @@ def find_action(text: str) -> tuple[str, int, int] | None:
     return None
 
 
+def calls_left_note(left: int) -> str:
+    """What an observation adds with `calls_left` (data.calls_left): the calls the episode has left."""
+    if left == 1:
+        return "(1 call left: make it Done with your answer)"
+    return f"({left} calls left)"
+
+
 def record_of(task: Task) -> dict[str, Any]:
     record = task.metadata.get("codegym")
     if not isinstance(record, dict) or not {"code", "class_name", "options"} <= set(record):
@@ -222,6 +231,10 @@ class CodeGymEpisode(Episode):
             self.finish_reason = "t_max"
             obs.text = obs.text.replace(
                 f"</{RESULT_TAG}>", f"(T_max = {self.t_max} calls reached: the episode ends)\n</{RESULT_TAG}>"
+            )
+        elif not self._terminated and self.record.get("calls_left"):
+            obs.text = obs.text.replace(
+                f"</{RESULT_TAG}>", f"{calls_left_note(self.t_max - self.n_calls)}\n</{RESULT_TAG}>"
             )
         return obs
 

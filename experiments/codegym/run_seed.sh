@@ -1,7 +1,7 @@
 #!/bin/bash
 # One seed of experiment=codegym-cpu (one lock acquisition). The first script to run also measures the base
 # rates (experiments/codegym/base-rates/) that the experiment's environment filter reads; `run_seed.sh base`
-# measures only them. The measurement uses the experiment's episode settings (response prefix, worked example).
+# measures only them. The measurement uses the experiment's episode settings (response prefix, worked example, calls left).
 #   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs)
 N=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +16,7 @@ if [ ! -f $BASE/results.jsonl ]; then
    'data.envs=[strings/PalindromeCheckEnv,strings/BalancedBracketsEnv,strings/AnagramCheckEnv,graphs/HasCycleEnv,graphs/BipartiteCheckEnv,dp/WordBreakEnv,graphs/CountComponentsEnv,graphs/ShortestPathLengthEnv,arrays/LongestIncreasingRunEnv,dp/CoinChangeEnv,arrays/MaxSubarraySumEnv,strings/VowelCountEnv]' \
    data.configs_per_env=2 data.shuffle=false data.t_max=4 'evaluator.modes=[multi_tool]' evaluator.n_samples=4 'evaluator.ks=[1]' \
    evaluator.sample_temperature=0.7 evaluator.sample_top_p=0.95 evaluator.batch_tasks=12 \
-   rollout.max_turns=4 rollout.max_new_tokens=48 "rollout.response_prefix='<action>'" data.worked_example=true \
+   rollout.max_turns=4 rollout.max_new_tokens=48 "rollout.response_prefix='<action>'" data.worked_example=true data.calls_left=true \
    logger=none progress=false hydra.run.dir=$RUNS/codegym-base-rates \
    > $RUNS/codegym-base-rates.log 2>&1
   mkdir -p $BASE

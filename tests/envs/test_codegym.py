@@ -72,7 +72,7 @@ class CounterEnv(gymnasium.Env):
 '''
 
 
-def task(numbers=(2, 3), worked_example=False, **options):
+def task(numbers=(2, 3), worked_example=False, calls_left=False, **options):
     record = {
         "env_id": "test/counter",
         "class_name": "CounterEnv",
@@ -80,7 +80,9 @@ def task(numbers=(2, 3), worked_example=False, **options):
         "configs": [{"numbers": list(numbers), **options}],
         "description": "Sum the numbers with the tools.",
     }
-    return environment_tasks(record, t_max=options.pop("t_max", None), worked_example=worked_example)[0]
+    return environment_tasks(
+        record, t_max=options.pop("t_max", None), worked_example=worked_example, calls_left=calls_left
+    )[0]
 
 
 def act(name, **parameters):
@@ -264,3 +266,11 @@ def test_the_worked_example_is_in_the_system_prompt_only_when_asked():
     # the example's actions are actions of the format: Observe, then Done with a concrete answer
     actions = [json.loads(find_action(line)[0]) for line in WORKED_EXAMPLE.splitlines() if "<action>" in line]
     assert [a["name"] for a in actions] == ["Observe", "Done"] and actions[1]["parameters"]["answer"] is True
+
+
+def test_with_calls_left_each_observation_counts_down_and_the_last_but_one_asks_for_done():
+    traj = roll(task(calls_left=True, t_max=3), act("Observe"), act("Total"), act("Total"))
+    obs = observations(traj)
+    assert "(2 calls left)" in obs[0] and "(1 call left: make it Done" in obs[1]
+    assert "T_max = 3" in obs[2] and "left" not in obs[2]  # the last call ends the episode instead
+    assert "left" not in "".join(observations(roll(task(t_max=3), act("Observe"), act("Total"))))  # off by default
