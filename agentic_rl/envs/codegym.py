@@ -86,7 +86,7 @@ class CodeGymRunner:
     def stops(self, text: str) -> bool:
         return find_action(text) is not None
 
-    def closing_markers(self) -> None:
+    def closing_markers(self) -> list[str] | None:
         return None  # an action may end without "</action>" (see find_action): check after every token
 
     def call(self, payload: dict[str, Any], timeout_s: float | None = None) -> tuple[dict[str, Any], str]:
@@ -326,7 +326,7 @@ class CodeGymEnvironment(Environment):
     def stops(self, text: str) -> bool:
         return self.runner.stops(text)
 
-    def closing_markers(self) -> list[str]:
+    def closing_markers(self) -> list[str] | None:
         return self.runner.closing_markers()
 
 
