@@ -2,7 +2,8 @@
 # One seed of experiment=codegym-cpu (one lock acquisition). The first script to run also measures the base
 # rates (experiments/codegym/base-rates/) that the experiment's environment filter reads; `run_seed.sh base`
 # measures only them. The measurement uses the experiment's episode settings (response prefix, worked example, calls left).
-#   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs)
+#   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs;
+#   SEED_TIMEOUT=S: the training run's time limit, default 1500 s; it stops at its next safe point, resumable)
 N=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -25,10 +26,10 @@ fi
 [ "$N" = base ] && exit 0
 D=$RUNS/codegym-seed-$N
 mkdir -p $D
-/usr/bin/time -v -o $D/time-v.txt timeout 1500 python -m agentic_rl.train experiment=codegym-cpu seed=$N hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
+/usr/bin/time -v -o $D/time-v.txt timeout ${SEED_TIMEOUT:-1500} python -m agentic_rl.train experiment=codegym-cpu seed=$N hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
 if grep -q "no training environment" $RUNS/codegym-seed-$N.log; then
   # the measurement kept nothing: train on every measured environment instead (recorded in .hydra/overrides.yaml)
   rm -rf $D; mkdir -p $D
-  /usr/bin/time -v -o $D/time-v.txt timeout 1500 python -m agentic_rl.train experiment=codegym-cpu seed=$N data.min_success=-1.0 hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
+  /usr/bin/time -v -o $D/time-v.txt timeout ${SEED_TIMEOUT:-1500} python -m agentic_rl.train experiment=codegym-cpu seed=$N data.min_success=-1.0 hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
 fi
 echo "seed $N rc $?" >> $RUNS/codegym-seeds.done
