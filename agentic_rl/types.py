@@ -64,7 +64,11 @@ class Observation:
 
 @dataclass
 class Turn:
-    """One model turn: what it generated, the call it closed with, and the observation."""
+    """One model turn: what it generated, the call it closed with, and the observation.
+
+    `text` is what the model generated; `prefix` the response prefix the turn opened with (context, not
+    generated: `rollout.response_prefix`). The call was parsed from `prefix + text`.
+    """
 
     generated_ids: list[int]
     text: str
@@ -72,6 +76,7 @@ class Turn:
     observation: Observation | None = None
     observation_ids: list[int] = field(default_factory=list)
     sampler_logprobs: list[float] | None = None  # the sampler's log-prob of each generated id (None: not reported)
+    prefix: str = ""
 
 
 @dataclass

@@ -4,7 +4,13 @@ The format is the one of the CodeGym paper (Generalizable End-to-End Tool-Use RL
 an environment class has `func_mapping` (tool name -> method), the generic tools `Observe()` (the current
 observation of the task configuration) and `Done(answer)` (ends the episode with a sparse binary reward),
 `reset(options)` loading one task configuration and `get_ref_answer()`. An action is the JSON object
-`{"name": ..., "parameters": {...}}`; the model writes it as `<action>{...}</action>`.
+`{"name": ..., "parameters": {...}}`; the model writes it as `<action>{...}</action>`. A turn's action is the
+first `<action>` tag's: its content up to `</action>` (malformed JSON there is an invalid action), or, where the
+model writes one complete JSON object after `<action>` and goes on with other text instead of the closing tag,
+exactly that object (the turn stops there). With `worked_example` (data.worked_example) the system prompt ends
+with a short episode of another task: an Observe, its result and a Done with a concrete answer. With
+`calls_left` (data.calls_left) each observation ends with the number of calls left, and the last but one asks
+for Done.
 
 Environment code is untrusted: it never runs in the trainer. Each reset and step is one sandbox call
 (`agentic_rl.envs.driver`), with trial-then-overwrite state: the episode keeps the environment's state as
@@ -35,6 +41,8 @@ from agentic_rl.types import Observation, Task, ToolCall
 logger = logging.getLogger(__name__)
 
 ACTION = re.compile(r"<action>(.*?)</action>", re.DOTALL)
+OPEN, CLOSE = "<action>", "</action>"
+_JSON = json.JSONDecoder()
 RESULT_TAG = "env_result"
 INVALID = "invalid_action"  # the name a malformed action is recorded under
 SYSTEM_PROMPT = """You solve a task by calling the tools of an interactive environment, one call per turn.
@@ -43,6 +51,10 @@ Call a tool by writing exactly one JSON action in an <action> tag, for example:
 Each result comes back in <env_result> tags. Start with Observe to see the task's input. When you know the
 answer, call Done with it: <action>{"name": "Done", "parameters": {"answer": ...}}</action>. Done ends the
 episode; the answer is right or wrong. You may make at most {t_max} calls."""
+WORKED_EXAMPLE = """An episode of another task (its input is a number; the answer: is it odd?) went:
+<action>{"name": "Observe", "parameters": {}}</action>
+<env_result>{"n": 7}</env_result>
+<action>{"name": "Done", "parameters": {"answer": true}}</action>"""
 NUDGE_TEXT = (
     '<feedback>No action found. Call a tool with <action>{"name": ..., "parameters": {...}}</action>, '
     "or end with Done.</feedback>"
@@ -72,10 +84,10 @@ class CodeGymRunner:
         return CodeGymEpisode(self, task)
 
     def stops(self, text: str) -> bool:
-        return ACTION.search(text) is not None
+        return find_action(text) is not None
 
-    def closing_markers(self) -> list[str]:
-        return ["</action>"]
+    def closing_markers(self) -> list[str] | None:
+        return None  # an action may end without "</action>" (see find_action): check after every token
 
     def call(self, payload: dict[str, Any], timeout_s: float | None = None) -> tuple[dict[str, Any], str]:
         """Run the driver on `payload` in the sandbox: (its reply, or {"ok": False, "error": ...}; the status)."""
@@ -95,6 +107,45 @@ def _default_execute(code: str, timeout_s: float) -> Any:
     from agentic_rl.sandbox import execute
 
     return execute(code, timeout_s=timeout_s)
+
+
+def find_action(text: str) -> tuple[str, int, int] | None:
+    """The action of a turn's text: (its content, start, end), or None while there is none (yet).
+
+    From the first `<action>`: with a `</action>` after it, the content between them (stripped; a malformed one
+    is an invalid action), unless it opens with a complete JSON object followed by other text, which is then
+    the action, as below. Without `</action>`: a complete JSON object right after the tag (whitespace aside)
+    followed by text that is not the start of `</action>`: exactly that object. Once a text has an action, any
+    continuation has the same one, so generation can stop at the first text that has one.
+    """
+    start = text.find(OPEN)
+    if start < 0:
+        return None
+    body_at = start + len(OPEN)
+    close = text.find(CLOSE, body_at)
+    body = text[body_at:] if close < 0 else text[body_at:close]
+    lead = len(body) - len(body.lstrip())
+    try:
+        obj, end = _JSON.raw_decode(body, lead)
+    except ValueError:
+        obj, end = None, 0
+    if isinstance(obj, dict):
+        rest = body[end:].lstrip()
+        if rest and not (close < 0 and CLOSE.startswith(rest)):  # went on after the object: the object alone
+            return body[lead:end], start, body_at + end
+        if close >= 0:
+            return body[lead:end], start, close + len(CLOSE)
+        return None  # the closing tag may still come
+    if close >= 0:
+        return body.strip(), start, close + len(CLOSE)
+    return None
+
+
+def calls_left_note(left: int) -> str:
+    """What an observation adds with `calls_left` (data.calls_left): the calls the episode has left."""
+    if left == 1:
+        return "(1 call left: make it Done with your answer)"
+    return f"({left} calls left)"
 
 
 def record_of(task: Task) -> dict[str, Any]:
@@ -142,22 +193,25 @@ class CodeGymEpisode(Episode):
         tools = "\n".join(f"- {name}: {doc or '(no documentation)'}" for name, doc in self.tool_docs.items())
         task = self.task.prompt.strip() or self.doc
         user = f"{task}\n\nTools:\n{tools}" if tools else f"{task}\n\n({self.broken})"
+        system = SYSTEM_PROMPT.replace("{t_max}", str(self.t_max))
+        if self.record.get("worked_example"):
+            system += "\n" + WORKED_EXAMPLE
         return [
-            {"role": "system", "content": SYSTEM_PROMPT.replace("{t_max}", str(self.t_max))},
+            {"role": "system", "content": system},
             {"role": "user", "content": user},
         ]
 
     def parse(self, text: str) -> ToolCall | None:
-        m = ACTION.search(text)
-        if m is None:
+        found = find_action(text)
+        if found is None:
             return None
-        content = m.group(1).strip()
+        content, start, end = found
         try:
             action = json.loads(content)
             name = action["name"] if isinstance(action, dict) and isinstance(action.get("name"), str) else INVALID
         except ValueError:
             name = INVALID
-        return ToolCall(name=name, content=content, start=m.start(), end=m.end())
+        return ToolCall(name=name, content=content, start=start, end=end)
 
     def counts_toward_cap(self, name: str) -> bool:
         return False  # T_max, counted here, is the cap of a CodeGym episode
@@ -177,6 +231,10 @@ class CodeGymEpisode(Episode):
             self.finish_reason = "t_max"
             obs.text = obs.text.replace(
                 f"</{RESULT_TAG}>", f"(T_max = {self.t_max} calls reached: the episode ends)\n</{RESULT_TAG}>"
+            )
+        elif not self._terminated and self.record.get("calls_left"):
+            obs.text = obs.text.replace(
+                f"</{RESULT_TAG}>", f"{calls_left_note(self.t_max - self.n_calls)}\n</{RESULT_TAG}>"
             )
         return obs
 
@@ -268,8 +326,16 @@ class CodeGymEnvironment(Environment):
     def stops(self, text: str) -> bool:
         return self.runner.stops(text)
 
-    def closing_markers(self) -> list[str]:
+    def closing_markers(self) -> list[str] | None:
         return self.runner.closing_markers()
 
 
-__all__ = ["ACTION", "INVALID", "CodeGymEnvironment", "CodeGymEpisode", "CodeGymRunner"]
+__all__ = [
+    "ACTION",
+    "INVALID",
+    "WORKED_EXAMPLE",
+    "CodeGymEnvironment",
+    "CodeGymEpisode",
+    "CodeGymRunner",
+    "find_action",
+]

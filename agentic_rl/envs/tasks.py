@@ -79,8 +79,12 @@ def check_record(record: Any, where: str) -> None:
         raise ValueError(f"{where}: oracle_calls must list one number per configuration")
 
 
-def environment_tasks(record: dict[str, Any], t_max: int | None = None) -> list[Task]:
-    """One Task per configuration of `record` (all of them; `load_codegym` picks the split)."""
+def environment_tasks(
+    record: dict[str, Any], t_max: int | None = None, worked_example: bool = False, calls_left: bool = False
+) -> list[Task]:
+    """One Task per configuration of `record` (all of them; `load_codegym` picks the split); `worked_example`
+    ends each episode's system prompt with a short worked episode (agentic_rl.envs.codegym.WORKED_EXAMPLE);
+    `calls_left` ends each observation with the calls the episode has left."""
     calls = record.get("oracle_calls") or [None] * len(record["configs"])
     return [
         Task(
@@ -99,6 +103,8 @@ def environment_tasks(record: dict[str, Any], t_max: int | None = None) -> list[
                     "class_name": record["class_name"],
                     "options": options,
                     "t_max": t_max,
+                    "worked_example": worked_example,
+                    "calls_left": calls_left,
                 },
             },
         )
@@ -174,6 +180,8 @@ def load_codegym(
     success: str | None = None,
     min_success: float = -1.0,
     max_success: float = 1.0,
+    worked_example: bool = False,
+    calls_left: bool = False,
 ) -> list[Task]:
     """The tasks of `split` (see the module docstring) from `path`, or from the built-in set when None.
 
@@ -181,7 +189,9 @@ def load_codegym(
     matches one of these shell patterns (e.g. ["strings/*", "graphs/HasCycleEnv"]); a pattern that matches
     none is an error. success: a results file (task_id and passed per line); only the training environments
     whose share of passed episodes there is in (min_success, max_success] are kept (one not measured is
-    dropped). configs_per_env: only the first N configurations of each environment within the split. With
+    dropped). configs_per_env: only the first N configurations of each environment within the split.
+    worked_example: end each episode's system prompt with a short worked episode of another task. calls_left:
+    end each observation with the calls left (the last but one asks for Done). With
     `shuffle` the order is permuted by `random.Random(seed)`; then `limit` keeps the first tasks.
     """
     if split not in SPLITS:
@@ -204,7 +214,7 @@ def load_codegym(
         records = filter_by_success(records, success, min_success, max_success)
     tasks = []
     for record in records:
-        env_tasks = environment_tasks(record, t_max)
+        env_tasks = environment_tasks(record, t_max, worked_example=bool(worked_example), calls_left=bool(calls_left))
         if is_heldout(record):
             chosen = env_tasks if split in ("heldout_envs", "heldout", "all") else []
         else:

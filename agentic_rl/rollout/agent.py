@@ -14,6 +14,11 @@ alongside (1 for generated ids, 0 for prompt and observation ids) and checked to
 All active episodes generate as one batch each turn (the G rollouts of a task, or several tasks' groups),
 and their tool calls run concurrently in a thread pool (the sandbox bounds real concurrency).
 
+A response prefix (`rollout.response_prefix`, e.g. "<action>" for CodeGym) opens every model turn: its ids
+follow the prompt and each observation, masked like them, and the model continues from it. The parser and the
+stop condition read the turn as prefix + generated text, so a small model that only has to write what follows
+the prefix is parsed exactly as if it had written the whole call.
+
 A policy with a `session()` (HFPolicy) keeps each episode's KV cache across the turns of one call of
 `run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
 """
@@ -63,6 +68,9 @@ class RolloutConfig:
     tool_workers: threads that run tool calls of different episodes concurrently.
     backend: the sampler that generates the turns, by name in the "sampler" registry (`rollout.backends`):
         hf (the transformers reference), vllm, or another declared backend; vllm: that backend's settings.
+    response_prefix: text that opens every model turn ("" = none). It is context, not generated: its ids are
+        appended after the prompt and after each observation with loss mask 0, and the episode's parser and the
+        stop condition read it in front of the generated text (e.g. "<action>": the model only writes the JSON).
     """
 
     max_turns: int = 5
@@ -76,6 +84,7 @@ class RolloutConfig:
     tool_workers: int = 4
     backend: str = DEFAULT_BACKEND
     vllm: VLLMConfig = field(default_factory=VLLMConfig)
+    response_prefix: str = ""
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -191,9 +200,16 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
     )
 
 
-def environment_stop_condition(env: Environment) -> StopCondition:
-    """The stop condition a batch of `env`'s episodes shares."""
-    return StopCondition(env.stops, env.closing_markers())
+def environment_stop_condition(env: Environment, response_prefix: str = "") -> StopCondition:
+    """The stop condition a batch of `env`'s episodes shares; a turn's text is read after `response_prefix`."""
+    if not response_prefix:
+        return StopCondition(env.stops, env.closing_markers())
+    if env.stops(response_prefix):
+        raise ValueError(
+            f"rollout.response_prefix={response_prefix!r} already holds a complete call, so every turn would stop "
+            "before the model writes anything: use a prefix that only opens a call (e.g. '<action>')"
+        )
+    return StopCondition(lambda text: env.stops(response_prefix + text), env.closing_markers())
 
 
 def run_episodes(
@@ -211,13 +227,14 @@ def run_episodes(
     started = time.perf_counter()
     env = as_environment(toolset)
     tok = policy.tokenizer
+    stop = environment_stop_condition(env, cfg.response_prefix)
     episodes: list[_Episode] = []
     try:
         for task, sample_index in jobs:
             opened = env.open(task, sample_index)
             prompt = tok.chat_prompt_ids(opened.prompt_messages(cfg.observation_format))
             episodes.append(_Episode(opened, task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
-        return _roll_out(episodes, policy, environment_stop_condition(env), cfg, on_turn, started)
+        return _roll_out(episodes, policy, stop, cfg, on_turn, started)
     finally:
         for episode in episodes:
             episode.env.close()
@@ -233,6 +250,7 @@ def _roll_out(
 ) -> RolloutResult:
     """The turn loop of `run_episodes` over opened episodes."""
     tok = policy.tokenizer
+    prefix_ids = tok.encode(cfg.response_prefix) if cfg.response_prefix else []
     stats = RolloutStats()
     session = policy.session() if hasattr(policy, "session") else contextlib.nullcontext(None)
 
@@ -241,6 +259,8 @@ def _roll_out(
             live = [(n, e) for n, e in enumerate(episodes) if not e.done]
             if not live:
                 break
+            for _, e in live:  # the turn opens with the prefix: context the model continues, not trained on
+                e.append(prefix_ids, trainable=False)
             requests = [
                 TurnRequest(
                     e.ids, e.task, e.sample_index, turn_index, episode=n, keep_cache=turn_index + 1 < cfg.max_turns
@@ -285,8 +305,8 @@ def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, cfg: RolloutConf
     """Append the model's ids and decide what happens next; returns the call to run, if any."""
     text = tok.decode(new_ids)
     episode.append(new_ids, trainable=True)
-    call = episode.env.parse(text)
-    turn = Turn(generated_ids=new_ids, text=text, call=call)
+    call = episode.env.parse(cfg.response_prefix + text)
+    turn = Turn(generated_ids=new_ids, text=text, call=call, prefix=cfg.response_prefix)
     episode.turns.append(turn)
     if call is None:
         if cfg.on_no_call == "stop" or episode.env.answers_once:

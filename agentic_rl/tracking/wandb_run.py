@@ -160,7 +160,7 @@ def transcript(traj: Trajectory) -> str:
     parts = []
     for i, turn in enumerate(traj.turns, 1):
         call = f" -> {turn.call.name}" if turn.call else " -> no tool call"
-        parts.append(f"--- turn {i}{call}\n{turn.text.strip()}")
+        parts.append(f"--- turn {i}{call}\n{(turn.prefix + turn.text).strip()}")
         if turn.observation is not None:
             parts.append(turn.observation.text.strip())
     return "\n".join(parts)

@@ -18,6 +18,7 @@ for n in 1 2 3; do
   mkdir -p "$out"
   cp "$run/metrics.jsonl" "$run/summary.json" "$run/time-v.txt" "$out/"
   cp "$run/figures/training_summary.png" "$out/"
+  for f in eval_before.jsonl eval_after.jsonl; do [ -f "$run/$f" ] && cp "$run/$f" "$out/"; done  # per-task records: the paired table
   rm -rf "$out/.hydra" && cp -r "$run/.hydra" "$out/"
   seeds+=("experiments/codegym/seed-$n")
 done

@@ -1,7 +1,9 @@
 #!/bin/bash
 # One seed of experiment=codegym-cpu (one lock acquisition). The first script to run also measures the base
-# rates (experiments/codegym/base-rates/) that the experiment's environment filter reads.
-#   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs)
+# rates (experiments/codegym/base-rates/) that the experiment's environment filter reads; `run_seed.sh base`
+# measures only them. The measurement uses the experiment's episode settings (response prefix, worked example, calls left).
+#   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs;
+#   SEED_TIMEOUT=S: the training run's time limit, default 1500 s; it stops at its next safe point, resumable)
 N=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -11,21 +13,23 @@ mkdir -p $RUNS
 BASE=experiments/codegym/base-rates
 if [ ! -f $BASE/results.jsonl ]; then
   rm -rf $RUNS/codegym-base-rates
-  timeout 480 python -m agentic_rl.evaluate data=codegym data.split=train \
+  timeout 900 python -m agentic_rl.evaluate data=codegym data.split=train \
    'data.envs=[strings/PalindromeCheckEnv,strings/BalancedBracketsEnv,strings/AnagramCheckEnv,graphs/HasCycleEnv,graphs/BipartiteCheckEnv,dp/WordBreakEnv,graphs/CountComponentsEnv,graphs/ShortestPathLengthEnv,arrays/LongestIncreasingRunEnv,dp/CoinChangeEnv,arrays/MaxSubarraySumEnv,strings/VowelCountEnv]' \
    data.configs_per_env=2 data.shuffle=false data.t_max=4 'evaluator.modes=[multi_tool]' evaluator.n_samples=4 'evaluator.ks=[1]' \
    evaluator.sample_temperature=0.7 evaluator.sample_top_p=0.95 evaluator.batch_tasks=12 \
-   rollout.max_turns=4 rollout.max_new_tokens=48 logger=none progress=false hydra.run.dir=$RUNS/codegym-base-rates \
+   rollout.max_turns=4 rollout.max_new_tokens=48 "rollout.response_prefix='<action>'" data.worked_example=true data.calls_left=true \
+   logger=none progress=false hydra.run.dir=$RUNS/codegym-base-rates \
    > $RUNS/codegym-base-rates.log 2>&1
   mkdir -p $BASE
   cp -r $RUNS/codegym-base-rates/results.jsonl $RUNS/codegym-base-rates/summary.json $RUNS/codegym-base-rates/.hydra $BASE/ || exit 1
 fi
+[ "$N" = base ] && exit 0
 D=$RUNS/codegym-seed-$N
 mkdir -p $D
-/usr/bin/time -v -o $D/time-v.txt timeout 1500 python -m agentic_rl.train experiment=codegym-cpu seed=$N hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
+/usr/bin/time -v -o $D/time-v.txt timeout ${SEED_TIMEOUT:-1500} python -m agentic_rl.train experiment=codegym-cpu seed=$N hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
 if grep -q "no training environment" $RUNS/codegym-seed-$N.log; then
   # the measurement kept nothing: train on every measured environment instead (recorded in .hydra/overrides.yaml)
   rm -rf $D; mkdir -p $D
-  /usr/bin/time -v -o $D/time-v.txt timeout 1500 python -m agentic_rl.train experiment=codegym-cpu seed=$N data.min_success=-1.0 hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
+  /usr/bin/time -v -o $D/time-v.txt timeout ${SEED_TIMEOUT:-1500} python -m agentic_rl.train experiment=codegym-cpu seed=$N data.min_success=-1.0 hydra.run.dir=$D > $RUNS/codegym-seed-$N.log 2>&1
 fi
 echo "seed $N rc $?" >> $RUNS/codegym-seeds.done

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentic_rl.envs.codegym import CodeGymEnvironment
+from agentic_rl.envs.codegym import WORKED_EXAMPLE, CodeGymEnvironment, find_action
 from agentic_rl.envs.tasks import environment_tasks
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import (
@@ -72,7 +72,7 @@ class CounterEnv(gymnasium.Env):
 '''
 
 
-def task(numbers=(2, 3), **options):
+def task(numbers=(2, 3), worked_example=False, calls_left=False, **options):
     record = {
         "env_id": "test/counter",
         "class_name": "CounterEnv",
@@ -80,17 +80,21 @@ def task(numbers=(2, 3), **options):
         "configs": [{"numbers": list(numbers), **options}],
         "description": "Sum the numbers with the tools.",
     }
-    return environment_tasks(record, t_max=options.pop("t_max", None))[0]
+    return environment_tasks(
+        record, t_max=options.pop("t_max", None), worked_example=worked_example, calls_left=calls_left
+    )[0]
 
 
 def act(name, **parameters):
     return f"<action>{json.dumps({'name': name, 'parameters': parameters})}</action>"
 
 
-def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None):
+def roll(task_, *replies, t_max=64, timeout_s=10.0, max_turns=None, response_prefix=""):
     policy = ScriptedPolicy(lambda req: replies[min(req.turn_index, len(replies) - 1)])
     env = CodeGymEnvironment(timeout_s=timeout_s, t_max=t_max)
-    cfg = RolloutConfig(max_turns=max_turns or len(replies), max_new_tokens=400, on_no_call="nudge")
+    cfg = RolloutConfig(
+        max_turns=max_turns or len(replies), max_new_tokens=400, on_no_call="nudge", response_prefix=response_prefix
+    )
     return run_episodes([(task_, 0)], policy, env, cfg)[0]
 
 
@@ -173,3 +177,100 @@ def test_broken_environment_code_is_an_error_observation(code):
     t.metadata["codegym"]["code"] = code
     traj = roll(t, act("Observe"))
     assert "failed to start" in observations(traj)[0]
+
+
+def test_a_response_prefix_opens_each_turn_as_context_and_the_parser_reads_the_whole_action():
+    # the model writes only what follows "<action>": the JSON, the closing tag, and text the stop cuts off
+    replies = [
+        act(name, **params).removeprefix("<action>") + " then more"
+        for name, params in [("Observe", {}), ("Add", {"value": 2}), ("Add", {"value": 3}), ("Done", {"answer": 5})]
+    ]
+    traj = roll(task(), *replies, response_prefix="<action>")
+    assert traj.passed and [t.call.name for t in traj.turns] == ["Observe", "Add", "Add", "Done"]
+    assert '"total": 0' in observations(traj)[0] and "5" in observations(traj)[2]
+    assert all(t.prefix == "<action>" and t.text.endswith("</action>") for t in traj.turns)  # cut at the close
+    # each turn's generated ids follow the prefix's ids; the prefix is masked out (context), the reply is trained
+    tok, prefix = ByteChatTokenizer(), ByteChatTokenizer().encode("<action>")
+    pos = traj.prompt_len
+    for turn in traj.turns:
+        assert traj.token_ids[pos : pos + len(prefix)] == prefix and set(traj.loss_mask[pos : pos + len(prefix)]) == {0}
+        pos += len(prefix)
+        assert traj.token_ids[pos : pos + len(turn.generated_ids)] == turn.generated_ids
+        assert set(traj.loss_mask[pos : pos + len(turn.generated_ids)]) == {1}
+        pos += len(turn.generated_ids) + len(turn.observation_ids)
+    assert pos == len(traj.token_ids)  # nothing after the last turn: the episode ended with Done
+    assert sum(traj.loss_mask) == sum(len(t.generated_ids) for t in traj.turns)
+    assert "<action>" not in tok.decode([i for i, m in zip(traj.token_ids, traj.loss_mask) if m])
+
+
+def test_without_a_response_prefix_the_same_replies_are_not_actions():
+    reply = act("Done", answer=5).removeprefix("<action>")
+    traj = roll(task(), reply, reply, response_prefix="")
+    assert all(t.call is None for t in traj.turns) and not traj.passed  # nudged, as the base rates measured
+
+
+def test_a_response_prefix_that_already_holds_a_complete_action_is_refused():
+    with pytest.raises(ValueError, match="response_prefix"):
+        roll(task(), act("Observe"), response_prefix=act("Observe"))
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ('<action>{"name": "Observe", "parameters": {}}</action>', '{"name": "Observe", "parameters": {}}'),
+        ('say <action> {"name": "Total"} </action> more', '{"name": "Total"}'),
+        # one complete JSON object, then other text instead of the closing tag: exactly that object
+        (
+            '<action>{"name": "Done", "parameters": {"answer": true}}\n\nTrue\nFalse',
+            '{"name": "Done", "parameters": {"answer": true}}',
+        ),
+        ('<action>{"name": "Total"} and then</action>', '{"name": "Total"}'),
+        # closed but not a JSON object: the content as written (an invalid action)
+        ("<action>{not json</action>", "{not json"),
+        ('<action>{"name": "Add", "parameters": {...}</action>', '{"name": "Add", "parameters": {...}'),
+        ("<action>[1, 2]</action>", "[1, 2]"),
+        # no action (yet): no tag, an unfinished object, or an object whose closing tag may still be coming
+        ("I would call Observe", None),
+        ('<action>{"name": "Observe", "parameters": {', None),
+        ('<action>{"name": "Observe"}  \n', None),
+        ('<action>{"name": "Observe"}</act', None),
+        ('<action>{"name": "Observe", "parameters": {...}}, <action>{"name"', None),
+        ("<action>[1, 2] then", None),
+    ],
+)
+def test_find_action_reads_the_first_action_closed_or_ended_by_its_json_object(text, content):
+    found = find_action(text)
+    assert (found[0] if found else None) == content
+    if found:  # once there is an action, any continuation has the same one (generation stops at the first)
+        assert find_action(text + "</action> x") == found
+
+
+def test_an_unclosed_action_stops_the_turn_after_its_object_and_runs():
+    # what the embedded model writes after the "<action>" prefix: the object, then prose instead of the tag
+    traj = roll(
+        task(),
+        '{"name": "Observe", "parameters": {}}\n\nTrue\n\nFalse\n\nTrue',
+        '{"name": "Done", "parameters": {"answer": 5}}\nThe answer is 5.',
+        response_prefix="<action>",
+    )
+    assert [t.call.name for t in traj.turns] == ["Observe", "Done"] and traj.passed
+    assert traj.turns[0].text == '{"name": "Observe", "parameters": {}}\n\nT'  # cut at the first byte after it
+    assert '"total": 0' in observations(traj)[0]
+
+
+def test_the_worked_example_is_in_the_system_prompt_only_when_asked():
+    env = CodeGymEnvironment()
+    with_example = env.open(task(worked_example=True), 0).prompt_messages("chat")[0]["content"]
+    without = env.open(task(), 0).prompt_messages("chat")[0]["content"]
+    assert with_example.endswith(WORKED_EXAMPLE) and WORKED_EXAMPLE not in without
+    # the example's actions are actions of the format: Observe, then Done with a concrete answer
+    actions = [json.loads(find_action(line)[0]) for line in WORKED_EXAMPLE.splitlines() if "<action>" in line]
+    assert [a["name"] for a in actions] == ["Observe", "Done"] and actions[1]["parameters"]["answer"] is True
+
+
+def test_with_calls_left_each_observation_counts_down_and_the_last_but_one_asks_for_done():
+    traj = roll(task(calls_left=True, t_max=3), act("Observe"), act("Total"), act("Total"))
+    obs = observations(traj)
+    assert "(2 calls left)" in obs[0] and "(1 call left: make it Done" in obs[1]
+    assert "T_max = 3" in obs[2] and "left" not in obs[2]  # the last call ends the episode instead
+    assert "left" not in "".join(observations(roll(task(t_max=3), act("Observe"), act("Total"))))  # off by default

@@ -188,3 +188,7 @@ def test_the_cpu_experiment_trains_and_evaluates_the_environments_its_measuremen
     assert env_ids(seen) == {"strings/PalindromeCheckEnv"} and len(seen) == 2
     assert len(held) - len(seen) == 2 * HELDOUT_ENVS
     assert {t.metadata["codegym"]["t_max"] for t in train + held} == {cfg.rollout.max_turns}
+    # made usable by a small model: turns open with the action tag, and every prompt has the worked example
+    assert cfg.rollout.response_prefix == "<action>"
+    assert {t.metadata["codegym"]["worked_example"] for t in train + held} == {True}
+    assert {t.metadata["codegym"]["calls_left"] for t in train + held} == {True}

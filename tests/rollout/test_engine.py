@@ -324,10 +324,11 @@ def test_stop_scanner_checks_only_when_a_closing_marker_arrives(tiny):
     assert scanner.full_checks == 1  # the parser ran once, not after every token
 
 
-def test_rollout_masks_and_counters_match_the_reference(tiny):
+@pytest.mark.parametrize("response_prefix", ["", "<search>"])
+def test_rollout_masks_and_counters_match_the_reference(tiny, response_prefix):
     model, tok = tiny
     jobs = [(TASKS[0], 0), (TASKS[0], 1), (TASKS[1], 0)]
-    cfg = RolloutConfig(max_turns=2, max_new_tokens=4)
+    cfg = RolloutConfig(max_turns=2, max_new_tokens=4, response_prefix=response_prefix)
     results = {}
     for kv_cache in ("episode", "none"):
         torch.manual_seed(1)
@@ -335,6 +336,17 @@ def test_rollout_masks_and_counters_match_the_reference(tiny):
     cached, reference = results["episode"], results["none"]
     assert [t.token_ids for t in cached] == [t.token_ids for t in reference]
     assert [t.loss_mask for t in cached] == [t.loss_mask for t in reference]
+    if response_prefix:  # each turn's reply follows the prefix's ids, which are context (mask 0)
+        prefix = encode(tok, response_prefix)
+        for traj in cached:
+            pos = traj.prompt_len
+            for turn in traj.turns:
+                assert traj.token_ids[pos : pos + len(prefix)] == prefix and not any(
+                    traj.loss_mask[pos : pos + len(prefix)]
+                )
+                pos += len(prefix) + len(turn.generated_ids)
+                assert all(traj.loss_mask[pos - len(turn.generated_ids) : pos])
+                pos += len(turn.observation_ids)
     stats = cached.stats
     assert stats.context_tokens == sum(len(t.token_ids) for t in cached)
     assert stats.generated_tokens == sum(t.n_model_tokens for t in cached)

@@ -249,3 +249,9 @@ def test_smoke_run_with_wandb_offline_holds_a_trajectory_table(tmp_path):
     assert "model:tiny-random" in run.tags and "experiment:smoke" in run.tags
     log = (run_dir / "train.log").read_text()
     assert f"run dir: {run_dir}" in log and "step 1 | epoch 0 | pass" in log
+
+
+def test_the_transcript_shows_each_turn_with_the_response_prefix_it_opened_with():
+    turn = Turn(generated_ids=[1], text='{"name": "Observe"}</action>', call=None, prefix="<action>")
+    traj = Trajectory(task_id="codegym/x/000", token_ids=[1], loss_mask=[1], prompt_len=0, turns=[turn])
+    assert '<action>{"name": "Observe"}</action>' in transcript(traj)
