@@ -1,7 +1,9 @@
 """Two runs side by side: did a change alter what a run computes, and what did it cost?
 
 A refactor should leave a seeded run's numbers as they were. `compare_runs` pairs two runs' metrics.jsonl
-records by step and their summary.json evaluations by phase and mode, and splits the numbers into two kinds:
+records by step, their summary.json evaluations by phase and mode, and their per-episode evaluation records
+(a training run's eval_before/eval_after.jsonl, an evaluation run's results.jsonl) by task, mode and sample,
+and splits what it compares into two kinds:
 
 - outcomes (rewards, pass rates, tool rates, token counts, losses ...): equal up to `tolerance` or not;
 - costs (`time/*`, `memory/*`, tokens per second, latencies, wall time): they differ between any two sittings,
@@ -18,12 +20,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import TRAIN_REWARD, read_metrics, read_summary
+from agentic_rl.tracking.runs import TRAIN_REWARD, read_eval_records, read_metrics, read_summary
 
 # metric names (or the last part of one) that measure cost, not outcome
 COST_PREFIXES = ("time/", "memory/")
 COST_SUFFIXES = ("tokens_per_s", "latency_ms", "_seconds", "_s", "peak_rss_gib")
 SUMMARY_COSTS = ("train_seconds", "checkpoint_seconds", "peak_rss_gib")
+# what an episode's evaluation record holds that is an outcome (its latencies are costs)
+RECORD_OUTCOMES = (
+    "passed",
+    "status",
+    "turns",
+    "tool_calls",
+    "tool_errors",
+    "model_tokens",
+    "finish_reason",
+    "submitted_code",
+    "detail",
+)
+RECORD_PHASES = ("before", "after", "eval")
 
 
 def is_cost(name: str) -> bool:
@@ -89,7 +104,7 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = 0.0) -> Comparison
         if key[1] == "train" and (TRAIN_REWARD in a or TRAIN_REWARD in b):
             result.rewards.append((key[0], a.get(TRAIN_REWARD), b.get(TRAIN_REWARD)))
     summary_a, summary_b = read_summary(run_a), read_summary(run_b)
-    evals_a, evals_b = summary_a.get("eval") or {}, summary_b.get("eval") or {}
+    evals_a, evals_b = _eval_phases(summary_a), _eval_phases(summary_b)
     for phase in sorted(evals_a.keys() | evals_b.keys()):
         modes_a, modes_b = evals_a.get(phase) or {}, evals_b.get(phase) or {}
         for mode in sorted(modes_a.keys() | modes_b.keys()):
@@ -103,15 +118,46 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = 0.0) -> Comparison
                     continue
                 result.evals.append((where, ma[name], mb[name]))
                 _check(result, f"eval {where}", ma[name], mb[name], tolerance)
+    for phase in RECORD_PHASES:
+        _compare_records(result, phase, read_eval_records(run_a, phase), read_eval_records(run_b, phase))
     result.costs = [(f"sum of {name} over training steps", *sums) for name, sums in sorted(time_sums.items())]
     result.costs += [(name, summary_a.get(name), summary_b.get(name)) for name in SUMMARY_COSTS]
     return result
 
 
+def _eval_phases(summary: dict) -> dict:
+    """phase -> mode -> metrics. A training run's summary holds its evaluations by phase ("before", "after");
+    an evaluation run's holds one evaluation by mode, taken here as the phase "eval"."""
+    evals = summary.get("eval") or {}
+    by_phase = all(
+        isinstance(modes, dict) and all(isinstance(m, dict) for m in modes.values()) for modes in evals.values()
+    )
+    return evals if by_phase else {"eval": evals}
+
+
+def _compare_records(result: Comparison, phase: str, records_a: list[dict], records_b: list[dict]) -> None:
+    """Each episode's outcomes, paired by (task, mode, sample)."""
+
+    def keyed(records: list[dict]) -> dict[tuple, dict]:
+        return {(r["task_id"], r["mode"], r.get("sample", 0)): r for r in records}
+
+    a, b = keyed(records_a), keyed(records_b)
+    for key in sorted(a.keys() | b.keys(), key=str):
+        where = f"{phase} {key[0]} ({key[1]}, sample {key[2]})"
+        if key not in a or key not in b:
+            result.only_one.append(f"{where} in {'the first' if key in a else 'the second'} only")
+            continue
+        for name in RECORD_OUTCOMES:
+            _check(result, f"{where} {name}", a[key].get(name), b[key].get(name), 0.0)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
-    return "–" if value is None else str(value)
+    if value is None:
+        return "–"
+    text = str(value).replace("\n", "\\n").replace("|", "\\|")  # one table cell
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def compare_markdown(result: Comparison, label_a: str, label_b: str) -> str:
@@ -128,9 +174,11 @@ def compare_markdown(result: Comparison, label_a: str, label_b: str) -> str:
         lines += [f"| {where} | {_fmt(a)} | {_fmt(b)} |" for where, a, b in result.differ]
         lines += [f"| {where} | | |" for where in result.only_one]
         lines.append("")
-    lines += [f"## `{TRAIN_REWARD}` per training step", "", "| step | first | second |", "|---|---|---|"]
-    lines += [f"| {step} | {_fmt(a)} | {_fmt(b)} |" for step, a, b in result.rewards]
-    lines += ["", "## Evaluations (summary.json)", "", "| phase/mode/metric | first | second |", "|---|---|---|"]
+    if result.rewards:  # an evaluation run has no training steps
+        lines += [f"## `{TRAIN_REWARD}` per training step", "", "| step | first | second |", "|---|---|---|"]
+        lines += [f"| {step} | {_fmt(a)} | {_fmt(b)} |" for step, a, b in result.rewards]
+        lines.append("")
+    lines += ["## Evaluations (summary.json)", "", "| phase/mode/metric | first | second |", "|---|---|---|"]
     lines += [f"| {where} | {_fmt(a)} | {_fmt(b)} |" for where, a, b in result.evals]
     lines += ["", "## Costs", "", "| cost | first | second |", "|---|---|---|"]
     lines += [f"| {name} | {_fmt(a)} | {_fmt(b)} |" for name, a, b in result.costs]

@@ -152,9 +152,9 @@ def pass_at_1_estimate(rates: list[float], n_tasks: list[int | None]) -> Estimat
 
 def eval_records_path(run_dir: Path, phase: str) -> Path:
     """Where a training run keeps the per-task records of its `phase` ("before" / "after") evaluation: one JSON
-    object per (task, mode, sample), as in an evaluation's results.jsonl. The paired before/after analysis of
-    `tables.py` reads them."""
-    return Path(run_dir) / f"eval_{phase}.jsonl"
+    object per (task, mode, sample), as in an evaluation's results.jsonl (phase "eval": an evaluation run's
+    own results.jsonl). The paired before/after analysis of `tables.py` reads them."""
+    return Path(run_dir) / ("results.jsonl" if phase == "eval" else f"eval_{phase}.jsonl")
 
 
 def read_eval_records(run_dir: Path, phase: str) -> list[dict]:

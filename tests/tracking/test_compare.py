@@ -63,3 +63,44 @@ def test_cost_names():
     assert is_cost("time/update_s") and is_cost("eval/code_only/time/tools_s") and is_cost("memory/rss_gib")
     assert is_cost("rollout/tokens_per_s") and is_cost("tools/submit/latency_ms")
     assert not is_cost("train/reward_mean") and not is_cost("tools/submit_rate") and not is_cost("pass@1")
+
+
+def make_evaluation(path: Path, details: list[str]) -> Path:
+    """An evaluation run (`python -m agentic_rl.evaluate`): its summary holds one evaluation by mode, and its
+    results.jsonl one record per episode."""
+    path.mkdir(parents=True)
+    (path / "metrics.jsonl").write_text(json.dumps({"step": 0, "eval/code_only/pass@1": 0.0}) + "\n")
+    summary = {"eval": {"code_only": {"pass@1": 0.0, "n_tasks": len(details), "statuses": {"failed": 2}}}}
+    (path / "summary.json").write_text(json.dumps(summary))
+    records = [
+        {
+            "task_id": f"t{i}",
+            "mode": "code_only",
+            "sample": 0,
+            "passed": False,
+            "status": "failed",
+            "turns": 2,
+            "tool_calls": {"submit": 1},
+            "detail": detail,
+            "tool_latency_ms": {"submit": 10.0 * (i + 1)},
+        }
+        for i, detail in enumerate(details)
+    ]
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_two_evaluations_compare_episode_by_episode(tmp_path):
+    """An evaluation run's summary is read by mode (not by phase), and each episode's outcomes are paired by
+    task, mode and sample: a changed failure text is a difference, a changed latency is not."""
+    a = make_evaluation(tmp_path / "a", ["FAIL: x", "FAIL: y"])
+    same = make_evaluation(tmp_path / "same", ["FAIL: x", "FAIL: y"])
+    (same / "results.jsonl").write_text((same / "results.jsonl").read_text().replace("10.0", "99.0"))
+    assert compare_runs(a, same).equal
+    b = make_evaluation(tmp_path / "b", ["FAIL: x", "FAIL: y | z\nw"])
+    result = compare_runs(a, b)
+    assert [where for where, _, _ in result.differ] == ["eval t1 (code_only, sample 0) detail"]
+    out = tmp_path / "compare.md"
+    assert main([str(a), str(b), "--out", str(out)]) == 1
+    assert "| eval t1 (code_only, sample 0) detail | FAIL: y | FAIL: y \\| z\\nw |" in out.read_text()
+    assert "per training step" not in out.read_text()
