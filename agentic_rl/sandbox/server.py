@@ -8,7 +8,7 @@ One server per worker slot; it handles one call at a time, so everything it sees
 
     server      root (or the caller's uid): heavy libraries pre-imported; never runs untrusted code.
      |          Own mount namespace (hidden paths) and network namespace (loopback only), made once.
-     |          Per call: a memory cgroup; have the zygote fork the call, enforce the deadline and the
+     |          Per call: a memory cgroup (from a ring); have the zygote fork the call, enforce the deadline and the
      |          output cap, collect stdout/stderr/harness report, kill everything of the call, reply.
      +- zygote  forked before the first request is read, so it never holds request data (no call can
          |      read another task's tests back from the memory it was forked from); ahead of each call

@@ -115,6 +115,7 @@ class Supervisor:
         self.cgroups = cgroups
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
+        self._oom_kills_before = 0  # its OOM kill count when the call started
         self._init_pid: int | None = None  # the current call's init
         self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
         self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
@@ -178,6 +179,7 @@ class Supervisor:
                 order.close()
             if init <= 0:
                 return
+            self._advance_cgroup()
             _, status = os.waitpid(init, 0)
             got = os.read(status_r, 4)
             os.close(status_r)
@@ -189,13 +191,18 @@ class Supervisor:
                 return
 
     def _new_cgroup(self) -> bytes:
-        """A memory cgroup for the next call (its path), or b"" without (its memory is then polled only)."""
+        """The memory cgroup for the next call (its path; see `MemoryCgroups` for the ring they come
+        from), or b"" without (its memory is then polled only)."""
         if self.cgroups is None:
             return b""
         try:
-            return self.cgroups.create().encode()
+            return self.cgroups.take().encode()
         except OSError:
             return b""
+
+    def _advance_cgroup(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.advance()
 
     def _namespace_loop(self, sock: socket.socket, factory: subprocess.Popen) -> bool:
         """The zygote's loop while the init factory works: each call is made ready (an init from the
@@ -216,6 +223,7 @@ class Supervisor:
                 return False
             finally:
                 order.close()
+            self._advance_cgroup()
             ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd])
             status = self._end_namespace_call(runner, init_pidfd, factory, waited)
             try:
@@ -226,7 +234,7 @@ class Supervisor:
 
     def _discard(self, ready: tuple, factory: subprocess.Popen, waited: dict) -> None:
         """Drop a call made ready whose namespace is gone: its runner (killed with the namespace, or ended
-        by EOF on its order socket) reaped, its cgroup removed."""
+        by EOF on its order socket) reaped, which leaves its cgroup empty for the call made instead."""
         runner, _, init_pidfd, order, cgroup = ready
         order.close()
         os.close(init_pidfd)
@@ -235,7 +243,7 @@ class Supervisor:
                 break
         waited.pop(runner, None)
         if cgroup:
-            self.cgroups.remove(cgroup.decode())
+            self.cgroups.empty(cgroup.decode())
 
     def _ready_namespace_call(
         self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
@@ -247,8 +255,6 @@ class Supervisor:
             runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
         except OSError as e:
             os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
-            if cgroup:
-                self.cgroups.remove(cgroup.decode())
             return None
         waited[runner] = None
         return runner, init, init_pidfd, order, cgroup
@@ -469,11 +475,19 @@ class Supervisor:
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
         self._watched_pid, self._init_pid = pid, init
+        order = socket.socket(fileno=got[0])
         if cgroup and self.cgroups is not None:
             self._cgroup = cgroup
-            if memory_limit:
-                self.cgroups.set_limit(cgroup, memory_limit)
-        order = socket.socket(fileno=got[0])
+            self._oom_kills_before = self.cgroups.oom_kills(cgroup)  # the group's count runs on across calls
+            try:
+                if memory_limit:
+                    self.cgroups.set_limit(cgroup, memory_limit)
+            except OSError as e:
+                # No call without its bound. Closing the order socket ends the waiting runner; the zygote then
+                # sends its status, read here so that the next call reads its own runner's pid.
+                order.close()
+                self._from_zygote("ending a runner without its memory limit")
+                raise RuntimeError(f"cannot set the call's memory limit: {e}") from None
         try:
             socket.send_fds(order, [b"f"], fds)
         except OSError:
@@ -514,9 +528,7 @@ class Supervisor:
             for r, w in pipes.values():
                 os.close(r)
                 os.close(w)
-            if self._cgroup is not None:
-                self.cgroups.remove(self._cgroup)
-                self._cgroup = None
+            self._empty_cgroup()
             raise
         for fd in ends:
             os.close(fd)
@@ -551,7 +563,7 @@ class Supervisor:
             if ended != "exited":
                 kill_by_pidfd(pidfd)
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
-            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup):
+            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup) > self._oom_kills_before:
                 ended = "memory"  # the kernel ended a process of the call at the limit
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
@@ -569,9 +581,7 @@ class Supervisor:
                 os.close(pidfd)
             self._kill_all(uid)
             self._init_pid = self._watched_pid = None
-            if self._cgroup is not None:
-                self.cgroups.remove(self._cgroup)
-                self._cgroup = None
+            self._empty_cgroup()
             out.close()
             if call_dir is not None:
                 shutil.rmtree(call_dir, ignore_errors=True)
@@ -591,6 +601,17 @@ class Supervisor:
             "trust": req.get("trust") if req.get("mode") == "test" else None,
             "duration_s": time.monotonic() - start,
         }
+
+    def _empty_cgroup(self) -> None:
+        """Kill whatever is left in the call's memory cgroup (normally nothing). The zygote hands the group
+        to a later call: one that cannot be emptied must not be, so the server then stops (as when its
+        zygote is gone), and the one started in its place makes groups of its own."""
+        if self._cgroup is None:
+            return
+        if not self.cgroups.empty(self._cgroup):
+            os.write(2, f"sandbox: {self._cgroup} still has processes after SIGKILL; restarting\n".encode())
+            self._zygote_pid = None
+        self._cgroup = None
 
     def _call_processes(self) -> list[int]:
         """Every process of the current call: its memory cgroup's; else its init and runner and what is
@@ -612,7 +633,8 @@ class Supervisor:
             return over_limit if limit else None
         # The poll ends a call as soon as its processes' own memory is over (before the kernel has to
         # reclaim and kill at the group's limit, which also counts the tmpfs and kernel memory).
-        return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
+        before = self._oom_kills_before
+        return lambda: cgroups.oom_kills(cgroup) > before or over_limit()
 
     @staticmethod
     def _wait(
