@@ -156,6 +156,9 @@ class Supervisor:
         (`_prefork_call`), and the next call is made ready when a call is over."""
         factory = self._start_factory() if self.pid_namespace else None
         if factory is not None:
+            # The inits the factory makes share its memory and have no parent-death signal: should it die
+            # while it makes one, that init comes to us, and `_kill_orphaned_inits` ends it.
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
             own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self._zygote_fds = [own_namespace]  # not the runners' (they close it)
             if not self._namespace_loop(sock, factory):
@@ -210,12 +213,12 @@ class Supervisor:
         before it runs, so neither the fork nor the cgroup join is on a call's path. False: the server is
         gone; True: the factory failed (the caller goes on without it)."""
         waited: dict[int, int | None] = {}  # runners made here -> wait status, once reaped
-        ready = self._ready_namespace_call(sock, factory, waited, [])
+        ready = self._ready_namespace_call(sock, factory, waited, [], 0)
         while ready is not None:
             runner, init, init_pidfd, order, cgroup = ready
-            if select.select([init_pidfd], [], [], 0)[0]:  # its init died (with the factory): make it again
+            if select.select([init_pidfd], [], [], 0)[0]:  # its init died: make it again
                 self._discard(ready, factory, waited)
-                ready = self._ready_namespace_call(sock, factory, waited, [])
+                ready = self._ready_namespace_call(sock, factory, waited, [], 0)
                 continue
             try:
                 socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
@@ -224,7 +227,7 @@ class Supervisor:
             finally:
                 order.close()
             self._advance_cgroup()
-            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd])
+            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd], init)
             status = self._end_namespace_call(runner, init_pidfd, factory, waited)
             try:
                 sock.sendall(struct.pack(">i", status))
@@ -246,18 +249,32 @@ class Supervisor:
             self.cgroups.empty(cgroup.decode())
 
     def _ready_namespace_call(
-        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
+        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int], in_flight: int
     ) -> tuple[int, int, int, socket.socket, bytes] | None:
         """(runner pid, init pid, init pidfd, the runner's order socket, cgroup), or None when the factory
-        failed."""
+        failed. `in_flight`: the init of the call now running (0: none)."""
         cgroup = self._new_cgroup()
         try:
             runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
         except OSError as e:
             os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
+            self._kill_orphaned_inits(factory, waited, in_flight)
             return None
         waited[runner] = None
         return runner, init, init_pidfd, order, cgroup
+
+    @staticmethod
+    def _kill_orphaned_inits(factory: subprocess.Popen, waited: dict, in_flight: int) -> None:
+        """After the factory failed: kill the inits that came to us when it died (we are their subreaper),
+        but the running call's (killed when that call ends). Our other children are runners and the
+        factory itself."""
+        if select.select([factory.pidfd], [], [], 0)[0]:  # type: ignore[attr-defined]  # gone: its inits are ours
+            for pid in children(os.getpid()):
+                if pid not in waited and pid not in (factory.pid, in_flight):
+                    try:
+                        os.kill(pid, signal.SIGKILL)  # a child of ours, not yet reaped: its pid is its own
+                    except ProcessLookupError:
+                        pass
 
     def _start_factory(self) -> subprocess.Popen | None:
         """The init factory (nsinit.py) as a fresh small interpreter, talking over a socket; None if it
@@ -279,16 +296,23 @@ class Supervisor:
         finally:
             theirs.close()
         proc.channel = ours  # type: ignore[attr-defined]
+        # Its death is seen on this pidfd: the inits it made hold copies of its end of the socket, so the
+        # socket alone may not say so.
+        proc.pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined]
         return proc
 
     @staticmethod
     def _stop_factory(factory: subprocess.Popen) -> None:
+        """EOF on its socket, then SIGTERM: either way it kills the inits it made before it exits."""
         factory.channel.close()  # type: ignore[attr-defined]
         try:
-            factory.kill()
+            factory.terminate()
             factory.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired, ChildProcessError):
+        except subprocess.TimeoutExpired:
+            factory.kill()
+        except (OSError, ChildProcessError):
             pass
+        os.close(factory.pidfd)  # type: ignore[attr-defined]
         return None
 
     def _prefork_in_namespace(
@@ -301,6 +325,9 @@ class Supervisor:
         channel = factory.channel  # type: ignore[attr-defined]
         channel.settimeout(30.0)
         channel.sendall(b"n")
+        ready, _, _ = select.select([channel, factory.pidfd], [], [], 30.0)  # type: ignore[attr-defined]
+        if channel not in ready:
+            raise OSError(0, "the init factory is gone" if ready else "the init factory does not answer")
         head, fds, _, _ = socket.recv_fds(channel, 4, 2)
         init = struct.unpack(">i", head)[0] if len(head) == 4 else -1
         if init <= 0 or len(fds) != 2:
@@ -310,19 +337,20 @@ class Supervisor:
         init_pidfd, namespace = fds
         try:
             setns(namespace, CLONE_NEWPID)  # our next child is the namespace's second process
+            order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            runner = os.fork()
         except OSError:
+            kill_by_pidfd(init_pidfd)  # an init no call will end
             os.close(init_pidfd)
             raise
         finally:
             os.close(namespace)
-        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        runner = os.fork()
         if runner == 0:
             try:
                 zygote_sock.close()
                 channel.close()
                 order.close()
-                for fd in [init_pidfd, *other_fds, *self._zygote_fds]:  # not the runner's business
+                for fd in [init_pidfd, factory.pidfd, *other_fds, *self._zygote_fds]:  # type: ignore[attr-defined]
                     os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
                     write_text(os.path.join(cgroup, "cgroup.procs"), "0")

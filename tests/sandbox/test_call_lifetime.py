@@ -109,6 +109,29 @@ def test_calls_go_on_when_the_init_factory_dies():
 
 
 @needs_root
+def test_inits_end_with_their_factory():
+    # An init shares the factory's memory and has no parent-death signal: the factory kills the ones it
+    # made (the calls made ready ahead) when the zygote goes, or they would outlive the sandbox.
+    with make_sandbox(workers=1) as sb:
+        assert sb.execute("print(1)").ok
+        zygote = psutil.Process(sb.zygote_pids[0])
+        factory = next(p for p in zygote.children() if "-S" in p.cmdline())
+        inits = factory.children()
+        assert inits, "no init made ahead"
+    deadline = time.monotonic() + 10.0
+    while any(_alive(p) for p in inits) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in inits if _alive(p)]
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@needs_root
 def test_zombies_of_a_call_do_not_use_up_later_calls_processes():
     with make_sandbox(workers=1, nproc=32) as sb:
         zombies = CLONE_PARENT_CHILD + (
