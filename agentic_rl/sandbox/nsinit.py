@@ -91,6 +91,7 @@ class _Inits:
         self.pidfds.append(pidfd)
 
     def kill_all(self) -> None:
+        # Signal before dropping each: `end` may run between any two steps of this and go on with it.
         while self.pidfds:
             try:
                 signal.pidfd_send_signal(self.pidfds[-1], signal.SIGKILL)
@@ -99,20 +100,24 @@ class _Inits:
             self.pidfds.pop()
 
 
-def _end(signum, frame) -> None:
-    raise SystemExit(0)
-
-
 def serve(fd: int) -> None:
     parent = os.getppid()
-    signal.signal(signal.SIGTERM, _end)  # the zygote died (our parent-death signal): end our inits too
+    inits = _Inits()
+
+    def end(signum, frame) -> None:
+        # The zygote died (our parent-death signal). Kill and exit here, not by raising: an exception
+        # could land in the `finally` below before it has killed anything, or between making an init
+        # and listing it (signals are blocked there, so this runs only once it is listed).
+        inits.kill_all()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, end)
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     if os.getppid() != parent:
         return  # the zygote died before the signal was set
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # inits are reaped by the kernel, as they die
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sock = socket.socket(fileno=fd)
-    inits = _Inits()
     try:
         while sock.recv(1):
             # Every signal blocked until the new init is on the list: the init's mask, and a SIGTERM
@@ -130,16 +135,8 @@ def serve(fd: int) -> None:
                 socket.send_fds(sock, [struct.pack(">i", pid)], [pidfd, namespace])
             finally:
                 os.close(namespace)
-    finally:
-        # The zygote's death can come as EOF or a reset on the socket and as SIGTERM at once: a SIGTERM
-        # that arrives in here must not cut the killing short.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        while True:
-            try:
-                inits.kill_all()
-                break
-            except SystemExit:
-                continue
+    finally:  # EOF or an error on the socket (a SIGTERM arriving meanwhile finishes the job in `end`)
+        inits.kill_all()
 
 
 if __name__ == "__main__":
