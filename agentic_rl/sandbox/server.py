@@ -16,11 +16,13 @@ One server per worker slot; it handles one call at a time, so everything it sees
          |      hands the server the runner's pid and order socket, and once the runner has exited and
          |      the init is killed (the namespace with it), sends the runner's wait status. The server
          |      sends the runner its pipe ends; the request goes from the server to the runner alone.
-         +- factory  (nsinit.py, as root) a small fresh interpreter, started once: per call it forks an
-         |   |       init into a new PID namespace (forking it is cheap; forking the zygote is not)
-         |   +- init  pid 1 of the call's PID namespace; runs nothing and ignores SIGCHLD (the kernel
-         |            reaps the call's orphans at once); killed when the runner has exited, and the kernel
-         |            then kills whatever is left in the namespace (clone(CLONE_PARENT) children included)
+         +- factory  (nsinit.py, as root) a small fresh interpreter, started once: per call it makes an
+         |   |       init in a new PID namespace with clone(CLONE_VM), sharing its memory (no fork of the
+         |   |       zygote, no copy of anything); it kills the inits it made when it ends
+         |   +- init  pid 1 of the call's PID namespace; runs only libc's pause, every signal blocked, and
+         |            ignores SIGCHLD (the kernel reaps the call's orphans at once); killed when the runner
+         |            has exited, and the kernel then kills whatever is left in the namespace
+         |            (clone(CLONE_PARENT) children included)
          +- runner  pid 2 of that namespace, in the call's memory cgroup; new session, own mount and IPC
               |     namespaces with a fresh tmpfs as /tmp (also over every world-writable directory) and
               |     the namespace's own /proc, rlimits, the slot's unprivileged uid with empty keyrings,
