@@ -2,8 +2,8 @@
 # Same-sitting A/B of `make bench-sandbox` workload (a): before and after trees alternating, three rounds,
 # no run started at or after 08:40 UTC. Run it under the heavy lock:
 #   flock /work/heavy.lock nice -n 0 timeout 1500 ab_bench.sh BEFORE_TREE AFTER_TREE OUT_DIR
-# (The copy that ran had the three paths written in: /work/wt-before at 5824157, a checkout of this
-# branch, and a scratch directory.)
+# (The copy that ran had the three paths written in: a checkout at 5824157, a checkout of this branch at
+# the commit its file names show, and a scratch directory.)
 BEFORE=$1; AFTER=$2; OUT=$3
 echo "=== lock acquired $(date -u +%H:%M:%S); uptime: $(uptime)" | tee $OUT/sitting.txt
 for round in 1 2 3; do
