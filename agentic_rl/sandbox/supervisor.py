@@ -215,7 +215,7 @@ class Supervisor:
         waited: dict[int, int | None] = {}  # runners made here -> wait status, once reaped
         ready = self._ready_namespace_call(sock, factory, waited, [], 0)
         while ready is not None:
-            runner, init, init_pidfd, order, cgroup = ready
+            runner, init, init_pidfd, order, cgroup, started = ready
             if select.select([init_pidfd], [], [], 0)[0]:  # its init died: make it again
                 self._discard(ready, factory, waited)
                 ready = self._ready_namespace_call(sock, factory, waited, [], 0)
@@ -223,10 +223,16 @@ class Supervisor:
             try:
                 socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
             except OSError:
+                os.close(started)
                 return False
             finally:
                 order.close()
             self._advance_cgroup()
+            # The next call is made once this one has started (its runner got its order, or is gone): its
+            # fork then runs beside this call, not between the calls, where the server's reply and the
+            # client's next request wait for a core.
+            select.select([started], [], [])
+            os.close(started)
             ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd], init)
             status = self._end_namespace_call(runner, init_pidfd, factory, waited)
             try:
@@ -238,9 +244,10 @@ class Supervisor:
     def _discard(self, ready: tuple, factory: subprocess.Popen, waited: dict) -> None:
         """Drop a call made ready whose namespace is gone: its runner (killed with the namespace, or ended
         by EOF on its order socket) reaped, which leaves its cgroup empty for the call made instead."""
-        runner, _, init_pidfd, order, cgroup = ready
+        runner, _, init_pidfd, order, cgroup, started = ready
         order.close()
         os.close(init_pidfd)
+        os.close(started)
         while waited[runner] is None:
             if not self._reap_child(0, factory, waited):
                 break
@@ -250,18 +257,21 @@ class Supervisor:
 
     def _ready_namespace_call(
         self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int], in_flight: int
-    ) -> tuple[int, int, int, socket.socket, bytes] | None:
-        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup), or None when the factory
-        failed. `in_flight`: the init of the call now running (0: none)."""
+    ) -> tuple[int, int, int, socket.socket, bytes, int] | None:
+        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup, started: a pipe that reads
+        EOF once the runner has its order), or None when the factory failed. `in_flight`: the init of the
+        call now running (0: none)."""
         cgroup = self._new_cgroup()
         try:
-            runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
+            runner, init, init_pidfd, order, started = self._prefork_in_namespace(
+                sock, factory, cgroup.decode(), other_fds
+            )
         except OSError as e:
             os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
             self._kill_orphaned_inits(factory, waited, in_flight)
             return None
         waited[runner] = None
-        return runner, init, init_pidfd, order, cgroup
+        return runner, init, init_pidfd, order, cgroup, started
 
     @staticmethod
     def _kill_orphaned_inits(factory: subprocess.Popen, waited: dict, in_flight: int) -> None:
@@ -317,11 +327,12 @@ class Supervisor:
 
     def _prefork_in_namespace(
         self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str, other_fds: list[int]
-    ) -> tuple[int, int, int, socket.socket]:
+    ) -> tuple[int, int, int, socket.socket, int]:
         """The next call, as root: an init from the factory (pid 1 of a new PID namespace), then the runner
         forked from here into that namespace (so one fork of this large process per call, as without a
         namespace), which joins the call's memory cgroup and waits for its order.
-        (runner pid, init pid, init pidfd, the runner's order socket); OSError when the factory fails."""
+        (runner pid, init pid, init pidfd, the runner's order socket, the read end of a pipe the runner
+        closes when it has its order); OSError when the factory fails."""
         channel = factory.channel  # type: ignore[attr-defined]
         channel.settimeout(30.0)
         channel.sendall(b"n")
@@ -338,6 +349,7 @@ class Supervisor:
         try:
             setns(namespace, CLONE_NEWPID)  # our next child is the namespace's second process
             order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            started, started_w = os.pipe()
             runner = os.fork()
         except OSError:
             kill_by_pidfd(init_pidfd)  # an init no call will end
@@ -350,16 +362,17 @@ class Supervisor:
                 zygote_sock.close()
                 channel.close()
                 order.close()
-                for fd in [init_pidfd, factory.pidfd, *other_fds, *self._zygote_fds]:  # type: ignore[attr-defined]
+                for fd in [init_pidfd, factory.pidfd, started, *other_fds, *self._zygote_fds]:  # type: ignore[attr-defined]
                     os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
                     write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             except BaseException as e:  # noqa: BLE001
                 os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
                 os._exit(SETUP_FAILED_EXIT)
-            self._waiting_runner(theirs)  # never returns
+            self._waiting_runner(theirs, started_w)  # never returns
         theirs.close()
-        return runner, init, init_pidfd, order
+        os.close(started_w)
+        return runner, init, init_pidfd, order, started
 
     def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen, waited: dict) -> int:
         """Wait for the runner (reaping, as they exit, the call's other children of ours: those made with
@@ -457,11 +470,13 @@ class Supervisor:
             os._exit(SETUP_FAILED_EXIT)
         os._exit(0)
 
-    def _waiting_runner(self, channel: socket.socket) -> None:
+    def _waiting_runner(self, channel: socket.socket, started_w: int | None = None) -> None:
         """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
-        gone): exit."""
+        gone): exit. Closing `started_w` tells the zygote the call has started."""
         try:
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
+            if started_w is not None:
+                os.close(started_w)
             if not msg:
                 os._exit(0)
             channel.close()
