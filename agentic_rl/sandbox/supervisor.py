@@ -228,9 +228,9 @@ class Supervisor:
             finally:
                 order.close()
             self._advance_cgroup()
-            # The next call is made once this one has started (its runner got its order, or is gone): its
-            # fork then runs beside this call, not between the calls, where the server's reply and the
-            # client's next request wait for a core.
+            # The next call is made once this one has started (its runner has read its request, or is
+            # gone): its fork then runs beside this call, not between the calls, where the server's reply
+            # and the client's next request (and then the request's way to the runner) wait for a core.
             select.select([started], [], [])
             os.close(started)
             ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd], init)
@@ -259,7 +259,7 @@ class Supervisor:
         self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int], in_flight: int
     ) -> tuple[int, int, int, socket.socket, bytes, int] | None:
         """(runner pid, init pid, init pidfd, the runner's order socket, cgroup, started: a pipe that reads
-        EOF once the runner has its order), or None when the factory failed. `in_flight`: the init of the
+        EOF once the runner has read its request), or None when the factory failed. `in_flight`: the init of the
         call now running (0: none)."""
         cgroup = self._new_cgroup()
         try:
@@ -332,7 +332,7 @@ class Supervisor:
         forked from here into that namespace (so one fork of this large process per call, as without a
         namespace), which joins the call's memory cgroup and waits for its order.
         (runner pid, init pid, init pidfd, the runner's order socket, the read end of a pipe the runner
-        closes when it has its order); OSError when the factory fails."""
+        closes once it has read its request); OSError when the factory fails."""
         channel = factory.channel  # type: ignore[attr-defined]
         channel.settimeout(30.0)
         channel.sendall(b"n")
@@ -369,7 +369,7 @@ class Supervisor:
             except BaseException as e:  # noqa: BLE001
                 os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
                 os._exit(SETUP_FAILED_EXIT)
-            self._waiting_runner(theirs, started_w)  # never returns
+            self._waiting_runner(theirs)  # never returns (keeps started_w open until it has its request)
         theirs.close()
         os.close(started_w)
         return runner, init, init_pidfd, order, started
@@ -470,13 +470,12 @@ class Supervisor:
             os._exit(SETUP_FAILED_EXIT)
         os._exit(0)
 
-    def _waiting_runner(self, channel: socket.socket, started_w: int | None = None) -> None:
+    def _waiting_runner(self, channel: socket.socket) -> None:
         """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
-        gone): exit. Closing `started_w` tells the zygote the call has started."""
+        gone): exit. (A runner made by `_prefork_in_namespace` also holds the write end of its `started`
+        pipe: `_runner` closes it with every other fd it does not need, once it has read its request.)"""
         try:
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
-            if started_w is not None:
-                os.close(started_w)
             if not msg:
                 os._exit(0)
             channel.close()
