@@ -10,19 +10,34 @@ from agentic_rl.sandbox.linux import within, write_text
 
 
 class MemoryCgroups:
-    """One memory cgroup (cgroup v1 `memory` controller) per call, made under the server's own group.
+    """Memory cgroups (cgroup v1 `memory` controller) for a worker's calls, made under the server's own group.
 
-    The kernel then charges everything the call's processes allocate to it, whoever maps it or not:
+    The kernel charges everything a call's processes allocate to the call's group, whoever maps it or not:
     anonymous memory, shared memory and memfd pages, the call's tmpfs, kernel socket buffers. Past the
     limit the kernel's OOM killer ends a process of the call (counted in `memory.oom_control`), and the
-    group lists the call's processes however they were made. A fresh group per call, removed after it,
-    means nothing one call allocated is ever charged to the next.
+    group lists the call's processes however they were made.
+
+    Each zygote owns a ring of `RING` groups, one per call in turn, made once and reused: making and
+    removing a group per call cost a `mkdir` and an `rmdir`, each waiting on the kernel's cgroup lock
+    (held through an RCU grace period by any process joining a group), on a call's path, and left a
+    dying group behind in the kernel for every call. A group is handed to a call only when its last
+    call is over: its processes are gone with that call's PID namespace (the zygote waits for the
+    namespace's init to exit before it reports the call over), and the server has emptied it. With
+    three groups, the call made ready next never gets the group of a call whose cleanup may still run
+    (the call before it holds the second group, the call before that the third). What a call can
+    leave charged to its group is what the kernel may reclaim at any time (page cache of the files it
+    read, slab of the dentries it looked up): its processes, its tmpfs, its memfd and shared memory,
+    its sockets are gone with it, so the next call of the group is never charged for them. The
+    group's `oom_kill` count runs on across calls: the server compares it with its value when the
+    call started.
     """
+
+    RING = 3
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self._n = 0
-        self._stale: list[str] = []  # groups whose removal failed (a process still exiting): retried
+        self._next = 0  # the ring's group for the next call made ready
+        self._made: set[str] = set()
 
     @classmethod
     def find(cls) -> tuple[MemoryCgroups | None, str | None]:
@@ -61,21 +76,34 @@ class MemoryCgroups:
                     pass
         return cls(os.path.normpath(base)), None
 
-    def create(self) -> str:
-        """A new group, without a limit yet (the next call's processes join it while they wait)."""
-        self._remove_stale()
-        self._n += 1
-        path = os.path.join(self.base, f"agentic_rl_sandbox-{os.getpid()}-{self._n}")
-        os.mkdir(path)
+    def take(self) -> str:
+        """The ring's group for the next call (made on first use); the same one until `advance`. Its
+        limit is still the last call's: the server sets the call's own when the call starts."""
+        path = os.path.join(self.base, f"agentic_rl_sandbox-{os.getpid()}-{self._next}")
+        if path not in self._made:
+            try:
+                os.mkdir(path)
+            except FileExistsError:  # left by a dead zygote of the same pid: empty (its calls died with it)
+                pass
+            self._made.add(path)
         return path
+
+    def advance(self) -> None:
+        """The group `take` gave is now a call's (sent to the server): the next call gets the next one."""
+        self._next = (self._next + 1) % self.RING
 
     @staticmethod
     def set_limit(path: str, limit_bytes: int) -> None:
-        write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
-        try:  # no swapping either, where the kernel has swap accounting
-            write_text(os.path.join(path, "memory.memsw.limit_in_bytes"), str(limit_bytes))
+        """The call's limit. The group is reused, so the last call's limits are still set, and the kernel
+        keeps memory+swap >= memory at every write: lift the first, set memory, then bound the first."""
+        memsw = os.path.join(path, "memory.memsw.limit_in_bytes")  # absent without swap accounting
+        try:
+            write_text(memsw, "-1")
         except OSError:
-            pass
+            memsw = None
+        write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
+        if memsw is not None:  # no swapping either
+            write_text(memsw, str(limit_bytes))
 
     @staticmethod
     def processes(path: str) -> list[int]:
@@ -97,30 +125,19 @@ class MemoryCgroups:
             pass
         return 0
 
-    def remove(self, path: str) -> None:
-        """Kill whatever is still in the group, then remove it (later, if a process is still exiting)."""
-        for _ in range(200):
+    def empty(self, path: str) -> bool:
+        """Kill whatever is still in the group, until nothing is (normally nothing is: the call's processes
+        ended with its PID namespace). False if something was still there after 10 s."""
+        give_up = time.monotonic() + 10.0
+        while True:
             pids = self.processes(path)
+            if not pids:
+                return True
+            if time.monotonic() > give_up:
+                return False
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            try:
-                os.rmdir(path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.005)
-        self._stale.append(path)
-
-    def _remove_stale(self) -> None:
-        stale, self._stale = self._stale, []
-        for path in stale:
-            try:
-                os.rmdir(path)
-            except FileNotFoundError:
-                pass
-            except OSError:
-                self._stale.append(path)
+            time.sleep(0.005)

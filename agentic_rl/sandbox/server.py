@@ -8,7 +8,7 @@ One server per worker slot; it handles one call at a time, so everything it sees
 
     server      root (or the caller's uid): heavy libraries pre-imported; never runs untrusted code.
      |          Own mount namespace (hidden paths) and network namespace (loopback only), made once.
-     |          Per call: a memory cgroup; have the zygote fork the call, enforce the deadline and the
+     |          Per call: a memory cgroup (from a ring); have the zygote fork the call, enforce the deadline and the
      |          output cap, collect stdout/stderr/harness report, kill everything of the call, reply.
      +- zygote  forked before the first request is read, so it never holds request data (no call can
          |      read another task's tests back from the memory it was forked from); ahead of each call
@@ -16,11 +16,13 @@ One server per worker slot; it handles one call at a time, so everything it sees
          |      hands the server the runner's pid and order socket, and once the runner has exited and
          |      the init is killed (the namespace with it), sends the runner's wait status. The server
          |      sends the runner its pipe ends; the request goes from the server to the runner alone.
-         +- factory  (nsinit.py, as root) a small fresh interpreter, started once: per call it forks an
-         |   |       init into a new PID namespace (forking it is cheap; forking the zygote is not)
-         |   +- init  pid 1 of the call's PID namespace; runs nothing and ignores SIGCHLD (the kernel
-         |            reaps the call's orphans at once); killed when the runner has exited, and the kernel
-         |            then kills whatever is left in the namespace (clone(CLONE_PARENT) children included)
+         +- factory  (nsinit.py, as root) a small fresh interpreter, started once: per call it makes an
+         |   |       init in a new PID namespace with clone(CLONE_VM), sharing its memory (no fork of the
+         |   |       zygote, no copy of anything); it kills the inits it made when it ends
+         |   +- init  pid 1 of the call's PID namespace; runs only libc's pause, every signal blocked, and
+         |            ignores SIGCHLD (the kernel reaps the call's orphans at once); killed when the runner
+         |            has exited, and the kernel then kills whatever is left in the namespace
+         |            (clone(CLONE_PARENT) children included)
          +- runner  pid 2 of that namespace, in the call's memory cgroup; new session, own mount and IPC
               |     namespaces with a fresh tmpfs as /tmp (also over every world-writable directory) and
               |     the namespace's own /proc, rlimits, the slot's unprivileged uid with empty keyrings,

@@ -115,6 +115,7 @@ class Supervisor:
         self.cgroups = cgroups
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
+        self._oom_kills_before = 0  # its OOM kill count when the call started
         self._init_pid: int | None = None  # the current call's init
         self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
         self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
@@ -155,6 +156,9 @@ class Supervisor:
         (`_prefork_call`), and the next call is made ready when a call is over."""
         factory = self._start_factory() if self.pid_namespace else None
         if factory is not None:
+            # The inits the factory makes share its memory and have no parent-death signal: should it die
+            # while it makes one, that init comes to us, and `_kill_orphaned_inits` ends it.
+            prctl(PR_SET_CHILD_SUBREAPER, 1)
             own_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self._zygote_fds = [own_namespace]  # not the runners' (they close it)
             if not self._namespace_loop(sock, factory):
@@ -178,6 +182,7 @@ class Supervisor:
                 order.close()
             if init <= 0:
                 return
+            self._advance_cgroup()
             _, status = os.waitpid(init, 0)
             got = os.read(status_r, 4)
             os.close(status_r)
@@ -189,13 +194,18 @@ class Supervisor:
                 return
 
     def _new_cgroup(self) -> bytes:
-        """A memory cgroup for the next call (its path), or b"" without (its memory is then polled only)."""
+        """The memory cgroup for the next call (its path; see `MemoryCgroups` for the ring they come
+        from), or b"" without (its memory is then polled only)."""
         if self.cgroups is None:
             return b""
         try:
-            return self.cgroups.create().encode()
+            return self.cgroups.take().encode()
         except OSError:
             return b""
+
+    def _advance_cgroup(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.advance()
 
     def _namespace_loop(self, sock: socket.socket, factory: subprocess.Popen) -> bool:
         """The zygote's loop while the init factory works: each call is made ready (an init from the
@@ -203,20 +213,27 @@ class Supervisor:
         before it runs, so neither the fork nor the cgroup join is on a call's path. False: the server is
         gone; True: the factory failed (the caller goes on without it)."""
         waited: dict[int, int | None] = {}  # runners made here -> wait status, once reaped
-        ready = self._ready_namespace_call(sock, factory, waited, [])
+        ready = self._ready_namespace_call(sock, factory, waited, [], 0)
         while ready is not None:
-            runner, init, init_pidfd, order, cgroup = ready
-            if select.select([init_pidfd], [], [], 0)[0]:  # its init died (with the factory): make it again
+            runner, init, init_pidfd, order, cgroup, started = ready
+            if select.select([init_pidfd], [], [], 0)[0]:  # its init died: make it again
                 self._discard(ready, factory, waited)
-                ready = self._ready_namespace_call(sock, factory, waited, [])
+                ready = self._ready_namespace_call(sock, factory, waited, [], 0)
                 continue
             try:
                 socket.send_fds(sock, [struct.pack(">iii", runner, init, len(cgroup)) + cgroup], [order.fileno()])
             except OSError:
+                os.close(started)
                 return False
             finally:
                 order.close()
-            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd])
+            self._advance_cgroup()
+            # The next call is made once this one has started (its runner has read its request, or is
+            # gone): its fork then runs beside this call, not between the calls, where the server's reply
+            # and the client's next request (and then the request's way to the runner) wait for a core.
+            select.select([started], [], [])
+            os.close(started)
+            ready = self._ready_namespace_call(sock, factory, waited, [init_pidfd], init)
             status = self._end_namespace_call(runner, init_pidfd, factory, waited)
             try:
                 sock.sendall(struct.pack(">i", status))
@@ -226,32 +243,48 @@ class Supervisor:
 
     def _discard(self, ready: tuple, factory: subprocess.Popen, waited: dict) -> None:
         """Drop a call made ready whose namespace is gone: its runner (killed with the namespace, or ended
-        by EOF on its order socket) reaped, its cgroup removed."""
-        runner, _, init_pidfd, order, cgroup = ready
+        by EOF on its order socket) reaped, which leaves its cgroup empty for the call made instead."""
+        runner, _, init_pidfd, order, cgroup, started = ready
         order.close()
         os.close(init_pidfd)
+        os.close(started)
         while waited[runner] is None:
             if not self._reap_child(0, factory, waited):
                 break
         waited.pop(runner, None)
         if cgroup:
-            self.cgroups.remove(cgroup.decode())
+            self.cgroups.empty(cgroup.decode())
 
     def _ready_namespace_call(
-        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int]
-    ) -> tuple[int, int, int, socket.socket, bytes] | None:
-        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup), or None when the factory
-        failed."""
+        self, sock: socket.socket, factory: subprocess.Popen, waited: dict, other_fds: list[int], in_flight: int
+    ) -> tuple[int, int, int, socket.socket, bytes, int] | None:
+        """(runner pid, init pid, init pidfd, the runner's order socket, cgroup, started: a pipe that reads
+        EOF once the runner has read its request), or None when the factory failed. `in_flight`: the init of the
+        call now running (0: none)."""
         cgroup = self._new_cgroup()
         try:
-            runner, init, init_pidfd, order = self._prefork_in_namespace(sock, factory, cgroup.decode(), other_fds)
+            runner, init, init_pidfd, order, started = self._prefork_in_namespace(
+                sock, factory, cgroup.decode(), other_fds
+            )
         except OSError as e:
             os.write(2, f"sandbox init factory failed ({e}); inits are forked by the zygote\n".encode())
-            if cgroup:
-                self.cgroups.remove(cgroup.decode())
+            self._kill_orphaned_inits(factory, waited, in_flight)
             return None
         waited[runner] = None
-        return runner, init, init_pidfd, order, cgroup
+        return runner, init, init_pidfd, order, cgroup, started
+
+    @staticmethod
+    def _kill_orphaned_inits(factory: subprocess.Popen, waited: dict, in_flight: int) -> None:
+        """After the factory failed: kill the inits that came to us when it died (we are their subreaper),
+        but the running call's (killed when that call ends). Our other children are runners and the
+        factory itself."""
+        if select.select([factory.pidfd], [], [], 0)[0]:  # type: ignore[attr-defined]  # gone: its inits are ours
+            for pid in children(os.getpid()):
+                if pid not in waited and pid not in (factory.pid, in_flight):
+                    try:
+                        os.kill(pid, signal.SIGKILL)  # a child of ours, not yet reaped: its pid is its own
+                    except ProcessLookupError:
+                        pass
 
     def _start_factory(self) -> subprocess.Popen | None:
         """The init factory (nsinit.py) as a fresh small interpreter, talking over a socket; None if it
@@ -273,28 +306,39 @@ class Supervisor:
         finally:
             theirs.close()
         proc.channel = ours  # type: ignore[attr-defined]
+        # Its death is seen on this pidfd: the inits it made hold copies of its end of the socket, so the
+        # socket alone may not say so.
+        proc.pidfd = os.pidfd_open(proc.pid)  # type: ignore[attr-defined]
         return proc
 
     @staticmethod
     def _stop_factory(factory: subprocess.Popen) -> None:
+        """EOF on its socket, then SIGTERM: either way it kills the inits it made before it exits."""
         factory.channel.close()  # type: ignore[attr-defined]
         try:
-            factory.kill()
+            factory.terminate()
             factory.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired, ChildProcessError):
+        except subprocess.TimeoutExpired:
+            factory.kill()
+        except (OSError, ChildProcessError):
             pass
+        os.close(factory.pidfd)  # type: ignore[attr-defined]
         return None
 
     def _prefork_in_namespace(
         self, zygote_sock: socket.socket, factory: subprocess.Popen, cgroup: str, other_fds: list[int]
-    ) -> tuple[int, int, int, socket.socket]:
+    ) -> tuple[int, int, int, socket.socket, int]:
         """The next call, as root: an init from the factory (pid 1 of a new PID namespace), then the runner
         forked from here into that namespace (so one fork of this large process per call, as without a
         namespace), which joins the call's memory cgroup and waits for its order.
-        (runner pid, init pid, init pidfd, the runner's order socket); OSError when the factory fails."""
+        (runner pid, init pid, init pidfd, the runner's order socket, the read end of a pipe the runner
+        closes once it has read its request); OSError when the factory fails."""
         channel = factory.channel  # type: ignore[attr-defined]
         channel.settimeout(30.0)
         channel.sendall(b"n")
+        ready, _, _ = select.select([channel, factory.pidfd], [], [], 30.0)  # type: ignore[attr-defined]
+        if channel not in ready:
+            raise OSError(0, "the init factory is gone" if ready else "the init factory does not answer")
         head, fds, _, _ = socket.recv_fds(channel, 4, 2)
         init = struct.unpack(">i", head)[0] if len(head) == 4 else -1
         if init <= 0 or len(fds) != 2:
@@ -304,28 +348,31 @@ class Supervisor:
         init_pidfd, namespace = fds
         try:
             setns(namespace, CLONE_NEWPID)  # our next child is the namespace's second process
+            order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            started, started_w = os.pipe()
+            runner = os.fork()
         except OSError:
+            kill_by_pidfd(init_pidfd)  # an init no call will end
             os.close(init_pidfd)
             raise
         finally:
             os.close(namespace)
-        order, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        runner = os.fork()
         if runner == 0:
             try:
                 zygote_sock.close()
                 channel.close()
                 order.close()
-                for fd in [init_pidfd, *other_fds, *self._zygote_fds]:  # not the runner's business
+                for fd in [init_pidfd, factory.pidfd, started, *other_fds, *self._zygote_fds]:  # type: ignore[attr-defined]
                     os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
                     write_text(os.path.join(cgroup, "cgroup.procs"), "0")
             except BaseException as e:  # noqa: BLE001
                 os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
                 os._exit(SETUP_FAILED_EXIT)
-            self._waiting_runner(theirs)  # never returns
+            self._waiting_runner(theirs)  # never returns (keeps started_w open until it has its request)
         theirs.close()
-        return runner, init, init_pidfd, order
+        os.close(started_w)
+        return runner, init, init_pidfd, order, started
 
     def _end_namespace_call(self, runner: int, init_pidfd: int, factory: subprocess.Popen, waited: dict) -> int:
         """Wait for the runner (reaping, as they exit, the call's other children of ours: those made with
@@ -425,7 +472,8 @@ class Supervisor:
 
     def _waiting_runner(self, channel: socket.socket) -> None:
         """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
-        gone): exit."""
+        gone): exit. (A runner made by `_prefork_in_namespace` also holds the write end of its `started`
+        pipe: `_runner` closes it with every other fd it does not need, once it has read its request.)"""
         try:
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
             if not msg:
@@ -469,11 +517,19 @@ class Supervisor:
             self._zygote_pid = None
             raise RuntimeError("the zygote could not fork a runner")
         self._watched_pid, self._init_pid = pid, init
+        order = socket.socket(fileno=got[0])
         if cgroup and self.cgroups is not None:
             self._cgroup = cgroup
-            if memory_limit:
-                self.cgroups.set_limit(cgroup, memory_limit)
-        order = socket.socket(fileno=got[0])
+            self._oom_kills_before = self.cgroups.oom_kills(cgroup)  # the group's count runs on across calls
+            try:
+                if memory_limit:
+                    self.cgroups.set_limit(cgroup, memory_limit)
+            except OSError as e:
+                # No call without its bound. Closing the order socket ends the waiting runner; the zygote then
+                # sends its status, read here so that the next call reads its own runner's pid.
+                order.close()
+                self._from_zygote("ending a runner without its memory limit")
+                raise RuntimeError(f"cannot set the call's memory limit: {e}") from None
         try:
             socket.send_fds(order, [b"f"], fds)
         except OSError:
@@ -514,9 +570,7 @@ class Supervisor:
             for r, w in pipes.values():
                 os.close(r)
                 os.close(w)
-            if self._cgroup is not None:
-                self.cgroups.remove(self._cgroup)
-                self._cgroup = None
+            self._empty_cgroup()
             raise
         for fd in ends:
             os.close(fd)
@@ -551,7 +605,7 @@ class Supervisor:
             if ended != "exited":
                 kill_by_pidfd(pidfd)
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
-            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup):
+            if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup) > self._oom_kills_before:
                 ended = "memory"  # the kernel ended a process of the call at the limit
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
@@ -569,9 +623,7 @@ class Supervisor:
                 os.close(pidfd)
             self._kill_all(uid)
             self._init_pid = self._watched_pid = None
-            if self._cgroup is not None:
-                self.cgroups.remove(self._cgroup)
-                self._cgroup = None
+            self._empty_cgroup()
             out.close()
             if call_dir is not None:
                 shutil.rmtree(call_dir, ignore_errors=True)
@@ -591,6 +643,17 @@ class Supervisor:
             "trust": req.get("trust") if req.get("mode") == "test" else None,
             "duration_s": time.monotonic() - start,
         }
+
+    def _empty_cgroup(self) -> None:
+        """Kill whatever is left in the call's memory cgroup (normally nothing). The zygote hands the group
+        to a later call: one that cannot be emptied must not be, so the server then stops (as when its
+        zygote is gone), and the one started in its place makes groups of its own."""
+        if self._cgroup is None:
+            return
+        if not self.cgroups.empty(self._cgroup):
+            os.write(2, f"sandbox: {self._cgroup} still has processes after SIGKILL; restarting\n".encode())
+            self._zygote_pid = None
+        self._cgroup = None
 
     def _call_processes(self) -> list[int]:
         """Every process of the current call: its memory cgroup's; else its init and runner and what is
@@ -612,7 +675,8 @@ class Supervisor:
             return over_limit if limit else None
         # The poll ends a call as soon as its processes' own memory is over (before the kernel has to
         # reclaim and kill at the group's limit, which also counts the tmpfs and kernel memory).
-        return lambda: cgroups.oom_kills(cgroup) > 0 or over_limit()
+        before = self._oom_kills_before
+        return lambda: cgroups.oom_kills(cgroup) > before or over_limit()
 
     @staticmethod
     def _wait(

@@ -7,6 +7,8 @@ Each attack runs on a one-worker sandbox, so the later call is sure to run where
 
 from __future__ import annotations
 
+import glob
+import os
 import time
 import uuid
 
@@ -107,6 +109,29 @@ def test_calls_go_on_when_the_init_factory_dies():
 
 
 @needs_root
+def test_inits_end_with_their_factory():
+    # An init shares the factory's memory and has no parent-death signal: the factory kills the ones it
+    # made (the calls made ready ahead) when the zygote goes, or they would outlive the sandbox.
+    with make_sandbox(workers=1) as sb:
+        assert sb.execute("print(1)").ok
+        zygote = psutil.Process(sb.zygote_pids[0])
+        factory = next(p for p in zygote.children() if "-S" in p.cmdline())
+        inits = factory.children()
+        assert inits, "no init made ahead"
+    deadline = time.monotonic() + 10.0
+    while any(_alive(p) for p in inits) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in inits if _alive(p)]
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@needs_root
 def test_zombies_of_a_call_do_not_use_up_later_calls_processes():
     with make_sandbox(workers=1, nproc=32) as sb:
         zombies = CLONE_PARENT_CHILD + (
@@ -152,22 +177,42 @@ def test_a_survivors_memory_is_not_charged_to_a_later_call():
         assert (r.status, r.stdout) == ("ok", "fine\n"), r
 
 
+MEMFD_HOG = (
+    "import os, time\nfds = []\nchunk = b'x' * (16 << 20)\nheld = 0\n"
+    "while held < (2048 << 20):\n"  # four times memory_mb (512), none of it mapped
+    "    fd = os.memfd_create('hold')\n"
+    "    for _ in range(3):\n"
+    "        os.write(fd, chunk)\n"
+    "        held += len(chunk)\n"
+    "    fds.append(fd)\n"
+    "print('held', held >> 20, 'MB', flush=True)\ntime.sleep(2)\n"
+)
+
+
 @needs_root
 def test_memfd_pages_count_against_memory_mb():
     with make_sandbox(workers=1, memory_mb=512, fsize_mb=64) as sb:
-        memfd = (
-            "import os, time\nfds = []\nchunk = b'x' * (16 << 20)\nheld = 0\n"
-            "while held < (2048 << 20):\n"  # four times memory_mb, none of it mapped
-            "    fd = os.memfd_create('hold')\n"
-            "    for _ in range(3):\n"
-            "        os.write(fd, chunk)\n"
-            "        held += len(chunk)\n"
-            "    fds.append(fd)\n"
-            "print('held', held >> 20, 'MB', flush=True)\ntime.sleep(2)\n"
-        )
-        r = sb.execute(memfd, timeout_s=20.0)
+        r = sb.execute(MEMFD_HOG, timeout_s=20.0)
         assert r.status == "memory" and not r.ok, r
         assert sb.execute("print(1)").ok  # and the worker is fine afterwards
+
+
+@needs_root
+def test_reused_memory_cgroups_bound_and_judge_each_call_alone():
+    """A worker's calls take turns in a ring of three memory cgroups (cgroups.py): over four rounds every
+    group serves a hog and an honest call, so each group's OOM kill count is already above zero when a
+    later call starts in it. Each hog must still be bound and reported `memory`, each honest call after one
+    `ok`; and the worker makes no new group per call."""
+    with make_sandbox(workers=1, memory_mb=512, fsize_mb=64) as sb:
+        for _ in range(4):
+            r = sb.execute(MEMFD_HOG, timeout_s=20.0)
+            assert r.status == "memory" and "held" not in r.stdout, r
+            r = sb.execute("print(1)")
+            assert (r.status, r.stdout) == ("ok", "1\n"), r
+        base = sb.server_info["memory_cgroup"]
+        assert base is not None
+        groups = glob.glob(os.path.join(base, f"agentic_rl_sandbox-{sb.zygote_pids[0]}-*"))
+        assert len(groups) == 3, groups
 
 
 @needs_root
