@@ -1,14 +1,15 @@
 """Two or more training runs side by side, from their own files: where the time went, memory, rewards, the
 sampler/trainer gap.
 
-    python -m agentic_rl.bench.run_compare RUN_DIR [RUN_DIR ...] [--time-v FILE ...] [--out FILE.md]
+    python -m agentic_rl.bench.run_compare RUN_DIR [RUN_DIR ...] [--time-v FILE[+FILE...] ...] [--out FILE.md]
 
 Made for the same recipe on two sampler backends (`rollout.backend=hf` and `vllm`). Per run, read from its
 `summary.json`, `metrics.jsonl` and, when given (one per run, in the same order), the `/usr/bin/time -v` report:
-wall time and peak RSS; the training steps' `time/*` summed; generated tokens/s and prefill/context tokens of the
-training rollouts; `train/reward_mean` per quarter of the steps; the evaluations' pass@1 and rollout seconds per
-mode, before and after; the means of `rollout_correction/*` over the steps that logged them. The last column is
-the second run over the first where a ratio means something.
+wall time and peak RSS (a run done in chunks, e.g. stopped by a timeout and resumed, gives its chunks' reports
+joined by `+`: the walls add up, the peak is the largest); the training steps' `time/*` summed; generated
+tokens/s and prefill/context tokens of the training rollouts; `train/reward_mean` per quarter of the steps; the
+evaluations' pass@1 and rollout seconds per mode, before and after; the means of `rollout_correction/*` over the
+steps that logged them. The last column is the second run over the first where a ratio means something.
 """
 
 from __future__ import annotations
@@ -40,7 +41,22 @@ def time_v(path: Path) -> dict[str, float]:
     return out
 
 
-def run_figures(run: Path, time_report: Path | None) -> dict[str, Any]:
+def time_v_chunks(spec: str) -> dict[str, float]:
+    """`time_v` of one report, or of a run's chunks given as `A+B+...`: summed wall seconds, the largest peak RSS."""
+    parts = [time_v(Path(part)) for part in spec.split("+")]
+    out: dict[str, float] = {}
+    walls = [p["wall_s"] for p in parts if "wall_s" in p]
+    if walls:
+        out["wall_s"] = sum(walls)
+    peaks = [p["peak_rss_gib"] for p in parts if "peak_rss_gib" in p]
+    if peaks:
+        out["peak_rss_gib"] = max(peaks)
+    if len(parts) > 1:
+        out["time -v chunks"] = float(len(parts))
+    return out
+
+
+def run_figures(run: Path, time_report: str | None) -> dict[str, Any]:
     summary = json.loads((run / "summary.json").read_text())
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
     steps = [r for r in rows if "train/reward_mean" in r]
@@ -52,7 +68,7 @@ def run_figures(run: Path, time_report: Path | None) -> dict[str, Any]:
         backend = OmegaConf.select(OmegaConf.load(config), "rollout.backend")
     figures: dict[str, Any] = {"rollout.backend": backend, "train_steps": len(steps)}
     if time_report is not None:
-        figures.update(time_v(time_report))
+        figures.update(time_v_chunks(time_report))
     figures["summary peak_rss_gib"] = summary.get("peak_rss_gib")
     figures["train_seconds"] = summary.get("train_seconds")
     for key in TIME_KEYS:
@@ -99,7 +115,9 @@ def table(names: list[str], runs: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--time-v", nargs="*", type=Path, default=None, help="one /usr/bin/time -v report per run")
+    parser.add_argument(
+        "--time-v", nargs="*", default=None, help="one /usr/bin/time -v report per run (a run's chunks: A+B)"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

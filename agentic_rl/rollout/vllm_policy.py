@@ -10,8 +10,11 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
 - **Stops where the HF backend stops.** The engine stops on the closing markers of the active tools (stop
   strings); the turn is then cut with `first_stop_prefix`, the shortest prefix whose text satisfies the same
   `StopCondition` the HF engine checks token by token, so both cut at the same token. A marker that did not
-  close a call (a closing fence with no call before it) resumes generation from the ids so far, with the
-  remaining token budget.
+  close a call (the opening fence of a call, a fence with no call before it) resumes generation from the ids so
+  far, with the remaining token budget. Each resume is a new engine call that waits for the whole batch and
+  recomputes the history's last, partial KV block (128 tokens on the CPU build), so after `MARKER_ROUNDS` calls
+  that stopped on markers the rest of the turn is generated in one call without stop strings, and the cut finds
+  the stop in it as before (a reply that repeats fences took one call per fence: dozens in a 96-token turn).
 - **Sampler log-probs** of every generated token, the same quantity the HF backend records and the trainer
   recomputes: log_softmax(logits / T) over the whole vocabulary (log_softmax(logits) when greedy), with top-p
   used for the draw only. vLLM's sampler reports either the raw logits' log-probs (before temperature) or the
@@ -58,6 +61,10 @@ from agentic_rl.rollout.tokenizer import HFChatTokenizer
 from agentic_rl.rollout.vllm_settings import VLLMConfig
 
 logger = logging.getLogger(__name__)
+
+# engine calls of one turn that stop on the closing markers; then one more without them (see the module doc): a
+# call's opening fence and its closing one take two, and one spare covers a fence that was not a call
+MARKER_ROUNDS = 3
 
 # vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
 _RELOAD_LOGGERS = (
@@ -367,15 +374,17 @@ class VLLMPolicy:
         new_ids: list[list[int]] = [[] for _ in requests]
         logps: list[list[float]] = [[] for _ in requests]
         pending = list(range(len(requests)))
+        rounds = 0
         while pending:
             outputs = self._run(
                 [requests[i].history_ids + new_ids[i] for i in pending],
                 [sampling.max_new_tokens - len(new_ids[i]) for i in pending],
                 [seeds[i] + len(new_ids[i]) for i in pending],
                 sampling,
-                markers,
+                markers if rounds < MARKER_ROUNDS else None,
                 stats,
             )
+            rounds += 1
             resume = []
             for i, (ids, token_logps, stopped_on_marker) in zip(pending, outputs):
                 new_ids[i] += ids

