@@ -10,6 +10,8 @@ from pathlib import Path
 
 from agentic_rl.tracking.compare import compare_markdown, compare_runs
 
+RUN_FILES = ("metrics.jsonl", "results.jsonl")
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -18,10 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.0, help="relative tolerance for equal outcomes")
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in (args.run_a, args.run_b) if not (p / "metrics.jsonl").is_file()]
+    # a run dir: a run's metrics, or at least an evaluation's per-episode records (a copy of its results)
+    missing = [str(p) for p in (args.run_a, args.run_b) if not any((p / f).is_file() for f in RUN_FILES)]
     if missing:
         # a command-line tool: its error, and its report, go to the terminal, not to a log
-        print(f"error: not run dirs (no metrics.jsonl): {', '.join(missing)}", file=sys.stderr)  # noqa: T201
+        names = " or ".join(RUN_FILES)
+        print(f"error: not run dirs (no {names}): {', '.join(missing)}", file=sys.stderr)  # noqa: T201
         return 2
     result = compare_runs(args.run_a, args.run_b, args.tolerance)
     text = compare_markdown(result, str(args.run_a), str(args.run_b))
