@@ -15,13 +15,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # the command's output is the figures' paths, one per line (for scripts and shells), not log records
     if (args.path / "metrics.jsonl").is_file():
-        print(plot_run(args.path))
+        print(plot_run(args.path))  # noqa: T201 - the command prints the figure paths for scripts
     elif find_runs(args.path):
         for run in find_runs(args.path):
-            print(plot_run(run))
-        print(plot_sweep(args.path))
+            print(plot_run(run))  # noqa: T201 - the command prints the figure paths for scripts
+        print(plot_sweep(args.path))  # noqa: T201 - the command prints the figure paths for scripts
     else:
-        print(f"error: {args.path} holds no metrics.jsonl and no job dirs with one", file=sys.stderr)
+        print(f"error: {args.path} holds no metrics.jsonl and no job dirs with one", file=sys.stderr)  # noqa: T201 - the command's error goes to the terminal
         return 2
     return 0
 
