@@ -24,6 +24,7 @@ before it reaches a tokenizer.
 
 from __future__ import annotations
 
+import re
 import signal
 from dataclasses import dataclass
 
@@ -152,7 +153,7 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         "tampered": tampered,
         "event": report.get("event") if isinstance(report.get("event"), str) else None,
     }
-    detail = cap_detail(clean_text(_detail(status, raw, facts, n_tests, n_passed)), max_detail_chars)
+    detail = cap_detail(mask_addresses(clean_text(_detail(status, raw, facts, n_tests, n_passed))), max_detail_chars)
     return TestReport(
         passed=status == "passed",
         status=status,
@@ -164,6 +165,19 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         stderr=clean_text(raw.get("stderr", "")),
         trust="out_of_process" if raw.get("trust") == "out_of_process" else "in_process",
     )
+
+
+# The address in a default repr (`<function f at 0x7f90...>`, `<Foo object at 0x55d1...>`): where the process that
+# made the object put it. Out of process that is the candidate's process, in process the tests'; with address
+# randomisation it also differs between runs. Its digits would be tokens of the model's context that vary with
+# where the verdict was computed, so a run's episodes would depend on it: the verdict's text shows it masked.
+_REPR_ADDRESS = re.compile(r"(?<= at )0x[0-9a-fA-F]{4,16}\b")
+MASKED_ADDRESS = "0x..."
+
+
+def mask_addresses(text: str) -> str:
+    """`text` with each object address of a default repr (` at 0x7f9060331da0`) replaced by `0x...`."""
+    return _REPR_ADDRESS.sub(MASKED_ADDRESS, text)
 
 
 def cap_detail(detail: str, max_chars: int) -> str:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import threading
 
 import pytest
 
 from agentic_rl.sandbox import Sandbox, remote
+from agentic_rl.sandbox.results import mask_addresses
 
 from .conftest import make_sandbox
 
@@ -31,6 +33,10 @@ CODE = (
     "    return deep(n - 1) if n else [][1]\n"
     "def shape(rows):\n"
     "    raise ShapeError(f'{len(rows)} rows')\n"
+    "def schedule():\n"
+    "    def decorator(fn):\n"
+    "        return fn\n"
+    "    return decorator\n"
 )
 
 PYTEST = (
@@ -61,6 +67,16 @@ JOBS = {
     ),
     "unittest": dict(test=UNITTEST, harness="unittest"),
     "humaneval": dict(test=HUMANEVAL, harness="humaneval", entry_point="f"),
+    # a default repr holds the address of the object in the process that made it: the candidate's (out of
+    # process) or the tests' (in process)
+    "repr-address-pytest": dict(
+        test="from solution import schedule\n\ndef test_a():\n    assert schedule() == ['a', 'b']\n", harness="pytest"
+    ),
+    "repr-address-unittest": dict(
+        test="import unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(schedule(), 1)\n",
+        harness="unittest",
+    ),
 }
 
 
@@ -137,6 +153,21 @@ def test_unittest_and_humaneval_name_the_program_line_that_raised(details):
     test_line = (CODE + "\n" + UNITTEST).splitlines().index("        self.assertEqual(f(2), 7)") + 1
     assert f"AssertionError: 6 != 7 (program.py, line {test_line}: self.assertEqual(f(2), 7))" in unit
     assert "(program.py, line 6: return 1/0" in details["humaneval"]["out_of_process"]
+
+
+def test_an_object_address_in_a_repr_is_masked(details):
+    for job in ("repr-address-pytest", "repr-address-unittest"):
+        text = details[job]["out_of_process"]
+        assert "<function schedule.<locals>.decorator at 0x...>" in text, text
+        assert not re.search(r" at 0x[0-9a-f]", text)
+
+
+def test_the_mask_keeps_every_other_hex_number():
+    text = "<Foo object at 0x7f9060331da0> != 0x7f9060331da0; byte at 0x1f; <bound method A.f of <A at 0xABCDEF12>>"
+    assert (
+        mask_addresses(text)
+        == "<Foo object at 0x...> != 0x7f9060331da0; byte at 0x1f; <bound method A.f of <A at 0x...>>"
+    )
 
 
 def test_only_the_candidates_side_sends_frames():
