@@ -382,18 +382,10 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
         exec(compile(source, path, "exec"), module.__dict__)
     except BaseException as e:  # noqa: BLE001
         return {"error": f"the test code failed to load: {_short_error(e, files)}"}
-    cases = module.__dict__.get("TestCases")
-    if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
-        return {"error": "the test code defines no unittest.TestCase subclass named TestCases"}
-    suite = _TestLoader().loadTestsFromTestCase(cases)
-    share = {}
-    only = req.get("only")
-    if only is not None:
-        names = sorted(test._testMethodName for test in suite)
-        suite = _TestSuite([test for test in suite if test._testMethodName in only])
-        share = {"names": names, "ran": [test._testMethodName for test in suite]}
-    n_tests = suite.countTestCases()
-    reporter.send(event="collected", n_tests=n_tests, **share)
+    collected = _collect_test_cases(module, req, reporter)
+    if isinstance(collected, str):
+        return {"error": collected}
+    suite, n_tests, share = collected
     result = _UnittestResult(
         files, [], None, module.__dict__, _NoTampering(), lambda: _declared_expected_failures(req["test"])
     )
@@ -430,18 +422,10 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     if isinstance(module, str):
         return {"error": module}
     found.check(guard, module.__dict__, "while the program loaded")
-    cases = module.__dict__.get("TestCases")
-    if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
-        return {"error": "the test code defines no unittest.TestCase subclass named TestCases"}
-    suite = _TestLoader().loadTestsFromTestCase(cases)
-    share = {}
-    only = req.get("only")
-    if only is not None:  # one part of a split run (split.py): report every name, run only these
-        names = sorted(test._testMethodName for test in suite)
-        suite = _TestSuite([test for test in suite if test._testMethodName in only])
-        share = {"names": names, "ran": [test._testMethodName for test in suite]}
-    n_tests = suite.countTestCases()
-    reporter.send(event="collected", n_tests=n_tests, **share)
+    collected = _collect_test_cases(module, req, reporter)
+    if isinstance(collected, str):
+        return {"error": collected}
+    suite, n_tests, share = collected
     canaries = [_CanaryCase("runTest"), _CanaryCase("runTest")]
     result = _UnittestResult(
         {path}, canaries, guard, module.__dict__, found, lambda: _declared_expected_failures(req["test"])
@@ -454,6 +438,24 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
         "failures": _failure_list(result.failed),
         **share,
     }
+
+
+def _collect_test_cases(module: types.ModuleType, req: dict, reporter: Reporter):
+    """The suite of the program's `TestCases`, its size and, for one part of a split run (split.py: `only`),
+    every test name and the ones this part runs; the count is reported as collected. A str: why not."""
+    cases = module.__dict__.get("TestCases")
+    if not (isinstance(cases, type) and issubclass(cases, _TestCase)):
+        return "the test code defines no unittest.TestCase subclass named TestCases"
+    suite = _TestLoader().loadTestsFromTestCase(cases)
+    share = {}
+    only = req.get("only")
+    if only is not None:
+        names = sorted(test._testMethodName for test in suite)
+        suite = _TestSuite([test for test in suite if test._testMethodName in only])
+        share = {"names": names, "ran": [test._testMethodName for test in suite]}
+    n_tests = suite.countTestCases()
+    reporter.send(event="collected", n_tests=n_tests, **share)
+    return suite, n_tests, share
 
 
 class _CanaryCase(unittest.TestCase):
