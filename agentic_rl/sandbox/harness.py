@@ -330,7 +330,7 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         # the program failed to load: importing `solution` raises what it raised, so pytest reports it as
         # in process (a collection error naming the test's import, the candidate's line and the error)
         failed = candidate.load_exception()
-        wording.load_frames = getattr(failed, "candidate_frames", [])
+        wording.load_error = failed
         sys.meta_path.insert(0, _FailingImport("solution", solution_path, failed))
     else:
         sys.modules["solution"] = isolated.solution_module(candidate, solution_path)

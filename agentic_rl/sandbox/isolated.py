@@ -127,7 +127,7 @@ def _encoded_exception(endpoint, e: BaseException, remote) -> dict | None:
     """The exception the program raised while it loaded, as data with its frames (the tests' side words a
     failure to import it as pytest does in process); None where it cannot be encoded."""
     try:
-        return {**endpoint.codec.encode_exception(e), "frames": remote.encode_frames(e.__traceback__)}
+        return {**endpoint.codec.encode_exception(e), **remote.exception_frames(e)}
     except BaseException:  # noqa: BLE001 - a hostile exception: the description alone goes
         return None
 

@@ -486,6 +486,8 @@ class Codec:
         frames = decode_frames(info.get("frames"))
         if frames:
             exception.candidate_frames = frames
+            # the frames end where the recursion starts (exception_frames): pytest's words for it follow them
+            exception.candidate_recursion = info.get("recursion") is True
         return exception
 
 
@@ -510,20 +512,46 @@ MAX_FRAMES = 30
 _CHANNEL_FILES = (os.path.abspath(__file__).removesuffix("c"), os.path.join(os.path.dirname(__file__), "isolated.py"))
 
 
-def encode_frames(tb) -> list:
-    """The frames of a traceback below the channel's own (the call the other side asked for and deeper)."""
-    frames = []
-    for summary in traceback.extract_tb(tb):
-        if not frames and summary.filename in _CHANNEL_FILES:
-            continue
-        raw_line = linecache.getline(summary.filename, summary.lineno or 0)  # its newline kept, as pytest reads it
-        positions = [summary.end_lineno, summary.colno, summary.end_colno]
-        frames.append([summary.filename[:1000], summary.lineno, summary.name[:200], raw_line[:1000], *positions])
-    return frames[-MAX_FRAMES:]
+def exception_frames(e: BaseException) -> dict:
+    """`frames`: the frames of `e`'s traceback below the channel's own (the call the other side asked for and
+    deeper). For a RecursionError, pytest (in process) shows the frames only down to the first that repeats
+    an earlier one (same code, line and locals) and says so: so do these, with `recursion: True`."""
+    summaries = traceback.extract_tb(e.__traceback__)
+    start = next((i for i, s in enumerate(summaries) if s.filename not in _CHANNEL_FILES), len(summaries))
+    frames = [_frame_data(summary) for summary in summaries[start:]]
+    if isinstance(e, RecursionError):
+        tb_frames = [frame for frame, _ in traceback.walk_tb(e.__traceback__)][start:]
+        repeat = _first_repeat(list(zip(tb_frames, summaries[start:])))
+        if repeat is not None:
+            return {"frames": frames[: repeat + 1][-MAX_FRAMES:], "recursion": True}
+    return {"frames": frames[-MAX_FRAMES:]}
+
+
+def _frame_data(summary: traceback.FrameSummary) -> list:
+    raw_line = linecache.getline(summary.filename, summary.lineno or 0)  # its newline kept, as pytest reads it
+    positions = [summary.end_lineno, summary.colno, summary.end_colno]
+    return [summary.filename[:1000], summary.lineno, summary.name[:200], raw_line[:1000], *positions]
+
+
+def _first_repeat(entries: list) -> int | None:
+    """pytest's test for where a recursion starts: the first frame whose code, line and locals equal an
+    earlier frame's. Comparing locals runs the candidate's `__eq__` (in its own process); where that
+    raises, pytest words the failure otherwise, and here no repeat is reported (the frames stay whole)."""
+    seen: dict[tuple, list[dict]] = {}
+    try:
+        for i, (frame, summary) in enumerate(entries):
+            earlier = seen.setdefault((summary.filename, id(frame.f_code), summary.lineno), [])
+            local_vars = dict(frame.f_locals)
+            if any(other == local_vars for other in earlier):
+                return i
+            earlier.append(local_vars)
+    except Exception:  # noqa: BLE001 - a hostile or failing __eq__
+        return None
+    return None
 
 
 def decode_frames(data: object) -> list[tuple]:
-    """Frames sent by encode_frames, checked: anything malformed is dropped, never raised."""
+    """Frames sent by exception_frames, checked: anything malformed is dropped, never raised."""
     frames: list[tuple] = []
     for frame in (data if type(data) is list else [])[-MAX_FRAMES:]:
         if type(frame) is not list or len(frame) != 7:
@@ -628,7 +656,7 @@ class Endpoint:
         self, fd: int, known_exceptions: dict | None = None, restricted: bool = False, send_frames: bool = False
     ) -> None:
         self.fd = fd
-        # The candidate's side sends its exceptions' frames with them (encode_frames); the trusted side never.
+        # The candidate's side sends its exceptions' frames with them (exception_frames); the trusted side never.
         self.send_frames = send_frames
         # The trusted side serves the candidate's requests on the objects it handed over (a callback, an
         # object of a class the test defined) with `restricted`: only calls, the operations above, and
@@ -737,7 +765,7 @@ class Endpoint:
             try:
                 reply = {"raise": self.codec.encode_exception(e)}
                 if self.send_frames:
-                    reply["raise"]["frames"] = encode_frames(e.__traceback__)
+                    reply["raise"].update(exception_frames(e))
             except BaseException:  # noqa: BLE001
                 reply = {"raise": {"type": "Exception", "message": "", "bases": ["Exception"]}}
         send_frame(self.fd, reply)

@@ -7,7 +7,7 @@ channel's frames (`remote.py: in request`). This plugin rewrites each failing re
 detail the model reads and pytest's own output) to what the in-process harness shows: the test file
 by the name the candidate's process sees, the channel's frames left out, and the candidate's own
 frames (`solution.py:3: in f`, its line and the column marks), which crossed the channel as data
-(remote.encode_frames), in their place.
+(remote.exception_frames), in their place.
 
 Loaded by path by harness.py in the trusted process, after pytest was imported there.
 """
@@ -21,6 +21,8 @@ from _pytest._code.code import ExceptionChainRepr, FormattedExcinfo, ReprEntry, 
 from _pytest._code.source import Source
 from _pytest.reports import CollectErrorRepr
 
+# pytest's line under a RecursionError's frames when one repeats an earlier one (same code, line, locals)
+RECURSION_FOUND = "!!! Recursion detected (same locals & position)"
 EXCEPTION_LINE_MARK = "E   "  # how pytest's short style starts the lines that state the exception
 IMPORT_SYSTEM = "<frozen importlib._bootstrap"  # the import system's frames (and _bootstrap_external's)
 
@@ -32,8 +34,8 @@ class InProcessWording:
         self.trusted_prefix = os.path.relpath(trusted_dir) + os.sep
         self.trusted_dir, self.workdir = trusted_dir.rstrip(os.sep) + os.sep, workdir.rstrip(os.sep) + os.sep
         self.channel_files = {os.path.abspath(f) for f in channel_files}
-        # the frames of the exception the candidate's program raised while it loaded (harness.py sets them)
-        self.load_frames: list[tuple] = []
+        # the exception the candidate's program raised while it loaded (harness.py sets it), with its frames
+        self.load_error: BaseException | None = None
 
     def display_path(self, path: str) -> str:
         """A path as the candidate's process would show it (the tests sit beside the candidate there)."""
@@ -45,7 +47,7 @@ class InProcessWording:
         lines = [self.display_path(line) for line in _without_import_frames(text.split("\n"))]
         stated = next((i for i, line in enumerate(lines) if line.startswith(EXCEPTION_LINE_MARK)), len(lines))
         frames = []
-        for entry in map(_short_entry, self.load_frames):
+        for entry in map(_short_entry, getattr(self.load_error, "candidate_frames", [])):
             location = entry.reprfileloc
             frames += [f"{location.path}:{location.lineno}: {location.message}", *entry.lines]
         return "\n".join(lines[:stated] + frames + lines[stated:])
@@ -55,8 +57,7 @@ class InProcessWording:
         outcome = yield
         report = outcome.get_result()
         if report.failed and isinstance(report.longrepr, ExceptionChainRepr):
-            frames = getattr(call.excinfo.value, "candidate_frames", None) if call.excinfo else None
-            self.reword(report.longrepr, frames or [])
+            self.reword(report.longrepr, call.excinfo.value if call.excinfo else None)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector):
@@ -65,9 +66,12 @@ class InProcessWording:
         if report.failed and isinstance(report.longrepr, CollectErrorRepr):  # an import error, as text
             report.longrepr.longrepr = self.reword_text(report.longrepr.longrepr)
         elif report.failed and isinstance(report.longrepr, ExceptionChainRepr):  # any other error at import
-            self.reword(report.longrepr, self.load_frames)
+            self.reword(report.longrepr, self.load_error)
 
-    def reword(self, longrepr: ExceptionChainRepr, candidate_frames: list[tuple]) -> None:
+    def reword(self, longrepr: ExceptionChainRepr, raised: BaseException | None) -> None:
+        """`longrepr` of the exception `raised` with the candidate's frames (and, where they end at the start
+        of a recursion, pytest's line saying so) for the channel's."""
+        candidate_frames = getattr(raised, "candidate_frames", [])
         last_element = len(longrepr.chain) - 1
         for i, (reprtraceback, reprcrash, _) in enumerate(longrepr.chain):
             entries = list(reprtraceback.reprentries)
@@ -85,6 +89,8 @@ class InProcessWording:
                     entry.reprfileloc.path = self.display_path(entry.reprfileloc.path)
             kept[-1].lines = [*kept[-1].lines, *stated]
             reprtraceback.reprentries = kept
+            if i == last_element and getattr(raised, "candidate_recursion", False):
+                reprtraceback.extraline = RECURSION_FOUND
             if reprcrash is not None:
                 reprcrash.path = self.display_path(reprcrash.path)
 

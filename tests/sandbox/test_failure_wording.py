@@ -37,6 +37,10 @@ CODE = (
     "    def decorator(fn):\n"
     "        return fn\n"
     "    return decorator\n"
+    "def loop(x):\n"
+    "    return loop(x)\n"
+    "def count(n):\n"
+    "    return count(n + 1)\n"
 )
 
 PYTEST = (
@@ -77,6 +81,18 @@ JOBS = {
         "    def test_a(self):\n        self.assertEqual(schedule(), 1)\n",
         harness="unittest",
     ),
+    # pytest shows a recursion's frames down to the first that repeats one (same locals), and says so
+    "recursion-same-locals": dict(
+        test="from solution import loop\n\ndef test_a():\n    assert loop(1) == 1\n", harness="pytest"
+    ),
+    "recursion-new-locals": dict(
+        test="from solution import count\n\ndef test_a():\n    assert count(0) == 1\n", harness="pytest"
+    ),
+    "recursion-unittest": dict(
+        test="import unittest\nclass TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n        self.assertEqual(loop(1), 1)\n",
+        harness="unittest",
+    ),
 }
 
 
@@ -89,6 +105,7 @@ LOAD_FAILURES = {
     "raise-in-a-call-at-import": "def g():\n    raise ValueError('bad')\nv = g()\ndef f(x):\n    return x\n",
     "missing-module": "import nonexistent_module_xyz\ndef f(x):\n    return x\n",
     "exit-at-import": "import sys\nsys.exit(3)\n",
+    "recursion-at-import": "def g(x):\n    return g(x)\ng(1)\ndef f(x):\n    return x\n",
 }
 LOAD_TEST = "from solution import f\n\ndef test_a():\n    assert f(1) == 1\n"
 
@@ -160,6 +177,16 @@ def test_an_object_address_in_a_repr_is_masked(details):
         text = details[job]["out_of_process"]
         assert "<function schedule.<locals>.decorator at 0x...>" in text, text
         assert not re.search(r" at 0x[0-9a-f]", text)
+
+
+def test_a_recursion_reads_as_pytest_words_it_in_process(details):
+    same = details["recursion-same-locals"]["out_of_process"]
+    assert same.count("solution.py:") == 2 and "in loop\n    return loop(x)" in same  # the start, its repeat
+    assert same.endswith(
+        "E   RecursionError: maximum recursion depth exceeded\n!!! Recursion detected (same locals & position)"
+    )
+    new = details["recursion-new-locals"]["out_of_process"]
+    assert "Recursion detected" not in new and "in count\n    return count(n + 1)" in new
 
 
 def test_the_mask_keeps_every_other_hex_number():
