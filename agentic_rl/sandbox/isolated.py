@@ -88,6 +88,8 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc stays its own (psutil, fd lists)
         sys.path.insert(0, workdir)
         endpoint = remote.Endpoint(sock.fileno(), send_frames=True)
+        if req["harness"] == "pytest":
+            _stdin_as_under_pytest()
         module_name = "solution" if req["harness"] == "pytest" else "program"
         path = os.path.join(workdir, f"{module_name}.py")
         with open(path, "w", encoding="utf-8") as f:
@@ -121,6 +123,17 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
     except BaseException:  # noqa: BLE001
         pass
     os._exit(code)
+
+
+def _stdin_as_under_pytest() -> None:
+    """In process, pytest's output capture stands in for stdin while the test module loads and the tests
+    run, and reading it raises pytest's own error (`input()` included). The candidate's process reads the
+    same object, so a program that reads stdin fails as it does in process (not with EOFError)."""
+    try:
+        from _pytest.capture import DontReadFromInput
+    except ImportError:  # no pytest in this interpreter: the trusted side cannot run pytest either
+        return
+    sys.stdin = DontReadFromInput()
 
 
 def _encoded_exception(endpoint, e: BaseException, remote) -> dict | None:

@@ -41,6 +41,8 @@ CODE = (
     "    return loop(x)\n"
     "def count(n):\n"
     "    return count(n + 1)\n"
+    "def ask():\n"
+    "    return input()\n"
 )
 
 PYTEST = (
@@ -88,6 +90,8 @@ JOBS = {
     "recursion-new-locals": dict(
         test="from solution import count\n\ndef test_a():\n    assert count(0) == 1\n", harness="pytest"
     ),
+    # in process, pytest's capture stands in for stdin: reading it raises pytest's error, not EOFError
+    "stdin-pytest": dict(test="from solution import ask\n\ndef test_a():\n    assert ask() == 'x'\n", harness="pytest"),
     "recursion-unittest": dict(
         test="import unittest\nclass TestCases(unittest.TestCase):\n"
         "    def test_a(self):\n        self.assertEqual(loop(1), 1)\n",
@@ -105,6 +109,7 @@ LOAD_FAILURES = {
     "raise-in-a-call-at-import": "def g():\n    raise ValueError('bad')\nv = g()\ndef f(x):\n    return x\n",
     "missing-module": "import nonexistent_module_xyz\ndef f(x):\n    return x\n",
     "exit-at-import": "import sys\nsys.exit(3)\n",
+    "input-at-import": "name = input()\ndef f(x):\n    return x\n",
     "recursion-at-import": "def g(x):\n    return g(x)\ng(1)\ndef f(x):\n    return x\n",
 }
 LOAD_TEST = "from solution import f\n\ndef test_a():\n    assert f(1) == 1\n"
@@ -187,6 +192,13 @@ def test_a_recursion_reads_as_pytest_words_it_in_process(details):
     )
     new = details["recursion-new-locals"]["out_of_process"]
     assert "Recursion detected" not in new and "in count\n    return count(n + 1)" in new
+
+
+def test_reading_stdin_under_pytest_raises_pytests_error(details):
+    for job in ("stdin-pytest", "input-at-import"):
+        text = details[job]["out_of_process"]
+        assert "E   OSError: pytest: reading from stdin while output is captured!" in text, text
+        assert "EOFError" not in text
 
 
 def test_the_mask_keeps_every_other_hex_number():
