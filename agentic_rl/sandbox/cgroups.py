@@ -93,6 +93,16 @@ class MemoryCgroups:
         self._next = (self._next + 1) % self.RING
 
     @staticmethod
+    def join(path: str) -> None:
+        """Move the calling process into the group; it must be single-threaded (a runner just forked from
+        the zygote, or the fallback's init). It writes its thread to the group's `tasks`, not the process
+        to `cgroup.procs`: for a whole process the kernel write-locks the global threadgroup semaphore,
+        which waits for an RCU grace period and stalls every fork and exit on the host meanwhile (one
+        of ours included); for the calling thread alone it needs only the cgroup mutex. A process of
+        one thread is moved whole either way."""
+        write_text(os.path.join(path, "tasks"), "0")
+
+    @staticmethod
     def set_limit(path: str, limit_bytes: int) -> None:
         """The call's limit. The group is reused, so the last call's limits are still set, and the kernel
         keeps memory+swap >= memory at every write: lift the first, set memory, then bound the first."""
