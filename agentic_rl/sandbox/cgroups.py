@@ -38,6 +38,7 @@ class MemoryCgroups:
         self.base = base
         self._next = 0  # the ring's group for the next call made ready
         self._made: set[str] = set()
+        self._limits: dict[str, int] = {}  # the limit last set on each group (the server's instance)
 
     @classmethod
     def find(cls) -> tuple[MemoryCgroups | None, str | None]:
@@ -93,9 +94,23 @@ class MemoryCgroups:
         self._next = (self._next + 1) % self.RING
 
     @staticmethod
-    def set_limit(path: str, limit_bytes: int) -> None:
+    def join(path: str) -> None:
+        """Move the calling process into the group; it must be single-threaded (a runner just forked from
+        the zygote, or the fallback's init). It writes its thread to the group's `tasks`, not the process
+        to `cgroup.procs`: for a whole process the kernel write-locks the global threadgroup semaphore,
+        which waits for an RCU grace period and stalls every fork and exit on the host meanwhile (one
+        of ours included); for the calling thread alone it needs only the cgroup mutex. A process of
+        one thread is moved whole either way."""
+        write_text(os.path.join(path, "tasks"), "0")
+
+    def set_limit(self, path: str, limit_bytes: int) -> None:
         """The call's limit. The group is reused, so the last call's limits are still set, and the kernel
-        keeps memory+swap >= memory at every write: lift the first, set memory, then bound the first."""
+        keeps memory+swap >= memory at every write: lift the first, set memory, then bound the first.
+        Nothing is written when the group already has this limit (set here last time: only root can
+        change it, and nothing else of ours does), as for most calls."""
+        if self._limits.get(path) == limit_bytes:
+            return
+        self._limits.pop(path, None)  # unknown until every write below has succeeded
         memsw = os.path.join(path, "memory.memsw.limit_in_bytes")  # absent without swap accounting
         try:
             write_text(memsw, "-1")
@@ -104,6 +119,7 @@ class MemoryCgroups:
         write_text(os.path.join(path, "memory.limit_in_bytes"), str(limit_bytes))
         if memsw is not None:  # no swapping either
             write_text(memsw, str(limit_bytes))
+        self._limits[path] = limit_bytes
 
     @staticmethod
     def processes(path: str) -> list[int]:

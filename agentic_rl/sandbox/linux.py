@@ -101,6 +101,38 @@ def fork_pid_namespace() -> int:
     return pid
 
 
+MADV_COLLAPSE = 25
+HUGE_PAGE = 2 << 20
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+def collapse_anonymous_memory() -> int:
+    """Back the private anonymous memory of this process (the heap of the preloaded libraries) by huge
+    pages where whole aligned 2 MiB ranges allow (madvise MADV_COLLAPSE, Linux 6.1+; refused by kernels
+    without it or with THP off: then nothing changes). The bytes collapsed.
+
+    The server does it once, before it forks the zygote: each fork of the zygote then shares a huge page
+    through one page-table entry instead of copying 512, and a runner's exit has that many fewer to take
+    down. A runner that writes to such a page gets a 4 KiB copy, as before (the kernel splits the shared
+    huge page's mapping in the writer, never copies 2 MiB), and no new fault gets a huge page (the
+    ranges are not marked MADV_HUGEPAGE), so no call's memory grows by it."""
+    done = 0
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 5 or fields[1] != "rw-p" or (len(fields) > 5 and fields[5] != "[heap]"):
+            continue  # private anonymous memory only (no file, no stack, no vDSO)
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        start, end = (start + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), end & ~(HUGE_PAGE - 1)
+        if end - start >= HUGE_PAGE and libc.madvise(start, end - start, MADV_COLLAPSE) == 0:
+            done += end - start
+    return done
+
+
 def loopback_up() -> None:
     """A fresh network namespace has only `lo`, and it is down; bring it up so local servers work."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

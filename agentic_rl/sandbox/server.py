@@ -65,7 +65,14 @@ if __name__ == "__main__":
         sys.modules[_name] = _package
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups  # noqa: E402
-from agentic_rl.sandbox.linux import CLONE_NEWNET, PR_SET_CHILD_SUBREAPER, loopback_up, prctl, unshare  # noqa: E402
+from agentic_rl.sandbox.linux import (  # noqa: E402
+    CLONE_NEWNET,
+    PR_SET_CHILD_SUBREAPER,
+    collapse_anonymous_memory,
+    loopback_up,
+    prctl,
+    unshare,
+)
 from agentic_rl.sandbox.mounts import enter_namespaces, world_writable_dirs  # noqa: E402
 from agentic_rl.sandbox.procfs import vm_size  # noqa: E402
 from agentic_rl.sandbox.supervisor import BASE_ENV, Supervisor  # noqa: E402
@@ -111,6 +118,7 @@ def serve(config: dict) -> None:
     loaded, failed = _preload(config["preload"])
     harness.warm_up()  # pytest's plugins (if any) and the tamper snapshots, shared by every call
     gc.freeze()  # forked calls then leave the preloaded objects' pages shared (fewer copy-on-write faults)
+    huge_bytes = collapse_anonymous_memory()  # each fork of the zygote then copies fewer page-table entries
     private_tmp, hidden, isolation_errors = enter_namespaces(config)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     world_writable = world_writable_dirs() if private_tmp else []
@@ -144,6 +152,7 @@ def serve(config: dict) -> None:
             "memory_cgroup": cgroups.base if cgroups else None,
             "threads": threading.active_count(),
             "vm_bytes": vm_size(),
+            "huge_page_bytes": huge_bytes,
         },
     )
     while True:

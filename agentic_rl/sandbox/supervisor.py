@@ -43,7 +43,6 @@ from agentic_rl.sandbox.linux import (
     setrlimit_capped,
     unshare,
     within,
-    write_text,
 )
 from agentic_rl.sandbox.procfs import busy_seconds, children, descendants, resident_bytes
 from agentic_rl.sandbox.reports import parse_report, reported
@@ -112,6 +111,9 @@ class Supervisor:
         self.harness = harness
         self.private_tmp = private_tmp
         self.world_writable = [d for d in world_writable if d != "/tmp"]
+        # Where each call's tmpfs is bound besides /tmp, each once (a second bind on the same directory
+        # hides nothing more, and is one more mount to make and to tear down per call).
+        self.bind_targets = list(dict.fromkeys(["/var/tmp", "/dev/shm", *self.world_writable]))
         self.cgroups = cgroups
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
@@ -365,7 +367,7 @@ class Supervisor:
                 for fd in [init_pidfd, factory.pidfd, started, *other_fds, *self._zygote_fds]:  # type: ignore[attr-defined]
                     os.close(fd)
                 if cgroup:  # the call's memory cgroup: everything the runner makes is born in it
-                    write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+                    MemoryCgroups.join(cgroup)
             except BaseException as e:  # noqa: BLE001
                 os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
                 os._exit(SETUP_FAILED_EXIT)
@@ -449,7 +451,7 @@ class Supervisor:
             if not self.pid_namespace:
                 prctl(PR_SET_CHILD_SUBREAPER, 1)
             if cgroup:  # the call's memory cgroup: the runner, forked next, is born in it
-                write_text(os.path.join(cgroup, "cgroup.procs"), "0")
+                MemoryCgroups.join(cgroup)
             runner = os.fork()
             if runner == 0:
                 os.close(status_w)
@@ -831,7 +833,7 @@ class Supervisor:
             # mount namespace when the call's last process is gone, and caps the call's disk writes.
             owner = f",uid={uid},gid={uid}" if uid is not None else ""
             mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={limits['tmp_bytes']}{owner}")
-            for target in ["/var/tmp", "/dev/shm", *self.world_writable]:
+            for target in self.bind_targets:
                 if os.path.isdir(target) and not within(target, "/tmp"):
                     try:
                         mount("/tmp", target, None, MS_BIND)
