@@ -227,13 +227,16 @@ def run_episodes(
     started = time.perf_counter()
     env = as_environment(toolset)
     tok = policy.tokenizer
-    stop = environment_stop_condition(env, cfg.response_prefix)
     episodes: list[_Episode] = []
     try:
         for task, sample_index in jobs:
             opened = env.open(task, sample_index)
             prompt = tok.chat_prompt_ids(opened.prompt_messages(cfg.observation_format))
             episodes.append(_Episode(opened, task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
+        # built once the episodes are open: an environment may learn what its episodes need from opening them
+        # (a tool set's CodeGym runner, whose actions have no fixed closing marker, exists from its first CodeGym
+        # task on; asked before, its markers would be the tool set's alone, and a CodeGym turn would not stop)
+        stop = environment_stop_condition(env, cfg.response_prefix)
         return _roll_out(episodes, policy, stop, cfg, on_turn, started)
     finally:
         for episode in episodes:

@@ -6,9 +6,9 @@ RUNS=${1:-/work/runs}
 HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.."
 if [ -f "$RUNS/codegym-base-rates/results.jsonl" ]; then
-  mkdir -p "$HERE/base-rates"
-  cp "$RUNS/codegym-base-rates/results.jsonl" "$RUNS/codegym-base-rates/summary.json" "$HERE/base-rates/"
-  cp -r "$RUNS/codegym-base-rates/.hydra" "$HERE/base-rates/"
+  mkdir -p "$HERE/base-rates-12-tmax2"
+  cp "$RUNS/codegym-base-rates/results.jsonl" "$RUNS/codegym-base-rates/summary.json" "$HERE/base-rates-12-tmax2/"
+  rm -rf "$HERE/base-rates-12-tmax2/.hydra" && cp -r "$RUNS/codegym-base-rates/.hydra" "$HERE/base-rates-12-tmax2/"
 fi
 seeds=()
 for n in 1 2 3; do

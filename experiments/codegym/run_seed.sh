@@ -1,6 +1,6 @@
 #!/bin/bash
 # One seed of experiment=codegym-cpu (one lock acquisition). The first script to run also measures the base
-# rates (experiments/codegym/base-rates/) that the experiment's environment filter reads; `run_seed.sh base`
+# rates (experiments/codegym/base-rates-12-tmax2/) that the experiment's environment filter reads; `run_seed.sh base`
 # measures only them. The measurement uses the experiment's episode settings (response prefix, worked example, calls left).
 #   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs;
 #   SEED_TIMEOUT=S: the training run's time limit, default 1500 s; it stops at its next safe point, resumable)
@@ -10,14 +10,17 @@ cd "$ROOT" || exit 1
 export PYTHONPATH=$ROOT WANDB_MODE=offline
 RUNS=${RUNS:-/work/runs}
 mkdir -p $RUNS
-BASE=experiments/codegym/base-rates
+BASE=experiments/codegym/base-rates-12-tmax2
 if [ ! -f $BASE/results.jsonl ]; then
+  # 12 training environments whose answer comes from a small set, their first 2 configurations, 4 samples each at
+  # the training temperature (0.7), with the experiment's episodes (T_max 2, 2 turns of 48 tokens, the "<action>"
+  # prefix, worked example, calls left); each record carries its episode's transcript (evaluate_with_transcripts.py)
   rm -rf $RUNS/codegym-base-rates
-  timeout 900 python -m agentic_rl.evaluate data=codegym data.split=train \
+  timeout 900 python experiments/codegym/evaluate_with_transcripts.py data=codegym data.split=train \
    'data.envs=[strings/PalindromeCheckEnv,strings/BalancedBracketsEnv,strings/AnagramCheckEnv,graphs/HasCycleEnv,graphs/BipartiteCheckEnv,dp/WordBreakEnv,graphs/CountComponentsEnv,graphs/ShortestPathLengthEnv,arrays/LongestIncreasingRunEnv,dp/CoinChangeEnv,arrays/MaxSubarraySumEnv,strings/VowelCountEnv]' \
-   data.configs_per_env=2 data.shuffle=false data.t_max=4 'evaluator.modes=[multi_tool]' evaluator.n_samples=4 'evaluator.ks=[1]' \
+   data.configs_per_env=2 data.shuffle=false data.t_max=2 'evaluator.modes=[multi_tool]' evaluator.n_samples=4 'evaluator.ks=[1]' \
    evaluator.sample_temperature=0.7 evaluator.sample_top_p=0.95 evaluator.batch_tasks=12 \
-   rollout.max_turns=4 rollout.max_new_tokens=48 "rollout.response_prefix='<action>'" data.worked_example=true data.calls_left=true \
+   rollout.max_turns=2 rollout.max_new_tokens=48 "rollout.response_prefix='<action>'" data.worked_example=true data.calls_left=true \
    logger=none progress=false hydra.run.dir=$RUNS/codegym-base-rates \
    > $RUNS/codegym-base-rates.log 2>&1
   mkdir -p $BASE

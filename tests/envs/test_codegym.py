@@ -9,6 +9,7 @@ import pytest
 
 from agentic_rl.envs.codegym import WORKED_EXAMPLE, CodeGymEnvironment, find_action
 from agentic_rl.envs.tasks import environment_tasks
+from agentic_rl.envs.toolset import ToolSetEnvironment
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import (
     ByteChatTokenizer,
@@ -16,6 +17,9 @@ from agentic_rl.rollout import (
     ScriptedPolicy,
     run_episodes,
 )
+from agentic_rl.rollout.stops import StopScanner
+from agentic_rl.tools.base import ToolSet
+from agentic_rl.types import Observation
 
 COUNTER_ENV = '''
 import json, time
@@ -256,6 +260,34 @@ def test_an_unclosed_action_stops_the_turn_after_its_object_and_runs():
     assert [t.call.name for t in traj.turns] == ["Observe", "Done"] and traj.passed
     assert traj.turns[0].text == '{"name": "Observe", "parameters": {}}\n\nT'  # cut at the first byte after it
     assert '"total": 0' in observations(traj)[0]
+
+
+class ScanningPolicy(ScriptedPolicy):
+    """Stops as the HF engine does: a `StopScanner` per turn, fed one token at a time (closing markers honoured)."""
+
+    def generate(self, requests, sampling, stop):
+        out = []
+        for req in requests:
+            scanner, ids = StopScanner(self.tokenizer, stop), []
+            for token in self.tokenizer.encode(self.script(req))[: sampling.max_new_tokens]:
+                ids.append(token)
+                if scanner.push(token):
+                    break
+            out.append(ids)
+        return out
+
+
+def test_the_first_codegym_rollout_of_a_tool_set_environment_stops_each_turn_at_its_action():
+    # evaluation and training step CodeGym tasks through the run's tool set, whose CodeGym runner is made by its
+    # first CodeGym task: the turns of that very first rollout stop at their action too
+    grader = lambda call, task: Observation(tool="submit", text="", ok=True)  # noqa: E731
+    env = ToolSetEnvironment.of(ToolSet(name="none", tools={}, grader=grader, system_prompt="SYS"))
+    assert env.codegym is None
+    reply = '{"name": "Observe", "parameters": {}}\n\nTrue\n\nFalse\n\nTrue'
+    cfg = RolloutConfig(max_turns=1, max_new_tokens=400, on_no_call="nudge", response_prefix="<action>")
+    traj = run_episodes([(task(), 0)], ScanningPolicy(lambda req: reply), env, cfg)[0]
+    assert traj.turns[0].call.name == "Observe"
+    assert traj.turns[0].text == '{"name": "Observe", "parameters": {}}\n\nT'
 
 
 def test_the_worked_example_is_in_the_system_prompt_only_when_asked():
