@@ -86,6 +86,7 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
         "tests/tools/test_toy_tool.py",
         "tests/tools/test_tool_spec.py",
         "tests/tools/test_tool_base.py",
+        "tests/tools/test_build_toolset.py",
         "tests/tools/test_code_tools.py",
         "tests/tools/test_submit_verdicts.py",
         "tests/rollout/test_agent.py",

@@ -3,6 +3,7 @@ latency), the call parser's choice among several calls, the stop check, and whic
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
@@ -10,6 +11,7 @@ import pytest
 
 from agentic_rl.tools.base import (
     TOOL_SPECS,
+    TOOLS,
     Tool,
     ToolSpec,
     cap_text,
@@ -113,3 +115,35 @@ def test_two_different_specs_cannot_share_a_name_but_the_same_one_registers_twic
     assert register_spec(toys[0]) is toys[0]
     with pytest.raises(ValueError, match="two different tools"):
         register_spec(ToolSpec(name="toy_bang", result_tag="other", call_pattern=re.compile(r"!(\w+);")))
+
+
+def test_a_declared_spec_cannot_be_changed_in_place() -> None:
+    """The registry, the parser and every tool set share one spec object: it is read-only."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec_for("search").counts_toward_cap = False
+
+
+def test_a_declared_tool_whose_module_was_not_imported_is_found_through_the_registry(monkeypatch) -> None:
+    from agentic_rl.tools.code import AnswerTool
+
+    monkeypatch.delitem(TOOL_SPECS, "answer")  # as if agentic_rl.tools.code had not been imported yet
+    assert spec_for("answer") is AnswerTool.spec
+    monkeypatch.delitem(TOOL_SPECS, "answer")
+    assert list(declared_specs())[:4] == ["search", "execute", "submit", "answer"]
+    assert TOOL_SPECS["answer"] is AnswerTool.spec
+
+
+class NoSpec:
+    pass
+
+
+class Misnamed:
+    spec = ToolSpec(name="toy_other", result_tag="other", call_pattern=re.compile(r"<o>(.*?)</o>"))
+
+
+@pytest.mark.parametrize("cls", [NoSpec, Misnamed])
+def test_a_declaration_whose_class_has_no_spec_of_that_name_is_refused(monkeypatch, cls) -> None:
+    monkeypatch.setitem(TOOLS._items, "toy_declared", cls)
+    with pytest.raises(ValueError, match="has no `spec` named 'toy_declared'"):
+        declared_specs()
+    assert "toy_other" not in TOOL_SPECS
