@@ -200,3 +200,14 @@ def test_an_episode_that_ends_itself_stops_with_its_own_reason() -> None:
     env.open = open_ending
     result, _ = roll(script(SEARCH), env=env, max_turns=3)
     assert result[0].finish_reason == "budget" and len(result[0].turns) == 1
+
+
+def test_the_stats_of_several_rollouts_merge_into_their_sums() -> None:
+    """An evaluation's batches are reported as one rollout: every counter and time starts from zero and adds up."""
+    from agentic_rl.tracking.metrics import merge_rollout_stats
+
+    parts = [roll(script(SEARCH, SUBMIT_OK), max_turns=2)[0].stats, roll(script(SUBMIT_OK))[0].stats]
+    total = merge_rollout_stats(parts)
+    for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s", "sync_s"):
+        assert getattr(total, name) == pytest.approx(sum(getattr(p, name) for p in parts)), name
+    assert total.context_tokens > 0 and total.prefill_tokens is None  # the scripted policy reports no prefill
