@@ -114,3 +114,22 @@ def test_a_new_batch_with_another_common_prefix_gets_its_own_shared_pass(tiny) -
         replies, prefill = turn(policy, other, episodes=[10, 11])
         assert policy._session.prefix.ids == other[0][:30]
     assert prefill == 30 + 2 * 2 + decode_feeds(replies)
+
+
+def test_a_request_that_repeats_a_kept_history_recomputes_only_its_last_token(tiny) -> None:
+    """A caller may send an episode exactly its kept ids (its last sampled token dropped): the cache is cut
+    by one position and that token run again, which samples what a fresh policy samples from that history."""
+    model, tok = tiny
+    histories = [common(20) + [810 + i, 5] for i in range(2)]
+    policy = HFPolicy(model, tok)
+    with policy.session():
+        first, _ = turn(policy, histories)
+        repeats = [h + ids[:-1] for h, (ids, _) in zip(histories, first)]
+        torch.manual_seed(3)
+        again, prefill = turn(policy, repeats, turn_index=1)
+    assert prefill == 2 * 1 + decode_feeds(again)
+    fresh = HFPolicy(model, tok)
+    with fresh.session():
+        torch.manual_seed(3)
+        expected, _ = turn(fresh, repeats)
+    assert [ids for ids, _ in again] == [ids for ids, _ in expected]
