@@ -45,7 +45,9 @@ def test_ties_keep_the_store_order_and_k_caps_the_hits(store) -> None:
     assert hits(store, "collections", k=1) == [("collections.Counter", 2)]
 
 
-@pytest.mark.parametrize("query, k", [("counter", 0), ("", 5), ("   ", 5), (None, 5), ("n", 5), ("zzz", 5)])
+@pytest.mark.parametrize(
+    "query, k", [("counter", 0), ("counter", -1), ("", 5), ("   ", 5), (None, 5), ("n", 5), ("zzz", 5)]
+)
 def test_no_hits_for_an_empty_query_no_room_one_letter_or_no_match(store, query, k) -> None:
     assert store.search(query, k) == []
 

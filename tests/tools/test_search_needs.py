@@ -104,3 +104,8 @@ def test_a_phrase_scores_lucene_bm25_with_k1_1_2_and_b_0_75():
 
     assert matcher.lexical([(query, 1.0)]).tolist() == pytest.approx([bm25(d) for d in docs], rel=1e-5)
     assert matcher.lexical([(query, 0.5)]).tolist() == pytest.approx([bm25(d) / 2 for d in docs], rel=1e-5)
+
+
+def test_without_a_dense_model_every_entry_scores_a_cosine_of_zero():
+    matcher = N.NeedsMatcher({"a.x": ("sort rows",)}, {"a.x": 0}, 2)
+    assert matcher.dense is None and matcher.cosine("sort rows").tolist() == [0.0, 0.0]
