@@ -66,3 +66,13 @@ def test_by_default_a_group_without_reward_spread_takes_no_step(base_and_tokeniz
         after = [p.detach() for p in model.parameters() if p.requires_grad]
         moved[skip] = any(not torch.equal(a, b) for a, b in zip(before, after))
     assert moved == {None: False, False: True}
+
+
+def test_behaviour_logprobs_give_each_trajectory_its_own_length(base_and_tokenizer):
+    """One (len(token_ids) - 1,) tensor per trajectory, as the docstring says, also when a shorter one shares
+    the micro-batch with a longer one (its row is padded there)."""
+    base, tok = base_and_tokenizer
+    long, other = episode(tok, 0), episode(tok, 1)
+    short = Trajectory(other.task_id, other.token_ids[:-3], other.loss_mask[:-3], other.prompt_len)
+    out = behaviour_logprobs(base, [long, short], tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
+    assert [tuple(o.shape) for o in out] == [(len(long.token_ids) - 1,), (len(short.token_ids) - 1,)]

@@ -69,6 +69,7 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/algo": ("tests/algo",),
     "agentic_rl/rollout/agent.py": (
         "tests/rollout/test_agent.py",
+        "tests/rollout/test_agent_contracts.py",
         "tests/rollout/test_feedback_mask.py",
         "tests/e2e/test_task_groups.py",
         "tests/tools/test_submit_verdicts.py",
@@ -83,6 +84,9 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
     ),
     "agentic_rl/tools": (
         "tests/tools/test_toy_tool.py",
+        "tests/tools/test_tool_spec.py",
+        "tests/tools/test_tool_base.py",
+        "tests/tools/test_build_toolset.py",
         "tests/tools/test_code_tools.py",
         "tests/tools/test_submit_verdicts.py",
         "tests/rollout/test_agent.py",

@@ -27,18 +27,18 @@ def test_lines_comments_and_files_are_read_in_order(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text,message",
+    "text,message,line",
     [
-        ("lib.a phrase without a colon\n", "expected 'qualified.name: phrase"),
-        ("lib.a: x\nlib.a: y\n", "listed twice"),
-        ("lib.a: ; ;\n", "no phrase"),
+        ("lib.a phrase without a colon\n", "expected 'qualified.name: phrase", 1),
+        ("lib.a: x\nlib.a: y\n", "listed twice", 2),
+        ("# comment\n\nlib.a: ; ;\n", "no phrase", 3),
     ],
 )
-def test_a_bad_line_names_its_file_and_line(tmp_path, text, message):
+def test_a_bad_line_names_its_file_and_line(tmp_path, text, message, line):
     write(tmp_path, "bad.txt", text)
     with pytest.raises(ValueError, match=message) as err:
         N.load_needs(tmp_path)
-    assert "bad.txt:" in str(err.value)
+    assert f"bad.txt:{line}:" in str(err.value)  # lines counted from 1, comments and blank lines included
 
 
 def test_a_need_lifts_its_api_over_a_docstring_that_shares_the_query_words():
@@ -76,3 +76,36 @@ def test_the_shipped_needs_parse_and_name_apis():
     assert all(len(phrases) >= 2 for phrases in needs.values())
     roots = {name.split(".")[0] for name in needs}
     assert {"builtins", "collections", "re", "json", "os", "pandas", "numpy", "matplotlib", "sklearn"} <= roots
+
+
+def test_a_phrase_scores_lucene_bm25_with_k1_1_2_and_b_0_75():
+    """Each phrase is a document; a query word scores idf * tf / (tf + k1 * (1 - b + b * len / avg len))."""
+    import math
+
+    from agentic_rl.tools.search import text as T
+
+    needs = {
+        "a.x": ("sort rows by key",),
+        "a.y": ("count rows",),
+        "a.z": ("sort the list of numbers in place quickly",),
+    }
+    matcher = N.NeedsMatcher(needs, {"a.x": 0, "a.y": 1, "a.z": 2}, 3)
+    docs = [T.prose_tokens(phrase) for (phrase,) in needs.values()]
+    query = T.prose_tokens("sort rows")
+    avg = sum(map(len, docs)) / len(docs)
+
+    def bm25(doc):
+        score = 0.0
+        for word in query:
+            df, tf = sum(word in d for d in docs), doc.count(word)
+            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+            score += idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * len(doc) / avg))
+        return score
+
+    assert matcher.lexical([(query, 1.0)]).tolist() == pytest.approx([bm25(d) for d in docs], rel=1e-5)
+    assert matcher.lexical([(query, 0.5)]).tolist() == pytest.approx([bm25(d) / 2 for d in docs], rel=1e-5)
+
+
+def test_without_a_dense_model_every_entry_scores_a_cosine_of_zero():
+    matcher = N.NeedsMatcher({"a.x": ("sort rows",)}, {"a.x": 0}, 2)
+    assert matcher.dense is None and matcher.cosine("sort rows").tolist() == [0.0, 0.0]
