@@ -276,12 +276,12 @@ def main(cfg: DictConfig) -> float | None:
     summary = run_job(cfg, run, entry="agentic_rl.evaluate", resume_key="resume_dir")
     if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
         return None
-    print(format_table(summary))  # the CLI's final table (library code logs instead)
+    print(format_table(summary))  # noqa: T201 - the command's result table, for the terminal that ran it
     for key in ("needs_network", "missing_libs"):
         env = summary.get("environment", {}).get(key)
         if env and env["count"]:
-            print(f"{key}: {env['count']} tasks (scored as failures unless excluded): {env['ids']}")
-    print(f"results: {summary['results']}\nfigure:  {summary['figure']}")
+            print(f"{key}: {env['count']} tasks (scored as failures unless excluded): {env['ids']}")  # noqa: T201 - part of the result
+    print(f"results: {summary['results']}\nfigure:  {summary['figure']}")  # noqa: T201 - where the result files are
     return max((m.get("pass@1", 0.0) for m in summary["eval"].values()), default=0.0)
 
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Copy the records of finished runs into experiments/codegym/ (the runs' own files, not retyped) and write the table.
-#   experiments/codegym/collect.sh [RUNS_DIR]      # default /work/runs: codegym-base-rates/, codegym-seed-N/
+#   experiments/codegym/collect.sh [RUNS_DIR]      # default outputs/codegym-runs: codegym-base-rates/, codegym-seed-N/
 set -euo pipefail
-RUNS=${1:-/work/runs}
+RUNS=${1:-outputs/codegym-runs}
 HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/../.."
 if [ -f "$RUNS/codegym-base-rates/results.jsonl" ]; then

@@ -2,13 +2,13 @@
 # One seed of experiment=codegym-cpu (one lock acquisition). The first script to run also measures the base
 # rates (experiments/codegym/base-rates-12-tmax2/) that the experiment's environment filter reads; `run_seed.sh base`
 # measures only them. The measurement uses the experiment's episode settings (response prefix, worked example, calls left).
-#   flock /work/heavy.lock experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default /work/runs;
+#   flock <lock file> experiments/codegym/run_seed.sh N      (RUNS=DIR: where the run dirs go, default outputs/codegym-runs;
 #   SEED_TIMEOUT=S: the training run's time limit, default 1500 s; it stops at its next safe point, resumable)
 N=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 export PYTHONPATH=$ROOT WANDB_MODE=offline
-RUNS=${RUNS:-/work/runs}
+RUNS=${RUNS:-$ROOT/outputs/codegym-runs}
 mkdir -p $RUNS
 BASE=experiments/codegym/base-rates-12-tmax2
 if [ ! -f $BASE/results.jsonl ]; then

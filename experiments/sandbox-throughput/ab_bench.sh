@@ -1,7 +1,7 @@
 #!/bin/bash
 # Same-sitting A/B of `make bench-sandbox` workload (a): before and after trees alternating, ROUNDS rounds
 # (default 3), no run started at or after CUTOFF UTC (HHMM, default 1540). Run it under the heavy lock:
-#   flock /work/heavy.lock nice -n 0 timeout 900 ab_bench.sh BEFORE_TREE AFTER_TREE OUT_DIR
+#   flock <lock file> nice -n 0 timeout 900 ab_bench.sh BEFORE_TREE AFTER_TREE OUT_DIR
 # BEFORE_TREE: a checkout at 5824157 (benchmark module agentic_rl.sandbox.bench); AFTER_TREE: a checkout
 # (or an exported copy) of this branch, whose commit is named in the file names (a copy without .git:
 # set AFTER_COMMIT). The first sitting (2026-12-02 morning) ran with CUTOFF 0840.
