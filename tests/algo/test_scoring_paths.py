@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
@@ -36,13 +37,25 @@ class _NoSplit(torch.nn.Module):
         return self.inner(**kwargs)
 
 
-def test_a_model_without_the_usual_split_scores_the_same_tokens(base_and_tokenizer):
+class _HalfSplit(_NoSplit):
+    """A causal LM with only one of the two parts under the usual name: the decoder stack at `model` (its head
+    named otherwise), or the head at `lm_head` (its stack named otherwise). Neither can take the split path."""
+
+    def __init__(self, inner, part: str) -> None:
+        super().__init__(inner)
+        setattr(self, part, getattr(inner, part))
+
+
+@pytest.mark.parametrize("wrap", ["no split", "model", "lm_head"])
+def test_a_model_without_the_usual_split_scores_the_same_tokens(base_and_tokenizer, wrap):
     """The projection of every position (the fallback) gives the log-probs of the split path, shared
-    prefix included; a wrong shift or temperature on that path would not."""
+    prefix included; a wrong shift or temperature on that path would not. A model with a decoder stack but no
+    `lm_head` (or the reverse) takes the fallback too."""
     base, tok = base_and_tokenizer
     group = [episode(tok, v) for v in range(2)]
     split = behaviour_logprobs(base, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
-    wrapped = _NoSplit(copy.deepcopy(base))
+    inner = copy.deepcopy(base)
+    wrapped = _NoSplit(inner) if wrap == "no split" else _HalfSplit(inner, wrap)
     whole = behaviour_logprobs(wrapped, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
     for a, b, traj in zip(split, whole, group):
         assert a.shape == b.shape == (len(traj.token_ids) - 1,)
