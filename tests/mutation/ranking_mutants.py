@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", type=int, nargs="*", help="these mutant indices only")
     parser.add_argument("--budget-s", type=float, default=1200.0, help="start no run after this")
     parser.add_argument("--queries", type=int, default=None, help="the first N queries of each set (a dry run)")
+    parser.add_argument("--settings", nargs="*", choices=list(SETTINGS), help="these settings only (default: all)")
     args = parser.parse_args(argv)
 
     out = Path(args.out)
@@ -219,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     jobs: list[tuple[int | None, str]] = []
     for m in mutants:
         for setting in settings_of(m):
+            if args.settings and setting not in args.settings:
+                continue
             if (None, setting) not in jobs:
                 jobs.append((None, setting))
             jobs.append((m.index, setting))
@@ -259,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
 def choose_pins(done: dict[tuple[int | None, str], dict[str, Any]], setting: str = "stdlib") -> list[dict[str, Any]]:
     """Few queries whose pinned result every mutant that changes a result in `setting` breaks: greedily, first
     queries whose labelled answer the unmutated ranking puts first and the mutant does not (a pinned top 1),
-    then any change of a top 3 (a pinned top 3); only queries whose answers are in the standard library."""
+    then any change of a top 3 (a pinned top 3)."""
     from agentic_rl.bench import search as bench
 
     base = done.get((None, setting))
@@ -276,7 +279,7 @@ def choose_pins(done: dict[tuple[int | None, str], dict[str, Any]], setting: str
         for name, tops in row["top3"].items():
             for query, top in tops.items():
                 was = base["top3"][name][query]
-                if top == was or not all(n.split(".")[0] in sys.stdlib_module_names for n in expected[name][query]):
+                if top == was:
                     continue
                 if was[:1] and was[0] in expected[name][query] and top[:1] != was[:1]:
                     breaks.setdefault(("top1", name, query), set()).add(index)
@@ -284,7 +287,15 @@ def choose_pins(done: dict[tuple[int | None, str], dict[str, Any]], setting: str
     left = set().union(*breaks.values()) if breaks else set()
     pins = []
     while left:
-        key = max(breaks, key=lambda k: (len(breaks[k] & left), k[0] == "top1", -len(k[2])))
+        # a labelled answer kept first where one kills something left; else the top 3 that kills the most, of a
+        # query about the standard library where one does
+        top1 = [k for k in breaks if k[0] == "top1" and breaks[k] & left]
+        stdlib = [
+            k
+            for k in breaks
+            if breaks[k] & left and all(n.split(".")[0] in sys.stdlib_module_names for n in expected[k[1]][k[2]])
+        ]
+        key = max(top1 or stdlib or breaks, key=lambda k: (len(breaks[k] & left), -len(k[2]), k))
         kind, name, query = key
         was = base["top3"][name][query]
         pins.append(
