@@ -21,6 +21,9 @@ the unmutated ranking in the same setting:
 - `name_weight`, `params_weight`, `summary_weight`, `body_weight` act only with `fielded=True`, which a backend
   cannot be configured with (its cached index has the one `all` field): the benchmark's ablation builds such an
   index from the raw entries (`bench --ablation`, "full + fields"); so does this script.
+- The tests' settings: the standard library's index without a dense model ("stdlib", as `test_ranking_pins.py`
+  builds it), with the needs' cosine ("stdlib-dense") and fielded ("stdlib-fielded"); `choose_pins` picks the
+  queries to pin from them.
 - `dense_candidates` acts only when the entries' own cosine is on (`ranking: {dense_weight: 15}`, the switch that
   `conf/tool/search.yaml` documents); `rrf_k` only with `dense_fusion: rrf` as well.
 
@@ -69,18 +72,20 @@ CONSTANTS = (
 SETTINGS: dict[str, tuple[dict[str, Any], bool, dict[str, Any]]] = {
     "default": ({}, False, {}),
     "stdlib": ({}, False, {"modules": "stdlib", "dense": None}),
+    "stdlib-dense": ({}, False, {"modules": "stdlib"}),  # the same with the needs' cosine (the dense model)
     "fielded": ({"fielded": True}, True, {}),  # bench --ablation's "full + fields"
+    "stdlib-fielded": ({"fielded": True}, True, {"modules": "stdlib", "dense": None}),  # the tests' fielded index
     "entry-cosine": ({"dense_weight": 15.0}, False, {}),
     "entry-cosine-rrf": ({"dense_weight": 1.0, "dense_fusion": "rrf"}, False, {}),
 }
-# Which mutants also run in a non-default setting: the source text of the line -> the setting
+# Which mutants also run in other settings: the name their line assigns -> the settings
 EXTRA_SETTING = {
-    "name_weight": "fielded",
-    "params_weight": "fielded",
-    "summary_weight": "fielded",
-    "body_weight": "fielded",
-    "dense_candidates": "entry-cosine",
-    "rrf_k": "entry-cosine-rrf",
+    "name_weight": ["fielded", "stdlib-fielded"],
+    "params_weight": ["fielded", "stdlib-fielded"],
+    "summary_weight": ["fielded", "stdlib-fielded"],
+    "body_weight": ["fielded", "stdlib-fielded"],
+    "dense_candidates": ["entry-cosine"],
+    "rrf_k": ["entry-cosine-rrf"],
 }
 
 
@@ -98,7 +103,7 @@ def value_mutants() -> list[mutate.Mutant]:
 
 def settings_of(m: mutate.Mutant) -> list[str]:
     name = m.source_line.split(":")[0].strip()
-    return ["default", "stdlib"] + ([EXTRA_SETTING[name]] if name in EXTRA_SETTING else [])
+    return ["default", "stdlib", "stdlib-dense"] + EXTRA_SETTING.get(name, [])
 
 
 # ----------------------------------------------------------------------------------------------- child
@@ -259,7 +264,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def choose_pins(done: dict[tuple[int | None, str], dict[str, Any]], setting: str = "stdlib") -> list[dict[str, Any]]:
+def choose_pins(
+    done: dict[tuple[int | None, str], dict[str, Any]], setting: str = "stdlib", only: set[int] | None = None
+) -> list[dict[str, Any]]:
     """Few queries whose pinned result every mutant that changes a result in `setting` breaks: greedily, first
     queries whose labelled answer the unmutated ranking puts first and the mutant does not (a pinned top 1),
     then any change of a top 3 (a pinned top 3)."""
@@ -274,7 +281,7 @@ def choose_pins(done: dict[tuple[int | None, str], dict[str, Any]], setting: str
     }
     breaks: dict[tuple[str, str, str], set[int]] = {}  # (kind, set, query) -> the mutants it kills
     for (index, where), row in done.items():
-        if index is None or where != setting:
+        if index is None or where != setting or only is not None and index not in only:
             continue
         for name, tops in row["top3"].items():
             for query, top in tops.items():
@@ -342,11 +349,17 @@ def summary(done: dict[tuple[int | None, str], dict[str, Any]], mutants: list[mu
             )
             lines.append(line + f" {rec} |")
     lines.append("")
-    lines.append("Pins for the stdlib setting (`choose_pins`): kind, set, query, pinned result, the mutants it kills:")
-    for pin in choose_pins(done):
-        lines.append(f"- {pin['kind']} {pin['set']}: {pin['query']!r} -> {pin['pinned']}: kills {pin['kills']}")
+    lines.append("Pins for the tests' settings (`choose_pins`; a later setting only for the mutants no earlier one")
+    lines.append("changes): kind, set, query, pinned result, the mutants it kills:")
+    covered: set[int] = set()
+    for setting in ("stdlib", "stdlib-dense", "stdlib-fielded"):
+        for pin in choose_pins(done, setting, only={m.index for m in mutants} - covered):
+            lines.append(
+                f"- {setting} {pin['kind']} {pin['set']}: {pin['query']!r} -> {pin['pinned']}: kills {pin['kills']}"
+            )
+            covered |= set(pin["kills"])
     lines.append("")
-    lines.append("The queries whose top 3 changed, per mutant and setting (first five of each set):")
+    lines.append("The queries whose top 3 changed, per mutant and setting (first three of each set):")
     for m in mutants:
         for setting in settings_of(m):
             row, base = done.get((m.index, setting)), done.get((None, setting))
@@ -354,7 +367,7 @@ def summary(done: dict[tuple[int | None, str], dict[str, Any]], mutants: list[mu
                 continue
             diff = compare(base, row)
             for s, qs in diff["changed_top3"].items():
-                for q in qs[:5]:
+                for q in qs[:3]:
                     lines.append(f"- #{m.index} {setting} {s}: {q!r}: {base['top3'][s][q]} -> {row['top3'][s][q]}")
     return "\n".join(lines) + "\n"
 
