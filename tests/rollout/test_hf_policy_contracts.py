@@ -163,3 +163,27 @@ def test_by_default_a_common_prefix_of_16_tokens_is_shared(tiny) -> None:
     with policy.session():
         turn(policy, [common(16) + [700 + i, 9, 9] for i in range(2)])
         assert policy._session.prefix is not None and len(policy._session.prefix.ids) == 16
+
+
+@pytest.mark.parametrize("kv_cache, prefills", [("episode", 1), ("turn", 2)])
+def test_identical_prompts_share_one_prefill_in_episode_mode(tiny, kv_cache, prefills) -> None:
+    """A task's samples start from one prompt: the episode cache prefills it once for all of them; the "turn" mode
+    prefills each, as `model.generate` would."""
+    model, tok = tiny
+    prompt = common(20) + [5]
+    policy = HFPolicy(model, tok, kv_cache=kv_cache)
+    with policy.session():
+        replies, prefill = turn(policy, [prompt, prompt])
+    assert prefill == prefills * len(prompt) + decode_feeds(replies)
+
+
+def test_a_shared_prefix_stops_one_token_before_the_shortest_prompt(tiny) -> None:
+    """When one prompt is the start of another, the shared prefix is the shorter one less its last token (each
+    prompt runs at least one token of its own, whose logits start its reply), and no shorter."""
+    model, tok = tiny
+    histories = [common(20) + [5], common(20) + [5, 6, 7]]
+    policy = HFPolicy(model, tok)
+    with policy.session():
+        replies, prefill = turn(policy, histories)
+        assert policy._session.prefix.ids == common(20)
+    assert prefill == 20 + 1 + 3 + decode_feeds(replies)
