@@ -1,6 +1,7 @@
 """Which mutants of `tools/search/ranking.py`'s tuning values change a search result on the labelled query sets.
 
-    python -m tests.mutation.ranking_mutants [--out DIR] [--only 0 13 ...] [--budget-s S] [--queries N]
+    python -m tests.mutation.ranking_mutants [--out DIR] [--only 0 13 ...] [--settings default stdlib ...]
+        [--budget-s S] [--queries N]
 
 `ranking.py` is mostly numbers: the boosts and priors (module constants, which `pydoc_index.py` imports by name)
 and `Ranking`'s defaults (`DEFAULT_RANKING`, which every backend starts from). Their mutants each run every test
@@ -9,7 +10,7 @@ script asks the question that decides whether such a mutant is equivalent in use
 query of the three labelled sets (`tests/tools/search_queries*.jsonl`: development, held-out, fresh)?
 
 Each mutant is the mutation tool's own (`mutate.find_mutants`, `mutate.mutated_tree`), loaded the way the tool
-loads it (its import hook, in a separate interpreter per mutant), so `pydoc_index`, `pydoc_store` and
+loads it (its import hook, in a process forked per mutant), so `pydoc_index`, `pydoc_store` and
 `pydoc_backend` import the mutated constants and `DEFAULT_RANKING`. The backend is the one the default
 configuration builds (`conf/tool/search.yaml`: the pydoc index of this interpreter, the needs matched with the
 dense model `all-minilm-l6-v2`), loaded from a private copy of the normal cache folder (a mutant that rebuilds or
