@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
-from agentic_rl.algo.scoring import behaviour_logprobs, shared_prefix_len
+from agentic_rl.algo.scoring import behaviour_logprobs, prefix_states, shared_prefix_len
 from agentic_rl.types import Trajectory
 
 from .test_objective import TEMPERATURE, episode, lora_model
@@ -36,13 +37,25 @@ class _NoSplit(torch.nn.Module):
         return self.inner(**kwargs)
 
 
-def test_a_model_without_the_usual_split_scores_the_same_tokens(base_and_tokenizer):
+class _HalfSplit(_NoSplit):
+    """A causal LM with only one of the two parts under the usual name: the decoder stack at `model` (its head
+    named otherwise), or the head at `lm_head` (its stack named otherwise). Neither can take the split path."""
+
+    def __init__(self, inner, part: str) -> None:
+        super().__init__(inner)
+        setattr(self, part, getattr(inner, part))
+
+
+@pytest.mark.parametrize("wrap", ["no split", "model", "lm_head"])
+def test_a_model_without_the_usual_split_scores_the_same_tokens(base_and_tokenizer, wrap):
     """The projection of every position (the fallback) gives the log-probs of the split path, shared
-    prefix included; a wrong shift or temperature on that path would not."""
+    prefix included; a wrong shift or temperature on that path would not. A model with a decoder stack but no
+    `lm_head` (or the reverse) takes the fallback too."""
     base, tok = base_and_tokenizer
     group = [episode(tok, v) for v in range(2)]
     split = behaviour_logprobs(base, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
-    wrapped = _NoSplit(copy.deepcopy(base))
+    inner = copy.deepcopy(base)
+    wrapped = _NoSplit(inner) if wrap == "no split" else _HalfSplit(inner, wrap)
     whole = behaviour_logprobs(wrapped, group, tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
     for a, b, traj in zip(split, whole, group):
         assert a.shape == b.shape == (len(traj.token_ids) - 1,)
@@ -76,3 +89,22 @@ def test_behaviour_logprobs_give_each_trajectory_its_own_length(base_and_tokeniz
     short = Trajectory(other.task_id, other.token_ids[:-3], other.loss_mask[:-3], other.prompt_len)
     out = behaviour_logprobs(base, [long, short], tok.pad_token_id, temperature=TEMPERATURE, micro_batch_tokens=4096)
     assert [tuple(o.shape) for o in out] == [(len(long.token_ids) - 1,), (len(short.token_ids) - 1,)]
+
+
+def test_the_prefix_pass_keeps_the_keys_and_values_of_a_plain_forward(base_and_tokenizer):
+    """`prefix_states` runs the shared prefix at positions 0..S-1, as a plain cached forward does, so its keys and
+    values are that forward's (a pass that started at another position would rotate every key)."""
+    from transformers import DynamicCache
+
+    from agentic_rl.models.kv_cache import cache_kwarg
+
+    base, tok = base_and_tokenizer
+    ids = torch.tensor([episode(tok, 0).token_ids[:12]])
+    plain = DynamicCache()
+    with torch.no_grad():
+        prefix = prefix_states(base, ids)
+        base.model(input_ids=ids, use_cache=True, **{cache_kwarg(base): plain})
+    assert prefix.length == 12 and len(prefix.layers) == len(plain.layers)
+    for (keys, values), layer in zip(prefix.layers, plain.layers):
+        torch.testing.assert_close(keys, layer.keys, atol=1e-6, rtol=0)
+        torch.testing.assert_close(values, layer.values, atol=1e-6, rtol=0)

@@ -133,3 +133,57 @@ def test_a_request_that_repeats_a_kept_history_recomputes_only_its_last_token(ti
         torch.manual_seed(3)
         expected, _ = turn(fresh, repeats)
     assert [ids for ids, _ in again] == [ids for ids, _ in expected]
+
+
+def test_a_flat_distribution_keeps_its_most_likely_tokens_in_the_nucleus() -> None:
+    """When the top NUCLEUS_CANDIDATES tokens hold less than top_p (a flat distribution over more tokens than
+    that), the whole vocabulary is sorted, most likely first, and the nucleus is still the most likely tokens."""
+    p = torch.softmax(torch.linspace(0.0, 1.0, 3000), 0)  # increasing with the id, all distinct, nearly flat
+    nucleus = _nucleus(p, 0.9)
+    kept = nucleus.nonzero()[:, 0].tolist()
+    assert kept == list(range(3000 - len(kept), 3000))  # a block of the most likely ids
+    assert len(kept) > 1024 and torch.equal(nucleus[kept], p[kept])
+    assert float(p[kept].sum()) >= 0.9 > float(p[kept[1:]].sum())
+
+
+def test_the_rows_of_a_batch_draw_distinct_noise(tiny) -> None:
+    """Each row's generator is seeded from a 62-bit draw: forty samples of one prompt are forty different
+    replies (a random tiny model spreads its mass over the whole vocabulary), none a copy of another row's."""
+    model, tok = tiny
+    policy = HFPolicy(model, tok)
+    torch.manual_seed(0)
+    with policy.session():
+        replies, _ = turn(policy, [common(20)] * 40, episodes=[None] * 40)
+    assert len({tuple(ids) for ids, _ in replies}) == 40
+
+
+def test_by_default_a_common_prefix_of_16_tokens_is_shared(tiny) -> None:
+    model, tok = tiny
+    policy = HFPolicy(model, tok)  # the framework's policy (rollout/backends.py) takes the defaults
+    with policy.session():
+        turn(policy, [common(16) + [700 + i, 9, 9] for i in range(2)])
+        assert policy._session.prefix is not None and len(policy._session.prefix.ids) == 16
+
+
+@pytest.mark.parametrize("kv_cache, prefills", [("episode", 1), ("turn", 2)])
+def test_identical_prompts_share_one_prefill_in_episode_mode(tiny, kv_cache, prefills) -> None:
+    """A task's samples start from one prompt: the episode cache prefills it once for all of them; the "turn" mode
+    prefills each, as `model.generate` would."""
+    model, tok = tiny
+    prompt = common(20) + [5]
+    policy = HFPolicy(model, tok, kv_cache=kv_cache)
+    with policy.session():
+        replies, prefill = turn(policy, [prompt, prompt])
+    assert prefill == prefills * len(prompt) + decode_feeds(replies)
+
+
+def test_a_shared_prefix_stops_one_token_before_the_shortest_prompt(tiny) -> None:
+    """When one prompt is the start of another, the shared prefix is the shorter one less its last token (each
+    prompt runs at least one token of its own, whose logits start its reply), and no shorter."""
+    model, tok = tiny
+    histories = [common(20) + [5], common(20) + [5, 6, 7]]
+    policy = HFPolicy(model, tok)
+    with policy.session():
+        replies, prefill = turn(policy, histories)
+        assert policy._session.prefix.ids == common(20)
+    assert prefill == 20 + 1 + 3 + decode_feeds(replies)
