@@ -38,7 +38,11 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   freed, after which the update's activations come from the heap and stay resident when freed (1.39 GiB of free
   heap after the first update in the measurement above, under the engine's weights and cache). So on a CPU
   `mmap_threshold_kib` pins the threshold (`mallopt(M_MMAP_THRESHOLD)`, glibc only; null leaves glibc's dynamic
-  one): blocks above it are mapped and returned to the system when freed. On a GPU
+  one): blocks above it are mapped and returned to the system when freed. And with `release_kv_after_rollout`
+  the KV cache's pages go back to the system at the end of every rollout (`session`), so the trainer's update
+  does not sit on top of them: the prefix cache is reset (its entries would be stale after the update anyway:
+  the weight sync resets it too) and the cache's memory is `madvise(MADV_DONTNEED)`ed; the next rollout
+  faults the pages back in as zeros, which is how the engine's CPU runner clears a block before use. On a GPU
   `gpu_memory_utilization` bounds the engine instead, and `enable_sleep_mode` frees its weights and cache while
   the trainer runs.
 """
@@ -113,6 +117,32 @@ def pin_mmap_threshold(kib: int) -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, kib * 1024))
+
+
+MADV_DONTNEED = 4  # Linux
+
+
+def release_kv_pages(worker: Any) -> int:
+    """On a vLLM CPU worker: the KV cache's whole pages handed back to the system (`madvise(MADV_DONTNEED)`: the
+    mapping stays, its pages read as zeros when next touched). Returns the bytes released (0 where not Linux)."""
+    import ctypes
+    import mmap
+
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page, seen, released = mmap.PAGESIZE, set(), 0
+    for tensor in worker.model_runner.kv_caches:
+        storage = tensor.untyped_storage()  # every layer's view shares one backing allocation
+        if storage.data_ptr() in seen:
+            continue
+        seen.add(storage.data_ptr())
+        start = -(-storage.data_ptr() // page) * page
+        end = (storage.data_ptr() + storage.nbytes()) // page * page
+        if end > start and libc.madvise(start, end - start, MADV_DONTNEED) == 0:
+            released += end - start
+    return released
 
 
 def default_max_model_len(max_context_tokens: int, max_new_tokens: int, max_positions: int | None) -> int:
@@ -379,6 +409,15 @@ class VLLMPolicy:
             if outer is None and self.cfg.enable_sleep_mode and torch.cuda.is_available():
                 self.llm.sleep(level=1)  # the trainer gets the GPU memory back until the next rollout
                 self._asleep = True
+            elif outer is None and self.cfg.release_kv_after_rollout and not torch.cuda.is_available():
+                self.release_kv()
+
+    def release_kv(self) -> int:
+        """The KV cache's memory back to the system until the next rollout (CPU; see the module doc): the prefix
+        cache is reset first, so no request can reuse a block whose contents are gone. Returns the bytes."""
+        if not self.llm.reset_prefix_cache():
+            return 0  # requests still hold blocks (never the case between rollouts): leave the cache alone
+        return sum(self.llm.collective_rpc(release_kv_pages))
 
     def generate(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn

@@ -29,6 +29,7 @@ class VLLMConfig:
     enforce_eager: bool = True
     max_lora_rank: int = 64
     mmap_threshold_kib: int | None = 128
+    release_kv_after_rollout: bool = True
 
     def __post_init__(self) -> None:
         for key, value, allowed in (
