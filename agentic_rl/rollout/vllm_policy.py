@@ -30,13 +30,16 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   base weights and serves the adapter with a `LoRARequest` saved at each sync. Time in `GenerationStats.sync_s`.
 - **Memory.** The KV cache is sized from the config: `kv_cache_tokens` token slots (default
   `default_kv_cache_tokens`: one whole context, so that the longest episode fits, plus for each of max_num_seqs
-  sequences its turns' tokens), in bytes from the model's layers, heads and the engine dtype. The default run's
-  first rollout batch (24 episodes) held at most 61 of the 128-token blocks at once, a third of the earlier default
-  of twice that per sequence (experiments/vllm/README.md, "Memory"). When the cache runs out the engine preempts
+  sequences twice its turns' tokens, its replies and as much again for its prompt and observations), in bytes from
+  the model's layers, heads and the engine dtype. Measured on the default run (experiments/vllm/README.md,
+  "Memory"): its 24-episode rollout batch held at most 61 of these 175 blocks of 128 tokens at once, the 30-task
+  `multi_tool` evaluation 129; with the cache released during updates (below) its size adds nothing to the
+  run's peak, which the update sets. When the cache runs out the engine preempts
   and recomputes: a small cache costs time, never correctness. On a CPU the engine shares the process, and glibc's
   heap, with the trainer: glibc raises its mmap threshold (up to 32 MiB) each time a large mmapped block is
-  freed, after which the update's activations come from the heap and stay resident when freed (1.39 GiB of free
-  heap after the first update in the measurement above, under the engine's weights and cache). So on a CPU
+  freed, after which the update's activations come from the heap and stay resident, freed, until the next trim
+  (1.39 GiB of free heap after the first update in the measurement above, under the engine's weights and cache).
+  So on a CPU
   `mmap_threshold_kib` pins the threshold (`mallopt(M_MMAP_THRESHOLD)`, glibc only; null leaves glibc's dynamic
   one): blocks above it are mapped and returned to the system when freed. And with `release_kv_after_rollout`
   the KV cache's pages go back to the system at the end of every rollout (`session`), so the trainer's update
@@ -98,7 +101,7 @@ def kv_bytes_per_token(config: Any, dtype: str) -> int:
 
 def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: int, max_model_len: int) -> int:
     """KV-cache token slots when `rollout.vllm.kv_cache_tokens` is null (see the module doc)."""
-    return max_model_len + max_num_seqs * max_turns * max_new_tokens
+    return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter

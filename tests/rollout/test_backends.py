@@ -111,9 +111,9 @@ def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
     assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
 
 
-def test_kv_cache_default_is_one_whole_context_plus_every_sequences_turns():
+def test_kv_cache_default_is_one_whole_context_plus_twice_every_sequences_turns():
     # the CPU default: 4192-token context, 32 sequences of 3 turns x 96 tokens
-    assert default_kv_cache_tokens(32, 3, 96, 4192) == 4192 + 32 * 3 * 96 == 13408
+    assert default_kv_cache_tokens(32, 3, 96, 4192) == 4192 + 32 * 3 * 96 * 2 == 22624
     assert VLLMConfig().mmap_threshold_kib == 128
     with pytest.raises(ValueError, match="mmap_threshold_kib"):
         VLLMConfig(mmap_threshold_kib=-1)
