@@ -29,10 +29,23 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   holding a LoRA-wrapped weight, e.g. every layer's attention for q/v adapters); `weight_sync=lora` keeps the
   base weights and serves the adapter with a `LoRARequest` saved at each sync. Time in `GenerationStats.sync_s`.
 - **Memory.** The KV cache is sized from the config: `kv_cache_tokens` token slots (default
-  `default_kv_cache_tokens`: one whole context, for the prompt prefix the batch shares through the prefix cache,
-  plus for each of max_num_seqs sequences twice its turns' tokens, its own replies and as much again for the
-  observations), in bytes from the model's layers, heads and the engine dtype. When the cache runs out the
-  engine preempts and recomputes: a small cache costs time, never correctness. On a GPU
+  `default_kv_cache_tokens`: one whole context, so that the longest episode fits, plus for each of max_num_seqs
+  sequences twice its turns' tokens, its replies and as much again for its prompt and observations), in bytes from
+  the model's layers, heads and the engine dtype. Measured on the default run (experiments/vllm/README.md,
+  "Memory"): its 24-episode rollout batch held at most 61 of these 175 blocks of 128 tokens at once, the 30-task
+  `multi_tool` evaluation 129; with the cache released during updates (below) its size adds nothing to the
+  run's peak, which the update sets. When the cache runs out the engine preempts
+  and recomputes: a small cache costs time, never correctness. On a CPU the engine shares the process, and glibc's
+  heap, with the trainer: glibc raises its mmap threshold (up to 32 MiB) each time a large mmapped block is
+  freed, after which the update's activations come from the heap and stay resident, freed, until the next trim
+  (1.39 GiB of free heap after the first update in the measurement above, under the engine's weights and cache).
+  So on a CPU
+  `mmap_threshold_kib` pins the threshold (`mallopt(M_MMAP_THRESHOLD)`, glibc only; null leaves glibc's dynamic
+  one): blocks above it are mapped and returned to the system when freed. And with `release_kv_after_rollout`
+  the KV cache's pages go back to the system at the end of every rollout (`session`), so the trainer's update
+  does not sit on top of them: the prefix cache is reset (its entries would be stale after the update anyway:
+  the weight sync resets it too) and the cache's memory is `madvise(MADV_DONTNEED)`ed; the next rollout
+  faults the pages back in as zeros, which is how the engine's CPU runner clears a block before use. On a GPU
   `gpu_memory_utilization` bounds the engine instead, and `enable_sleep_mode` frees its weights and cache while
   the trainer runs.
 """
@@ -89,6 +102,50 @@ def kv_bytes_per_token(config: Any, dtype: str) -> int:
 def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: int, max_model_len: int) -> int:
     """KV-cache token slots when `rollout.vllm.kv_cache_tokens` is null (see the module doc)."""
     return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
+
+
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+
+
+def pin_mmap_threshold(kib: int) -> bool:
+    """glibc's mmap threshold fixed at `kib` KiB for this process (which also stops its dynamic raise); False where
+    the C library is not glibc or refuses."""
+    import ctypes
+    import ctypes.util
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, kib * 1024))
+
+
+MADV_DONTNEED = 4  # Linux
+
+
+def release_kv_pages(worker: Any) -> int:
+    """On a vLLM CPU worker: the KV cache's whole pages handed back to the system (`madvise(MADV_DONTNEED)`: the
+    mapping stays, its pages read as zeros when next touched). Returns the bytes released (0 where not Linux)."""
+    import ctypes
+    import mmap
+
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    page, seen, released = mmap.PAGESIZE, set(), 0
+    for tensor in worker.model_runner.kv_caches:
+        storage = tensor.untyped_storage()  # every layer's view shares one backing allocation
+        if storage.data_ptr() in seen:
+            continue
+        seen.add(storage.data_ptr())
+        start = -(-storage.data_ptr() // page) * page
+        end = (storage.data_ptr() + storage.nbytes()) // page * page
+        if end > start and libc.madvise(start, end - start, MADV_DONTNEED) == 0:
+            released += end - start
+    return released
 
 
 def default_max_model_len(max_context_tokens: int, max_new_tokens: int, max_positions: int | None) -> int:
@@ -226,6 +283,8 @@ class VLLMPolicy:
         self._asleep = False
         self._logit_temperature: float | None = 1.0  # what the engine's logits are divided by (None: not known)
         self.last_sync_s = 0.0
+        if self.cfg.mmap_threshold_kib is not None and not torch.cuda.is_available():
+            pin_mmap_threshold(self.cfg.mmap_threshold_kib)
         started = time.perf_counter()
         merge = self.cfg.weight_sync == "merged"
         export_for_engine(model, tokenizer, self._folder / "model", merge=merge)
@@ -353,6 +412,15 @@ class VLLMPolicy:
             if outer is None and self.cfg.enable_sleep_mode and torch.cuda.is_available():
                 self.llm.sleep(level=1)  # the trainer gets the GPU memory back until the next rollout
                 self._asleep = True
+            elif outer is None and self.cfg.release_kv_after_rollout and not torch.cuda.is_available():
+                self.release_kv()
+
+    def release_kv(self) -> int:
+        """The KV cache's memory back to the system until the next rollout (CPU; see the module doc): the prefix
+        cache is reset first, so no request can reuse a block whose contents are gone. Returns the bytes."""
+        if not self.llm.reset_prefix_cache():
+            return 0  # requests still hold blocks (never the case between rollouts): leave the cache alone
+        return sum(self.llm.collective_rpc(release_kv_pages))
 
     def generate(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn

@@ -17,7 +17,14 @@ from agentic_rl.rollout.backends import VLLMConfig, make_policy
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
-from agentic_rl.rollout.vllm_policy import default_max_model_len, kv_bytes_per_token, module_siblings, top_p_logits
+from agentic_rl.rollout.vllm_policy import (
+    default_kv_cache_tokens,
+    default_max_model_len,
+    kv_bytes_per_token,
+    module_siblings,
+    pin_mmap_threshold,
+    top_p_logits,
+)
 from agentic_rl.types import Trajectory, Turn
 from tests.rollout.fakes import TASK, toolset
 
@@ -102,6 +109,23 @@ def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
     config = model.get_base_model().config  # 2 layers, 2 kv heads of 32
     assert kv_bytes_per_token(config, "float32") == 2 * 2 * 2 * 32 * 4
     assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
+
+
+def test_kv_cache_default_is_one_whole_context_plus_twice_every_sequences_turns():
+    # the CPU default: 4192-token context, 32 sequences of 3 turns x 96 tokens
+    assert default_kv_cache_tokens(32, 3, 96, 4192) == 4192 + 32 * 3 * 96 * 2 == 22624
+    assert VLLMConfig().mmap_threshold_kib == 128
+    with pytest.raises(ValueError, match="mmap_threshold_kib"):
+        VLLMConfig(mmap_threshold_kib=-1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_mmap_threshold_pin_is_accepted_by_glibc():
+    import ctypes.util
+
+    if "musl" in (ctypes.util.find_library("c") or ""):
+        pytest.skip("not glibc")
+    assert pin_mmap_threshold(128)  # glibc's initial value: what the process has anyway, minus the dynamic raise
 
 
 def test_engine_context_is_the_episode_plus_a_turn_within_the_models_positions():

@@ -96,6 +96,29 @@ def test_greedy_tokens_equal_the_hf_merged_model_after_a_weight_sync(engine, syn
     assert stats.sync_s == 0  # nothing changed: no sync
 
 
+def kv_abs_sum(worker) -> float:
+    return float(sum(t.float().abs().sum() for t in worker.model_runner.kv_caches))
+
+
+def test_kv_pages_are_released_after_a_rollout_and_generation_is_unchanged(engine):
+    """release_kv_after_rollout (the CPU default): the KV cache's pages go back to the system when a session
+    ends (they read as zeros after), and the next rollout generates exactly what it would have."""
+    _, _, policy, hf, prompts = engine
+    assert policy.cfg.release_kv_after_rollout
+    policy.cfg.release_kv_after_rollout = False
+    with policy.session():
+        kept = policy.generate(requests(prompts), GREEDY, never)
+    assert sum(policy.llm.collective_rpc(kv_abs_sum)) > 0  # kept: the cache holds the batch's keys and values
+    policy.cfg.release_kv_after_rollout = True
+    with policy.session():
+        first = policy.generate(requests(prompts), GREEDY, never)
+    assert sum(policy.llm.collective_rpc(kv_abs_sum)) == 0  # released at the session's end
+    assert policy.release_kv() > 0  # whole pages of the cache's allocation
+    with policy.session():
+        again = policy.generate(requests(prompts), GREEDY, never)
+    assert kept == first == again == hf.generate(requests(prompts), GREEDY, never)
+
+
 def test_stop_cut_equals_the_hf_engine_on_the_same_text(engine):
     """A stop whose marker is a piece of the greedy reply: the engine stops on the marker string, cuts where the
     condition first holds; a condition needing the marker twice makes the engine resume after the first."""
