@@ -1,19 +1,7 @@
 """Split hygiene: no held-out built-in problem is a near-duplicate of a training problem.
 
-A held-out task that is a one-word variant of a training task (max/min of a list, is_odd/is_even) measures
-recall of the training set, not generalisation. Two lexical similarities are computed for every
-(eval, train) pair, each an IDF-weighted `difflib` match ratio in [0, 1]:
-
-- questions: the prose words of the statement (code spans in backticks, the function's name and filler
-  words removed);
-- reference solutions: the Python tokens with local names (the function, its parameters, variables)
-  replaced by one placeholder, keeping keywords, operators, literals, builtins, imported modules and
-  attribute names (`math.gcd`, `str.isupper`).
-
-The weights are the inverse document frequency of each token over all built-in problems, so that what
-every problem shares (`def`, `return`, brackets, "Write a Python function") counts for almost nothing and a
-pair is similar only if it shares what is specific to it. A pair is a near-duplicate when its question
-similarity is >= QUESTION_THRESHOLD or its solution similarity is >= SOLUTION_THRESHOLD.
+The detector (`agentic_rl.data.overlap`, whose docstring gives the method) must flag the known one-word
+variants of a training problem and nothing on the current splits.
 
 Calibration (2026-11-30): on the held-out set before the clean-up, the detector flags 7 of the 8 known
 variants (below, `KNOWN_VARIANTS`); the one it misses is cube/square ("raised to the third power" vs
