@@ -233,6 +233,18 @@ def test_shuffle_orders_by_the_run_seed_and_limit_cuts_after():
     assert load_pipelines("train", **kw) == plain
 
 
+def test_pipelines_that_return_the_same_value_for_every_list_are_never_drawn():
+    # "last digit, then keep those above 5" is [] for every list: a task no test can tell from a stub
+    by_slug = {s.slug: s for s in (*LIST_STEPS, *REDUCTIONS)}
+    vocabulary = [by_slug["mod_5"], by_slug["above_5"], by_slug["sorted"], by_slug["count"]]
+    constant = Pipeline((by_slug["mod_5"], by_slug["above_5"]))
+    assert len(set(constant.fingerprint())) == 1
+    found = pipelines._distinct_pipelines(random.Random(0), 10, [2], vocabulary, set(), required=0)
+    assert found, "the other orders and reductions are not constant"
+    assert all(len(set(p.fingerprint())) > 1 for p in found)
+    assert constant.fingerprint() not in {p.fingerprint() for p in found}
+
+
 def test_draw_pipeline_puts_a_reduction_last_only():
     rng = random.Random(0)
     for _ in range(300):

@@ -1,0 +1,123 @@
+"""`python -m agentic_rl.breakdown RUN_DIR [RUN_DIR ...] [--by difficulty] [--out FILE]`: pass rates split by a
+field of the tasks' metadata (a pipeline task's `difficulty`, a KodCode task's `subset`, ...), per phase and mode,
+with 95% Wilson intervals.
+
+The per-episode records (an evaluation's results.jsonl, a training run's eval_before/eval_after.jsonl) carry task
+ids only, so the tasks are rebuilt from the run's own config (`.hydra/config.yaml`: `data` for an evaluation,
+`eval_data` for a training run). Several run dirs pool their episodes: the same tasks under several seeds count
+once per seed. It is how a task distribution is chosen from the base model's rates (experiments/transfer/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentic_rl.tracking.runs import read_eval_records
+from agentic_rl.tracking.stats import wilson_interval
+
+PHASES = ("eval", "before", "after")
+MISSING = "(none)"
+
+
+def task_metadata(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Task id -> metadata of the tasks the run evaluated on, rebuilt from its saved config."""
+    from omegaconf import OmegaConf
+
+    from agentic_rl.registry import build
+
+    config_path = run_dir / ".hydra" / "config.yaml"
+    if not config_path.is_file():
+        raise ValueError(f"{run_dir}: no .hydra/config.yaml, so its tasks cannot be rebuilt")
+    cfg = OmegaConf.load(config_path)
+    node = cfg.get("eval_data") if "eval_data" in cfg else cfg.get("data")
+    if node is None:
+        raise ValueError(f"{config_path}: neither eval_data nor data: not a training or evaluation run")
+    # the limit only cuts the list; every evaluated task is among the full set
+    node = OmegaConf.merge(node, {"limit": None}) if "limit" in node else node
+    return {t.task_id: dict(t.metadata or {}) for t in build(node)}
+
+
+def breakdown_rows(run_dirs: Sequence[Path], key: str) -> list[dict[str, Any]]:
+    """One row per (phase, mode, value of `key`): episodes, passed, rate and its Wilson interval."""
+    counts: dict[tuple[str, str, str], list[int]] = {}
+    for run_dir in run_dirs:
+        metadata = task_metadata(run_dir)
+        for phase in PHASES:
+            for record in read_eval_records(run_dir, phase):
+                value = metadata.get(str(record["task_id"]), {}).get(key, MISSING)
+                tally = counts.setdefault((phase, record["mode"], str(value)), [0, 0])
+                tally[0] += 1
+                tally[1] += bool(record["passed"])
+    rows = []
+    for (phase, mode, value), (n, passed) in sorted(counts.items(), key=lambda item: _order(item[0])):
+        low, high = wilson_interval(passed, n)
+        rows.append(
+            {
+                "phase": phase,
+                "mode": mode,
+                key: value,
+                "n": n,
+                "passed": passed,
+                "rate": passed / n,
+                "low": low,
+                "high": high,
+            }
+        )
+    return rows
+
+
+def _order(group: tuple[str, str, str]) -> tuple[int, str, tuple[int, float | str]]:
+    phase, mode, value = group
+    try:  # numeric values (difficulty 1, 2, 3) in numeric order, then the rest by name
+        value_key: tuple[int, float | str] = (0, float(value))
+    except ValueError:
+        value_key = (1, value)
+    return PHASES.index(phase), mode, value_key
+
+
+def breakdown_markdown(rows: Iterable[dict[str, Any]], key: str, runs: Sequence[Path]) -> str:
+    lines = [
+        f"# Pass rate by `{key}`",
+        "",
+        f"Runs: {', '.join(str(r) for r in runs)}. 95% Wilson intervals; episodes of several runs are pooled.",
+        "",
+        f"| phase | mode | {key} | episodes | passed | rate | 95% interval |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['phase']} | {r['mode']} | {r[key]} | {r['n']} | {r['passed']} | {r['rate']:.3f} | "
+            f"{r['low']:.3f}-{r['high']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="evaluation or training run dirs")
+    parser.add_argument("--by", default="difficulty", help="the task metadata field to split by (default: difficulty)")
+    parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
+    args = parser.parse_args(argv)
+    try:
+        rows = breakdown_rows(args.runs, args.by)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    if not rows:
+        print(f"error: no evaluation records in {', '.join(map(str, args.runs))}", file=sys.stderr)  # noqa: T201
+        return 2
+    text = breakdown_markdown(rows, args.by, args.runs)
+    if args.out:
+        args.out.write_text(text)
+        print(args.out)  # noqa: T201
+    else:
+        print(text, end="")  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""`python -m agentic_rl.breakdown`: pass rates split by a task metadata field, tasks rebuilt from the run's config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from agentic_rl.breakdown import breakdown_rows, main
+from agentic_rl.data.pipelines import load_pipelines
+
+DATA = {
+    "_target_": "agentic_rl.data.pipelines.load_pipelines",
+    "split": "heldout",
+    "n_train": 6,
+    "n_heldout": 8,
+    "steps": [1, 2],
+    "limit": 4,  # a limit cuts the evaluated list; the breakdown must still find every evaluated task
+}
+
+
+def _tasks():
+    kwargs = {k: v for k, v in DATA.items() if k not in ("_target_", "limit")}
+    return load_pipelines(**kwargs)
+
+
+def _write_run(run_dir: Path, config: dict, files: dict[str, list[dict]]) -> Path:
+    (run_dir / ".hydra").mkdir(parents=True)
+    OmegaConf.save(OmegaConf.create(config), run_dir / ".hydra" / "config.yaml")
+    for name, records in files.items():
+        (run_dir / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return run_dir
+
+
+def _record(task_id: str, mode: str, passed: bool) -> dict:
+    return {"task_id": task_id, "mode": mode, "sample": 0, "passed": passed}
+
+
+def test_evaluation_run_splits_by_difficulty(tmp_path):
+    tasks = _tasks()
+    # pass exactly the one-step tasks in multi_tool, nothing in no_tools; one task past the config's limit
+    records = [_record(t.task_id, "multi_tool", t.metadata["difficulty"] == 1) for t in tasks]
+    records += [_record(t.task_id, "no_tools", False) for t in tasks[:3]]
+    run = _write_run(tmp_path / "eval", {"data": DATA}, {"results.jsonl": records})
+    rows = breakdown_rows([run], "difficulty")
+    by = {(r["mode"], r["difficulty"]): r for r in rows}
+    ones = sum(t.metadata["difficulty"] == 1 for t in tasks)
+    twos = len(tasks) - ones
+    assert ones and twos
+    assert by["multi_tool", "1"]["n"] == ones and by["multi_tool", "1"]["passed"] == ones
+    assert by["multi_tool", "2"]["n"] == twos and by["multi_tool", "2"]["rate"] == 0.0
+    assert sum(r["n"] for r in rows if r["mode"] == "no_tools") == 3
+    assert all(r["phase"] == "eval" for r in rows)
+    assert by["multi_tool", "1"]["low"] < 1.0 <= by["multi_tool", "1"]["high"]
+
+
+def test_training_runs_are_pooled_per_phase_from_their_eval_data(tmp_path):
+    tasks = _tasks()[:2]
+    runs = []
+    for seed, after in ((1, True), (2, False)):
+        files = {
+            "eval_before.jsonl": [_record(t.task_id, "multi_tool", False) for t in tasks],
+            "eval_after.jsonl": [_record(t.task_id, "multi_tool", after) for t in tasks],
+        }
+        config = {"data": {"_target_": "not.a.module"}, "eval_data": DATA}  # eval_data, not data, is rebuilt
+        runs.append(_write_run(tmp_path / f"seed{seed}", config, files))
+    rows = breakdown_rows(runs, "split")
+    by_phase = {r["phase"]: r for r in rows}
+    assert set(by_phase) == {"before", "after"}
+    assert by_phase["before"]["n"] == 4 and by_phase["before"]["passed"] == 0
+    assert by_phase["after"]["n"] == 4 and by_phase["after"]["passed"] == 2
+    assert by_phase["after"]["split"] == "heldout"
+
+
+def test_unknown_tasks_and_fields_are_counted_apart(tmp_path):
+    tasks = _tasks()
+    records = [_record("elsewhere/1", "multi_tool", True), _record(tasks[0].task_id, "multi_tool", True)]
+    run = _write_run(tmp_path / "eval", {"data": DATA}, {"results.jsonl": records})
+    assert [(r["no_such_field"], r["n"]) for r in breakdown_rows([run], "no_such_field")] == [("(none)", 2)]
+
+
+def test_cli_writes_markdown_and_reports_bad_input(tmp_path, capsys):
+    tasks = _tasks()
+    run = _write_run(tmp_path / "eval", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "x", True)]})
+    out = tmp_path / "breakdown.md"
+    assert main([str(run), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| eval | x | 1 | 1 | 1 | 1.000 |" in text or "| eval | x | 2 | 1 | 1 | 1.000 |" in text
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert main([str(bare)]) == 2
+    assert "no .hydra/config.yaml" in capsys.readouterr().err
+    empty = _write_run(tmp_path / "empty", {"data": DATA}, {})
+    assert main([str(empty)]) == 2
+    assert "no evaluation records" in capsys.readouterr().err
+
+
+def test_a_config_without_data_is_an_error(tmp_path):
+    run = _write_run(tmp_path / "run", {"seed": 1}, {})
+    with pytest.raises(ValueError, match="neither eval_data nor data"):
+        breakdown_rows([run], "difficulty")
