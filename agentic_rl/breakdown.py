@@ -1,6 +1,12 @@
-"""`python -m agentic_rl.breakdown RUN_DIR [RUN_DIR ...] [--by difficulty] [--out FILE]`: pass rates split by a
-field of the tasks' metadata (a pipeline task's `difficulty`, a KodCode task's `subset`, ...), per phase and mode,
-with 95% Wilson intervals.
+"""`python -m agentic_rl.breakdown RUN_DIR [RUN_DIR ...] [--by difficulty] [--before BASE_DIR] [--out FILE]`: pass
+rates split by a field of the tasks' metadata (a pipeline task's `difficulty`, a KodCode task's `subset`, ...), per
+phase and mode, with 95% Wilson intervals.
+
+With `--before BASE_DIR` (an evaluation of the untrained model), each RUN_DIR is an evaluation of a trained adapter
+on the same tasks, and the table is the paired change per mode and field value, pooled over the runs (each seed's
+episodes paired with the base model's episode of the same task, mode and sample): McNemar's exact test and
+Newcombe's paired interval (`tracking/stats.py`, `PairedChange`). Greedy evaluation makes the base episodes the same
+for every seed, so one base evaluation serves them all.
 
 The per-episode records (an evaluation's results.jsonl, a training run's eval_before/eval_after.jsonl) carry task
 ids only, so the tasks are rebuilt from the run's own config (`.hydra/config.yaml`: `data` for an evaluation,
@@ -17,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rl.tracking.runs import read_eval_records
-from agentic_rl.tracking.stats import wilson_interval
+from agentic_rl.tracking.stats import PairedChange, wilson_interval
 
 PHASES = ("eval", "before", "after")
 MISSING = "(none)"
+ALL = "all"
 
 
 def task_metadata(run_dir: Path) -> dict[str, dict[str, Any]]:
@@ -79,6 +86,63 @@ def _order(group: tuple[str, str, str]) -> tuple[int, str, tuple[int, float | st
     return PHASES.index(phase), mode, value_key
 
 
+def _episodes(run_dir: Path) -> dict[tuple[str, str, int], bool]:
+    """(mode, task id, sample) -> passed, of an evaluation run."""
+    return {
+        (r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"])
+        for r in read_eval_records(run_dir, "eval")
+    }
+
+
+def paired_rows(before: Path, afters: Sequence[Path], key: str) -> tuple[list[dict[str, Any]], int]:
+    """Per (mode, value of `key`) and per mode over all values ("all"): the pooled paired change from `before`'s
+    episodes to each of `afters`'. Also returns how many episodes of `afters` had no partner in `before`."""
+    metadata = task_metadata(before)
+    base = _episodes(before)
+    pairs: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+    runs_with: dict[tuple[str, str], set[Path]] = {}
+    unpaired = 0
+    for run in afters:
+        for episode, passed in _episodes(run).items():
+            if episode not in base:
+                unpaired += 1
+                continue
+            mode, task_id, _ = episode
+            value = str(metadata.get(task_id, {}).get(key, MISSING))
+            for group in ((mode, value), (mode, ALL)):
+                pairs.setdefault(group, []).append((base[episode], passed))
+                runs_with.setdefault(group, set()).add(run)
+    rows = [
+        {"mode": mode, key: value, "runs": len(runs_with[mode, value]), **PairedChange.from_pairs(p).as_dict()}
+        for (mode, value), p in sorted(pairs.items(), key=lambda item: _order(("eval", *item[0])))
+    ]
+    return rows, unpaired
+
+
+def paired_markdown(rows: Iterable[dict[str, Any]], key: str, before: Path, runs: Sequence[Path], unpaired: int) -> str:
+    lines = [
+        f"# Paired change by `{key}`",
+        "",
+        f"Before: {before}. After: {', '.join(str(r) for r in runs)}.",
+        "",
+        "Each pair: one task (mode, sample) before and after, pooled over the after runs. gained: failed before, "
+        "passed after; lost: the reverse. 95% interval: Newcombe's hybrid score interval for paired proportions; "
+        "p: McNemar's exact test (two-sided); pairs to resolve: pairs a paired test (alpha 0.05, power 0.8) needs "
+        f"at the measured change. Episodes of the after runs with no partner in the base run: {unpaired}.",
+        "",
+        f"| mode | {key} | runs | pairs | before | after | change | 95% interval | gained | lost | p | "
+        "pairs to resolve |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['mode']} | {r[key]} | {r['runs']} | {r['n']} | {r['before']:.3f} | {r['after']:.3f} | "
+            f"{r['change']:+.3f} | {r['low']:+.3f} to {r['high']:+.3f} | {r['gained']} | {r['lost']} | "
+            f"{r['p_value']:.3g} | {r['pairs_needed']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def breakdown_markdown(rows: Iterable[dict[str, Any]], key: str, runs: Sequence[Path]) -> str:
     lines = [
         f"# Pass rate by `{key}`",
@@ -100,17 +164,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="evaluation or training run dirs")
     parser.add_argument("--by", default="difficulty", help="the task metadata field to split by (default: difficulty)")
+    parser.add_argument(
+        "--before", type=Path, help="an evaluation of the untrained model: pair each run's episodes with its own"
+    )
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
     args = parser.parse_args(argv)
     try:
-        rows = breakdown_rows(args.runs, args.by)
+        if args.before:
+            rows, unpaired = paired_rows(args.before, args.runs, args.by)
+        else:
+            rows = breakdown_rows(args.runs, args.by)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
     if not rows:
-        print(f"error: no evaluation records in {', '.join(map(str, args.runs))}", file=sys.stderr)  # noqa: T201
+        where = ", ".join(map(str, args.runs))
+        what = (
+            f"no episodes of {where} pair with {args.before}'s" if args.before else f"no evaluation records in {where}"
+        )
+        print(f"error: {what}", file=sys.stderr)  # noqa: T201
         return 2
-    text = breakdown_markdown(rows, args.by, args.runs)
+    if args.before:
+        text = paired_markdown(rows, args.by, args.before, args.runs, unpaired)
+    else:
+        text = breakdown_markdown(rows, args.by, args.runs)
     if args.out:
         args.out.write_text(text)
         print(args.out)  # noqa: T201

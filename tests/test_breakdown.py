@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from agentic_rl.breakdown import breakdown_rows, main
+from agentic_rl.breakdown import breakdown_rows, main, paired_rows
 from agentic_rl.data.pipelines import load_pipelines
 
 DATA = {
@@ -101,3 +101,44 @@ def test_a_config_without_data_is_an_error(tmp_path):
     run = _write_run(tmp_path / "run", {"seed": 1}, {})
     with pytest.raises(ValueError, match="neither eval_data nor data"):
         breakdown_rows([run], "difficulty")
+
+
+def test_paired_change_pools_seeds_against_one_base_evaluation(tmp_path):
+    tasks = _tasks()[:4]
+    d = {t.task_id: str(t.metadata["difficulty"]) for t in tasks}
+    base = [_record(t.task_id, "multi_tool", i == 0) for i, t in enumerate(tasks)]  # only the first passes
+    before = _write_run(tmp_path / "base", {"data": DATA}, {"results.jsonl": base})
+    # seed 1 gains tasks 1 and 2 and loses task 0; seed 2 gains task 3; an episode of another mode has no partner
+    seed1 = [_record(t.task_id, "multi_tool", i in (1, 2)) for i, t in enumerate(tasks)]
+    seed2 = [_record(t.task_id, "multi_tool", i in (0, 3)) for i, t in enumerate(tasks)]
+    seed2.append(_record(tasks[0].task_id, "no_tools", True))
+    afters = [
+        _write_run(tmp_path / "s1", {"data": DATA}, {"results.jsonl": seed1}),
+        _write_run(tmp_path / "s2", {"data": DATA}, {"results.jsonl": seed2}),
+    ]
+    rows, unpaired = paired_rows(before, afters, "difficulty")
+    assert unpaired == 1
+    overall = next(r for r in rows if r["difficulty"] == "all")
+    assert (overall["n"], overall["runs"]) == (8, 2)
+    assert (overall["both"], overall["gained"], overall["lost"], overall["neither"]) == (1, 3, 1, 3)
+    assert overall["before"] == 2 / 8 and overall["after"] == 4 / 8 and overall["change"] == 2 / 8
+    assert overall["low"] < overall["change"] < overall["high"]
+    assert overall["p_value"] == pytest.approx(0.625)  # 2 * P(X <= 1), X ~ Bin(4, 1/2)
+    per_value = [r for r in rows if r["difficulty"] != "all"]
+    assert sum(r["n"] for r in per_value) == 8
+    for r in per_value:
+        mine = [i for i, t in enumerate(tasks) if d[t.task_id] == r["difficulty"]]
+        assert r["n"] == 2 * len(mine)
+        assert r["gained"] == sum((i in (1, 2)) + (i == 3) for i in mine)
+
+
+def test_paired_cli_writes_the_table_and_says_when_nothing_pairs(tmp_path, capsys):
+    tasks = _tasks()[:2]
+    before = _write_run(tmp_path / "base", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "m", False)]})
+    after = _write_run(tmp_path / "s1", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "m", True)]})
+    out = tmp_path / "paired.md"
+    assert main([str(after), "--before", str(before), "--out", str(out)]) == 0
+    assert "| m | all | 1 | 1 | 0.000 | 1.000 | +1.000 |" in out.read_text()
+    other = _write_run(tmp_path / "s2", {"data": DATA}, {"results.jsonl": [_record(tasks[1].task_id, "m", True)]})
+    assert main([str(other), "--before", str(before)]) == 2
+    assert "pair with" in capsys.readouterr().err

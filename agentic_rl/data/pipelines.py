@@ -12,9 +12,9 @@ seed), so every run and every evaluation sees the same tasks:
 2. draw `n_train` distinct training pipelines from the training half. Two pipelines are the same task when they
    give the same outputs on a fixed set of probe lists (`sort, reverse` and `sort descending` are one task), and
    a pipeline whose output is the same for every probe is dropped;
-3. draw up to 2 x `n_heldout` distinct held-out candidates from the held-out half, drop every candidate that
-   the near-duplicate check (`agentic_rl.data.overlap`) flags against some training task, and keep the first
-   `n_heldout`.
+3. draw up to 4 x `n_heldout` distinct held-out candidates from the held-out half and keep the first
+   `n_heldout` that the near-duplicate check (`agentic_rl.data.overlap`) does not flag against a training task
+   (checked again after each drop, until the kept set has no flagged task).
 
 Each task's tests are computed by running its reference solution (this module's own code) on the example
 and on `n_tests` random lists, with the empty list among them. The statement gives one example.
@@ -124,9 +124,19 @@ def _filters() -> list[Step]:
             "keep only the numbers at even positions (0, 2, 4, ...)",
             "result[::2]",
             lambda xs: xs[::2],
+            "positions",
+        ),
+        Step(
+            "filter",
+            "odd_positions",
+            "keep only the numbers at odd positions (1, 3, 5, ...)",
+            "result[1::2]",
+            lambda xs: xs[1::2],
+            "positions",
         ),
     ]
-    for k in (3, 5, 8):
+    # Constants widen each family: more distinct tasks, while a family still goes whole to one split.
+    for k in (1, 2, 3, 4, 5, 6, 8):
         steps.append(
             Step(
                 "filter",
@@ -137,7 +147,7 @@ def _filters() -> list[Step]:
                 "above",
             )
         )
-    for k in (2, 4, 6):
+    for k in (1, 2, 3, 4, 6):
         steps.append(
             Step(
                 "filter",
@@ -148,7 +158,7 @@ def _filters() -> list[Step]:
                 "below",
             )
         )
-    for k in (3, 4):
+    for k in (3, 4, 5):
         steps.append(
             Step(
                 "filter",
@@ -157,6 +167,17 @@ def _filters() -> list[Step]:
                 f"[x for x in result if x % {k} == 0]",
                 lambda xs, k=k: [x for x in xs if x % k == 0],
                 "multiples",
+            )
+        )
+    for k in (2, 3, 5):
+        steps.append(
+            Step(
+                "filter",
+                f"within_{k}",
+                f"keep only the numbers between -{k} and {k} (both included)",
+                f"[x for x in result if -{k} <= x <= {k}]",
+                lambda xs, k=k: [x for x in xs if -k <= x <= k],
+                "within",
             )
         )
     return steps
@@ -190,7 +211,7 @@ def _maps() -> list[Step]:
             "absolute",
         ),
     ]
-    for k in (2, 3):
+    for k in (2, 3, 4, 5):
         steps.append(
             Step(
                 "map",
@@ -201,7 +222,7 @@ def _maps() -> list[Step]:
                 "times",
             )
         )
-    for k in (1, 10):
+    for k in (1, 2, 5, 10):
         steps.append(
             Step(
                 "map",
@@ -212,23 +233,46 @@ def _maps() -> list[Step]:
                 "shift",
             )
         )
-    steps.append(
-        Step(
-            "map",
-            "minus_3",
-            "subtract 3 from every number",
-            "[x - 3 for x in result]",
-            lambda xs: [x - 3 for x in xs],
-            "shift",
+    for k in (1, 3, 4):
+        steps.append(
+            Step(
+                "map",
+                f"minus_{k}",
+                f"subtract {k} from every number",
+                f"[x - {k} for x in result]",
+                lambda xs, k=k: [x - k for x in xs],
+                "shift",
+            )
         )
-    )
+    for k in (3, 4, 5, 7):
+        steps.append(
+            Step(
+                "map",
+                f"mod_{k}",
+                f"replace every number by its remainder modulo {k} (Python's %)",
+                f"[x % {k} for x in result]",
+                lambda xs, k=k: [x % k for x in xs],
+                "mod",
+            )
+        )
+    for k in (0, 3, 5):
+        steps.append(
+            Step(
+                "map",
+                f"capped_{k}",
+                f"replace every number greater than {k} by {k}",
+                f"[min(x, {k}) for x in result]",
+                lambda xs, k=k: [min(x, k) for x in xs],
+                "capped",
+            )
+        )
     steps.append(
         Step(
             "map",
-            "mod_5",
-            "replace every number by its remainder modulo 5 (Python's %)",
-            "[x % 5 for x in result]",
-            lambda xs: [x % 5 for x in xs],
+            "signum",
+            "replace every number by its sign (-1, 0 or 1)",
+            "[(x > 0) - (x < 0) for x in result]",
+            lambda xs: [(x > 0) - (x < 0) for x in xs],
         )
     )
     return steps
@@ -246,8 +290,12 @@ def _orders() -> list[Step]:
             "sort",
         ),
         Step("order", "reversed", "reverse the order of the numbers", "result[::-1]", lambda xs: xs[::-1]),
-        Step("order", "first_3", "keep only the first three numbers", "result[:3]", lambda xs: xs[:3]),
-        Step("order", "drop_first", "drop the first number", "result[1:]", lambda xs: xs[1:]),
+        Step("order", "first_2", "keep only the first two numbers", "result[:2]", lambda xs: xs[:2], "first"),
+        Step("order", "first_3", "keep only the first three numbers", "result[:3]", lambda xs: xs[:3], "first"),
+        Step("order", "last_2", "keep only the last two numbers", "result[-2:]", lambda xs: xs[-2:], "last"),
+        Step("order", "last_3", "keep only the last three numbers", "result[-3:]", lambda xs: xs[-3:], "last"),
+        Step("order", "drop_first", "drop the first number", "result[1:]", lambda xs: xs[1:], "drop"),
+        Step("order", "drop_last", "drop the last number", "result[:-1]", lambda xs: xs[:-1], "drop"),
         Step(
             "order",
             "rotated",
@@ -302,6 +350,21 @@ def _reductions() -> list[Step]:
             lambda xs: xs[0] if xs else 0,
             "extreme",
         ),
+        Step(
+            "reduce",
+            "spread",
+            "return the largest minus the smallest (0 if there are none)",
+            "max(result) - min(result) if result else 0",
+            lambda xs: max(xs) - min(xs) if xs else 0,
+        ),
+        Step(
+            "reduce",
+            "evens",
+            "return how many of them are even",
+            "sum(1 for x in result if x % 2 == 0)",
+            lambda xs: sum(1 for x in xs if x % 2 == 0),
+            "count",
+        ),
     ]
 
 
@@ -314,6 +377,22 @@ def _product(xs: list[int]) -> int:
 
 LIST_STEPS: tuple[Step, ...] = (*_filters(), *_maps(), *_orders())
 REDUCTIONS: tuple[Step, ...] = tuple(_reductions())
+
+
+def _check_vocabulary(steps: Sequence[Step]) -> None:
+    """Slugs name tasks and families are dealt per kind: a repeated slug, or a family name that two kinds share
+    (its halves could land on both splits), is a mistake in the tables above."""
+    slugs = [s.slug for s in steps]
+    repeated = sorted({slug for slug in slugs if slugs.count(slug) > 1})
+    kinds_of: dict[str, set[str]] = {}
+    for s in steps:
+        kinds_of.setdefault(s.family, set()).add(s.kind)
+    shared = sorted(f for f, kinds in kinds_of.items() if len(kinds) > 1)
+    if repeated or shared:
+        raise ValueError(f"pipelines: repeated step slugs {repeated}, families of several kinds {shared}")
+
+
+_check_vocabulary((*LIST_STEPS, *REDUCTIONS))
 
 
 @dataclass(frozen=True)
@@ -487,17 +566,20 @@ def _family(
     seen: set[tuple] = set()
     train_pipelines = _distinct_pipelines(rng, n_train, steps, train_vocabulary, seen)
     train = [to_task(p, "train", i, family_seed, n_tests) for i, p in enumerate(train_pipelines)]
-    # up to twice as many candidates as wanted: the near-duplicate check drops some
-    candidates = _distinct_pipelines(rng, 2 * n_heldout, steps, heldout_vocabulary, seen, required=n_heldout)
-    tasks = [to_task(p, "heldout", i, family_seed, n_tests) for i, p in enumerate(candidates)]
-    flagged = _near_duplicates(tasks, train)
-    heldout = [t for t in tasks if t.task_id not in flagged][:n_heldout]
-    if len(heldout) < n_heldout:
-        raise ValueError(
-            f"pipelines: only {len(heldout)} held-out tasks are not near-duplicates of a training task "
-            f"({len(flagged)} of {len(tasks)} flagged); ask for fewer (n_heldout) or fewer training tasks"
-        )
-    return {"train": tuple(train), "heldout": tuple(heldout)}
+    # up to four times as many candidates as wanted: the near-duplicate check drops some (about half of the
+    # two-step candidates of the default family: they share the statement's wording with some training task)
+    candidates = _distinct_pipelines(rng, 4 * n_heldout, steps, heldout_vocabulary, seen, required=n_heldout)
+    pool = [to_task(p, "heldout", i, family_seed, n_tests) for i, p in enumerate(candidates)]
+    # The check's weights are document frequencies over the tasks it compares, so dropping some can push a kept
+    # one over a threshold: check the held-out tasks chosen, drop what is flagged, and repeat until none is.
+    while flagged := _near_duplicates(pool[:n_heldout], train):
+        pool = [t for t in pool if t.task_id not in flagged]
+        if len(pool) < n_heldout:
+            raise ValueError(
+                f"pipelines: only {len(pool)} of {len(candidates)} held-out candidates are not near-duplicates of "
+                f"a training task; ask for fewer (n_heldout) or fewer training tasks"
+            )
+    return {"train": tuple(train), "heldout": tuple(pool[:n_heldout])}
 
 
 def build_family(

@@ -4,6 +4,7 @@ time it is built, and bad arguments get errors that say what to change."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import types
@@ -191,18 +192,22 @@ def test_no_heldout_task_is_a_near_duplicate_of_a_training_task(family):
 
 
 def test_flagged_candidates_are_dropped(monkeypatch):
-    """A candidate the check flags never reaches the held-out split (here: every other candidate is flagged)."""
+    """A candidate the check flags never reaches the held-out split (here: the candidates of even index, flagged
+    whenever they are among the tasks checked), and the check is repeated until the kept tasks pass it."""
     dropped: set[str] = set()
+    calls = []
 
-    def flag_every_other(candidates, train):
-        flagged = {t.task_id for t in candidates[::2]}
+    def flag_even_candidates(candidates, train):
+        calls.append(len(candidates))
+        flagged = {t.task_id for t in candidates if int(t.task_id.rsplit("/", 1)[1][:4]) % 2 == 0}
         dropped.update(flagged)
         return flagged
 
-    monkeypatch.setattr(pipelines, "_near_duplicates", flag_every_other)
+    monkeypatch.setattr(pipelines, "_near_duplicates", flag_even_candidates)
     heldout = pipelines._family.__wrapped__(5, 10, 10, (1, 2, 3), 4)["heldout"]
     assert len(heldout) == 10
     assert dropped and not dropped & {t.task_id for t in heldout}
+    assert len(calls) > 2 and calls == [10] * len(calls)  # re-checked until the chosen ten pass
 
 
 # ---------------------------------------------------------------- the same every time
@@ -243,6 +248,17 @@ def test_pipelines_that_return_the_same_value_for_every_list_are_never_drawn():
     assert found, "the other orders and reductions are not constant"
     assert all(len(set(p.fingerprint())) > 1 for p in found)
     assert constant.fingerprint() not in {p.fingerprint() for p in found}
+
+
+def test_the_vocabulary_check_rejects_shared_families_and_repeated_slugs():
+    by_slug = {s.slug: s for s in (*LIST_STEPS, *REDUCTIONS)}
+    pipelines._check_vocabulary((*LIST_STEPS, *REDUCTIONS))
+    even, squared = by_slug["even"], by_slug["squared"]
+    clash = dataclasses.replace(squared, family=even.family)  # a map in the filters' "parity" family
+    with pytest.raises(ValueError, match=r"families of several kinds \['parity'\]"):
+        pipelines._check_vocabulary((even, clash))
+    with pytest.raises(ValueError, match=r"repeated step slugs \['even'\]"):
+        pipelines._check_vocabulary((even, even))
 
 
 def test_draw_pipeline_puts_a_reduction_last_only():
