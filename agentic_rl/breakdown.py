@@ -36,9 +36,10 @@ def task_metadata(run_dir: Path) -> dict[str, dict[str, Any]]:
 
     from agentic_rl.registry import build
 
-    config_path = run_dir / ".hydra" / "config.yaml"
-    if not config_path.is_file():
-        raise ValueError(f"{run_dir}: no .hydra/config.yaml, so its tasks cannot be rebuilt")
+    # a run dir keeps its config under .hydra/; a record under experiments/ keeps a copy beside its results
+    config_path = next((p for p in (run_dir / ".hydra" / "config.yaml", run_dir / "config.yaml") if p.is_file()), None)
+    if config_path is None:
+        raise ValueError(f"{run_dir}: no .hydra/config.yaml (nor config.yaml), so its tasks cannot be rebuilt")
     cfg = OmegaConf.load(config_path)
     node = cfg.get("eval_data") if "eval_data" in cfg else cfg.get("data")
     if node is None:

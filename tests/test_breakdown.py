@@ -97,6 +97,14 @@ def test_cli_writes_markdown_and_reports_bad_input(tmp_path, capsys):
     assert "no evaluation records" in capsys.readouterr().err
 
 
+def test_a_record_with_its_config_beside_the_results_is_read(tmp_path):
+    tasks = _tasks()
+    run = _write_run(tmp_path / "record", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "m", True)]})
+    (run / ".hydra" / "config.yaml").rename(run / "config.yaml")
+    [row] = breakdown_rows([run], "split")
+    assert (row["split"], row["n"], row["passed"]) == ("heldout", 1, 1)
+
+
 def test_a_config_without_data_is_an_error(tmp_path):
     run = _write_run(tmp_path / "run", {"seed": 1}, {})
     with pytest.raises(ValueError, match="neither eval_data nor data"):
