@@ -118,6 +118,16 @@ def test_what_is_not_split(word, vocabulary):
     assert T.compound_split(word, vocabulary) == []
 
 
+def test_a_split_with_fewer_pieces_found_later_replaces_one_found_first():
+    # ab+cd reaches position 4 before abcde reaches 5, so ab+cd+efgh is the first whole split found
+    assert T.compound_split("abcdefgh", {"ab", "cd", "efgh", "abcde", "fgh"}) == ["abcde", "fgh"]
+
+
+def test_of_two_splits_with_as_few_pieces_one_is_returned():
+    # which one is the tie-break's (see compound_split's docstring); both are splits into known words
+    assert T.compound_split("heappush", {"heap", "push", "heapp", "ush"}) in (["heap", "push"], ["heapp", "ush"])
+
+
 def test_more_pieces_only_when_allowed():
     four = {"get", "item", "size", "of"}
     assert T.compound_split("getitemsizeof", four, max_parts=4) == ["get", "item", "size", "of"]
