@@ -78,6 +78,7 @@ def test_test_map_takes_the_most_specific_prefix() -> None:
     assert mapped_tests("agentic_rl/rewards/__init__.py", TEST_MAP) == ["tests/rewards"]
     assert mapped_tests("agentic_rl/algo/core.py", TEST_MAP)[0] == "tests/algo/test_core.py"
     assert mapped_tests("agentic_rl/algo/grpo.py", TEST_MAP) == ["tests/algo"]
-    assert mapped_tests("agentic_rl/tools/search/text.py", TEST_MAP) == ["tests/tools"]
+    assert mapped_tests("agentic_rl/tools/search/dense.py", TEST_MAP) == ["tests/tools"]
+    assert mapped_tests("agentic_rl/tools/search/text.py", TEST_MAP)[0] == "tests/tools/test_search_text.py"
     for rel in ("agentic_rl/algo/grpo.py", "agentic_rl/rollout/policy.py", "agentic_rl/tools/code.py"):
         assert mapped_tests(rel, TEST_MAP), rel

@@ -111,6 +111,20 @@ def test_kv_cache_bytes_follow_the_model_and_dtype(lora_model):
     assert kv_bytes_per_token(config, "bfloat16") == 2 * 2 * 2 * 32 * 2
 
 
+def test_kv_cache_bytes_count_the_kv_heads_and_the_head_width_a_config_states():
+    from types import SimpleNamespace
+
+    # grouped-query attention: 1 key/value head for 4 query heads; a head width other than hidden / heads
+    gqa = SimpleNamespace(
+        num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=1, head_dim=16, hidden_size=96
+    )
+    assert kv_bytes_per_token(gqa, "bfloat16") == 2 * 3 * 1 * 16 * 2
+    # no head_dim, no kv heads: hidden / heads, every head; a whole number of bytes (the engine takes an int)
+    plain = SimpleNamespace(num_hidden_layers=2, num_attention_heads=2, hidden_size=64)
+    size = kv_bytes_per_token(plain, "float32")
+    assert size == 2 * 2 * 2 * 32 * 4 and type(size) is int
+
+
 def test_kv_cache_default_is_one_whole_context_plus_twice_every_sequences_turns():
     # the CPU default: 4192-token context, 32 sequences of 3 turns x 96 tokens
     assert default_kv_cache_tokens(32, 3, 96, 4192) == 4192 + 32 * 3 * 96 * 2 == 22624
