@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -149,18 +148,17 @@ def test_empty_or_nonsense_queries_have_no_hits(small, query):
     assert small.search(query, 3) == []
 
 
-def test_long_query_is_fast(small):
-    start = time.perf_counter()
-    small.search("counter " * 2000, 3)
-    assert time.perf_counter() - start < 1.0
+def test_a_repeated_word_counts_once(small):
+    # a query of 2,000 copies of one word ranks as the word alone (and so costs what it costs: no timed assert,
+    # which a loaded machine fails)
+    long, short = small.search("counter " * 2000, 3), small.search("counter", 3)
+    assert long and [h.name for h in long] == [h.name for h in short]
 
 
 # ----------------------------------------------------------------------------- pydoc: cache
 def test_second_load_hits_the_cache(small, cache_dir):
-    start = time.perf_counter()
     again = P.PydocBackend(modules=SMALL, cache_dir=cache_dir)
-    elapsed = time.perf_counter() - start
-    assert not again.built and elapsed < 2.0
+    assert not again.built  # loaded from the cache, not rebuilt
     assert again.index.names == small.index.names
     assert again.search("Counter.most_common", 1)[0].name == "collections.Counter.most_common"
     # a different module list is a different index
