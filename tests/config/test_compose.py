@@ -131,3 +131,14 @@ def test_experiment_seed_3b_is_the_reference_setup():
     assert cfg.eval_data._target_.endswith("load_bigcodebench") and cfg.eval_data.limit == 50
     assert (cfg.algo.group_size, cfg.algo.epochs, cfg.algo.lr, cfg.algo.kl_coeff) == (4, 3, 5e-6, 0.05)
     assert cfg.require_gpu is True
+
+
+def test_experiment_transfer_cpu_trains_on_one_family_and_evaluates_on_its_other_half():
+    cfg = compose_train(["experiment=transfer-cpu"])
+    assert cfg.data._target_.endswith("load_pipelines") and cfg.eval_data._target_.endswith("load_pipelines")
+    assert (cfg.data.split, cfg.eval_data.split) == ("train", "heldout")
+    # one family: every key that draws it is the same on both sides
+    for key in ("family_seed", "n_train", "n_heldout", "steps", "n_tests"):
+        assert cfg.data[key] == cfg.eval_data[key], key
+    assert cfg.data.limit >= 64 and cfg.data.limit <= cfg.data.n_train and cfg.algo.epochs == 1
+    assert cfg.eval_data.n_heldout >= 200
