@@ -64,7 +64,8 @@ class VLLMConfig:
 
 def check_block_size(block_size: int | None, on_gpu: bool) -> None:
     """The device's own rule on `rollout.vllm.block_size`, known only where the engine starts: on a CPU a multiple
-    of `CPU_BLOCK_MULTIPLE` (vLLM would refuse the engine, or round the size, somewhere less clear)."""
+    of `CPU_BLOCK_MULTIPLE`. vLLM refuses any other size once the engine is half built ("No common block size for
+    48"), which the backend choice would take for an engine that cannot start and fall back to HF."""
     if block_size is not None and not on_gpu and block_size % CPU_BLOCK_MULTIPLE:
         below = block_size // CPU_BLOCK_MULTIPLE * CPU_BLOCK_MULTIPLE
         nearest = ", ".join(str(n) for n in (below, below + CPU_BLOCK_MULTIPLE) if n > 0)
