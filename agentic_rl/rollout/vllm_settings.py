@@ -28,7 +28,7 @@ class VLLMConfig:
     sync_tensors: str = "touched"
     max_num_seqs: int = 32
     max_model_len: int | None = None
-    block_size: int | None = None
+    block_size: int | None = 32
     kv_cache_tokens: int | None = None
     gpu_memory_utilization: float = 0.35
     enable_sleep_mode: bool = False

@@ -182,7 +182,7 @@ def test_cpu_flags_are_read_from_proc_cpuinfo():
 
 
 def test_block_size_is_positive_or_null_when_read():
-    assert VLLMConfig().block_size is None or VLLMConfig().block_size > 0
+    assert VLLMConfig().block_size == 32 and VLLMConfig(block_size=None).block_size is None
     assert RolloutConfig(vllm={"block_size": 64}).vllm.block_size == 64
     for bad in (0, -32):
         with pytest.raises(ValueError, match=r"rollout\.vllm\.block_size must be a positive"):
