@@ -92,7 +92,7 @@ _RELOAD_LOGGERS = (
 
 
 # CPU flags of native bf16 arithmetic; without them vLLM's CPU kernels emulate bf16 in fp32 and run slower than fp32
-# (3-4x on an AVX2-only EPYC: experiments/vllm/block-dtype/)
+# (3x on an AVX2-only EPYC: experiments/vllm/block-dtype/)
 BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
