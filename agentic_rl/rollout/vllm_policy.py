@@ -12,7 +12,7 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   `StopCondition` the HF engine checks token by token, so both cut at the same token. A marker that did not
   close a call (the opening fence of a call, a fence with no call before it) resumes generation from the ids so
   far, with the remaining token budget. Each resume is a new engine call that waits for the whole batch and
-  recomputes the history's last, partial KV block (128 tokens on the CPU build), so after `MARKER_ROUNDS` calls
+  recomputes the history's last, partial KV block (`block_size` tokens), so after `MARKER_ROUNDS` calls
   that stopped on markers the rest of the turn is generated in one call without stop strings, and the cut finds
   the stop in it as before (a reply that repeats fences took one call per fence: dozens in a 96-token turn).
 - **Sampler log-probs** of every generated token, the same quantity the HF backend records and the trainer
@@ -22,6 +22,10 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   So the engine applies the temperature itself, as the scale of the model's own logits (`LogitsProcessor.scale`
   on the worker, set per call; the prefix cache is unaffected), samples at temperature 1 with the call's top-p,
   and reports the raw log-probs of those scaled logits (`logprobs_mode=raw_logprobs`).
+- **Engine dtype and KV blocks.** `dtype=auto` is bfloat16 only where the hardware computes in it (`engine_dtype`):
+  on a CPU without avx512_bf16 or amx_bf16 vLLM emulates bf16 and runs slower than in float32. `block_size` sets
+  the KV-cache block (null: the engine's default); a smaller block means a smaller partial block to recompute at
+  each turn's first call. On a CPU it must be a multiple of 32, checked before the engine starts.
 - **Weight sync.** The engine starts from the policy's merged weights (agentic_rl.models.export). Before each
   rollout, if any parameter of the HF model changed since the last sync (an optimizer step), the new weights go
   to the engine: `weight_sync=merged` merges the LoRA delta into the base weights and reloads them in place
@@ -31,8 +35,9 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
 - **Memory.** The KV cache is sized from the config: `kv_cache_tokens` token slots (default
   `default_kv_cache_tokens`: one whole context, so that the longest episode fits, plus for each of max_num_seqs
   sequences twice its turns' tokens, its replies and as much again for its prompt and observations), in bytes from
-  the model's layers, heads and the engine dtype. Measured on the default run (experiments/vllm/README.md,
-  "Memory"): its 24-episode rollout batch held at most 61 of these 175 blocks of 128 tokens at once, the 30-task
+  the model's layers, key/value heads and head size and the engine dtype's width (float32 takes twice bfloat16's).
+  Measured on the default run in bf16 (experiments/vllm/README.md, "Memory"): its 24-episode rollout batch held
+  at most 61 of these 175 blocks of 128 tokens at once, the 30-task
   `multi_tool` evaluation 129; with the cache released during updates (below) its size adds nothing to the
   run's peak, which the update sets. When the cache runs out the engine preempts
   and recomputes: a small cache costs time, never correctness. On a CPU the engine shares the process, and glibc's
@@ -71,7 +76,7 @@ from agentic_rl.rollout.hf_policy import NUCLEUS_CANDIDATES
 from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
-from agentic_rl.rollout.vllm_settings import VLLMConfig
+from agentic_rl.rollout.vllm_settings import VLLMConfig, check_block_size
 
 logger = logging.getLogger(__name__)
 
@@ -86,9 +91,40 @@ _RELOAD_LOGGERS = (
 )
 
 
+# CPU flags of native bf16 arithmetic; without them vLLM's CPU kernels emulate bf16 in fp32 and run slower than fp32
+# (3x on an AVX2-only EPYC: experiments/vllm/block-dtype/)
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_flags() -> set[str]:
+    """This CPU's feature flags as Linux reports them (`/proc/cpuinfo`); empty where unknown (another platform)."""
+    info = Path("/proc/cpuinfo")
+    if not sys.platform.startswith("linux") or not info.exists():
+        return set()
+    for line in info.read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "flags":
+            return set(value.split())
+    return set()
+
+
 def engine_dtype(name: str) -> str:
-    """The engine's dtype: `auto` is bfloat16 (vLLM's CPU kernels and GPU path are fastest in it)."""
-    return "bfloat16" if name == "auto" else name
+    """The engine's dtype. `auto` is bfloat16 only where the hardware computes in it natively (a CUDA device that
+    supports it, a CPU with one of `BF16_CPU_FLAGS`), else float32; explicit names are kept. The choice for `auto`
+    is logged with its reason in one line."""
+    if name != "auto":
+        return name
+    if torch.cuda.is_available():
+        native = torch.cuda.is_bf16_supported()
+        reason = f"CUDA device {'supports' if native else 'does not support'} bf16"
+    else:
+        found = sorted(cpu_flags() & set(BF16_CPU_FLAGS))
+        native = bool(found)
+        without = f"CPU without {' or '.join(BF16_CPU_FLAGS)} (bf16 would be emulated)"
+        reason = f"CPU flags {', '.join(found)}" if found else without
+    dtype = "bfloat16" if native else "float32"
+    logger.info("rollout.vllm.dtype=auto -> %s: %s", dtype, reason)
+    return dtype
 
 
 def kv_bytes_per_token(config: Any, dtype: str) -> int:
@@ -260,11 +296,12 @@ class VLLMPolicy:
         max_turns: int = 1,
         seed: int = 0,
     ) -> None:
+        self.cfg = cfg or VLLMConfig()
+        check_block_size(self.cfg.block_size, on_gpu=torch.cuda.is_available())
         # the in-process engine: no worker process to spawn (no __main__ guard needed, weights sync in place)
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         import vllm  # noqa: F401 - fails here, before any work, when vLLM is not installed
 
-        self.cfg = cfg or VLLMConfig()
         self.model = model
         self.hf_tokenizer = tokenizer
         self.tokenizer = HFChatTokenizer(tokenizer)
@@ -322,6 +359,8 @@ class VLLMPolicy:
         if on_gpu:
             kwargs["gpu_memory_utilization"] = self.cfg.gpu_memory_utilization
             kwargs["enable_sleep_mode"] = self.cfg.enable_sleep_mode
+        if self.cfg.block_size is not None:
+            kwargs["block_size"] = self.cfg.block_size
         if self.cfg.weight_sync == "lora":
             kwargs.update(enable_lora=True, max_lora_rank=self.cfg.max_lora_rank, max_loras=1)
         # The CPU worker, running in this process, would drop torch to one thread and disable

@@ -11,20 +11,23 @@ import torch
 
 from agentic_rl.models import add_lora, load_tiny_random
 from agentic_rl.models.export import lora_touched, merged_weights, weight_names
-from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, run_episodes
+from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, run_episodes, vllm_policy
 from agentic_rl.rollout.agent import call_stop_condition
 from agentic_rl.rollout.backends import VLLMConfig, make_policy
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.stops import StopScanner, first_stop_prefix
 from agentic_rl.rollout.vllm_policy import (
+    cpu_flags,
     default_kv_cache_tokens,
     default_max_model_len,
+    engine_dtype,
     kv_bytes_per_token,
     module_siblings,
     pin_mmap_threshold,
     top_p_logits,
 )
+from agentic_rl.rollout.vllm_settings import check_block_size
 from agentic_rl.types import Trajectory, Turn
 from tests.rollout.fakes import TASK, toolset
 
@@ -131,6 +134,94 @@ def test_kv_cache_default_is_one_whole_context_plus_twice_every_sequences_turns(
     assert VLLMConfig().mmap_threshold_kib == 128
     with pytest.raises(ValueError, match="mmap_threshold_kib"):
         VLLMConfig(mmap_threshold_kib=-1)
+
+
+def on_cpu_with(monkeypatch, flags):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(vllm_policy, "cpu_flags", lambda: set(flags))
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [
+        ({"fpu", "avx", "avx2", "fma"}, "float32"),  # AVX2 only: bf16 would be emulated
+        ({"avx2", "avx512f", "avx512bw"}, "float32"),  # AVX-512 without its bf16 extension
+        ({"avx2", "avx512f", "avx512_bf16"}, "bfloat16"),
+        ({"avx2", "amx_tile", "amx_bf16"}, "bfloat16"),
+        (set(), "float32"),  # an unknown CPU
+    ],
+)
+def test_auto_engine_dtype_is_bf16_only_on_a_cpu_that_computes_in_it(monkeypatch, caplog, flags, expected):
+    on_cpu_with(monkeypatch, flags)
+    with caplog.at_level(logging.INFO, logger=vllm_policy.__name__):
+        assert engine_dtype("auto") == expected
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert f"-> {expected}" in lines[0] and "CPU" in lines[0]
+
+
+@pytest.mark.parametrize("supported, expected", [(True, "bfloat16"), (False, "float32")])
+def test_auto_engine_dtype_on_a_gpu_follows_its_bf16_support(monkeypatch, caplog, supported, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: supported)
+    monkeypatch.setattr(vllm_policy, "cpu_flags", lambda: {"amx_bf16"} if not supported else set())  # not consulted
+    with caplog.at_level(logging.INFO, logger=vllm_policy.__name__):
+        assert engine_dtype("auto") == expected
+    assert "CUDA" in caplog.records[0].getMessage()
+
+
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("flags", [set(), {"amx_bf16", "avx512_bf16"}])
+def test_explicit_engine_dtypes_are_kept_whatever_the_cpu(monkeypatch, caplog, name, flags):
+    on_cpu_with(monkeypatch, flags)
+    with caplog.at_level(logging.INFO, logger=vllm_policy.__name__):
+        assert engine_dtype(name) == name
+    assert not caplog.records  # nothing was resolved, nothing to explain
+
+
+def test_cpu_flags_are_empty_where_the_platform_is_not_linux(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert cpu_flags() == set()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/cpuinfo")
+def test_cpu_flags_are_read_from_proc_cpuinfo():
+    from pathlib import Path
+
+    flags = cpu_flags()
+    listed = [line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")]
+    if not listed:
+        pytest.skip("this kernel's /proc/cpuinfo lists no flags (not x86)")
+    assert flags and flags <= set(listed[0].split()) and ":" not in flags and "flags" not in flags
+
+
+def test_block_size_is_positive_or_null_when_read():
+    assert VLLMConfig().block_size == 32 and VLLMConfig(block_size=None).block_size is None
+    assert RolloutConfig(vllm={"block_size": 64}).vllm.block_size == 64
+    for bad in (0, -32):
+        with pytest.raises(ValueError, match=r"rollout\.vllm\.block_size must be a positive"):
+            VLLMConfig(block_size=bad)
+
+
+def test_block_size_on_a_cpu_is_a_multiple_of_32_and_the_error_says_what_to_set():
+    check_block_size(None, on_gpu=False)
+    for ok in (32, 64, 128):
+        check_block_size(ok, on_gpu=False)
+    check_block_size(16, on_gpu=True)  # a GPU takes other sizes (vLLM checks its own)
+    with pytest.raises(ValueError, match=r"block_size=48: .*multiple of 32; set it to 32, 64 or to null"):
+        check_block_size(48, on_gpu=False)
+    with pytest.raises(ValueError, match=r"block_size=16: .*set it to 32 or to null"):
+        check_block_size(16, on_gpu=False)
+
+
+def test_a_block_size_the_cpu_engine_refuses_is_an_error_not_a_fallback(lora_model, monkeypatch):
+    """Checked where the engine starts (the device is known there), before vLLM is even imported."""
+    model, tok = lora_model
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setitem(sys.modules, "vllm", None)  # were it a fallback, this would give the HF backend
+    with pytest.raises(ValueError, match="multiple of 32"):
+        make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 40}))
+    assert isinstance(make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 64})), HFPolicy)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")

