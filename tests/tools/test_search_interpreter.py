@@ -38,25 +38,22 @@ def test_a_failure_reports_the_exit_code_and_the_last_2000_characters_of_its_err
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell script as the interpreter")
-def test_the_standard_output_is_reported_when_the_error_output_is_empty(tmp_path):
-    python = fake_python(tmp_path, "echo 'said on stdout'\nexit 2\n")
-    with pytest.raises(RuntimeError, match=r"failed \(exit 2\): said on stdout$"):
-        interpreter.run_introspect(python, "build", {}, timeout=60)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell script as the interpreter")
-def test_a_nonzero_exit_fails_even_with_an_answer_written(tmp_path):
-    # $5 is the output path: the script writes a valid answer, then exits 1
-    python = fake_python(tmp_path, 'echo \'{"python": "x"}\' > "$5"\necho half done >&2\nexit 1\n')
-    with pytest.raises(RuntimeError, match=r"failed \(exit 1\): half done"):
-        interpreter.run_introspect(python, "probe", {}, timeout=60)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell script as the interpreter")
-def test_a_clean_exit_without_an_answer_is_a_failure(tmp_path):
-    python = fake_python(tmp_path, "echo nothing written >&2\nexit 0\n")
-    with pytest.raises(RuntimeError, match=r"failed \(exit 0\): nothing written"):
-        interpreter.run_introspect(python, "probe", {}, timeout=60)
+@pytest.mark.parametrize(
+    ("script", "mode", "message"),
+    [
+        # the standard output is reported when the error output is empty
+        ("echo 'said on stdout'\nexit 2\n", "build", r"failed \(exit 2\): said on stdout$"),
+        # a nonzero exit fails even with an answer written ($5 is the output path)
+        ('echo \'{"python": "x"}\' > "$5"\necho half done >&2\nexit 1\n', "probe", r"failed \(exit 1\): half done"),
+        # a clean exit without an answer is a failure
+        ("echo nothing written >&2\nexit 0\n", "probe", r"failed \(exit 0\): nothing written"),
+    ],
+    ids=["stdout-when-stderr-empty", "nonzero-exit-with-answer", "clean-exit-without-answer"],
+)
+def test_what_counts_as_a_failure_and_what_it_reports(tmp_path, script, mode, message):
+    python = fake_python(tmp_path, script)
+    with pytest.raises(RuntimeError, match=message):
+        interpreter.run_introspect(python, mode, {}, timeout=60)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a shell script as the interpreter")
