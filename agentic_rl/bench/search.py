@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     dense = None if args.dense.lower() == "none" else args.dense
     if args.ablation:
         for python in interpreters:
-            print(run_ablation(query_sets, python, dense))
+            print(run_ablation(query_sets, python, dense))  # noqa: T201 (the benchmark's report)
         return 0
     results: list[BenchResult] = []
     if "pydoc" in backends:
@@ -348,26 +348,26 @@ def main(argv: list[str] | None = None) -> int:
             res.backend = f"docstore/{set_name}"
             results.append(res)
     if args.json:
-        print(json.dumps({r.backend: {k: v for k, v in vars(r).items() if k != "failures"} for r in results}, indent=1))
+        print(json.dumps({r.backend: {k: v for k, v in vars(r).items() if k != "failures"} for r in results}, indent=1))  # noqa: T201 (the benchmark's report)
     else:
-        print(
+        print(  # noqa: T201 (the benchmark's report)
             "search benchmark: "
             + ", ".join(f"{k} ({len(v)} queries)" for k, v in query_sets.items())
             + "; interpreters: "
             + ", ".join(interpreters)
         )
-        print(
+        print(  # noqa: T201 (the benchmark's report)
             "recall counts only the queries whose labelled answers the index holds (answerable);"
             " a library the interpreter lacks cannot be found"
         )
         for set_name in query_sets:
-            print(f"\n== {set_name}")
-            print(format_table([r for r in results if r.backend.endswith("/" + set_name)]))
+            print(f"\n== {set_name}")  # noqa: T201 (the benchmark's report)
+            print(format_table([r for r in results if r.backend.endswith("/" + set_name)]))  # noqa: T201 (the benchmark's report)
     if args.failures:
         for r in results:
-            print(f"\n{r.backend}: {len(r.failures)} queries without a relevant hit in the top 3")
+            print(f"\n{r.backend}: {len(r.failures)} queries without a relevant hit in the top 3")  # noqa: T201 (the benchmark's report)
             for f in r.failures:
-                print(f"  rank={f['rank']!s:>4}  {f['query']!r}  expected {f['expected'][:2]}  got {f['got']}")
+                print(f"  rank={f['rank']!s:>4}  {f['query']!r}  expected {f['expected'][:2]}  got {f['got']}")  # noqa: T201 (the benchmark's report)
     return 0
 
 

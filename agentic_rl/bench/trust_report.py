@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         plans = [plan_trust(j["test"], j["harness"]) for j in jobs]
         n_out = sum(p[0] == OUT_OF_PROCESS for p in plans)
         why = collections.Counter(p[1] for p in plans if p[1])
-        print(
+        print(  # noqa: T201 (the benchmark's report)
             f"{name}: {len(jobs)} tasks, planned out of process {n_out} ({100 * n_out / len(jobs):.1f}%), "
             f"in process {len(jobs) - n_out}; because of: {dict(why.most_common())}"
         )
@@ -103,14 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         oop = grade(jobs, args.workers, args.timeout, args.python, True)
         inp = grade(jobs, args.workers, args.timeout, args.python, False)
         graded_out = sum(r.trust == OUT_OF_PROCESS for r in oop)
-        print(
+        print(  # noqa: T201 (the benchmark's report)
             f"  graded out of process {graded_out}/{len(jobs)} ({100 * graded_out / len(jobs):.1f}%); "
             f"passed: out-of-process run {sum(r.passed for r in oop)}, "
             f"all-in-process run {sum(r.passed for r in inp)}"
         )
         for j, a, b in zip(jobs, oop, inp):
             if a.passed != b.passed:
-                print(f"  differs {j['id']}: {a.trust} {a.status} ({a.detail[:200]!r}) vs in process {b.status}")
+                print(f"  differs {j['id']}: {a.trust} {a.status} ({a.detail[:200]!r}) vs in process {b.status}")  # noqa: T201 (the benchmark's report)
     return 0
 
 

@@ -67,20 +67,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.observation:
         tool = SearchTool(backend=args.backend, k=args.k, backend_options=options)
         task = Task(task_id="cli", prompt="", tests="", harness="pytest")
-        print(tool(ToolCall(name="search", content=query, start=0, end=0), task).text)
+        print(tool(ToolCall(name="search", content=query, start=0, end=0), task).text)  # noqa: T201 (the CLI's output)
         return 0
     backend = BACKENDS.get(args.backend)(**options)
     hits = backend.search(query, args.k)
     if args.json:
         for hit in hits:
-            print(
+            print(  # noqa: T201 (the CLI's output)
                 json.dumps(
                     {"name": hit.name, "signature": hit.signature, "doc": hit.doc, "score": hit.score},
                     ensure_ascii=False,
                 )
             )
     else:
-        print(format_hits(hits, max_doc_chars=10_000))
+        print(format_hits(hits, max_doc_chars=10_000))  # noqa: T201 (the CLI's output)
     return 0
 
 
