@@ -61,7 +61,9 @@ def breakdown_rows(run_dirs: Sequence[Path], key: str) -> list[dict[str, Any]]:
                 tally[0] += 1
                 tally[1] += bool(record["passed"])
     rows = []
-    for (phase, mode, value), (n, passed) in sorted(counts.items(), key=lambda item: _order(item[0])):
+    for (phase, mode, value), (n, passed) in sorted(
+        counts.items(), key=lambda item: (PHASES.index(item[0][0]), item[0][1], _value_order(item[0][2]))
+    ):
         low, high = wilson_interval(passed, n)
         rows.append(
             {
@@ -78,13 +80,12 @@ def breakdown_rows(run_dirs: Sequence[Path], key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _order(group: tuple[str, str, str]) -> tuple[int, str, tuple[int, float | str]]:
-    phase, mode, value = group
-    try:  # numeric values (difficulty 1, 2, 3) in numeric order, then the rest by name
-        value_key: tuple[int, float | str] = (0, float(value))
+def _value_order(value: str) -> tuple[int, float | str]:
+    """Numeric values (difficulty 1, 2, 3) in numeric order, then the rest by name."""
+    try:
+        return 0, float(value)
     except ValueError:
-        value_key = (1, value)
-    return PHASES.index(phase), mode, value_key
+        return 1, value
 
 
 def _episodes(run_dir: Path) -> dict[tuple[str, str, int], bool]:
@@ -115,7 +116,7 @@ def paired_rows(before: Path, afters: Sequence[Path], key: str) -> tuple[list[di
                 runs_with.setdefault(group, set()).add(run)
     rows = [
         {"mode": mode, key: value, "runs": len(runs_with[mode, value]), **PairedChange.from_pairs(p).as_dict()}
-        for (mode, value), p in sorted(pairs.items(), key=lambda item: _order(("eval", *item[0])))
+        for (mode, value), p in sorted(pairs.items(), key=lambda item: (item[0][0], _value_order(item[0][1])))
     ]
     return rows, unpaired
 
