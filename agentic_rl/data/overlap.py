@@ -125,20 +125,79 @@ class PairScore:
         return self.question >= QUESTION_THRESHOLD or self.solution >= SOLUTION_THRESHOLD
 
 
+@dataclass(frozen=True)
+class _Tokenized:
+    """Every text's question and solution tokens, with the IDF weights over all of them."""
+
+    question: dict[int, list[str]]
+    solution: dict[int, list[str]]
+    question_weight: dict[str, float]
+    solution_weight: dict[str, float]
+
+
+def _tokenize(everyone: Sequence[Text]) -> _Tokenized:
+    question = {id(t): question_tokens(t.name, t.question) for t in everyone}
+    solution = {id(t): solution_tokens(t.solution) for t in everyone}
+    return _Tokenized(question, solution, idf_weights(list(question.values())), idf_weights(list(solution.values())))
+
+
+def _score(h: Text, t: Text, tok: _Tokenized) -> PairScore:
+    return PairScore(
+        h.name,
+        t.name,
+        weighted_ratio(tok.question[id(h)], tok.question[id(t)], tok.question_weight),
+        weighted_ratio(tok.solution[id(h)], tok.solution[id(t)], tok.solution_weight),
+    )
+
+
 def cross_split_scores(held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()) -> list[PairScore]:
     """Both similarities of every (held-out, train) pair; IDF over `held_out`, `train` and `corpus`."""
-    everyone = [*held_out, *train, *corpus]
-    q_tokens = {id(t): question_tokens(t.name, t.question) for t in everyone}
-    s_tokens = {id(t): solution_tokens(t.solution) for t in everyone}
-    q_weight = idf_weights(list(q_tokens.values()))
-    s_weight = idf_weights(list(s_tokens.values()))
-    return [
-        PairScore(
-            h.name,
-            t.name,
-            weighted_ratio(q_tokens[id(h)], q_tokens[id(t)], q_weight),
-            weighted_ratio(s_tokens[id(h)], s_tokens[id(t)], s_weight),
-        )
-        for h in held_out
-        for t in train
-    ]
+    tok = _tokenize([*held_out, *train, *corpus])
+    return [_score(h, t, tok) for h in held_out for t in train]
+
+
+class _BagBound:
+    """An upper bound of `weighted_ratio` from token counts alone: the tokens a match pairs up are a sub-multiset
+    of both sequences, so the matched weight is at most the weight of the multiset intersection."""
+
+    def __init__(self, tokens: dict[int, list[str]], weight: dict[str, float]) -> None:
+        self.weight = weight
+        self.counts = {key: Counter(seq) for key, seq in tokens.items()}
+        self.totals = {key: sum(weight.get(tok, 0.0) for tok in seq) for key, seq in tokens.items()}
+
+    def __call__(self, a: int, b: int) -> float:
+        total = self.totals[a] + self.totals[b]
+        if not total:
+            return 0.0
+        ca, cb = self.counts[a], self.counts[b]
+        if len(cb) < len(ca):
+            ca, cb = cb, ca
+        common = sum(self.weight.get(tok, 0.0) * min(n, cb[tok]) for tok, n in ca.items() if tok in cb)
+        return 2 * common / total
+
+
+# the bound and the exact ratio sum the same weights in other orders: a pair is skipped only when its bound is
+# below a threshold by more than any rounding of those sums
+_BOUND_SLACK = 1e-9
+
+
+def near_duplicate_pairs(
+    held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()
+) -> list[PairScore]:
+    """The flagged pairs of `cross_split_scores` (same scores, same order), computed only where a cheap bound
+    says a pair could reach a threshold: most pairs of unrelated tasks never run the sequence match."""
+    tok = _tokenize([*held_out, *train, *corpus])
+    question_bound = _BagBound(tok.question, tok.question_weight)
+    solution_bound = _BagBound(tok.solution, tok.solution_weight)
+    flagged = []
+    for h in held_out:
+        for t in train:
+            if (
+                question_bound(id(h), id(t)) < QUESTION_THRESHOLD - _BOUND_SLACK
+                and solution_bound(id(h), id(t)) < SOLUTION_THRESHOLD - _BOUND_SLACK
+            ):
+                continue
+            score = _score(h, t, tok)
+            if score.flagged:
+                flagged.append(score)
+    return flagged

@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agentic_rl.data.overlap import Text, cross_split_scores
+from agentic_rl.data.overlap import Text, near_duplicate_pairs
 from agentic_rl.types import Task
 
 SOURCE = "pipelines"
@@ -599,9 +599,9 @@ def _text(t: Task) -> Text:
 
 
 def _near_duplicates(candidates: Sequence[Task], train: Sequence[Task]) -> set[str]:
-    scores = cross_split_scores([_text(t) for t in candidates], [_text(t) for t in train])
+    pairs = near_duplicate_pairs([_text(t) for t in candidates], [_text(t) for t in train])
     by_name = {t.entry_point: t.task_id for t in candidates}
-    return {by_name[s.held_out] for s in scores if s.flagged}
+    return {by_name[s.held_out] for s in pairs}
 
 
 def load_pipelines(
