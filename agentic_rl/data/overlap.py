@@ -126,7 +126,7 @@ class PairScore:
 
 
 @dataclass(frozen=True)
-class _Tokenized:
+class TokenizedTexts:
     """Every text's question and solution tokens, with the IDF weights over all of them."""
 
     question: dict[int, list[str]]
@@ -135,13 +135,15 @@ class _Tokenized:
     solution_weight: dict[str, float]
 
 
-def _tokenize(everyone: Sequence[Text]) -> _Tokenized:
+def tokenize_texts(everyone: Sequence[Text]) -> TokenizedTexts:
     question = {id(t): question_tokens(t.name, t.question) for t in everyone}
     solution = {id(t): solution_tokens(t.solution) for t in everyone}
-    return _Tokenized(question, solution, idf_weights(list(question.values())), idf_weights(list(solution.values())))
+    return TokenizedTexts(
+        question, solution, idf_weights(list(question.values())), idf_weights(list(solution.values()))
+    )
 
 
-def _score(h: Text, t: Text, tok: _Tokenized) -> PairScore:
+def _score(h: Text, t: Text, tok: TokenizedTexts) -> PairScore:
     return PairScore(
         h.name,
         t.name,
@@ -152,11 +154,11 @@ def _score(h: Text, t: Text, tok: _Tokenized) -> PairScore:
 
 def cross_split_scores(held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()) -> list[PairScore]:
     """Both similarities of every (held-out, train) pair; IDF over `held_out`, `train` and `corpus`."""
-    tok = _tokenize([*held_out, *train, *corpus])
+    tok = tokenize_texts([*held_out, *train, *corpus])
     return [_score(h, t, tok) for h in held_out for t in train]
 
 
-class _BagBound:
+class TokenBagBound:
     """An upper bound of `weighted_ratio` from token counts alone: the tokens a match pairs up are a sub-multiset
     of both sequences, so the matched weight is at most the weight of the multiset intersection."""
 
@@ -186,9 +188,9 @@ def near_duplicate_pairs(
 ) -> list[PairScore]:
     """The flagged pairs of `cross_split_scores` (same scores, same order), computed only where a cheap bound
     says a pair could reach a threshold: most pairs of unrelated tasks never run the sequence match."""
-    tok = _tokenize([*held_out, *train, *corpus])
-    question_bound = _BagBound(tok.question, tok.question_weight)
-    solution_bound = _BagBound(tok.solution, tok.solution_weight)
+    tok = tokenize_texts([*held_out, *train, *corpus])
+    question_bound = TokenBagBound(tok.question, tok.question_weight)
+    solution_bound = TokenBagBound(tok.solution, tok.solution_weight)
     flagged = []
     for h in held_out:
         for t in train:

@@ -22,17 +22,17 @@ import pytest
 
 from agentic_rl.data.builtin_tasks import BUILTIN_PROBLEMS
 from agentic_rl.data.overlap import (
-    _BagBound,
-    _tokenize,
     QUESTION_THRESHOLD,
     SOLUTION_THRESHOLD,
     PairScore,
     Text,
+    TokenBagBound,
     cross_split_scores,
     near_duplicate_pairs,
     question_tokens,
-    weighted_ratio,
     solution_tokens,
+    tokenize_texts,
+    weighted_ratio,
 )
 
 
@@ -224,9 +224,9 @@ def test_the_bounded_check_flags_exactly_what_every_pair_scored_flags():
 
 def test_the_bag_bound_is_never_below_the_exact_ratio():
     texts = [*HELD_OUT, *TRAIN, *(variant for _, variant in KNOWN_VARIANTS)]
-    tok = _tokenize(texts)
+    tok = tokenize_texts(texts)
     for tokens, weight in ((tok.question, tok.question_weight), (tok.solution, tok.solution_weight)):
-        bound = _BagBound(tokens, weight)
+        bound = TokenBagBound(tokens, weight)
         gaps = [
             bound(id(a), id(b)) - weighted_ratio(tokens[id(a)], tokens[id(b)], weight) for a in texts for b in texts
         ]
