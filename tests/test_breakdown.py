@@ -150,3 +150,25 @@ def test_paired_cli_writes_the_table_and_says_when_nothing_pairs(tmp_path, capsy
     other = _write_run(tmp_path / "s2", {"data": DATA}, {"results.jsonl": [_record(tasks[1].task_id, "m", True)]})
     assert main([str(other), "--before", str(before)]) == 2
     assert "pair with" in capsys.readouterr().err
+
+
+def test_a_training_run_pairs_by_its_evaluation_after_training(tmp_path):
+    """A training run that evaluated on the held-out tasks itself (eval_after.jsonl; its eval_data) pairs with the
+    base evaluation; its eval_before.jsonl is not the trained side."""
+    tasks = _tasks()[:3]
+    before = _write_run(
+        tmp_path / "base", {"data": DATA}, {"results.jsonl": [_record(t.task_id, "no_tools", False) for t in tasks]}
+    )
+    train = {"data": {**DATA, "split": "train"}, "eval_data": DATA}
+    run = _write_run(
+        tmp_path / "seed1",
+        train,
+        {
+            "eval_before.jsonl": [_record(t.task_id, "no_tools", False) for t in tasks],
+            "eval_after.jsonl": [_record(t.task_id, "no_tools", i == 0) for i, t in enumerate(tasks)],
+        },
+    )
+    rows, unpaired = paired_rows(before, [run], "difficulty")
+    overall = next(r for r in rows if r["difficulty"] == "all")
+    assert unpaired == 0
+    assert (overall["n"], overall["gained"], overall["lost"]) == (3, 1, 0)
