@@ -157,7 +157,7 @@ def built(usage: dict | None = None):
 
 def test_a_saved_index_loads_back_the_same_and_keeps_its_raw_entries(tmp_path):
     entries, usage, index = built()
-    path = tmp_path / "deeper" / "pydoc-x"  # its parent does not exist yet
+    path = tmp_path / "cache" / "search" / "pydoc-x"  # as ~/.cache/agentic_rl/search on a fresh machine
     S.save_index(index, path, entries, usage)
     assert index.path == path
     loaded = S.load_index(path)
