@@ -9,8 +9,10 @@ every object in it names that module as its own, as a real package's do.
 
 from __future__ import annotations
 
+import json
 import sys
 import sysconfig
+import time
 import types
 from pathlib import Path
 
@@ -267,7 +269,9 @@ def test_build_reports_each_module_and_keeps_what_it_indexed(importable):
         "usage": False,
         "max_entries_per_module": 3,
     }
+    start = time.perf_counter()
     result = I.build(cfg)
+    took = time.perf_counter() - start
     assert [e["name"] for e in result["entries"]] == ["toypkg", "toypkg.Box", "toypkg.Box.Lid"]
     statuses = {name: {k: v for k, v in st.items() if k != "seconds"} for name, st in result["modules"].items()}
     assert statuses == {
@@ -281,7 +285,7 @@ def test_build_reports_each_module_and_keeps_what_it_indexed(importable):
         },
         "raises_toy": {"status": "error", "error": "RuntimeError: broken at import", "entries": 0},
     }
-    assert all(st["seconds"] >= 0 for st in result["modules"].values())
+    assert all(0 <= st["seconds"] <= took for st in result["modules"].values())
     assert result["usage"] == {}
     assert result["version"] == sys.version and result["executable"] == sys.executable
 
@@ -517,8 +521,9 @@ def test_a_bad_all_is_ignored_and_private_names_in_it_are_not_declared():
     assert [n for n, _, _ in walk(mod, "toyc")] == ["toyc", "f"]  # builtins' len is not toyc's
     mod = module_from("toyc", "__all__ = ('_f', 'f')\n\ndef _f():\n    pass\n\ndef f():\n    pass\n")
     assert [n for n, _, _ in walk(mod, "toyc")] == ["toyc", "f"]
-    mod = module_from("toyc.sub", "__all__ = ['g']\n", g=len)  # declared: kept wherever it comes from
-    assert [n for n, _, _ in walk(mod, "toyc.sub")] == ["toyc.sub", "g"]
+    # declared: kept wherever it comes from, also where the module defines its own (so it is no facade)
+    mod = module_from("toyc.sub", "__all__ = ['g']\n\ndef own():\n    pass\n", g=len)
+    assert [n for n, _, _ in walk(mod, "toyc.sub")] == ["toyc.sub", "g", "own"]
 
 
 def test_builtins_keep_what_code_calls_as_a_builtin_but_not_sites_helpers():
@@ -580,6 +585,12 @@ def test_the_walk_stops_at_the_entry_budget_inside_a_class():
     walker.budget = 0
     walker.walk_module(toy_module("toyother"), "toyother", "toyother", 0)  # no budget: not even visited
     assert "toyother" not in walker.visited_modules
+    walker.budget = 1
+    walker.walk_module(toy_module("toylast"), "toylast", "toylast", 0)  # room for the module's own entry
+    assert [e["name"] for e in walker.entries[3:]] == ["toylast"]
+    walker.budget = 2
+    walker.walk_module(toy_module("toytwo"), "toytwo", "toytwo", 0)  # and one more
+    assert [e["name"] for e in walker.entries[4:]] == ["toytwo", "toytwo.Box"]
 
 
 def test_a_signature_line_only_counts_when_it_names_the_entry():
@@ -592,3 +603,37 @@ def test_a_signature_line_only_counts_when_it_names_the_entry():
         ("(path)", "Read it.", "Then more"),
         ("(x)", "Write it.", ""),
     ]
+    walker.budget = 2
+    walker.add("m.f", "function", None, signature="", doc="f(a, key=(1, 2))\n\nDo it.")  # parentheses inside
+    walker.add("m.g", "function", None, signature="", doc="g(a) -> int")  # no prose after the line
+    assert [(e["signature"], e["doc"]) for e in walker.entries[2:]] == [("(a, key=(1, 2))", "Do it."), ("(a)", "")]
+
+
+def test_attributes_a_class_declares_in_slots_are_properties():
+    mod = module_from("toyf", 'class Point:\n    """A point."""\n\n    __slots__ = ("x", "y")\n')
+    assert walk(mod, "toyf") == [
+        ("toyf", "module", ""),
+        ("Point", "class", "A point."),
+        ("Point.x", "property", ""),
+        ("Point.y", "property", ""),
+    ]
+
+
+def test_probe_of_a_built_in_module_has_no_file_to_stat():
+    assert I.probe({"modules": ["sys"]})["modules"]["sys"] == {"origin": "built-in", "stat": None, "version": None}
+
+
+def test_build_follows_a_listed_modules_submodules_to_max_depth(monkeypatch):
+    root, sub = toy_module("toyroot"), toy_module("toyroot.sub")
+    root.sub = sub
+    monkeypatch.setitem(sys.modules, "toyroot", root)
+    names = [e["name"] for e in I.build({"modules": ["toyroot"], "max_depth": 1, "usage": False})["entries"]]
+    assert "toyroot.sub" in names and "toyroot.sub.Box" in names
+
+
+def test_main_answers_the_mode_it_is_asked_for(tmp_path):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"modules": ["json"]}))
+    I.main(["probe", str(cfg), str(tmp_path / "probe.json")])
+    assert set(json.loads((tmp_path / "probe.json").read_text())["modules"]) == {"json"}
+    assert "entries" not in json.loads((tmp_path / "probe.json").read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 
 import pytest
 
@@ -47,7 +48,9 @@ def fake(monkeypatch) -> FakeInterpreter:
 
 
 def test_the_first_backend_builds_with_the_default_walk_and_the_next_loads(fake, tmp_path):
+    start = time.perf_counter()
     first = P.PydocBackend(python=sys.executable, modules=["toy"], cache_dir=tmp_path)
+    first_took = time.perf_counter() - start
     assert fake.builds == [
         (
             sys.executable,
@@ -63,13 +66,16 @@ def test_the_first_backend_builds_with_the_default_walk_and_the_next_loads(fake,
             900.0,
         )
     ]
-    assert first.built and first.build_seconds > 0 and first.load_seconds == 0.0 and first.dense_seconds == 0.0
+    assert first.built and 0 < first.build_seconds <= first_took
+    assert first.load_seconds == 0.0 and first.dense_seconds == 0.0
     assert first.index.meta["build_seconds"] == round(first.build_seconds, 3)
     assert first.index.needs is not None  # the hand-written needs are on by default
     assert len(first) == 3 and first.search("sort list", 1)[0].name == "toy.sort_list"
+    start = time.perf_counter()
     second = P.PydocBackend(python=sys.executable, modules=["toy"], cache_dir=tmp_path)
+    second_took = time.perf_counter() - start
     assert len(fake.builds) == 1  # loaded, not built
-    assert not second.built and second.build_seconds == 0.0 and second.load_seconds > 0
+    assert not second.built and second.build_seconds == 0.0 and 0 < second.load_seconds <= second_took
     assert second.index.path == first.index.path
     assert second.disk_bytes() == P.dir_size(first.index.path) > 0
 
@@ -83,6 +89,31 @@ def test_what_an_index_records_of_its_build(fake, tmp_path):
     assert backend.index.uses == P.entry_uses(ENTRIES, USAGE)  # the usage counts reach the prior
     assert P.load_raw(backend.index.path) == (ENTRIES, USAGE)
     assert backend.index.needs is None
+
+
+def test_usage_without_a_byte_count_records_none(fake, tmp_path, monkeypatch):
+    monkeypatch.setattr(P, "run_introspect", lambda python, mode, cfg, timeout: {"entries": ENTRIES, "modules": {}})
+    backend = P.PydocBackend(modules=["toy"], cache_dir=tmp_path, needs=False)
+    assert backend.index.meta["usage_bytes"] == 0 and backend.index.meta["python_version"] is None
+    assert P.load_raw(backend.index.path) == (ENTRIES, {})
+
+
+def test_the_needs_phrases_are_encoded_on_one_thread_by_default(fake, tmp_path, monkeypatch):
+    from agentic_rl.tools.search import dense as D
+
+    asked: list[int | None] = []
+
+    def load_or_encode(folder, name, texts, threads=None):
+        asked.append(threads)
+        return object(), False  # a stored matrix: nothing encoded now
+
+    monkeypatch.setattr(D, "load_or_encode", load_or_encode)
+    backend = P.PydocBackend(modules=["toy"], cache_dir=tmp_path, dense="all-minilm-l6-v2")
+    assert asked == [1] and backend.index.needs.dense is not None
+    P.PydocBackend(modules=["toy"], cache_dir=tmp_path, dense="all-minilm-l6-v2", dense_threads=None)
+    assert asked == [1, None]
+    P.PydocBackend(modules=["toy"], cache_dir=tmp_path, dense="all-minilm-l6-v2", needs=False)  # no needs to encode
+    assert asked == [1, None]
 
 
 def test_module_lists_and_exclusions(fake, tmp_path):

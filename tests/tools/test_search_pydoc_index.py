@@ -7,12 +7,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 pytest.importorskip("bm25s")  # a declared dependency; the pydoc index needs it
 
 from agentic_rl.tools.search import pydoc_store as S  # noqa: E402
 from agentic_rl.tools.search import ranking as R  # noqa: E402
+from agentic_rl.tools.search import text as T  # noqa: E402
+from agentic_rl.tools.search.needs import NeedsMatcher  # noqa: E402
 
 
 def entry(name: str, kind: str = "function", doc: str = "", module: str = "lib") -> dict:
@@ -78,10 +81,18 @@ def test_usage_lifts_the_prior_by_log_counts_over_the_largest():
     assert index.prior[index.by_name["lib.sort_list"]] == 0.0
 
 
+def test_an_index_without_usage_tables_has_no_usage_prior():
+    index = S.build_index(ENTRIES, {}, {})
+    without = index.prior.tolist()  # no use counted: the kinds' and depths' prior alone
+    index.uses = {}  # as an index constructed without them
+    index.set_ranking(index.ranking)
+    assert index.prior.tolist() == without
+
+
 def test_a_summary_that_says_deprecated_costs_the_penalty():
     entries = [
         entry("lib.old", doc="Deprecated: use new instead."),
-        entry("lib.older", doc="x" * 200 + " deprecated"),  # past the first 200 characters
+        entry("lib.older", doc="x" * 190 + " deprecated"),  # its last letter is the 201st character
         entry("lib.new", doc="Not deprecatedly named."),
     ]
     index = S.build_index(entries, {}, {})
@@ -206,3 +217,83 @@ def test_relevance_scale_caps_the_best_bm25_score(index):
     assert score(capped, "sort items of the box", "lib.Box") == pytest.approx(want, abs=1e-3)
     loose = S.build_index(ENTRIES, {}, {}, replace(R.DEFAULT_RANKING, relevance_scale=1000.0))
     assert score(loose, "sort items of the box", "lib.Box") == score(plain, "sort items of the box", "lib.Box")
+
+
+# ----------------------------------------------------------------------------- BM25 groups and the needs
+def test_a_querys_own_words_weigh_one_and_its_synonyms_the_expansion_weight(index):
+    query = "serialize an object"
+    own = T.query_tokens(query)
+    extra = [t for t in T.expansion_tokens(query) if t not in own]
+    assert extra  # the query has synonyms
+    assert index.token_groups(query) == [(own, 1.0), (extra, R.DEFAULT_RANKING.expansion_weight)]
+
+
+class FixedCosines:
+    """A dense scorer of the needs' phrases with given cosines."""
+
+    def __init__(self, cosines: list[float]) -> None:
+        self.cosines = np.asarray(cosines, dtype=np.float32)
+
+    def scores(self, query: str) -> np.ndarray:
+        return self.cosines
+
+
+def test_the_needs_add_their_bm25_and_cosine_at_their_weights():
+    index = S.build_index(ENTRIES, {}, {})
+    phrases = {"lib.sort_list": ("order the values",), "lib.Box": ("a container for values",)}
+    index.needs = NeedsMatcher(phrases, index.by_name, len(index))
+    query = "order values"
+    lexical = R.DEFAULT_RANKING.needs_weight * index.needs.lexical(index.token_groups(query))
+    assert lexical.any()
+    assert index.needs_scores(query).tolist() == pytest.approx(lexical.tolist())  # no dense model
+    index.needs.dense = FixedCosines([0.5, 0.25])  # one per phrase, in order
+    want = lexical.copy()
+    want[index.by_name["lib.sort_list"]] += R.DEFAULT_RANKING.needs_dense_weight * 0.5
+    want[index.by_name["lib.Box"]] += R.DEFAULT_RANKING.needs_dense_weight * 0.25
+    assert index.needs_scores(query, index.token_groups(query)).tolist() == pytest.approx(want.tolist())
+
+
+# ----------------------------------------------------------------------------- fusion with a dense ranking
+def test_fusion_adds_the_weighted_cosine_or_the_reciprocal_ranks():
+    index = S.build_index(ENTRIES, {}, {})
+    ranked = [(5.0, 0), (0.5, 1), (0.0, 2)]  # the lexical ranking; the third entry scores nothing lexically
+    cosine = np.array([0.1, 0.9, 0.5] + [0.0] * (len(index) - 3), dtype=np.float32)
+
+    def order(t):
+        return -t[0], t[1]
+
+    index.set_ranking(replace(R.DEFAULT_RANKING, dense_weight=2.0, dense_fusion="add"))
+    added = index.fuse(ranked, cosine, order)
+    assert [i for _, i in added] == [0, 1, 2]
+    assert [s for s, _ in added] == pytest.approx([5.2, 2.3, 1.0])
+    index.set_ranking(replace(R.DEFAULT_RANKING, dense_weight=2.0, dense_fusion="rrf", rrf_k=60.0))
+    fused = index.fuse(ranked, cosine, order)
+    # lexical ranks 1, 2 (none for a score of 0); cosine ranks 3, 1, 2
+    want = {0: 1 / 61 + 2 / 63, 1: 1 / 62 + 2 / 61, 2: 2 / 62}
+    assert [i for _, i in fused] == [1, 0, 2]
+    assert [s for s, _ in fused] == pytest.approx([want[1], want[0], want[2]], rel=1e-9)
+
+
+def test_a_name_of_four_letters_or_more_that_begins_a_query_word_is_boosted():
+    index = S.build_index([entry("lib.norm"), entry("lib.nor"), entry("lib.other", doc="Something.")], {}, {})
+    assert score(index, "normalize", "lib.norm") == expected(index, "normalize", "lib.norm", 1.5)
+    assert "lib.nor" not in [h.name for h in index.search("normalize", 5)]  # three letters are too few
+
+
+def test_the_best_bm25_candidates_of_a_large_index_are_kept():
+    entries = [entry(f"lib.f{i}", doc="Filler text.") for i in range(250)] + [entry("lib.g", doc="Parse a zebra.")]
+    index = S.build_index(entries, {}, {})
+    assert [h.name for h in index.search("zebra", 3)] == ["lib.g"]
+
+
+def test_the_dense_top_candidates_join_even_one():
+    index = S.build_index(
+        [entry("lib.dumps", doc="Serialize an object."), entry("lib.persist", doc="Keep it.")], {}, {}
+    )
+    index.dense = FixedCosines([0.1, 0.9])
+    index.set_ranking(replace(R.DEFAULT_RANKING, dense_weight=8.0, dense_candidates=1))
+    assert {h.name for h in index.search("serialize object", 5)} == {"lib.dumps", "lib.persist"}
+
+
+def test_an_entry_without_a_boost_scores_bm25_and_its_prior(index):
+    assert score(index, "items", "lib.Box") == expected(index, "items", "lib.Box", 0.0)
