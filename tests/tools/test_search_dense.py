@@ -8,6 +8,7 @@ test uses the real packaged model when it is installed (about 5 s).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def entry(name: str, doc: str) -> dict:
     }
 
 
-def write_tiny_model(folder: Path, hidden: int = 16) -> None:
+def write_tiny_model(folder: Path, hidden: int = 16, positions: int = 64) -> None:
     """A random 1-layer BERT with a word-level tokenizer: the files a packaged model ships."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
     from transformers import BertConfig, BertModel
@@ -68,7 +69,7 @@ def write_tiny_model(folder: Path, hidden: int = 16) -> None:
         num_hidden_layers=1,
         num_attention_heads=2,
         intermediate_size=2 * hidden,
-        max_position_embeddings=64,
+        max_position_embeddings=positions,
     )
     BertModel(config).save_pretrained(str(folder))
     tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(TINY_VOCAB)}, unk_token="[UNK]"))
@@ -159,6 +160,74 @@ def test_encoder_rows_are_normalised_and_pooled_over_real_tokens(tiny_model):
     assert np.allclose(short, alone, atol=1e-5)  # padding in a batch does not change a row
 
 
+def tiny_hidden_states(name: str, text: str):
+    """The model's last hidden states for `text` alone, read from the package's files without the encoder."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModel
+
+    folder = D.model_dir(D.MODELS[name])
+    ids = torch.tensor([Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids])
+    model = AutoModel.from_pretrained(str(folder)).eval()
+    with torch.inference_mode():
+        out = model(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=torch.zeros_like(ids))
+    return out.last_hidden_state[0].numpy()
+
+
+def test_a_row_is_the_mean_of_the_token_states_or_the_first_one_by_the_models_pooling(tiny_model, monkeypatch):
+    hidden = tiny_hidden_states(tiny_model, "json dumps heap")
+    mean, first = hidden.mean(0), hidden[0]
+    row = D.DenseEncoder(tiny_model).encode(["json dumps heap"])[0]
+    assert np.allclose(row, mean / np.linalg.norm(mean), atol=1e-5)
+    monkeypatch.setitem(D.MODELS, tiny_model, replace(D.MODELS[tiny_model], pooling="cls"))
+    row = D.DenseEncoder(tiny_model).encode(["json dumps heap"])[0]
+    assert np.allclose(row, first / np.linalg.norm(first), atol=1e-5)
+
+
+def test_a_text_is_read_up_to_128_tokens(tmp_path, monkeypatch):
+    pkg = tmp_path / "long_embedder_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    write_tiny_model(pkg / "model", positions=256)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(D.MODELS, "long", replace(D.MODELS["all-minilm-l6-v2"], module="long_embedder_pkg"))
+    encoder = D.DenseEncoder("long")
+    differ_at_128, differ_at_129 = (
+        ("json " * 127 + "heap", "json " * 127 + "push"),
+        ("json " * 128 + "heap", "json " * 128 + "push"),
+    )
+    rows = encoder.encode([*differ_at_128, *differ_at_129])
+    assert not np.allclose(rows[0], rows[1], atol=1e-4)  # the 128th token is read
+    assert np.allclose(rows[2], rows[3], atol=1e-6)  # the 129th is not
+
+
+def test_only_encoding_an_index_draws_a_progress_bar(tiny_model, tmp_path, capsys):
+    encoder = D.shared_encoder(tiny_model)
+    encoder.encode(["json dumps", "heap push"])
+    encoder.encode_query("heap")
+    assert "encoding with" not in capsys.readouterr().err
+    D.load_or_encode(tmp_path, tiny_model, ["json dumps", "heap push"])
+    assert "encoding with tiny" in capsys.readouterr().err
+
+
+def test_a_thread_count_holds_inside_and_the_previous_one_comes_back():
+    import torch
+
+    before = torch.get_num_threads()
+    other = 2 if before == 1 else 1
+    with D.torch_threads(other):
+        assert torch.get_num_threads() == other
+    assert torch.get_num_threads() == before
+    with D.torch_threads(None):
+        assert torch.get_num_threads() == before
+
+
+def test_a_matrix_folder_is_made_with_its_parents(tiny_model, tmp_path):
+    folder = tmp_path / "not" / "yet"
+    _, encoded = D.load_or_encode(folder, tiny_model, ["json dumps"])
+    assert encoded and len(list(folder.glob("dense-tiny-*.npy"))) == 1
+
+
 def test_matrix_is_stored_once_per_model_and_reloaded(tiny_model, tmp_path):
     texts = ["json dumps: serialize object", "heap push", "counter most common", "read file"]
     scorer, encoded = D.load_or_encode(tmp_path, tiny_model, texts)
@@ -186,9 +255,11 @@ def test_matrix_file_name_changes_with_the_model(tiny_model, tmp_path, monkeypat
 
 
 def test_backend_with_a_dense_model_encodes_its_index(tiny_model, tmp_path):
+    start = time.perf_counter()
     backend = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model, ranking={"dense_weight": 4.0})
+    took = time.perf_counter() - start
     assert backend.index.dense is not None and len(backend.index.dense) == len(backend.index)
-    assert backend.dense_seconds > 0 and list(backend.index.path.glob("dense-tiny-*.npy"))
+    assert 0 < backend.dense_seconds <= took and list(backend.index.path.glob("dense-tiny-*.npy"))
     assert backend.search("json.dumps", 1)[0].name == "json.dumps"
     again = P.PydocBackend(modules=SMALL, cache_dir=tmp_path, dense=tiny_model, ranking={"dense_weight": 4.0})
     assert again.index.dense is not None and again.dense_seconds == 0.0  # the stored matrix

@@ -123,9 +123,15 @@ def test_a_split_with_fewer_pieces_found_later_replaces_one_found_first():
     assert T.compound_split("abcdefgh", {"ab", "cd", "efgh", "abcde", "fgh"}) == ["abcde", "fgh"]
 
 
-def test_of_two_splits_with_as_few_pieces_one_is_returned():
-    # which one is the tie-break's (see compound_split's docstring); both are splits into known words
-    assert T.compound_split("heappush", {"heap", "push", "heapp", "ush"}) in (["heap", "push"], ["heapp", "ush"])
+def test_of_splits_with_as_few_pieces_the_one_with_the_longest_piece_wins():
+    # the least even split, wherever its longest piece is (the index's tokens were built with this rule)
+    assert T.compound_split("heappush", {"heap", "push", "heapp", "ush"}) == ["heapp", "ush"]
+    assert T.compound_split("heappush", {"heap", "push", "he", "appush"}) == ["he", "appush"]
+
+
+def test_of_splits_as_uneven_the_one_with_the_longest_last_piece_wins():
+    # ab+cdef and abcd+ef both have a longest piece of four letters
+    assert T.compound_split("abcdef", {"ab", "cdef", "abcd", "ef"}) == ["ab", "cdef"]
 
 
 def test_more_pieces_only_when_allowed():
