@@ -637,3 +637,19 @@ def test_main_answers_the_mode_it_is_asked_for(tmp_path):
     I.main(["probe", str(cfg), str(tmp_path / "probe.json")])
     assert set(json.loads((tmp_path / "probe.json").read_text())["modules"]) == {"json"}
     assert "entries" not in json.loads((tmp_path / "probe.json").read_text())
+
+
+def test_run_as_a_script_it_reads_mode_and_paths_after_the_program_name(tmp_path, monkeypatch):
+    """The backend runs this module as `python -c SOURCE mode cfg out`: argv[0] is "-c", the rest are its
+    arguments. Run it the same way in this process (runpy goes through the import system, as the backend's
+    interpreter does)."""
+    import runpy
+    import warnings
+
+    cfg, out = tmp_path / "cfg.json", tmp_path / "out.json"
+    cfg.write_text(json.dumps({"modules": ["json"]}))
+    monkeypatch.setattr(sys, "argv", ["-c", "probe", str(cfg), str(out)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the module is already imported: runpy says so
+        runpy.run_module(I.__name__, run_name="__main__")
+    assert set(json.loads(out.read_text())["modules"]) == {"json"}

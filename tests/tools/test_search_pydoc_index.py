@@ -297,3 +297,20 @@ def test_the_dense_top_candidates_join_even_one():
 
 def test_an_entry_without_a_boost_scores_bm25_and_its_prior(index):
     assert score(index, "items", "lib.Box") == expected(index, "items", "lib.Box", 0.0)
+
+
+def test_top_indices_are_the_largest_values_whatever_the_partition_order():
+    """The candidate cut of both the BM25 and the dense lists: the set of the n largest values, for every n. Many
+    random arrays, because which indices a wrong pivot lets in depends on numpy's selection order."""
+    import numpy as np
+
+    from agentic_rl.tools.search.pydoc_index import top_indices
+
+    rng = np.random.default_rng(1)
+    for trial in range(2000):
+        values = rng.permutation(int(rng.integers(2, 3000))).astype(float)  # distinct: the top n is one set
+        for n in {1, 2, int(rng.integers(1, len(values))), len(values) - 1}:
+            want = set(np.argsort(-values)[:n].tolist())
+            assert set(top_indices(values, n).tolist()) == want, (trial, len(values), n)
+        assert sorted(top_indices(values, len(values) + 3).tolist()) == list(range(len(values)))
+    assert top_indices(np.array([1.0, 2.0]), 0).tolist() == []

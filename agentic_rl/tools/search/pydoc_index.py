@@ -36,6 +36,18 @@ log = logging.getLogger(__name__)
 _DEPRECATED_RE = re.compile(r"\bdeprecated\b", re.IGNORECASE)
 
 
+def top_indices(values: Any, n: int) -> Any:
+    """Indices of the `n` largest of a 1-D array, in no particular order (all of them when `n` reaches its
+    length, none when `n` < 1): a partial sort, which is what a ranking's candidate list needs."""
+    import numpy as np
+
+    if n >= len(values):
+        return np.arange(len(values))
+    if n < 1:
+        return np.arange(0)
+    return np.argpartition(-values, n - 1)[:n]
+
+
 @dataclass
 class PydocIndex:
     """Entries plus one BM25 model per field and name lookup tables; what `PydocBackend` searches."""
@@ -154,7 +166,6 @@ class PydocIndex:
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
-        import numpy as np
 
         query = (query or "").strip()[:MAX_QUERY_CHARS]
         if not query or k < 1 or not self.names:
@@ -199,8 +210,7 @@ class PydocIndex:
         if not scores.any() and not boosts:
             return []
         n = min(BM25_CANDIDATES, len(scores))
-        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
-        candidates = set(int(i) for i in top if scores[i] > 0) | set(boosts)
+        candidates = set(int(i) for i in top_indices(scores, n) if scores[i] > 0) | set(boosts)
         if self.ranking.relevance_scale > 0:
             # BM25's scale grows with the query's length; rescaled, the prior and boosts weigh
             # the same against relevance for a two-word and a ten-word query
@@ -218,9 +228,7 @@ class PydocIndex:
                 log.warning("search: dense model failed (%s: %s); ranking lexically", type(exc).__name__, exc)
                 self.dense = None
         if cosine is not None:
-            m = min(self.ranking.dense_candidates, len(cosine))
-            if m > 0:
-                candidates |= set(int(i) for i in np.argpartition(-cosine, m - 1)[:m])
+            candidates |= set(int(i) for i in top_indices(cosine, min(self.ranking.dense_candidates, len(cosine))))
 
         def final(i: int) -> float:
             mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
