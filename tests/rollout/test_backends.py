@@ -233,6 +233,31 @@ def test_mmap_threshold_pin_is_accepted_by_glibc():
     assert pin_mmap_threshold(128)  # glibc's initial value: what the process has anyway, minus the dynamic raise
 
 
+def test_the_pin_asks_glibc_for_its_mmap_threshold_in_bytes(monkeypatch):
+    """`mallopt(M_MMAP_THRESHOLD, bytes)`, with M_MMAP_THRESHOLD = -3 as glibc's malloc.h defines it (another
+    parameter is accepted too, and does something else); False where the C library has no `mallopt` or refuses."""
+    import ctypes
+
+    calls = []
+
+    class Libc:
+        def __init__(self, answer):
+            self.answer = answer
+
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return self.answer
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: Libc(1))
+    assert pin_mmap_threshold(256) is True and calls == [(-3, 256 * 1024)]
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: Libc(0))
+    assert pin_mmap_threshold(256) is False
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: object())  # a C library without mallopt (not glibc)
+    assert pin_mmap_threshold(256) is False
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert pin_mmap_threshold(256) is False and len(calls) == 2
+
+
 def test_engine_context_is_the_episode_plus_a_turn_within_the_models_positions():
     assert default_max_model_len(4096, 96, 8192) == 4192
     assert default_max_model_len(4096, 96, 4096) == 4096  # vLLM refuses a context past the model's positions
@@ -327,3 +352,17 @@ def test_top_p_among_candidates_keeps_the_nucleus_of_the_whole_vocabulary():
     assert 1 < int((~out[0].isinf()).sum()) < 3000
     # a flat row's nucleus is not among 10 candidates: None, the caller sorts the vocabulary
     assert top_p_logits(torch.zeros(1, 3000), torch.tensor([0.9]), candidates=10) is None
+
+
+def test_top_p_at_its_boundary_leaves_out_the_token_whose_more_likely_ones_hold_exactly_top_p():
+    """The rule's `below`, at equality: with top_p equal to the mass before the third token (as the function sums
+    it), the third token is out of the nucleus; and candidates whose mass is exactly top_p hold the whole nucleus,
+    so the result is the mask, not the fall-back to sorting the vocabulary."""
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])  # already in descending order: the candidates' order
+    probs = (logits - logits.logsumexp(-1, keepdim=True)).exp()
+    before_third = (probs.cumsum(-1) - probs)[:, 2]
+    out = top_p_logits(logits, before_third)
+    assert out is not None and (~out.isinf()).tolist() == [[True, True, False, False]]
+    two = probs[:, :2].sum(-1)  # the mass of two candidates
+    out = top_p_logits(logits, two, candidates=2)
+    assert out is not None and (~out.isinf()).tolist() == [[True, True, False, False]]
