@@ -157,10 +157,16 @@ def test_a_walk_records_each_public_name_once_with_its_kind_signature_and_prose(
     ]
 
 
-def test_a_c_style_first_line_gives_the_signature_only_when_none_is_known():
+def walker_in_module(budget: int) -> I.Walker:
+    """A walker inside module "m" with room for `budget` entries (what `walk_module` sets before adding)."""
     walker = I.Walker({})
-    walker.budget = 5
+    walker.budget = budget
     walker.module = "m"
+    return walker
+
+
+def test_a_c_style_first_line_gives_the_signature_only_when_none_is_known():
+    walker = walker_in_module(5)
     walker.add("m.f", "function", None, signature="(x, y)", doc="f(a) -> int\n\nDoes it")
     walker.add("m.g", "function", None, signature="", doc="g(a)\n\nDoes it. And more.")
     walker.add("m.h", "function", None, signature="", doc="other(a)\n\nNot h's line.")
@@ -594,9 +600,7 @@ def test_the_walk_stops_at_the_entry_budget_inside_a_class():
 
 
 def test_a_signature_line_only_counts_when_it_names_the_entry():
-    walker = I.Walker({})
-    walker.budget = 3
-    walker.module = "m"
+    walker = walker_in_module(3)
     walker.add("m.load", "function", None, signature="", doc="m.load(path)\n\nRead it. Then more")
     walker.add("m.dump", "function", None, signature="", doc="dump(x) --> None\n\nWrite it")
     assert [(e["signature"], e["doc"], e["extra"]) for e in walker.entries] == [

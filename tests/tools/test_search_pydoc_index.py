@@ -106,58 +106,36 @@ def test_a_ranking_needs_the_fields_the_index_was_built_with(index):
 
 
 # ----------------------------------------------------------------------------- boosts
-def test_an_exact_name_gets_the_exact_boost_and_its_package_the_mention(index):
-    for query in ("lib.sort_list", "`lib.sort_list()`", "lib.sort_list?"):
-        assert score(index, query, "lib.sort_list") == expected(index, query, "lib.sort_list", 100.0, 4.0), query
-    # the method of the same last name: the identifier boost, halved one level down, and the mention
-    assert score(index, "lib.sort_list", "lib.Box.sort_list") == expected(
-        index, "lib.sort_list", "lib.Box.sort_list", 8.0, 4.0
-    )
-    # another package's: the identifier boost alone
-    assert score(index, "lib.sort_list", "other.sort_list") == expected(index, "lib.sort_list", "other.sort_list", 16.0)
+# (query, entry, the boost it must get, its package's mention, why): each score is the entry's BM25 + boost +
+# mention + prior, to the amount
+BOOSTS = [
+    ("lib.sort_list", "lib.sort_list", 100.0, 4.0, "an exact name: the exact boost and its package's mention"),
+    ("`lib.sort_list()`", "lib.sort_list", 100.0, 4.0, "an exact name in code quotes and with a call"),
+    ("lib.sort_list?", "lib.sort_list", 100.0, 4.0, "an exact name with punctuation"),
+    ("lib.sort_list", "lib.Box.sort_list", 8.0, 4.0, "the same last name one level down: half the identifier boost"),
+    ("lib.sort_list", "other.sort_list", 16.0, 0.0, "another package's: the identifier boost alone"),
+    ("Box.sort_list", "lib.Box.sort_list", 40.0, 0.0, "a dotted suffix of the entry's name"),
+    ("call util.helper or lib.sort_list", "lib.sort_list", 60.0, 4.0, "a whole name in a longer query: 1.5 x dotted"),
+    ("call util.helper or lib.sort_list", "lib.util.helper", 40.0, 4.0, "a dotted suffix in a longer query"),
+    ("lib sort_list", "lib.sort_list", 20.0, 4.0, "two words read as a dotted name"),
+    ("Box sort_list", "lib.Box.sort_list", 20.0, 0.0, "two words read as a dotted suffix"),
+    ("box", "lib.Box", 16.0, 0.0, "a single word is an identifier, divided by the depth"),
+    ("size", "lib.Box.size", 8.0, 0.0, "a single word one level further down"),
+    ("open the box", "lib.Box", 1.5, 0.0, "a plain word among others: the word boost"),
+    ("use sort_list now", "lib.sort_list", 16.0, 0.0, "an identifier-looking word keeps the identifier boost"),
+    ("sort list", "lib.sort_list", 6.0, 0.0, "run-together words boost a callable"),
+    ("sort list", "lib.Box.sort_list", 3.0, 0.0, "run-together words, one level down"),
+    ("helpers", "lib.util.helper", 0.75, 0.0, "an abbreviation (a prefix of four letters or more), one level down"),
+]
 
 
-def test_a_dotted_name_boosts_the_entry_it_names_and_those_it_ends(index):
-    # not a whole name: a suffix of the method's
-    assert score(index, "Box.sort_list", "lib.Box.sort_list") == expected(
-        index, "Box.sort_list", "lib.Box.sort_list", 40.0
-    )
-    # a whole name inside a longer query: 1.5 times the dotted boost
-    assert score(index, "call util.helper or lib.sort_list", "lib.sort_list") == expected(
-        index, "call util.helper or lib.sort_list", "lib.sort_list", 60.0, 4.0
-    )
-    assert score(index, "call util.helper or lib.sort_list", "lib.util.helper") == expected(
-        index, "call util.helper or lib.sort_list", "lib.util.helper", 40.0, 4.0
-    )
+@pytest.mark.parametrize("query, name, boost, mention, why", BOOSTS, ids=[case[-1] for case in BOOSTS])
+def test_each_boost_by_its_exact_amount(index, query, name, boost, mention, why):
+    assert score(index, query, name) == expected(index, query, name, boost, mention)
 
 
-def test_two_words_read_as_a_dotted_name(index):
-    assert score(index, "lib sort_list", "lib.sort_list") == expected(
-        index, "lib sort_list", "lib.sort_list", 20.0, 4.0
-    )
-    assert score(index, "Box sort_list", "lib.Box.sort_list") == expected(
-        index, "Box sort_list", "lib.Box.sort_list", 20.0
-    )
-
-
-def test_a_word_equal_to_a_last_name(index):
-    # a single word counts as an identifier, divided by the entry's depth
-    assert score(index, "box", "lib.Box") == expected(index, "box", "lib.Box", 16.0)
-    assert score(index, "size", "lib.Box.size") == expected(index, "size", "lib.Box.size", 8.0)
-    # among other words a plain word gets the word boost
-    assert score(index, "open the box", "lib.Box") == expected(index, "open the box", "lib.Box", 1.5)
-    # an identifier-looking word keeps the identifier boost among other words
-    assert score(index, "use sort_list now", "lib.sort_list") == expected(
-        index, "use sort_list now", "lib.sort_list", 16.0
-    )
-
-
-def test_run_together_words_and_abbreviations_boost_callables(index):
-    assert score(index, "sort list", "lib.sort_list") == expected(index, "sort list", "lib.sort_list", 6.0)
-    assert score(index, "sort list", "lib.Box.sort_list") == expected(index, "sort list", "lib.Box.sort_list", 3.0)
-    # helper abbreviates helpers (a prefix of four letters or more), one level down
-    assert score(index, "helpers", "lib.util.helper") == expected(index, "helpers", "lib.util.helper", 0.75)
-    # the looser matches skip properties, attributes and data (a file name is not GzipFile.filename)
+def test_the_looser_matches_skip_what_cannot_be_called(index):
+    # properties, attributes and data: a file name is not GzipFile.filename
     callable_names = [index.names[i] for i in index.callables(range(len(index)))]
     assert callable_names == ["lib.sort_list", "lib.Box", "lib.Box.sort_list", "lib.util.helper", "other.sort_list"]
 
