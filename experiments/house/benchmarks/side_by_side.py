@@ -48,7 +48,18 @@ def main() -> None:
             timed = name in ("tok/s", "x notebook", "of ceiling")
             print(f"| rollout, {loop.replace(chr(92), '')} | {name} | {x} | {y} | "
                   f"{'(a time)' if timed else ('yes' if x == y else 'NO')} |")
+    trainer = r"^\| {} \| \d+ \| ([\d.]+) \| [^|]+ \| ([^|]+) \|"
+    for name in ("agentic_rl", "TRL GRPOTrainer \\(matched\\)"):
+        (a_step, a_tokens), (b_step, b_tokens) = (first_match(trainer.format(name), f) for f in TRAINER)
+        label = name.replace("\\", "")
+        print(f"| trainer, {label} | median step s | {a_step} | {b_step} | (a time) |")
+        same = "yes" if a_tokens.strip() == b_tokens.strip() else "NO"
+        print(f"| trainer, {label} | completion tokens per step | {a_tokens.strip()} | {b_tokens.strip()} | {same} |")
+    (a_ratio,), (b_ratio,) = (first_match(r"ratio agentic_rl / TRL \(matched\): ([\d.]+)", f) for f in TRAINER)
+    print(f"| trainer | agentic_rl / TRL (matched) | {a_ratio} | {b_ratio} | (a time) |")
 
+
+TRAINER = ("trainer-before.txt", "trainer-after.txt")
 
 if __name__ == "__main__":
     main()
