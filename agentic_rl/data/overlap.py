@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import functools
 import io
 import keyword
 import math
@@ -31,6 +32,8 @@ import tokenize
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 QUESTION_THRESHOLD = 0.40
 SOLUTION_THRESHOLD = 0.60
@@ -73,6 +76,12 @@ def solution_tokens(source: str) -> list[str]:
     Kept as written: keywords, operators, literals, builtins (`max`, `sum`), imported module names (`math`)
     and attribute names (the name after a dot), which carry what the code does.
     """
+    return list(_solution_tokens(source))
+
+
+# cached: a split built by dropping near-duplicates and checking again tokenizes the same solutions each round
+@functools.lru_cache(maxsize=8192)
+def _solution_tokens(source: str) -> tuple[str, ...]:
     modules = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -93,7 +102,7 @@ def solution_tokens(source: str) -> list[str]:
         ):
             text = PLACEHOLDER
         out.append(text)
-    return out
+    return tuple(out)
 
 
 def idf_weights(documents: Sequence[Sequence[str]]) -> dict[str, float]:
@@ -163,19 +172,24 @@ class TokenBagBound:
     of both sequences, so the matched weight is at most the weight of the multiset intersection."""
 
     def __init__(self, tokens: dict[int, list[str]], weight: dict[str, float]) -> None:
-        self.weight = weight
-        self.counts = {key: Counter(seq) for key, seq in tokens.items()}
-        self.totals = {key: sum(weight.get(tok, 0.0) for tok in seq) for key, seq in tokens.items()}
+        vocabulary = {tok: i for i, tok in enumerate(sorted({tok for seq in tokens.values() for tok in seq}))}
+        self.row = {key: i for i, key in enumerate(tokens)}
+        self.counts = np.zeros((len(tokens), len(vocabulary)))
+        for key, seq in tokens.items():
+            for tok in seq:
+                self.counts[self.row[key], vocabulary[tok]] += 1
+        self.weight = np.array([weight.get(tok, 0.0) for tok in vocabulary])
+        self.totals = self.counts @ self.weight
 
-    def __call__(self, a: int, b: int) -> float:
-        total = self.totals[a] + self.totals[b]
-        if not total:
-            return 0.0
-        ca, cb = self.counts[a], self.counts[b]
-        if len(cb) < len(ca):
-            ca, cb = cb, ca
-        common = sum(self.weight.get(tok, 0.0) * min(n, cb[tok]) for tok, n in ca.items() if tok in cb)
-        return 2 * common / total
+    def matrix(self, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
+        """The bound of every (row, column) pair of keys, as a len(rows) x len(columns) array."""
+        r, c = [self.row[key] for key in rows], [self.row[key] for key in columns]
+        b = self.counts[c]
+        # one row at a time: memory stays at len(columns) x vocabulary however many rows there are
+        common = np.array([np.minimum(counts, b) @ self.weight for counts in self.counts[r]])
+        common = common.reshape(len(rows), len(columns))
+        total = self.totals[r, None] + self.totals[None, c]
+        return np.divide(2 * common, total, out=np.zeros_like(common), where=total > 0)
 
 
 # the bound and the exact ratio sum the same weights in other orders: a pair is skipped only when its bound is
@@ -189,17 +203,13 @@ def near_duplicate_pairs(
     """The flagged pairs of `cross_split_scores` (same scores, same order), computed only where a cheap bound
     says a pair could reach a threshold: most pairs of unrelated tasks never run the sequence match."""
     tok = tokenize_texts([*held_out, *train, *corpus])
-    question_bound = TokenBagBound(tok.question, tok.question_weight)
-    solution_bound = TokenBagBound(tok.solution, tok.solution_weight)
+    rows, columns = [id(h) for h in held_out], [id(t) for t in train]
+    reachable = (
+        TokenBagBound(tok.question, tok.question_weight).matrix(rows, columns) >= QUESTION_THRESHOLD - _BOUND_SLACK
+    ) | (TokenBagBound(tok.solution, tok.solution_weight).matrix(rows, columns) >= SOLUTION_THRESHOLD - _BOUND_SLACK)
     flagged = []
-    for h in held_out:
-        for t in train:
-            if (
-                question_bound(id(h), id(t)) < QUESTION_THRESHOLD - _BOUND_SLACK
-                and solution_bound(id(h), id(t)) < SOLUTION_THRESHOLD - _BOUND_SLACK
-            ):
-                continue
-            score = _score(h, t, tok)
-            if score.flagged:
-                flagged.append(score)
+    for i, j in zip(*np.nonzero(reachable)):  # row-major: the order of the full scoring
+        score = _score(held_out[i], train[j], tok)
+        if score.flagged:
+            flagged.append(score)
     return flagged

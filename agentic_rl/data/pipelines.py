@@ -534,8 +534,12 @@ def _distinct_pipelines(
     """Up to `count` pipelines over `vocabulary` whose fingerprints are not in `seen` (which they join); fewer
     than `required` (default: `count`) is an error."""
     found: list[Pipeline] = []
+    drawn: set[Pipeline] = set()
     for _ in range(count * 200):
         p = draw_pipeline(rng, rng.choice(list(steps)), vocabulary)
+        if p in drawn:  # most draws repeat one: it was kept (its fingerprint is in `seen`) or rejected, as now
+            continue
+        drawn.add(p)
         fp = p.fingerprint()
         if fp in seen or len(set(fp)) == 1:
             continue
