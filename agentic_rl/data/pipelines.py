@@ -19,18 +19,29 @@ seed), so every run and every evaluation sees the same tasks:
 Each task's tests are computed by running its reference solution (this module's own code) on the example
 and on `n_tests` random lists, with the empty list among them. The statement gives one example.
 Difficulty is the number of steps (1-4); `steps` chooses which counts are drawn.
+
+A built family is kept on disk (`family_cache_path`, under the cache root) as well as in the process: the
+near-duplicate check takes seconds, and every run, sweep job and evaluation would otherwise repeat it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
+from agentic_rl.data import overlap
 from agentic_rl.data.overlap import Text, near_duplicate_pairs
+from agentic_rl.paths import cache_root
+from agentic_rl.runtime.files import atomic_write_text
 from agentic_rl.types import Task
+
+logger = logging.getLogger(__name__)
 
 SOURCE = "pipelines"
 SPLITS = ("train", "heldout")
@@ -565,6 +576,52 @@ def _family(
         raise ValueError(f"pipelines: n_train and n_heldout must be positive, got {n_train}, {n_heldout}")
     if n_tests < 2:
         raise ValueError(f"pipelines: n_tests must be at least 2 (the example and the empty list), got {n_tests}")
+    path = family_cache_path(family_seed, n_train, n_heldout, steps, n_tests)
+    family = _read_family(path, {"train": n_train, "heldout": n_heldout})
+    if family is None:
+        family = _generate_family(family_seed, n_train, n_heldout, steps, n_tests)
+        _write_family(path, family)
+    return family
+
+
+def family_cache_path(family_seed: int, n_train: int, n_heldout: int, steps: Sequence[int], n_tests: int) -> Path:
+    """Where a built family is kept: `<cache root>/tasks/pipelines-<key>.json`. The key hashes the parameters and
+    the source of the modules that decide the tasks (this one and the near-duplicate check), so a change to
+    either builds afresh instead of reading tasks an older generator made."""
+    h = hashlib.sha256(repr((family_seed, n_train, n_heldout, tuple(steps), n_tests)).encode())
+    for module in (Path(__file__), Path(overlap.__file__)):
+        h.update(module.read_bytes())
+    return cache_root() / "tasks" / f"pipelines-{h.hexdigest()[:16]}.json"
+
+
+def _read_family(path: Path, sizes: dict[str, int]) -> dict[str, tuple[Task, ...]] | None:
+    """The family kept at `path`, or None when there is none or it cannot be read back whole with `sizes` tasks
+    per split (a damaged file is built again and rewritten)."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        family = {split: tuple(Task(**row) for row in data[split]) for split in SPLITS}
+        if {split: len(tasks) for split, tasks in family.items()} != sizes:
+            raise ValueError(f"{[len(family[s]) for s in SPLITS]} tasks where {list(sizes.values())} belong")
+        return family
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        logger.warning("pipelines: the cached family %s is unreadable (%s); building it again", path, exc)
+        return None
+
+
+def _write_family(path: Path, family: dict[str, tuple[Task, ...]]) -> None:
+    """Keep a built family for the next process; a cache that cannot be written costs only the next build."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({split: [asdict(t) for t in tasks] for split, tasks in family.items()}))
+    except OSError as exc:
+        logger.warning("pipelines: could not keep the family in %s (%s); the next run builds it again", path, exc)
+
+
+def _generate_family(
+    family_seed: int, n_train: int, n_heldout: int, steps: tuple[int, ...], n_tests: int
+) -> dict[str, tuple[Task, ...]]:
     rng = random.Random(family_seed)
     train_vocabulary, heldout_vocabulary = split_vocabulary(rng)
     seen: set[tuple] = set()

@@ -204,7 +204,7 @@ def test_flagged_candidates_are_dropped(monkeypatch):
         return flagged
 
     monkeypatch.setattr(pipelines, "_near_duplicates", flag_even_candidates)
-    heldout = pipelines._family.__wrapped__(5, 10, 10, (1, 2, 3), 4)["heldout"]
+    heldout = pipelines._generate_family(5, 10, 10, (1, 2, 3), 4)["heldout"]
     assert len(heldout) == 10
     assert dropped and not dropped & {t.task_id for t in heldout}
     assert len(calls) > 2 and calls == [10] * len(calls)  # re-checked until the chosen ten pass
@@ -214,13 +214,92 @@ def test_flagged_candidates_are_dropped(monkeypatch):
 
 
 def test_a_family_is_the_same_every_time_and_differs_by_seed():
-    first = build_family(family_seed=7, **SMALL)
-    pipelines._family.cache_clear()
-    again = build_family(family_seed=7, **SMALL)
-    other = build_family(family_seed=8, **SMALL)
+    params = (SMALL["n_train"], SMALL["n_heldout"], SMALL["steps"], SMALL["n_tests"])
+    first = pipelines._generate_family(7, *params)  # built, not read back from any cache
+    again = pipelines._generate_family(7, *params)
+    other = pipelines._generate_family(8, *params)
     for split in ("train", "heldout"):
         assert family_digest(first[split]) == family_digest(again[split])
         assert family_digest(first[split]) != family_digest(other[split])
+
+
+# ---------------------------------------------------------------- kept on disk
+
+
+@pytest.fixture
+def cache_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("AGENTIC_RL_CACHE_DIR", str(tmp_path))
+    pipelines._family.cache_clear()  # each test starts as a new process would
+    yield tmp_path
+    pipelines._family.cache_clear()
+
+
+def forbid_building(monkeypatch):
+    def build(*args):
+        raise AssertionError("the family was built again although it is on disk")
+
+    monkeypatch.setattr(pipelines, "_generate_family", build)
+
+
+def test_the_next_process_reads_the_family_from_disk_instead_of_building_it(cache_dir, monkeypatch):
+    built = build_family(family_seed=11, **SMALL)
+    path = pipelines.family_cache_path(11, **SMALL)
+    assert path.is_file() and path.parent.parent == cache_dir
+    pipelines._family.cache_clear()
+    forbid_building(monkeypatch)
+    assert build_family(family_seed=11, **SMALL) == built  # every field of every task, in order
+    assert load_pipelines("heldout", family_seed=11, limit=3, **SMALL) == built["heldout"][:3]
+
+
+def test_each_parameter_and_the_generator_source_have_their_own_cache_file(monkeypatch):
+    base = {"family_seed": 11, **SMALL}
+    original = pipelines.family_cache_path(**base)
+    changed = [{"family_seed": 12}, {"n_train": 41}, {"n_heldout": 39}, {"steps": (1, 2)}, {"n_tests": 6}]
+    paths = {pipelines.family_cache_path(**{**base, **change}) for change in changed}
+    assert original not in paths and len(paths) == len(changed)
+    real_read_bytes = Path.read_bytes
+
+    def edited_overlap(self: Path) -> bytes:  # the near-duplicate check changed: its tasks may differ
+        data = real_read_bytes(self)
+        return data + b"\n# edited\n" if self.name == "overlap.py" else data
+
+    monkeypatch.setattr(Path, "read_bytes", edited_overlap)
+    assert pipelines.family_cache_path(**base) != original
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "{not json",
+        '{"train": []}',  # a split missing
+        '{"train": [{"bogus": 1}], "heldout": []}',  # not a task
+        '{"train": [], "heldout": []}',  # well formed, but not the family asked for
+    ],
+)
+def test_a_damaged_cache_file_is_built_again_and_rewritten(cache_dir, caplog, damage):
+    built = build_family(family_seed=11, **SMALL)
+    path = pipelines.family_cache_path(11, **SMALL)
+    path.write_text(damage)
+    pipelines._family.cache_clear()
+    with caplog.at_level("WARNING", logger=pipelines.__name__):
+        assert build_family(family_seed=11, **SMALL) == built
+    assert "unreadable" in caplog.text and str(path) in caplog.text
+    sizes = {"train": SMALL["n_train"], "heldout": SMALL["n_heldout"]}
+    assert pipelines._read_family(path, sizes) == {split: tuple(tasks) for split, tasks in built.items()}
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_next_build(monkeypatch, tmp_path, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("AGENTIC_RL_CACHE_DIR", str(blocker))  # its tasks/ folder cannot be made
+    pipelines._family.cache_clear()
+    try:
+        with caplog.at_level("WARNING", logger=pipelines.__name__):
+            tasks = load_pipelines("train", family_seed=11, **SMALL)
+    finally:
+        pipelines._family.cache_clear()
+    assert len(tasks) == SMALL["n_train"]
+    assert "could not keep the family" in caplog.text
 
 
 def test_shuffle_orders_by_the_run_seed_and_limit_cuts_after():
