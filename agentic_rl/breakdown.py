@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import read_eval_records
+from agentic_rl.tracking.runs import episode_outcomes, read_eval_records
 from agentic_rl.tracking.stats import PairedChange, wilson_interval
 
 PHASES = ("eval", "before", "after")
@@ -88,24 +88,17 @@ def _value_order(value: str) -> tuple[int, float | str]:
         return 1, value
 
 
-def _episodes(run_dir: Path, training_phase: str) -> dict[tuple[str, str, int], bool]:
-    """(mode, task id, sample) -> passed, of an evaluation run, or else of a training run's evaluation
-    `training_phase` ("before" for the base side, "after" for a trained side)."""
-    records = read_eval_records(run_dir, "eval") or read_eval_records(run_dir, training_phase)
-    return {(r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"]) for r in records}
-
-
 def paired_rows(before: Path, afters: Sequence[Path], key: str) -> tuple[list[dict[str, Any]], int]:
     """Per (mode, value of `key`) and per mode over all values ("all"): the pooled paired change from `before`'s
     episodes to each of `afters`' (an evaluation of the adapter, or the training run's own evaluation after).
     Also returns how many episodes of `afters` had no partner in `before`."""
     metadata = task_metadata(before)
-    base = _episodes(before, "before")
+    base = episode_outcomes(before, "before")
     pairs: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
     runs_with: dict[tuple[str, str], set[Path]] = {}
     unpaired = 0
     for run in afters:
-        for episode, passed in _episodes(run, "after").items():
+        for episode, passed in episode_outcomes(run, "after").items():
             if episode not in base:
                 unpaired += 1
                 continue

@@ -1,6 +1,7 @@
 """`python -m agentic_rl.table SWEEP_DIR` or `python -m agentic_rl.table RUN_DIR [RUN_DIR ...]`: the result tables
 with 95% intervals (`tracking/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
-parent (`--out DIR` elsewhere)."""
+parent (`--out DIR` elsewhere). `--before BASE_EVAL_DIR` pairs runs that only evaluated after training with the
+base model's evaluation of the same tasks."""
 
 from __future__ import annotations
 
@@ -20,9 +21,15 @@ def main(argv: list[str] | None = None) -> int:
         help="one sweep dir (its job dirs are the runs) or run dirs (each holds metrics.jsonl or summary.json)",
     )
     parser.add_argument("--out", type=Path, help="where table.md and table.json go")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="the base model's evaluation (an evaluate run dir, or a training run's evaluation before): the paired "
+        "change of runs that did not evaluate before training (eval_before=false) is taken against it",
+    )
     args = parser.parse_args(argv)
     try:
-        written = write_table(args.paths, args.out)
+        written = write_table(args.paths, args.out, args.before)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 (the CLI's output)
         return 2

@@ -178,6 +178,18 @@ def read_eval_records(run_dir: Path, phase: str) -> list[dict]:
     return records
 
 
+def outcomes_of(records: list[dict]) -> dict[tuple[str, str, int], bool]:
+    """Evaluation records as (mode, task id, sample) -> passed: the key that pairs an episode before training with
+    the same episode after."""
+    return {(r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"]) for r in records}
+
+
+def episode_outcomes(run_dir: Path, phase: str) -> dict[tuple[str, str, int], bool]:
+    """`outcomes_of` the records of an evaluation run (`python -m agentic_rl.evaluate`), or else of a training
+    run's evaluation `phase` ("before" or "after")."""
+    return outcomes_of(read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase))
+
+
 def eval_sections(runs: list[Path], phase: str) -> list[dict]:
     """Per run, the `phase` ("before" / "after") evaluation of summary.json: mode -> its metrics."""
     return [read_summary(run).get("eval", {}).get(phase) or {} for run in runs]

@@ -35,9 +35,11 @@ from typing import Any
 from agentic_rl.tracking.runs import (
     TRAIN_REWARD,
     across_seeds,
+    episode_outcomes,
     eval_sections,
     find_runs,
     group_by_arm,
+    outcomes_of,
     pass_at_1_estimate,
     per_step,
     read_eval_records,
@@ -183,15 +185,16 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def paired_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
-    """Per mode, the pooled paired before/after change of the runs that kept both phases' records."""
+def paired_rows(label: str, runs: list[Path], base: Path | None = None) -> list[dict[str, Any]]:
+    """Per mode, the pooled paired before/after change of the runs that kept both phases' records. With `base`
+    (an evaluation of the base model, or a training run whose evaluation before is taken), a run that kept no
+    records before training is paired with `base`'s episodes instead."""
+    base_outcomes = episode_outcomes(base, "before") if base is not None else {}
     pairs: dict[str, list[tuple[bool, bool]]] = {}
     runs_with: dict[str, int] = {}
     for run in runs:
-        before, after = (
-            {(r["mode"], str(r["task_id"]), r.get("sample", 0)): bool(r["passed"]) for r in read_eval_records(run, p)}
-            for p in PHASES
-        )
+        before = outcomes_of(read_eval_records(run, "before")) or base_outcomes
+        after = outcomes_of(read_eval_records(run, "after"))
         matched = sorted(before.keys() & after.keys())
         for mode in {key[0] for key in matched}:
             runs_with[mode] = runs_with.get(mode, 0) + 1
@@ -247,8 +250,8 @@ def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dic
     return rows
 
 
-def build_table(runs: list[Path]) -> dict[str, Any]:
-    """Every table of the module doc, as JSON-ready data, for runs grouped into arms."""
+def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
+    """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: see `paired_rows`."""
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
     arms = group_by_arm(runs)
@@ -273,7 +276,8 @@ def build_table(runs: list[Path]) -> dict[str, Any]:
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
-        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs)],
+        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, base)],
+        "paired_base": str(base) if base is not None else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
         "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs)],
@@ -354,6 +358,12 @@ def table_markdown(table: dict[str, Any]) -> str:
         "pairs a paired test (alpha 0.05, power 0.8) needs at the measured change.",
         "",
     ]
+    if table.get("paired_base"):
+        lines += [
+            f"Before, for runs that kept no records of their own evaluation before training: the base evaluation "
+            f"`{table['paired_base']}`.",
+            "",
+        ]
     if table["paired"]:
         lines += [
             "| arm | mode | runs | pairs | before | after | change [95% CI] | gained / lost | McNemar p | "
@@ -367,7 +377,11 @@ def table_markdown(table: dict[str, Any]) -> str:
                 f"{row['gained']} / {row['lost']} | {row['p_value']:.3g} | {_tasks(row['pairs_needed'])} |"
             )
     else:
-        lines.append("No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl).")
+        lines.append(
+            "No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl); for runs "
+            "evaluated after training only, pass the base model's evaluation: python -m agentic_rl.table RUNS "
+            "--before BASE_EVAL_DIR."
+        )
     lines += [
         "",
         "## Submission and no-call rates at evaluation (tool modes)",
@@ -450,14 +464,19 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
     return paths
 
 
-def write_table(paths: list[Path], out_dir: Path | None = None) -> tuple[Path, Path]:
+def write_table(paths: list[Path], out_dir: Path | None = None, base: Path | None = None) -> tuple[Path, Path]:
     """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
-    dir, or the run dirs' common parent)."""
+    dir, or the run dirs' common parent); `base`: the evaluation before training to pair runs without their own."""
     runs = resolve_runs(paths)
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]
         out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
-    table = build_table(runs)
+    if base is not None and not episode_outcomes(base, "before"):
+        raise ValueError(
+            f"--before {base}: no per-task evaluation records there (results.jsonl of python -m agentic_rl.evaluate, "
+            "or a training run's eval_before.jsonl). Pass the run dir of the base model's evaluation"
+        )
+    table = build_table(runs, base)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "table.md", out_dir / "table.json"
     md.write_text(table_markdown(table))

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rl.table import main as table_main
 from agentic_rl.tracking.runs import eval_records_path, read_eval_records
 from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve
-from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown
+from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown, write_table
 
 
 def test_mcnemar_exact_p_is_the_two_sided_binomial_tail_of_the_discordant_pairs():
@@ -135,3 +136,38 @@ def test_runs_without_records_give_no_paired_rows_and_bad_lines_are_skipped(tmp_
     eval_records_path(run, "before").write_text('{"task_id": "a", "mode": "m", "passed": true}\nnot json\n[1]\n')
     assert read_eval_records(run, "before") == [{"task_id": "a", "mode": "m", "passed": True}]
     assert caplog.text.count("is not an evaluation record") == 2
+
+
+def test_runs_evaluated_after_only_are_paired_with_the_base_evaluation(tmp_path):
+    base = tmp_path / "base"  # python -m agentic_rl.evaluate: results.jsonl
+    base.mkdir()
+    write_records(base, "eval", {("multi_tool", "a"): False, ("multi_tool", "b"): False, ("multi_tool", "c"): True})
+    after_only = tmp_path / "seed-1"  # eval_before=false: no records before training
+    after_only.mkdir()
+    (after_only / "summary.json").write_text(json.dumps({"eval": {}}))
+    write_records(
+        after_only, "after", {("multi_tool", "a"): True, ("multi_tool", "b"): True, ("multi_tool", "c"): False}
+    )
+    own = make_seed_run(tmp_path / "seed-2", {("multi_tool", "a"): True}, {("multi_tool", "a"): True})
+
+    assert paired_rows("default", [after_only]) == []  # nothing to pair it with
+    rows = paired_rows("default", [after_only, own], base)
+    assert len(rows) == 1 and rows[0]["runs"] == 2 and rows[0]["n"] == 4
+    # after_only against the base (2 gained, 1 lost); own against its own before (both), not the base's False
+    assert (rows[0]["gained"], rows[0]["lost"], rows[0]["both"], rows[0]["neither"]) == (2, 1, 1, 0)
+
+    md, js = write_table([after_only, own], tmp_path / "out", base=base)
+    assert json.loads(js.read_text())["paired_base"] == str(base)
+    assert f"the base evaluation `{base}`" in md.read_text() and "| 2 / 1 |" in md.read_text()
+    assert table_main([str(after_only), str(own), "--before", str(base), "--out", str(tmp_path / "cli")]) == 0
+    assert (tmp_path / "cli" / "table.md").read_text() == md.read_text()
+
+
+def test_a_base_without_records_is_a_clear_error(tmp_path, capsys):
+    run = make_seed_run(tmp_path / "seed-1", {("m", "a"): False}, {("m", "a"): True})
+    empty = tmp_path / "not-an-eval"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no per-task evaluation records"):
+        write_table([run], tmp_path / "out", base=empty)
+    assert table_main([str(run), "--before", str(empty)]) == 2
+    assert "--before" in capsys.readouterr().err
