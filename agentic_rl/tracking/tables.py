@@ -185,15 +185,16 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def paired_rows(label: str, runs: list[Path], base: Path | None = None) -> list[dict[str, Any]]:
-    """Per mode, the pooled paired before/after change of the runs that kept both phases' records. With `base`
-    (an evaluation of the base model, or a training run whose evaluation before is taken), a run that kept no
-    records before training is paired with `base`'s episodes instead."""
-    base_outcomes = episode_outcomes(base, "before") if base is not None else {}
+def paired_rows(
+    label: str, runs: list[Path], base_outcomes: dict[tuple[str, str, int], bool] | None = None
+) -> list[dict[str, Any]]:
+    """Per mode, the pooled paired before/after change of the runs that kept both phases' records. With
+    `base_outcomes` (`episode_outcomes` of the base model's evaluation), a run that kept no records before
+    training is paired with those episodes instead."""
     pairs: dict[str, list[tuple[bool, bool]]] = {}
     runs_with: dict[str, int] = {}
     for run in runs:
-        before = outcomes_of(read_eval_records(run, "before")) or base_outcomes
+        before = outcomes_of(read_eval_records(run, "before")) or base_outcomes or {}
         after = outcomes_of(read_eval_records(run, "after"))
         matched = sorted(before.keys() & after.keys())
         for mode in {key[0] for key in matched}:
@@ -251,9 +252,16 @@ def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dic
 
 
 def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
-    """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: see `paired_rows`."""
+    """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: the base model's
+    evaluation, to pair the runs that kept no records before training (`paired_rows`)."""
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
+    base_outcomes = episode_outcomes(base, "before") if base is not None else None
+    if base is not None and not base_outcomes:
+        raise ValueError(
+            f"--before {base}: no per-task evaluation records there (results.jsonl of python -m agentic_rl.evaluate, "
+            "or a training run's eval_before.jsonl). Pass the run dir of the base model's evaluation"
+        )
     arms = group_by_arm(runs)
     n_tasks = sorted(
         {
@@ -276,7 +284,7 @@ def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
         "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
-        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, base)],
+        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, base_outcomes)],
         "paired_base": str(base) if base is not None else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
@@ -471,11 +479,6 @@ def write_table(paths: list[Path], out_dir: Path | None = None, base: Path | Non
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]
         out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
-    if base is not None and not episode_outcomes(base, "before"):
-        raise ValueError(
-            f"--before {base}: no per-task evaluation records there (results.jsonl of python -m agentic_rl.evaluate, "
-            "or a training run's eval_before.jsonl). Pass the run dir of the base model's evaluation"
-        )
     table = build_table(runs, base)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "table.md", out_dir / "table.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rl.table import main as table_main
-from agentic_rl.tracking.runs import eval_records_path, read_eval_records
+from agentic_rl.tracking.runs import episode_outcomes, eval_records_path, read_eval_records
 from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve
 from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown, write_table
 
@@ -151,7 +151,7 @@ def test_runs_evaluated_after_only_are_paired_with_the_base_evaluation(tmp_path)
     own = make_seed_run(tmp_path / "seed-2", {("multi_tool", "a"): True}, {("multi_tool", "a"): True})
 
     assert paired_rows("default", [after_only]) == []  # nothing to pair it with
-    rows = paired_rows("default", [after_only, own], base)
+    rows = paired_rows("default", [after_only, own], episode_outcomes(base, "before"))
     assert len(rows) == 1 and rows[0]["runs"] == 2 and rows[0]["n"] == 4
     # after_only against the base (2 gained, 1 lost); own against its own before (both), not the base's False
     assert (rows[0]["gained"], rows[0]["lost"], rows[0]["both"], rows[0]["neither"]) == (2, 1, 1, 0)
