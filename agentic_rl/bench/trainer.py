@@ -8,7 +8,9 @@ Workload (a single-turn GRPO step as TRL runs one): one built-in task per step, 
 coefficient 0.05, one optimizer step per group, same model (`model=`, SmolLM2-135M), same prompt, temperature and top-p.
 
 project: `run_episodes` (tools=none) -> reward -> `grpo_step`, with `algo.skip_zero_std_groups` off, since TRL
-         runs its passes for every group (pass `--allow-skip` to time the project's default instead).
+         runs its passes for every group (pass `--allow-skip` to time the project's default instead). The sampler
+         is the one `rollout.backend` names (`rollout.backend=vllm`, from the vLLM interpreter: vLLM's rollouts,
+         its weight sync before each step included).
 TRL:     `GRPOTrainer` with the same LoRA, beta, sampling, generation batch = one group; the reward calls the
          same grader. Two configurations (`--trl`):
          matched  fp32 throughout and no gradient checkpointing, as the project's default runs: the like-for-like
@@ -73,7 +75,7 @@ def project_steps(
     from agentic_rl.config import algo_config
     from agentic_rl.models.lora import add_lora
     from agentic_rl.registry import build
-    from agentic_rl.rollout.hf_policy import HFPolicy
+    from agentic_rl.rollout.backends import make_policy
 
     algo = algo_config(cfg)
     if not allow_skip:
@@ -82,7 +84,7 @@ def project_steps(
     model = add_lora(
         loaded.model, algo.lora.r, algo.lora.alpha, algo.lora.dropout, list(algo.lora.target_modules), seed=cfg.seed
     )
-    policy = HFPolicy(model, loaded.tokenizer)
+    policy = make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed)  # rollout.backend=vllm: vLLM's steps
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=algo.lr)
     reward_fn = build(cfg.reward)
     times, lengths = [], []
