@@ -157,6 +157,17 @@ class Distributed:
         padded = items + [items[i % len(items)] for i in range(-len(items) % self.world_size)]
         return padded[self.rank :: self.world_size]
 
+    def close(self) -> None:
+        """Leave the process group once every rank is done (call on every rank, after its last collective).
+
+        A rank that exits with the group still up tears down gloo's background threads from the interpreter's exit
+        and can abort there ("terminate called without an active exception", exit code -6) after all of its work
+        succeeded; the barrier keeps a rank from closing its connections while a peer still reads from them."""
+        if self.world_size == 1 or not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+
     # ---- one step -----------------------------------------------------------------------------------------
 
     def average_gradients(self, params: Sequence[torch.nn.Parameter], counts: bool) -> int:

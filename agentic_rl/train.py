@@ -155,7 +155,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         elif cfg.eval_before and training.eval_tasks and dist.is_main:
             summary["eval"]["before"] = evaluate_phase(training, ctx, step=0, phase="before")
         train_loop(training, position, ctx, summary)
-        return finish_training(training, position, ctx, summary)
+        summary = finish_training(training, position, ctx, summary)
+    dist.close()  # every rank got here: a failed rank raised instead, and its peers' collectives time out
+    return summary
 
 
 def resume_point(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:

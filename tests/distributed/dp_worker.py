@@ -29,6 +29,7 @@ def main(out: Path) -> None:
         grads = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
         steps.append({"grads": grads, "weights": lora_state(model), "skipped": stats.skipped})
     torch.save({"world_size": dist.world_size, "steps": steps}, out / f"rank{dist.rank}.pt")
+    dist.close()
 
 
 if __name__ == "__main__":
