@@ -100,7 +100,7 @@ def project_steps(
         logger.info(
             "project step %d: %.1f s, completions of %.0f tokens on average", len(times), times[-1], lengths[-1]
         )
-    # A vLLM engine left running would share the process with TRL's steps (experiments/vllm/amx/: TRL 21% slower)
+    # a vLLM engine left running would keep its KV cache, weights and threads in the process during TRL's steps
     close = getattr(policy, "close", None)
     if close is not None:
         close()
