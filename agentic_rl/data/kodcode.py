@@ -9,6 +9,14 @@ Selection, as in the reference setup:
      `subset_stride: null` (or 1) with `subset_from: null` keeps all `n`;
   5. `limit` keeps the first `limit` of those.
 
+A held-out split (`part: train | heldout`, with `n_heldout`), for studies that train on some rows and evaluate
+on others of the same file. It is drawn before step 2 with its own `split_seed`, not the run's seed, so every
+run and every evaluation sees the same split: the rows kept in step 1 are permuted with `split_seed`, the
+first `n_heldout` are the held-out candidates and the rest the training part. Candidates that the near-duplicate
+check (`agentic_rl.data.overlap`) flags against a training row are dropped, so the held-out part may be smaller.
+`part: train` runs steps 2-5 on the training part; `part: heldout` keeps the held-out rows in split order, then
+`limit`. `part: null` (the default) is the selection above over all rows.
+
 Task fields: prompt = `question`, tests = `test` (a pytest file importing from `solution`), reference_solution
 = `solution`, entry_point = `test_info[0].function_name` when present (None for class-based solutions).
 """
@@ -22,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agentic_rl.data.overlap import drop_near_duplicates, task_text
 from agentic_rl.data.records import describe_source, load_records, opt_str, req_str, row_error
 from agentic_rl.types import Task
 
@@ -30,6 +39,7 @@ logger = logging.getLogger(__name__)
 HUB_ID = "KodCode/KodCode-V1"
 SPLIT = "train"
 DIFFICULTIES = ("easy", "medium", "hard")
+PARTS = ("train", "heldout")
 REQUIRED_COLUMNS = ("question_id", "question", "solution", "test", "gpt_difficulty")
 OPTIONAL_COLUMNS = ("test_info", "subset", "style", "gpt_pass_percentage")
 
@@ -45,9 +55,13 @@ def load_kodcode(
     seed: int = 0,
     limit: int | None = None,
     cache_dir: str | None = None,
+    part: str | None = None,
+    n_heldout: int | None = None,
+    split_seed: int = 0,
 ) -> list[Task]:
-    """KodCode tasks for training; see the module docstring for how rows are chosen."""
+    """KodCode tasks; see the module docstring for how rows are chosen and split."""
     difficulties = _check_params(difficulties, n, subset_from, subset_stride, limit)
+    _check_split(part, n_heldout)
     source = describe_source(path, hub_id, split)
     rows = load_records(path, hub_id, split, required=REQUIRED_COLUMNS, optional=OPTIONAL_COLUMNS, cache_dir=cache_dir)
 
@@ -61,6 +75,13 @@ def load_kodcode(
             f"{source}: no rows with gpt_difficulty in {list(difficulties)} (found: {found}). "
             f"Fix: set data.difficulties to some of {found}."
         )
+    if part is not None:
+        assert n_heldout is not None  # _check_split
+        kept = _split_part(kept, part, n_heldout, split_seed, source)
+        if part == "heldout":
+            chosen = kept if limit is None else kept[:limit]
+            _check_unique_ids(chosen, source)
+            return chosen
     order = np.random.default_rng(seed).permutation(len(kept))
     shuffled = [kept[int(i)] for i in order]
 
@@ -149,6 +170,42 @@ def _check_params(
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
             raise ValueError(f"data.{name}={value!r}: must be null or an integer >= {low}")
     return difficulties
+
+
+def _check_split(part: str | None, n_heldout: int | None) -> None:
+    if part is None:
+        if n_heldout is not None:
+            raise ValueError(f"data.n_heldout={n_heldout} needs data.part: train or heldout (it is null)")
+        return
+    if part not in PARTS:
+        raise ValueError(f"data.part={part!r}: must be null, train or heldout")
+    if n_heldout is None or isinstance(n_heldout, bool) or not isinstance(n_heldout, int) or n_heldout < 1:
+        raise ValueError(f"data.n_heldout={n_heldout!r}: data.part={part} needs an integer >= 1 (held-out candidates)")
+
+
+def _split_part(tasks: list[Task], part: str, n_heldout: int, split_seed: int, source: str) -> list[Task]:
+    """One part of the split the module docstring describes."""
+    if n_heldout >= len(tasks):
+        raise ValueError(
+            f"{source}: data.n_heldout={n_heldout} leaves no training rows of the {len(tasks)} kept; "
+            f"ask for fewer than {len(tasks)}"
+        )
+    order = np.random.default_rng(split_seed).permutation(len(tasks))
+    permuted = [tasks[int(i)] for i in order]
+    candidates, train = permuted[:n_heldout], permuted[n_heldout:]
+    if part == "train":
+        logger.info("kodcode: split seed %d: the training part, %d of %d rows", split_seed, len(train), len(tasks))
+        return train
+    heldout = drop_near_duplicates(candidates, train, task_text)
+    logger.info(
+        "kodcode: split seed %d: %d training rows, %d held-out (%d of %d candidates flagged as near-duplicates)",
+        split_seed,
+        len(train),
+        len(heldout),
+        n_heldout - len(heldout),
+        n_heldout,
+    )
+    return heldout
 
 
 def _check_unique_ids(tasks: list[Task], source: str) -> None:

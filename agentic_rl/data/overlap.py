@@ -30,10 +30,13 @@ import math
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+from agentic_rl.types import Task
 
 QUESTION_THRESHOLD = 0.40
 SOLUTION_THRESHOLD = 0.60
@@ -197,11 +200,9 @@ class TokenBagBound:
 _BOUND_SLACK = 1e-9
 
 
-def near_duplicate_pairs(
+def _flagged(
     held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()
-) -> list[PairScore]:
-    """The flagged pairs of `cross_split_scores` (same scores, same order), computed only where a cheap bound
-    says a pair could reach a threshold: most pairs of unrelated tasks never run the sequence match."""
+) -> list[tuple[int, PairScore]]:
     tok = tokenize_texts([*held_out, *train, *corpus])
     rows, columns = [id(h) for h in held_out], [id(t) for t in train]
     reachable = (
@@ -211,5 +212,43 @@ def near_duplicate_pairs(
     for i, j in zip(*np.nonzero(reachable)):  # row-major: the order of the full scoring
         score = _score(held_out[i], train[j], tok)
         if score.flagged:
-            flagged.append(score)
+            flagged.append((int(i), score))
     return flagged
+
+
+def near_duplicate_pairs(
+    held_out: Sequence[Text], train: Sequence[Text], corpus: Sequence[Text] = ()
+) -> list[PairScore]:
+    """The flagged pairs of `cross_split_scores` (same scores, same order), computed only where a cheap bound
+    says a pair could reach a threshold: most pairs of unrelated tasks never run the sequence match."""
+    return [score for _, score in _flagged(held_out, train, corpus)]
+
+
+def flagged_positions(held_out: Sequence[Text], train: Sequence[Text]) -> set[int]:
+    """The positions in `held_out` of the texts flagged against some training text (names need not be unique)."""
+    return {i for i, _ in _flagged(held_out, train)}
+
+
+def task_text(task: Task) -> Text:
+    """What the check compares of a task (a class-based task without an entry point has no name to remove)."""
+    return Text(task.entry_point or "", task.prompt, task.reference_solution or "")
+
+
+Item = TypeVar("Item")
+
+
+def drop_near_duplicates(
+    pool: Sequence[Item], train: Sequence[Item], text: Callable[[Item], Text], wanted: int | None = None
+) -> list[Item]:
+    """The first `wanted` items of `pool` (all of them when None) with no near-duplicate among `train`; fewer
+    when the pool runs out. The IDF weights are over the texts compared, so dropping one item can push a kept
+    one over a threshold: the chosen items are checked again after every drop, until none is flagged."""
+    train_texts = [text(t) for t in train]
+    remaining = list(pool)
+    while True:
+        chosen = remaining if wanted is None else remaining[:wanted]
+        flagged = flagged_positions([text(item) for item in chosen], train_texts)
+        if not flagged:
+            return chosen
+        dropped = {id(chosen[i]) for i in flagged}
+        remaining = [item for item in remaining if id(item) not in dropped]

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agentic_rl.data import overlap
-from agentic_rl.data.overlap import Text, near_duplicate_pairs
+from agentic_rl.data.overlap import drop_near_duplicates, task_text
 from agentic_rl.paths import cache_root
 from agentic_rl.runtime.files import atomic_write_text
 from agentic_rl.types import Task
@@ -631,16 +631,13 @@ def _generate_family(
     # two-step candidates of the default family: they share the statement's wording with some training task)
     candidates = _distinct_pipelines(rng, 4 * n_heldout, steps, heldout_vocabulary, seen, required=n_heldout)
     pool = [to_task(p, "heldout", i, family_seed, n_tests) for i, p in enumerate(candidates)]
-    # The check's weights are document frequencies over the tasks it compares, so dropping some can push a kept
-    # one over a threshold: check the held-out tasks chosen, drop what is flagged, and repeat until none is.
-    while flagged := _near_duplicates(pool[:n_heldout], train):
-        pool = [t for t in pool if t.task_id not in flagged]
-        if len(pool) < n_heldout:
-            raise ValueError(
-                f"pipelines: only {len(pool)} of {len(candidates)} held-out candidates are not near-duplicates of "
-                f"a training task; ask for fewer (n_heldout) or fewer training tasks"
-            )
-    return {"train": tuple(train), "heldout": tuple(pool[:n_heldout])}
+    heldout = drop_near_duplicates(pool, train, task_text, wanted=n_heldout)
+    if len(heldout) < n_heldout:
+        raise ValueError(
+            f"pipelines: only {len(heldout)} of {len(candidates)} held-out candidates are not near-duplicates of "
+            f"a training task; ask for fewer (n_heldout) or fewer training tasks"
+        )
+    return {"train": tuple(train), "heldout": tuple(heldout)}
 
 
 def build_family(
@@ -653,16 +650,6 @@ def build_family(
     """Both splits of one family (module docstring): {"train": [...], "heldout": [...]}."""
     family = _family(family_seed, n_train, n_heldout, tuple(steps), n_tests)
     return {split: list(tasks) for split, tasks in family.items()}
-
-
-def _text(t: Task) -> Text:
-    return Text(t.entry_point or "", t.prompt, t.reference_solution or "")
-
-
-def _near_duplicates(candidates: Sequence[Task], train: Sequence[Task]) -> set[str]:
-    pairs = near_duplicate_pairs([_text(t) for t in candidates], [_text(t) for t in train])
-    by_name = {t.entry_point: t.task_id for t in candidates}
-    return {by_name[s.held_out] for s in pairs}
 
 
 def load_pipelines(

@@ -8,6 +8,7 @@ import dataclasses
 import random
 import sys
 import types
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from agentic_rl.data import pipelines
+from agentic_rl.data import overlap, pipelines
 from agentic_rl.data.overlap import Text, cross_split_scores
 from agentic_rl.data.pipelines import (
     LIST_STEPS,
@@ -192,21 +193,22 @@ def test_no_heldout_task_is_a_near_duplicate_of_a_training_task(family):
 
 
 def test_flagged_candidates_are_dropped(monkeypatch):
-    """A candidate the check flags never reaches the held-out split (here: the candidates of even index, flagged
-    whenever they are among the tasks checked), and the check is repeated until the kept tasks pass it."""
+    """A candidate the check flags never reaches the held-out split (here: the candidates whose name hashes to an
+    even number, flagged whenever they are among the tasks checked), and the check is repeated on the first
+    n_heldout until the kept tasks pass it."""
     dropped: set[str] = set()
     calls = []
 
-    def flag_even_candidates(candidates, train):
-        calls.append(len(candidates))
-        flagged = {t.task_id for t in candidates if int(t.task_id.rsplit("/", 1)[1][:4]) % 2 == 0}
-        dropped.update(flagged)
+    def flag_even_hashes(held_out, train):
+        calls.append(len(held_out))
+        flagged = {i for i, text in enumerate(held_out) if zlib.crc32(text.name.encode()) % 2 == 0}
+        dropped.update(held_out[i].name for i in flagged)
         return flagged
 
-    monkeypatch.setattr(pipelines, "_near_duplicates", flag_even_candidates)
+    monkeypatch.setattr(overlap, "flagged_positions", flag_even_hashes)
     heldout = pipelines._generate_family(5, 10, 10, (1, 2, 3), 4)["heldout"]
     assert len(heldout) == 10
-    assert dropped and not dropped & {t.task_id for t in heldout}
+    assert dropped and not dropped & {t.entry_point for t in heldout}
     assert len(calls) > 2 and calls == [10] * len(calls)  # re-checked until the chosen ten pass
 
 
