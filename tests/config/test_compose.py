@@ -142,3 +142,14 @@ def test_experiment_transfer_cpu_trains_on_one_family_and_evaluates_on_its_other
         assert cfg.data[key] == cfg.eval_data[key], key
     assert cfg.data.limit >= 64 and cfg.data.limit <= cfg.data.n_train and cfg.algo.epochs == 1
     assert cfg.eval_data.n_heldout >= 200
+
+
+def test_experiment_exec_penalty_cpu_splits_one_kodcode_file_the_same_way_on_both_sides():
+    cfg = compose_train(["experiment=exec-penalty-cpu", "data.path=tasks.jsonl"])
+    assert cfg.data._target_.endswith("load_kodcode") and cfg.eval_data._target_.endswith("load_kodcode")
+    assert (cfg.data.part, cfg.eval_data.part) == ("train", "heldout")
+    for key in ("path", "n_heldout", "split_seed", "difficulties"):
+        assert cfg.data[key] == cfg.eval_data[key], key
+    assert cfg.data.limit == 64 and cfg.algo.epochs == 1
+    assert cfg.reward._target_.endswith("torl") and list(cfg.evaluator.modes) == ["code_only"]
+    assert cfg.tools.name == "code" and set(cfg.tools.active) == {"execute", "submit"}

@@ -26,6 +26,7 @@ from agentic_rl.data.bigcodebench import (
 )
 from agentic_rl.data.humaneval import load_humaneval, packaged_humaneval_file
 from agentic_rl.data.kodcode import load_kodcode
+from agentic_rl.data.overlap import cross_split_scores, task_text
 from agentic_rl.data.paths import DATA_DIR_ENV, repo_root
 from agentic_rl.data.paths import shared_data_dir as data_dir_fn
 from agentic_rl.data.records import DatasetError, DatasetFileNotFoundError, load_records
@@ -170,6 +171,54 @@ def test_kodcode_seed_and_difficulty(kodcode_file: Path, kodcode_all: list[Task]
     easy = load_kodcode(kodcode_file, difficulties=["easy"], n=None, subset_from=None, subset_stride=None)
     n_easy = sum(r["gpt_difficulty"] == "easy" for r in read_jsonl(kodcode_file))
     assert 0 < len(easy) == n_easy < len(kodcode_all) and all(t.metadata["difficulty"] == "easy" for t in easy)
+
+
+def kodcode_split(path: Path, part: str, n_heldout: int, **kwargs: Any) -> list[Task]:
+    return load_kodcode(path, part=part, n_heldout=n_heldout, n=None, subset_from=None, subset_stride=None, **kwargs)
+
+
+def test_kodcode_split_parts_are_disjoint_and_do_not_depend_on_the_run_seed(
+    kodcode_file: Path, kodcode_all: list[Task]
+) -> None:
+    n_heldout = len(kodcode_all) // 2
+    train = kodcode_split(kodcode_file, "train", n_heldout, seed=0)
+    heldout = kodcode_split(kodcode_file, "heldout", n_heldout, seed=0)
+    ids = {t.task_id for t in kodcode_all}
+    assert len(train) == len(kodcode_all) - n_heldout and 0 < len(heldout) <= n_heldout
+    assert not {t.task_id for t in train} & {t.task_id for t in heldout}
+    assert {t.task_id for t in train} | {t.task_id for t in heldout} <= ids
+    other_seed = kodcode_split(kodcode_file, "train", n_heldout, seed=1)
+    assert {t.task_id for t in other_seed} == {t.task_id for t in train}  # the run's seed orders, never splits
+    assert [t.task_id for t in other_seed] != [t.task_id for t in train]
+    assert kodcode_split(kodcode_file, "heldout", n_heldout, seed=1) == heldout
+    assert kodcode_split(kodcode_file, "heldout", n_heldout, limit=1) == heldout[:1]
+    assert len(kodcode_split(kodcode_file, "train", n_heldout, limit=2)) == 2
+    moved = kodcode_split(kodcode_file, "train", n_heldout, split_seed=1)
+    assert {t.task_id for t in moved} != {t.task_id for t in train}
+
+
+def test_kodcode_heldout_part_has_no_near_duplicate_of_a_training_row(kodcode_file: Path) -> None:
+    n_rows = len(read_jsonl(kodcode_file))
+    n_heldout = n_rows - n_rows // 4
+    train = kodcode_split(kodcode_file, "train", n_heldout)
+    heldout = kodcode_split(kodcode_file, "heldout", n_heldout)
+    scores = cross_split_scores([task_text(t) for t in heldout], [task_text(t) for t in train])
+    assert scores and not [s for s in scores if s.flagged]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"part": "test", "n_heldout": 2}, "data.part"),
+        ({"part": "train"}, "data.n_heldout"),
+        ({"part": "heldout", "n_heldout": 0}, "data.n_heldout"),
+        ({"n_heldout": 2}, "needs data.part"),
+        ({"part": "heldout", "n_heldout": 10**6}, "leaves no training rows"),
+    ],
+)
+def test_kodcode_bad_split(kodcode_file: Path, kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        load_kodcode(kodcode_file, **kwargs)
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,8 @@ from agentic_rl.data.overlap import (
     Text,
     TokenBagBound,
     cross_split_scores,
+    drop_near_duplicates,
+    flagged_positions,
     near_duplicate_pairs,
     question_tokens,
     solution_tokens,
@@ -235,3 +237,29 @@ def test_the_bag_bound_is_never_below_the_exact_ratio():
         ]
         assert min(gaps) >= -1e-12
         assert max(gaps) > 0.05  # a bound, not the ratio: order matters to the match, not to the bag
+
+
+def test_flagged_positions_are_those_of_the_flagged_pairs_even_with_repeated_names():
+    """Positions, not names, say which held-out text is flagged: a variant renamed to a clean text's name must
+    not take the clean one with it."""
+    (_, variant), clean = KNOWN_VARIANTS[0], HELD_OUT[0]
+    renamed = Text(clean.name, variant.question, variant.solution)
+    assert flagged_positions([clean, renamed], TRAIN) == {1}
+    held_out = [*HELD_OUT, *(v for _, v in KNOWN_VARIANTS)]
+    assert {held_out.index(next(h for h in held_out if h.name == s.held_out)) for s in near_duplicate_pairs(
+        held_out, TRAIN
+    )} == flagged_positions(held_out, TRAIN)
+
+
+def test_drop_near_duplicates_keeps_the_pool_order_and_refills_up_to_wanted():
+    variants = [v for _, v in KNOWN_VARIANTS]
+    pool = [variants[0], HELD_OUT[0], variants[1], HELD_OUT[1], HELD_OUT[2], variants[2]]
+    assert flagged_positions(variants[:3], TRAIN) == {0, 1, 2}  # each of these is flagged on its own
+
+    def text(t: Text) -> Text:
+        return t
+
+    assert drop_near_duplicates(pool, TRAIN, text) == [HELD_OUT[0], HELD_OUT[1], HELD_OUT[2]]
+    assert drop_near_duplicates(pool, TRAIN, text, wanted=2) == [HELD_OUT[0], HELD_OUT[1]]
+    assert drop_near_duplicates(pool, TRAIN, text, wanted=5) == [HELD_OUT[0], HELD_OUT[1], HELD_OUT[2]]  # ran out
+    assert not flagged_positions(drop_near_duplicates([*HELD_OUT, *variants], TRAIN, text), TRAIN)
