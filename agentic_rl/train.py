@@ -227,8 +227,14 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
 def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
     """Loop stage: rollout batches until the last epoch ends; checkpoint and honour signals between batches."""
     every = int(t.cfg.get("checkpoint_every") or 0)
+    # Steps arrive in bursts (a rollout batch, then one short update per group): a moving-average rate swings
+    # with every burst, so the ETA uses the average rate since the start (smoothing=0).
     bar = tqdm(
-        total=t.n_steps, initial=pos.step, desc="train (task groups)", disable=not (t.cfg.progress and t.dist.is_main)
+        total=t.n_steps,
+        initial=pos.step,
+        desc="train (task groups)",
+        disable=not (t.cfg.progress and t.dist.is_main),
+        smoothing=0,
     )
     started, seconds_before = time.perf_counter(), pos.train_seconds
     with ctx.interrupts.deferred():
