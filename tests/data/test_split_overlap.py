@@ -246,9 +246,9 @@ def test_flagged_positions_are_those_of_the_flagged_pairs_even_with_repeated_nam
     renamed = Text(clean.name, variant.question, variant.solution)
     assert flagged_positions([clean, renamed], TRAIN) == {1}
     held_out = [*HELD_OUT, *(v for _, v in KNOWN_VARIANTS)]
-    assert {held_out.index(next(h for h in held_out if h.name == s.held_out)) for s in near_duplicate_pairs(
-        held_out, TRAIN
-    )} == flagged_positions(held_out, TRAIN)
+    assert {
+        held_out.index(next(h for h in held_out if h.name == s.held_out)) for s in near_duplicate_pairs(held_out, TRAIN)
+    } == flagged_positions(held_out, TRAIN)
 
 
 def test_drop_near_duplicates_keeps_the_pool_order_and_refills_up_to_wanted():
