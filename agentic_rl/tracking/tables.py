@@ -8,10 +8,12 @@ arms by `runs.group_by_arm` (overrides without the seed):
   seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
   noise on this task set, not task sampling);
 - the submission, no-call and refused-by-cap rates (`tools/submit_rate`, `tools/none_rate`, `tools/capped_rate`
-  of summary.json's eval sections) in the same form, for the modes that report tool rates (the no-tools mode has none);
+  of summary.json's eval sections) and the share of execute calls whose code failed (`tools/execute/error_rate`)
+  in the same form, for the modes that report tool rates (the no-tools mode has none);
 - training: per seed the mean `train/reward_mean` over the first and the last quarter of the logged training
   steps (ceil(n/4) steps each) and their difference, with the mean difference ± 95% t interval;
-- training tool use: per arm, each training tool-call rate's first- and last-quarter mean, across seeds;
+- training tool use: per arm, each training tool-call rate's (and tool error rate's) first- and last-quarter
+  mean, across seeds;
 - held-out change, paired: per arm and mode, the same tasks before and after training (from the runs'
   `eval_before.jsonl` / `eval_after.jsonl`), pooled over seeds, each (seed, task, sample) one pair: the tasks
   gained and lost, the change in pass rate with Newcombe's paired 95% interval, McNemar's exact p-value and the
@@ -54,6 +56,7 @@ RATES = {
     "tools/submit_rate": "submit rate",
     "tools/none_rate": "no-call rate",
     "tools/capped_rate": "refused-by-cap rate",
+    "tools/execute/error_rate": "execute error rate",  # per execute call: what the execution penalty acts on
 }
 
 
@@ -157,8 +160,9 @@ def training_row(label: str, runs: list[Path]) -> dict[str, Any]:
 
 
 def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
-    """Per training tool rate the arm logged (`tools/<name>_rate`, no-call, refused-by-cap): its first- and
-    last-quarter means over the training steps, each as mean ± 95% t interval over the seeds."""
+    """Per training tool rate the arm logged (`tools/<name>_rate`, no-call, refused-by-cap, and the error rates
+    `tools/<name>/error_rate`): its first- and last-quarter means over the training steps, each as mean ± 95% t
+    interval over the seeds."""
     records = [read_metrics(run) for run in runs]
     logged = {
         key
@@ -166,7 +170,8 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
         for record in run_records
         if "train/epoch" in record
         for key in record
-        if key.startswith("tools/") and key.endswith("_rate") and key.count("/") == 1
+        if key.startswith("tools/")
+        and ((key.endswith("_rate") and key.count("/") == 1) or (key.endswith("/error_rate") and key.count("/") == 2))
     }
     rows = []
     for metric in sorted(logged):
@@ -392,7 +397,8 @@ def table_markdown(table: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "## Submission and no-call rates at evaluation (tool modes)",
+        "## Tool rates at evaluation (tool modes): submission, no call, refused by the cap (shares of turns), "
+        "execute errors (share of execute calls)",
         "",
         "| arm | mode | " + " | ".join(f"{name} {p}" for name in RATES.values() for p in PHASES) + " |",
         "|---|---|" + "---|" * (len(RATES) * len(PHASES)),
@@ -424,7 +430,8 @@ def table_markdown(table: dict[str, Any]) -> str:
         lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
     lines += [
         "",
-        "## Training: tool-call rates (shares of turns), first vs last quarter of the training steps",
+        "## Training: tool-call rates (shares of turns) and tool error rates (shares of that tool's calls), first vs "
+        "last quarter of the training steps",
         "",
         "| arm | rate | seeds | first quarter | last quarter |",
         "|---|---|---|---|---|",

@@ -328,3 +328,25 @@ def test_training_tool_rates_per_arm_first_and_last_quarter(sweep, tmp_path):
     capped = next(r for r in build_table([run])["training_rates"] if r["metric"] == "tools/capped_rate")
     assert (capped["first_quarter"]["mean"], capped["last_quarter"]["mean"]) == (0.5, 0.0)
     assert "| `tools/capped_rate` | 1 | 0.500" in table_markdown(build_table([run]))
+
+
+def test_execute_error_rates_at_evaluation_and_in_training(tmp_path):
+    """The share of execute calls whose code failed (what the execution penalty acts on): at evaluation beside
+    the other tool rates, and in training as first and last quarter; steps without an execute call log no rate."""
+    run = make_run(tmp_path / "r", [], after={"no_tools": 0.1, "code_only": 0.0}, rewards=[0.0] * 8)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["eval"]["after"]["code_only"]["tools/execute/error_rate"] = 0.25
+    (run / "summary.json").write_text(json.dumps(summary))
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    for record in records[1:]:
+        if record["step"] != 2:  # step 2 made no execute call
+            record["tools/execute/error_rate"] = 0.4 if record["step"] <= 2 else 0.1
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    table = build_table([run])
+    (code,) = [r for r in table["tool_rates"] if r["mode"] == "code_only"]
+    assert code["tools/execute/error_rate/after"]["mean"] == pytest.approx(0.25)
+    errors = next(r for r in table["training_rates"] if r["metric"] == "tools/execute/error_rate")
+    # 7 logged values: quarters of 2; the first is steps 1 and 3 (0.4, 0.1), the last steps 7 and 8
+    assert (errors["first_quarter"]["mean"], errors["last_quarter"]["mean"]) == (pytest.approx(0.25), 0.1)
+    markdown = table_markdown(table)
+    assert "execute error rate after" in markdown and "| `tools/execute/error_rate` | 1 | 0.250" in markdown
