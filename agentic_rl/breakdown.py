@@ -30,8 +30,9 @@ MISSING = "(none)"
 ALL = "all"
 
 
-def task_metadata(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Task id -> metadata of the tasks the run evaluated on, rebuilt from its saved config."""
+def task_metadata(run_dir: Path, data_path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Task id -> metadata of the tasks the run evaluated on, rebuilt from its saved config; `data_path` replaces
+    the task file the config names (a record's copy names it by a placeholder, e.g. <shared>/...)."""
     from omegaconf import OmegaConf
 
     from agentic_rl.registry import build
@@ -46,14 +47,18 @@ def task_metadata(run_dir: Path) -> dict[str, dict[str, Any]]:
         raise ValueError(f"{config_path}: neither eval_data nor data: not a training or evaluation run")
     # the limit only cuts the list; every evaluated task is among the full set
     node = OmegaConf.merge(node, {"limit": None}) if "limit" in node else node
+    if data_path is not None:
+        if "path" not in node:
+            raise ValueError(f"{config_path}: --data-path given, but the tasks ({node.get('_target_')}) read no file")
+        node = OmegaConf.merge(node, {"path": str(data_path)})
     return {t.task_id: dict(t.metadata or {}) for t in build(node)}
 
 
-def breakdown_rows(run_dirs: Sequence[Path], key: str) -> list[dict[str, Any]]:
+def breakdown_rows(run_dirs: Sequence[Path], key: str, data_path: Path | None = None) -> list[dict[str, Any]]:
     """One row per (phase, mode, value of `key`): episodes, passed, rate and its Wilson interval."""
     counts: dict[tuple[str, str, str], list[int]] = {}
     for run_dir in run_dirs:
-        metadata = task_metadata(run_dir)
+        metadata = task_metadata(run_dir, data_path)
         for phase in PHASES:
             for record in read_eval_records(run_dir, phase):
                 value = metadata.get(str(record["task_id"]), {}).get(key, MISSING)
@@ -88,11 +93,13 @@ def _value_order(value: str) -> tuple[int, float | str]:
         return 1, value
 
 
-def paired_rows(before: Path, afters: Sequence[Path], key: str) -> tuple[list[dict[str, Any]], int]:
+def paired_rows(
+    before: Path, afters: Sequence[Path], key: str, data_path: Path | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """Per (mode, value of `key`) and per mode over all values ("all"): the pooled paired change from `before`'s
     episodes to each of `afters`' (an evaluation of the adapter, or the training run's own evaluation after).
     Also returns how many episodes of `afters` had no partner in `before`."""
-    metadata = task_metadata(before)
+    metadata = task_metadata(before, data_path)
     base = episode_outcomes(before, "before")
     pairs: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
     runs_with: dict[tuple[str, str], set[Path]] = {}
@@ -163,12 +170,17 @@ def main(argv: list[str] | None = None) -> int:
         "--before", type=Path, help="an evaluation of the untrained model: pair each run's episodes with its own"
     )
     parser.add_argument("--out", type=Path, help="write the Markdown here instead of printing it")
+    parser.add_argument(
+        "--data-path",
+        type=Path,
+        help="the task file, for runs whose config names one that is not here (a record's copy: <shared>/...)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.before:
-            rows, unpaired = paired_rows(args.before, args.runs, args.by)
+            rows, unpaired = paired_rows(args.before, args.runs, args.by, args.data_path)
         else:
-            rows = breakdown_rows(args.runs, args.by)
+            rows = breakdown_rows(args.runs, args.by, args.data_path)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201
         return 2

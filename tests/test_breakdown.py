@@ -172,3 +172,24 @@ def test_a_training_run_pairs_by_its_evaluation_after_training(tmp_path):
     overall = next(r for r in rows if r["difficulty"] == "all")
     assert unpaired == 0
     assert (overall["n"], overall["gained"], overall["lost"]) == (3, 1, 0)
+
+
+def test_data_path_replaces_the_task_file_a_record_names_by_placeholder(tmp_path, sample_data_dir, capsys):
+    """A record's config names the task file by a placeholder (<shared>/...): --data-path points at a real copy;
+    without it the error names the file; for tasks that read no file it is refused."""
+    from agentic_rl.data.kodcode import load_kodcode
+
+    sample = sample_data_dir / "kodcode_sample.jsonl"
+    tasks = load_kodcode(sample, n=None, subset_from=None, subset_stride=None)
+    data = {"_target_": "agentic_rl.data.kodcode.load_kodcode", "path": "<shared>/data/kodcode_sample.jsonl"}
+    data |= {"n": None, "subset_from": None, "subset_stride": None}
+    records = [_record(t.task_id, "code_only", t.metadata["difficulty"] == "easy") for t in tasks]
+    run = _write_run(tmp_path / "record", {"data": data}, {"results.jsonl": records})
+    rows = breakdown_rows([run], "difficulty", data_path=sample)
+    by = {r["difficulty"]: r for r in rows}
+    n_easy = sum(t.metadata["difficulty"] == "easy" for t in tasks)
+    assert by["easy"]["n"] == by["easy"]["passed"] == n_easy and by["medium"]["passed"] == 0
+    assert main([str(run)]) == 2 and "kodcode_sample.jsonl" in capsys.readouterr().err
+    pipelines_run = _write_run(tmp_path / "pipelines", {"data": DATA}, {"results.jsonl": []})
+    with pytest.raises(ValueError, match="read no file"):
+        breakdown_rows([pipelines_run], "difficulty", data_path=sample)
