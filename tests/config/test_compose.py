@@ -82,11 +82,17 @@ def test_every_tool_set_builds_and_describes_only_its_tools(option):
 def test_data_options_build_from_local_copies(sample_data_dir):
     from agentic_rl.registry import build
 
-    paths = {"kodcode": "kodcode_sample.jsonl", "bigcodebench-hard": "bigcodebench_hard.jsonl"}
+    paths = {
+        "kodcode": "kodcode_sample.jsonl",
+        "kodcode-heldout": "kodcode_sample.jsonl",
+        "bigcodebench-hard": "bigcodebench_hard.jsonl",
+    }
     for option in options("data"):
         overrides = [f"data={option}", "data.limit=3"]
         if option in paths:
             overrides.append(f"data.path={sample_data_dir / paths[option]}")
+        if option == "kodcode-heldout":
+            overrides.append("data.n_heldout=6")  # the few-row sample has fewer rows than the full copy's split
         tasks = build(compose_train(overrides).data)
         assert 1 <= len(tasks) <= 3, option
 
