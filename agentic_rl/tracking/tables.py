@@ -6,7 +6,8 @@ arms by `runs.group_by_arm` (overrides without the seed):
 - held-out pass@1 per evaluation mode, before and after training: the mean over seeds ± 95% t interval
   (one seed: the Wilson interval over its tasks), and the pooled pass@1 with a Wilson interval over every
   seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
-  noise on this task set, not task sampling);
+  noise on this task set, not task sampling); runs that skipped their evaluation before training take the base
+  evaluation of `--before` as their "before", counted once (`phase_sections`);
 - the submission, no-call and refused-by-cap rates (`tools/submit_rate`, `tools/none_rate`, `tools/capped_rate`
   of summary.json's eval sections) and the share of execute calls whose code failed (`tools/execute/error_rate`)
   in the same form, for the modes that report tool rates (the no-tools mode has none);
@@ -46,6 +47,7 @@ from agentic_rl.tracking.runs import (
     per_step,
     read_eval_records,
     read_metrics,
+    read_summary,
     run_seed,
     tasks_scored,
 )
@@ -84,16 +86,45 @@ def _modes(sections: list[dict]) -> list[str]:
     return list(dict.fromkeys(mode for section in sections for mode in section))
 
 
-def pass_at_1_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
-    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+def base_eval_section(base: Path) -> dict:
+    """The base model's evaluation as one phase's section (mode -> metrics): an evaluate run's `eval`, or a
+    training run's evaluation before training."""
+    evaluated = read_summary(base).get("eval") or {}
+    if "before" in evaluated or "after" in evaluated:
+        evaluated = evaluated.get("before") or {}
+    # a mode its records hold but its summary does not (an evaluation run a mode at a time, each run rewriting
+    # summary.json): pass@1 is the share of its episodes that passed, what the summary would have said
+    by_mode: dict[str, list[bool]] = {}
+    for (mode, _, _), passed in episode_outcomes(base, "before").items():
+        by_mode.setdefault(mode, []).append(passed)
+    missing = {
+        mode: {"pass@1": sum(passed) / len(passed), "rollout/episodes": float(len(passed))}
+        for mode, passed in by_mode.items()
+        if mode not in evaluated
+    }
+    return {**evaluated, **missing}
+
+
+def phase_sections(runs: list[Path], phase: str, base: Path | None = None) -> list[tuple[dict, Path]]:
+    """(section, run dir) of each run that evaluated in `phase`. Before training, runs that skipped their own
+    evaluation (eval_before=false) stand on `base`, counted once: it is one evaluation, whatever the seeds."""
+    pairs = [(section, run) for section, run in zip(eval_sections(runs, phase), runs) if section]
+    if phase == "before" and base is not None and len(pairs) < len(runs):
+        evaluated = {mode for p in PHASES for section in eval_sections(runs, p) for mode in section}
+        section = {mode: m for mode, m in base_eval_section(base).items() if mode in evaluated}  # the arm's modes
+        if section:
+            pairs.append((section, base))
+    return pairs
+
+
+def pass_at_1_rows(label: str, runs: list[Path], base: Path | None = None) -> list[dict[str, Any]]:
+    by_phase = {phase: phase_sections(runs, phase, base) for phase in PHASES}
     rows = []
-    for mode in _modes(by_phase["before"] + by_phase["after"]):
+    for mode in _modes([s for pairs in by_phase.values() for s, _ in pairs]):
         row: dict[str, Any] = {"arm": label, "mode": mode}
-        for phase, sections in by_phase.items():
+        for phase, pairs in by_phase.items():
             measured = [
-                (s[mode]["pass@1"], tasks_scored(run, s[mode]))
-                for s, run in zip(sections, runs)
-                if "pass@1" in s.get(mode, {})
+                (s[mode]["pass@1"], tasks_scored(run, s[mode])) for s, run in pairs if "pass@1" in s.get(mode, {})
             ]
             if not measured:
                 row[phase] = row[f"{phase}_pooled"] = None
@@ -110,8 +141,8 @@ def pass_at_1_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def tool_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
-    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+def tool_rate_rows(label: str, runs: list[Path], base: Path | None = None) -> list[dict[str, Any]]:
+    by_phase = {phase: [s for s, _ in phase_sections(runs, phase, base)] for phase in PHASES}
     rows = []
     for mode in _modes(by_phase["before"] + by_phase["after"]):
         row: dict[str, Any] = {"arm": label, "mode": mode}
@@ -127,10 +158,10 @@ def tool_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
 ENV_SETS = {"seen_envs": "held-out configurations of seen environments", "unseen_envs": "held-out environments"}
 
 
-def env_set_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
+def env_set_rows(label: str, runs: list[Path], base: Path | None = None) -> list[dict[str, Any]]:
     """Per evaluation mode and CodeGym held-out set: success before and after (mean over seeds with the t
     interval, one seed: Wilson), and pooled over the seeds (Wilson over every episode)."""
-    by_phase = {phase: eval_sections(runs, phase) for phase in PHASES}
+    by_phase = {phase: [s for s, _ in phase_sections(runs, phase, base)] for phase in PHASES}
     rows = []
     for mode in _modes(by_phase["before"] + by_phase["after"]):
         for group, name in ENV_SETS.items():
@@ -277,7 +308,7 @@ def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
             if (n := tasks_scored(run, metrics))
         }
     )
-    pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs)]
+    pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs, base)]
     return {
         "arms": {
             label: [
@@ -288,12 +319,12 @@ def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
         },
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
-        "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs)],
+        "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs, base)],
         "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, base_outcomes)],
         "paired_base": str(base) if base is not None else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
-        "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs)],
+        "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs, base)],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
     }
 
@@ -340,6 +371,15 @@ def table_markdown(table: dict[str, Any]) -> str:
         "",
         "## Held-out pass@1",
         "",
+        *(
+            [
+                f"Before, for arms whose runs skipped their own evaluation before training: the base evaluation "
+                f"`{table['paired_base']}`, one evaluation (its Wilson interval), whatever the seeds.",
+                "",
+            ]
+            if table.get("paired_base")
+            else []
+        ),
         "| arm | mode | seeds | before | after | pooled before | pooled after |",
         "|---|---|---|---|---|---|---|",
     ]

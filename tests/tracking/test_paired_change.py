@@ -171,3 +171,53 @@ def test_a_base_without_records_is_a_clear_error(tmp_path, capsys):
         write_table([run], tmp_path / "out", base=empty)
     assert table_main([str(run), "--before", str(empty)]) == 2
     assert "--before" in capsys.readouterr().err
+
+
+def test_the_base_evaluation_fills_the_before_columns_once_not_once_per_seed(tmp_path):
+    base = tmp_path / "base"  # an evaluate run: summary.json's eval is mode -> metrics
+    base.mkdir()
+    write_records(base, "eval", {("multi_tool", str(t)): t < 2 for t in range(10)})
+    base_metrics = {"pass@1": 0.2, "rollout/episodes": 10.0, "tools/submit_rate": 0.3, "tools/none_rate": 0.5}
+    (base / "summary.json").write_text(json.dumps({"eval": {"multi_tool": base_metrics}}))
+    seeds = []
+    for seed, (rate, submit) in enumerate([(0.4, 0.6), (0.6, 0.8)], 1):
+        run = tmp_path / f"seed-{seed}"  # eval_before=false: an after section only
+        run.mkdir()
+        after = {"pass@1": rate, "rollout/episodes": 10.0, "tools/submit_rate": submit, "tools/none_rate": 0.1}
+        (run / "summary.json").write_text(json.dumps({"eval": {"before": {}, "after": {"multi_tool": after}}}))
+        write_records(run, "after", {("multi_tool", str(t)): t < 10 * rate for t in range(10)})
+        seeds.append(run)
+
+    table = build_table(seeds, base)
+    (row,) = table["pass_at_1"]
+    assert row["before_pooled"] == pytest.approx({**row["before_pooled"], "k": 2, "n": 10, "rate": 0.2})
+    assert row["before"]["n"] == 1 and row["before"]["method"] == "wilson"  # one evaluation, not one per seed
+    assert row["before"]["mean"] == pytest.approx(0.2) and row["before"]["low"] < 0.2 < row["before"]["high"]
+    assert row["after_pooled"]["k"] == 10 and row["after_pooled"]["n"] == 20
+    (rates,) = table["tool_rates"]
+    assert rates["tools/submit_rate/before"]["mean"] == pytest.approx(0.3)
+    assert rates["tools/submit_rate/after"]["mean"] == pytest.approx(0.7)
+    markdown = table_markdown(table)
+    assert f"the base evaluation `{base}`, one evaluation" in markdown
+    # without --before the before columns stay empty: nothing is made up
+    (bare,) = build_table(seeds)["pass_at_1"]
+    assert bare["before"] is None and bare["before_pooled"] is None
+
+
+def test_a_mode_the_base_summary_lacks_is_scored_from_its_records(tmp_path):
+    base = tmp_path / "base"  # evaluated a mode at a time: summary.json kept the last mode only
+    base.mkdir()
+    write_records(
+        base,
+        "eval",
+        {**{("no_tools", str(t)): t < 3 for t in range(8)}, ("multi_tool", "0"): True, ("code_only", "0"): True},
+    )
+    (base / "summary.json").write_text(json.dumps({"eval": {"no_tools": {"pass@1": 0.375, "rollout/episodes": 8}}}))
+    run = tmp_path / "seed-1"
+    run.mkdir()
+    after = {"multi_tool": {"pass@1": 1.0}, "no_tools": {"pass@1": 0.5}}
+    (run / "summary.json").write_text(json.dumps({"eval": {"after": after}}))
+    rows = {row["mode"]: row for row in build_table([run], base)["pass_at_1"]}
+    assert set(rows) == {"multi_tool", "no_tools"}  # the base's code_only: a mode this arm was never evaluated in
+    assert (rows["multi_tool"]["before_pooled"]["k"], rows["multi_tool"]["before_pooled"]["n"]) == (1, 1)
+    assert (rows["no_tools"]["before_pooled"]["k"], rows["no_tools"]["before_pooled"]["n"]) == (3, 8)
