@@ -17,7 +17,10 @@ engine:   `run_episodes` with `HFPolicy(kv_cache=mode)` for each of `--modes` ("
           "turn" re-prefills every turn, to show what the kept cache buys).
 ceiling:  raw `model.generate`, batch 32, short prompts, `--ceiling-tokens` new tokens each (no early stop).
 vllm:     with `--backends hf vllm`, `run_episodes` on `VLLMPolicy` (settings from `rollout.vllm`; a LoRA adapter
-          r16 q/v is put on the model first, so the weight sync is the training one), then vLLM's own raw rate on
+          r16 q/v is put on the model first, so the weight sync is the training one), turn by turn and with
+          continuous batching (`rollout.vllm.continuous_batching`), twice each in the order A B B A and each row
+          the sum of its two rollouts (they sample with different seeds: the same workload, not the same
+          tokens), then vLLM's own raw rate on
           a 16-sequence single-turn batch of `--ceiling-tokens` tokens, and the time of a weight sync with
           `sync_tensors` touched and all. Runs last: the engine shares the process.
 tokens/s = generated tokens / wall time of the phase (tool calls included). prefill/context = tokens run through
@@ -46,6 +49,7 @@ from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 CEILING_PROMPT = "Write a Python function that returns the sum of a list of numbers."
+VLLM_TURN_BY_TURN, VLLM_CONTINUOUS = "vllm (turn by turn)", "vllm (continuous)"
 
 
 def compose(args: argparse.Namespace) -> Any:
@@ -145,8 +149,9 @@ def engine_row(result: Any, episodes: int) -> dict[str, float]:
 
 def vllm_phase(
     model: Any, tok: Any, jobs: list[tuple[Task, int]], toolset: ToolSet, cfg: RolloutConfig, raw_tokens: int, seed: int
-) -> tuple[dict[str, float], dict[str, float]]:
-    """The multi-turn rollout on the vLLM backend, its raw 16-sequence rate and its weight-sync times."""
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """The multi-turn rollout on the vLLM backend, turn by turn and batched continuously, its raw 16-sequence rate
+    and its weight-sync times."""
     from vllm import SamplingParams as EngineSampling
     from vllm.inputs import TokensPrompt
 
@@ -155,7 +160,15 @@ def vllm_phase(
 
     model = add_lora(model, 16, 32, 0.0, ["q_proj", "v_proj"], seed=seed)
     policy = VLLMPolicy(model, tok, cfg.vllm, cfg.max_context_tokens, cfg.max_new_tokens, cfg.max_turns, seed=seed)
-    row = engine_row(run_episodes(jobs, policy, toolset, cfg), len(jobs))
+    # both loops on the one engine, in the order A B B A (A: turn by turn), so that a load drifting evenly over the
+    # phase weighs on both alike; each row sums its two rollouts
+    runs: dict[str, list[dict[str, float]]] = {VLLM_TURN_BY_TURN: [], VLLM_CONTINUOUS: []}
+    for continuous in (False, True, True, False):
+        policy.cfg.continuous_batching = continuous
+        logger.info("vLLM backend, %s ...", "continuous batching" if continuous else "turn by turn")
+        result = run_episodes(jobs, policy, toolset, cfg)
+        runs[VLLM_CONTINUOUS if continuous else VLLM_TURN_BY_TURN].append(engine_row(result, len(jobs)))
+    rows = {name: summed_rows(pair) for name, pair in runs.items()}
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
     policy.set_logit_temperature(cfg.temperature)  # the engine applies T to the logits, as in the rollout
     params = EngineSampling(
@@ -168,7 +181,15 @@ def vllm_phase(
         policy.cfg.sync_tensors = tensors
         extra[f"sync_s ({tensors})"] = policy.sync_weights()
     policy.close()
-    return row, extra
+    return rows, extra
+
+
+def summed_rows(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Several rollouts' rows as one: counts and times added, tokens/s of the sums."""
+    total = {
+        key: sum(r[key] for r in rows) for key in ("episodes", "generated", "wall_s", "tools_s", "prefill", "context")
+    }
+    return {**total, "tokens_per_s": total["generated"] / total["wall_s"]}
 
 
 def ceiling(model: Any, tok: Any, batch: int, new_tokens: int, cfg: RolloutConfig) -> float:
@@ -256,8 +277,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         vllm_extra: dict[str, float] = {}
         if "vllm" in args.backends:
             logger.info("vLLM backend ...")
-            rows["vllm"], vllm_extra = vllm_phase(model, tok, jobs, toolset, rollout_cfg, args.ceiling_tokens, cfg.seed)
-            rss["vllm"] = peak_rss_gib()
+            vllm_rows, vllm_extra = vllm_phase(model, tok, jobs, toolset, rollout_cfg, args.ceiling_tokens, cfg.seed)
+            rows.update(vllm_rows)
+            rss.update({name: peak_rss_gib() for name in vllm_rows})
     finally:
         sandbox.close()
 
@@ -280,12 +302,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     if vllm_extra:
         hf_tps = rows[f"engine ({args.modes[0]})"]["tokens_per_s"]
-        vllm_tps = rows["vllm"]["tokens_per_s"]
+        raw = vllm_extra["raw16_tokens_per_s"]
+        for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
+            vllm_tps = rows[name]["tokens_per_s"]
+            lines.append(
+                f"{name} / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; the multi-turn loop reaches "
+                f"{vllm_tps / raw:.2f} of vLLM's raw 16-sequence single-turn rate ({raw:.1f} tok/s)"
+            )
+        gain = rows[VLLM_CONTINUOUS]["tokens_per_s"] / rows[VLLM_TURN_BY_TURN]["tokens_per_s"]
         lines.append(
-            f"vLLM / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; vLLM raw 16-sequence single-turn: "
-            f"{vllm_extra['raw16_tokens_per_s']:.1f} tok/s, the multi-turn loop reaches "
-            f"{vllm_tps / vllm_extra['raw16_tokens_per_s']:.2f} of it; time/sync_s touched "
-            f"{vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
+            f"continuous / turn by turn: {gain:.2f}x; "
+            f"time/sync_s touched {vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
         )
     logger.info("\n%s", "\n".join(lines))
     results = {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}

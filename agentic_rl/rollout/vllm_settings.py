@@ -36,6 +36,7 @@ class VLLMConfig:
     max_lora_rank: int = 64
     mmap_threshold_kib: int | None = 128
     release_kv_after_rollout: bool = True
+    continuous_batching: bool = True
 
     def __post_init__(self) -> None:
         for key, value, allowed in (

@@ -40,6 +40,7 @@ from agentic_rl.rollout.vllm_policy import (
     scale_logits,
     scan_breakers,
     top_p_logits,
+    turn_seed,
 )
 from agentic_rl.rollout.vllm_settings import VLLMConfig
 from tests.rollout.fakes import TASK
@@ -79,6 +80,7 @@ class FakeLLM:
         self.tok = tokenizer
         self.kwargs = kwargs  # what the policy started the engine with
         self.replies: dict[tuple[int, ...], list[int]] = {}
+        self.default_reply: list[int] | None = None  # the reply to a prompt `replies` does not know
         self.cached: int | None = None  # what the engine reports as num_cached_tokens
         self.calls: list[list[tuple[list[int], object]]] = []  # per generate call: (prompt ids, its params)
         self.lora_requests: list[object] = []
@@ -86,30 +88,62 @@ class FakeLLM:
         self.scale_found = 1  # LogitsProcessors a worker finds
         self.released = 4096  # bytes each of two workers releases
         self.reset_ok = True
+        self.enqueued: list[tuple[str, list[int], object]] = []  # (request id, prompt ids, params), in order
+        self.queue: list[tuple[str, dict, object]] = []
+        self.aborted: list[str] = []
 
     def generate(self, prompts, params, use_tqdm=True, lora_request=None):
         self.calls.append([(list(p["prompt_token_ids"]), sp) for p, sp in zip(prompts, params)])
         self.lora_requests.append(lora_request)
-        results = []
-        for prompt, sp in zip(prompts, params):
-            ids = list(prompt["prompt_token_ids"])
-            history = next(h for h in self.replies if tuple(ids[: len(h)]) == h)
+        return [self.reply(prompt, sp) for prompt, sp in zip(prompts, params)]
+
+    def reply(self, prompt, sp, request_id=None):
+        ids = list(prompt["prompt_token_ids"])
+        history = next((h for h in self.replies if tuple(ids[: len(h)]) == h), None)
+        if history is None and self.default_reply is not None:  # any other prompt: this whole reply
+            start, rest = 0, self.default_reply
+        else:
+            assert history is not None, f"no reply for a prompt of {len(ids)} ids"
             start = len(ids) - len(history)
             rest = self.replies[history][start:]
-            assert rest and sp.max_tokens > 0, "asked to go on past the reply's end or with no budget"
-            out, reason = [], None
-            for t in rest[: sp.max_tokens]:
-                out.append(t)
-                text = self.tok.decode(out, skip_special_tokens=sp.skip_special_tokens)
-                reason = next((s for s in sp.stop or () if s in text), None)
-                if reason is not None:
-                    if not sp.include_stop_str_in_output:
-                        out.pop()
-                    break
-            logprobs = [{t: SimpleNamespace(logprob=-(start + j + 1) / 100)} for j, t in enumerate(out)]
-            completion = SimpleNamespace(token_ids=tuple(out), logprobs=logprobs, stop_reason=reason)
-            results.append(SimpleNamespace(outputs=[completion], num_cached_tokens=self.cached))
-        return results
+        assert rest and sp.max_tokens > 0, "asked to go on past the reply's end or with no budget"
+        out, reason = [], None
+        for t in rest[: sp.max_tokens]:
+            out.append(t)
+            text = self.tok.decode(out, skip_special_tokens=sp.skip_special_tokens)
+            reason = next((s for s in sp.stop or () if s in text), None)
+            if reason is not None:
+                if not sp.include_stop_str_in_output:
+                    out.pop()
+                break
+        logprobs = [{t: SimpleNamespace(logprob=-(start + j + 1) / 100)} for j, t in enumerate(out)]
+        completion = SimpleNamespace(token_ids=tuple(out), logprobs=logprobs, stop_reason=reason)
+        return SimpleNamespace(
+            outputs=[completion], num_cached_tokens=self.cached, request_id=request_id, finished=True
+        )
+
+    # continuous batching: `llm_engine.add_request`, then `llm_engine.step()`, which finishes the newest queued
+    # request each step
+    def add_request(self, request_id, prompt, params, lora_request=None):
+        assert params.output_kind == "final only", "every step would report every request's tokens so far"
+        self.enqueued.append((request_id, list(prompt["prompt_token_ids"]), params))
+        self.queue.append((request_id, prompt, params))
+        self.lora_requests.append(lora_request)
+        return f"{request_id}-internal"
+
+    @property
+    def llm_engine(self):
+        return self
+
+    def step(self):
+        if not self.queue:
+            return []
+        request_id, prompt, sp = self.queue.pop()
+        return [SimpleNamespace(request_id="other", finished=False), self.reply(prompt, sp, request_id)]
+
+    def abort_request(self, request_ids):
+        self.aborted += request_ids
+        self.queue = [q for q in self.queue if q[0] not in request_ids]
 
     def collective_rpc(self, method, args=(), kwargs=None):
         if method == "reload_weights":
@@ -166,6 +200,7 @@ def build(monkeypatch, lora_model):
                 "SamplingParams": SimpleNamespace,
             },
             "vllm.inputs": {"TokensPrompt": dict},
+            "vllm.sampling_params": {"RequestOutputKind": SimpleNamespace(FINAL_ONLY="final only")},
             "vllm.lora": {},
             "vllm.lora.request": {"LoRARequest": lora_request},
         },
@@ -442,6 +477,88 @@ def test_a_turn_is_not_resumed_after_its_call_ends_or_its_budget_is_spent(build,
         llm.calls = []
         assert policy.generate([turn(history)], SamplingParams(budget, temperature=0), stop) == [expected]
         assert len(llm.calls) == 1
+
+
+def drain(policy):
+    """Step the engine until every queued turn has finished: episode -> (ids, log-probs)."""
+    finished = {}
+    while policy.turns_in_flight():
+        for episode, ids, logps in policy.finished_turns():
+            finished[episode] = (ids, logps)
+    return finished
+
+
+def test_continuous_turns_are_seeded_by_episode_and_turn_whatever_the_order_they_are_queued_in(build):
+    policy, llm, _ = build(VLLMConfig(dtype="float32"), max_context_tokens=512, max_new_tokens=64)
+    llm.replies.update({(1,): [7, 8], (2,): [9], (3,): [10, 11, 12]})
+    requests = [TurnRequest([h], TASK, 0, turn_index=t, episode=h) for h, t in [(1, 0), (2, 0), (3, 1)]]
+    seeds = []
+    for order in (requests, requests[::-1]):
+        torch.manual_seed(5)
+        with policy.session():
+            for request in order:
+                policy.start_turn(request, GREEDY, lambda t: False)
+            assert drain(policy) == {
+                1: ([7, 8], [-0.01, -0.02]),
+                2: ([9], [-0.01]),
+                3: ([10, 11, 12], [-0.01, -0.02, -0.03]),
+            }
+        seeds.append({prompt[0]: sp.seed for _, prompt, sp in llm.enqueued[-3:]})
+    torch.manual_seed(5)
+    rollout_seed = int(torch.randint(0, 2**62, (1,)).item())  # one draw from the global RNG per rollout
+    assert seeds[0] == seeds[1] == {h: turn_seed(rollout_seed, h, t) for h, t in [(1, 0), (2, 0), (3, 1)]}
+    assert len(set(seeds[0].values())) == 3
+    assert turn_seed(rollout_seed, 1, 0) != turn_seed(rollout_seed, 1, 1) != turn_seed(rollout_seed + 1, 1, 1)
+
+
+def test_a_continuous_turn_resumes_on_markers_as_a_batched_turn_does(build, lora_model):
+    """The marker rounds of `test_a_marker_that_closed_no_call_resumes_the_turn_then_the_rest_comes_in_one_call`,
+    one engine request each, queued as the previous one finishes: the same ids, log-probs, budgets and seeds."""
+    _, tok = lora_model
+    policy, llm, _ = build(VLLMConfig(dtype="float32"), max_context_tokens=512, max_new_tokens=200)
+    reply, ends = reply_with_markers(tok, 6)
+    history = [1, 2, 3]
+    llm.replies[tuple(history)] = reply
+    stop = StopCondition(lambda text: text.count("END") >= 5, ["END"])
+    with policy.session() as stats:
+        policy.start_turn(TurnRequest(history, TASK, 0, 0, episode=4), SamplingParams(200, temperature=0), stop)
+        [(episode, ids, logps)] = [turn for _ in range(MARKER_ROUNDS + 1) for turn in policy.finished_turns()]
+    assert policy.turns_in_flight() == 0 and episode == 4
+    assert ids == reply[: ends[4]] and logps == [-(j + 1) / 100 for j in range(ends[4])]
+    done = [0] + ends[:MARKER_ROUNDS]
+    assert [prompt for _, prompt, _ in llm.enqueued] == [history + reply[:n] for n in done]
+    assert [p.stop for _, _, p in llm.enqueued] == [["END"]] * MARKER_ROUNDS + [None]
+    assert [p.max_tokens for _, _, p in llm.enqueued] == [200 - n for n in done]
+    assert [p.seed - llm.enqueued[0][2].seed for _, _, p in llm.enqueued] == done
+    assert stats.generated_tokens == len(ids) and stats.generate_s > 0 and stats.prefill_tokens > 0
+
+
+def test_a_session_that_ends_with_turns_in_flight_takes_them_out_of_the_engine(build):
+    policy, llm, _ = build(VLLMConfig(dtype="float32"), max_context_tokens=512, max_new_tokens=64)
+    llm.replies.update({(1,): [7, 8], (2,): [9]})
+    with pytest.raises(RuntimeError, match="outside a session"):
+        policy.start_turn(turn([1]), GREEDY, lambda t: False)
+    with pytest.raises(KeyError), policy.session():
+        policy.start_turn(TurnRequest([1], TASK, 0, 0, episode=0), GREEDY, lambda t: False)
+        policy.start_turn(TurnRequest([2], TASK, 0, 0, episode=1), GREEDY, lambda t: False)
+        raise KeyError("the rollout failed")
+    assert sorted(llm.aborted) == ["turn-1", "turn-2"] and not llm.queue and policy.turns_in_flight() == 0
+
+
+def test_the_agent_loop_batches_continuously_on_the_vllm_backend_unless_configured_not_to(build):
+    from agentic_rl.rollout import RolloutConfig, run_episodes
+    from tests.rollout.fakes import toolset
+
+    for continuous in (True, False):
+        policy, llm, _ = build(
+            VLLMConfig(dtype="float32", continuous_batching=continuous), max_context_tokens=512, max_new_tokens=64
+        )
+        llm.default_reply = policy.tokenizer.encode("no call here") + [policy.tokenizer.eos_token_id]
+        trajectories = run_episodes(
+            [(TASK, 0), (TASK, 1)], policy, toolset(("submit",), []), RolloutConfig(max_turns=2)
+        )
+        assert [t.finish_reason for t in trajectories] == ["max_turns", "max_turns"]
+        assert (len(llm.enqueued), len(llm.calls)) == ((4, 0) if continuous else (0, 2))
 
 
 def test_a_history_must_leave_the_engine_room_for_one_token(build):
