@@ -436,16 +436,21 @@ def reply_with_markers(tok, count):
     return ids + tok.encode(" tail words here", add_special_tokens=False), ends
 
 
-def test_a_marker_that_closed_no_call_resumes_the_turn_then_the_rest_comes_in_one_call(build, lora_model):
-    """The condition needs the marker five times: each call with stop strings ends at the next marker, the turn
-    resumes from the ids so far with the budget left and the seed advanced by them; after MARKER_ROUNDS such
-    calls one call without stop strings generates the rest, and the turn is cut where the condition holds."""
-    _, tok = lora_model
+def five_marker_turn(build, tok):
+    """A policy whose engine replies to `history` with the marker six times, and a stop that needs it five times:
+    (policy, engine, reply, where each marker ends, history, stop)."""
     policy, llm, _ = build(VLLMConfig(dtype="float32"), max_context_tokens=512, max_new_tokens=200)
     reply, ends = reply_with_markers(tok, 6)
     history = [1, 2, 3]
     llm.replies[tuple(history)] = reply
-    stop = StopCondition(lambda text: text.count("END") >= 5, ["END"])
+    return policy, llm, reply, ends, history, StopCondition(lambda text: text.count("END") >= 5, ["END"])
+
+
+def test_a_marker_that_closed_no_call_resumes_the_turn_then_the_rest_comes_in_one_call(build, lora_model):
+    """The condition needs the marker five times: each call with stop strings ends at the next marker, the turn
+    resumes from the ids so far with the budget left and the seed advanced by them; after MARKER_ROUNDS such
+    calls one call without stop strings generates the rest, and the turn is cut where the condition holds."""
+    policy, llm, reply, ends, history, stop = five_marker_turn(build, lora_model[1])
     started = time.perf_counter()
     with policy.session() as stats:
         [(ids, logps)] = policy.generate_with_logprobs([turn(history)], SamplingParams(200, temperature=0), stop)
@@ -514,12 +519,7 @@ def test_continuous_turns_are_seeded_by_episode_and_turn_whatever_the_order_they
 def test_a_continuous_turn_resumes_on_markers_as_a_batched_turn_does(build, lora_model):
     """The marker rounds of `test_a_marker_that_closed_no_call_resumes_the_turn_then_the_rest_comes_in_one_call`,
     one engine request each, queued as the previous one finishes: the same ids, log-probs, budgets and seeds."""
-    _, tok = lora_model
-    policy, llm, _ = build(VLLMConfig(dtype="float32"), max_context_tokens=512, max_new_tokens=200)
-    reply, ends = reply_with_markers(tok, 6)
-    history = [1, 2, 3]
-    llm.replies[tuple(history)] = reply
-    stop = StopCondition(lambda text: text.count("END") >= 5, ["END"])
+    policy, llm, reply, ends, history, stop = five_marker_turn(build, lora_model[1])
     with policy.session() as stats:
         policy.start_turn(TurnRequest(history, TASK, 0, 0, episode=4), SamplingParams(200, temperature=0), stop)
         [(episode, ids, logps)] = [turn for _ in range(MARKER_ROUNDS + 1) for turn in policy.finished_turns()]
