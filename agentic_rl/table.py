@@ -1,7 +1,7 @@
 """`python -m agentic_rl.table SWEEP_DIR` or `python -m agentic_rl.table RUN_DIR [RUN_DIR ...]`: the result tables
 with 95% intervals (`tracking/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
-parent (`--out DIR` elsewhere). `--before BASE_EVAL_DIR` pairs runs that only evaluated after training with the
-base model's evaluation of the same tasks."""
+parent (`--out DIR` elsewhere). `--before BASE_EVAL_DIR [...]` pairs runs that only evaluated after training with
+the base model's evaluation of the same tasks (one for every arm, or one per arm, matched by its overrides)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--before",
         type=Path,
+        nargs="+",
         help="the base model's evaluation (an evaluate run dir, or a training run's evaluation before): the paired "
-        "change of runs that did not evaluate before training (eval_before=false) is taken against it",
+        "change of runs that did not evaluate before training (eval_before=false) is taken against it; several, one "
+        "per arm: each arm takes the one evaluated with the arm's own overrides (e.g. rollout.max_tool_calls=2)",
     )
     args = parser.parse_args(argv)
     try:

@@ -107,16 +107,22 @@ def tasks_scored(run_dir: Path, mode_metrics: dict) -> int | None:
 def group_by_arm(runs: list[Path]) -> dict[str, list[Path]]:
     """Arm label -> its runs (seeds), arms in the order of their first run. The label is the overrides that
     differ between arms (`tools=code`); a single arm is labelled by its overrides or `default`."""
+    return {label: arm_runs for label, (_, arm_runs) in arms_with_overrides(runs).items()}
+
+
+def arms_with_overrides(runs: list[Path]) -> dict[str, tuple[frozenset[str], list[Path]]]:
+    """`group_by_arm`, each arm with the overrides its label stands for (those that set it apart from the other
+    arms; a single arm: all of its own)."""
     overrides = {run: {o for o in hydra_overrides(run) if override_key(o) not in non_arm_keys()} for run in runs}
     for run in runs:
         if not (Path(run) / ".hydra" / "overrides.yaml").is_file():
             logger.warning("%s has no .hydra/overrides.yaml: grouped with the other runs without one", run)
     common = set.intersection(*overrides.values()) if overrides else set()
-    arms: dict[str, list[Path]] = {}
+    arms: dict[str, tuple[frozenset[str], list[Path]]] = {}
     for run in runs:
         differing = overrides[run] - common
         label = " ".join(sorted(differing)) or " ".join(sorted(common)) or "default"
-        arms.setdefault(label, []).append(run)
+        arms.setdefault(label, (frozenset(differing or common), []))[1].append(run)
     return arms
 
 

@@ -38,10 +38,11 @@ from typing import Any
 from agentic_rl.tracking.runs import (
     TRAIN_REWARD,
     across_seeds,
+    arms_with_overrides,
     episode_outcomes,
     eval_sections,
     find_runs,
-    group_by_arm,
+    hydra_overrides,
     outcomes_of,
     pass_at_1_estimate,
     per_step,
@@ -287,18 +288,47 @@ def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dic
     return rows
 
 
-def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
-    """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: the base model's
-    evaluation, to pair the runs that kept no records before training (`paired_rows`)."""
-    if not runs:
-        raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
-    base_outcomes = episode_outcomes(base, "before") if base is not None else None
-    if base is not None and not base_outcomes:
+def arm_bases(arms: dict[str, tuple[frozenset[str], list[Path]]], bases: list[Path]) -> dict[str, Path | None]:
+    """Each arm's base evaluation among `bases`: the one base for every arm, or, of several, the base whose
+    overrides hold all of the arm's own (an arm `rollout.max_tool_calls=2` takes the base evaluated with
+    `rollout.max_tool_calls=2`)."""
+    if len(bases) <= 1:
+        return {label: bases[0] if bases else None for label in arms}
+    chosen: dict[str, Path | None] = {}
+    for label, (overrides, _) in arms.items():
+        matching = [base for base in bases if overrides <= set(hydra_overrides(base))]
+        if len(matching) != 1:
+            found = ", ".join(map(str, matching)) or "none"
+            raise ValueError(
+                f"--before: the arm `{label}` needs the one base evaluation run with its overrides; it matches "
+                f"{found}. Give one base per arm, each evaluated with its arm's overrides (.hydra/overrides.yaml)"
+            )
+        chosen[label] = matching[0]
+    return chosen
+
+
+def base_outcomes_of(base: Path) -> dict[tuple[str, str, int], bool]:
+    outcomes = episode_outcomes(base, "before")
+    if not outcomes:
         raise ValueError(
             f"--before {base}: no per-task evaluation records there (results.jsonl of python -m agentic_rl.evaluate, "
             "or a training run's eval_before.jsonl). Pass the run dir of the base model's evaluation"
         )
-    arms = group_by_arm(runs)
+    return outcomes
+
+
+def build_table(runs: list[Path], base: Path | list[Path] | None = None) -> dict[str, Any]:
+    """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: the base model's
+    evaluation, to pair the runs that kept no records before training (`paired_rows`), one for all arms or one
+    per arm (`arm_bases`)."""
+    if not runs:
+        raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
+    bases = [] if base is None else [base] if isinstance(base, Path) else list(base)
+    outcomes = {b: base_outcomes_of(b) for b in bases}
+    grouped = arms_with_overrides(runs)
+    arms = {label: arm_runs for label, (_, arm_runs) in grouped.items()}
+    base_of = arm_bases(grouped, bases)
+    arm_outcomes = {label: None if b is None else outcomes[b] for label, b in base_of.items()}
     n_tasks = sorted(
         {
             n
@@ -308,7 +338,7 @@ def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
             if (n := tasks_scored(run, metrics))
         }
     )
-    pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs, base)]
+    pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs, base_of[label])]
     return {
         "arms": {
             label: [
@@ -319,14 +349,27 @@ def build_table(runs: list[Path], base: Path | None = None) -> dict[str, Any]:
         },
         "n_eval_tasks": n_tasks,
         "pass_at_1": pass_rows,
-        "tool_rates": [row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs, base)],
-        "paired": [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, base_outcomes)],
-        "paired_base": str(base) if base is not None else None,
+        "tool_rates": [
+            row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs, base_of[label])
+        ],
+        "paired": [
+            row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label])
+        ],
+        "paired_base": (str(bases[0]) if len(bases) == 1 else {label: str(b) for label, b in base_of.items()})
+        if bases
+        else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
-        "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs, base)],
+        "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs, base_of[label])],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
     }
+
+
+def _bases(table: dict[str, Any]) -> str:
+    base = table["paired_base"]
+    if isinstance(base, str):
+        return f"the base evaluation `{base}`"
+    return "each arm's base evaluation (" + "; ".join(f"`{arm}`: `{path}`" for arm, path in base.items()) + ")"
 
 
 def _estimate(e: dict | None) -> str:
@@ -373,8 +416,8 @@ def table_markdown(table: dict[str, Any]) -> str:
         "",
         *(
             [
-                f"Before, for arms whose runs skipped their own evaluation before training: the base evaluation "
-                f"`{table['paired_base']}`, one evaluation (its Wilson interval), whatever the seeds.",
+                f"Before, for arms whose runs skipped their own evaluation before training: {_bases(table)}, one "
+                "evaluation (its Wilson interval), whatever the seeds.",
                 "",
             ]
             if table.get("paired_base")
@@ -413,8 +456,7 @@ def table_markdown(table: dict[str, Any]) -> str:
     ]
     if table.get("paired_base"):
         lines += [
-            f"Before, for runs that kept no records of their own evaluation before training: the base evaluation "
-            f"`{table['paired_base']}`.",
+            f"Before, for runs that kept no records of their own evaluation before training: {_bases(table)}.",
             "",
         ]
     if table["paired"]:
@@ -519,9 +561,12 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
     return paths
 
 
-def write_table(paths: list[Path], out_dir: Path | None = None, base: Path | None = None) -> tuple[Path, Path]:
+def write_table(
+    paths: list[Path], out_dir: Path | None = None, base: Path | list[Path] | None = None
+) -> tuple[Path, Path]:
     """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
-    dir, or the run dirs' common parent); `base`: the evaluation before training to pair runs without their own."""
+    dir, or the run dirs' common parent); `base`: the evaluation before training to pair runs without their own
+    (one, or one per arm: `arm_bases`)."""
     runs = resolve_runs(paths)
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]

@@ -221,3 +221,46 @@ def test_a_mode_the_base_summary_lacks_is_scored_from_its_records(tmp_path):
     assert set(rows) == {"multi_tool", "no_tools"}  # the base's code_only: a mode this arm was never evaluated in
     assert (rows["multi_tool"]["before_pooled"]["k"], rows["multi_tool"]["before_pooled"]["n"]) == (1, 1)
     assert (rows["no_tools"]["before_pooled"]["k"], rows["no_tools"]["before_pooled"]["n"]) == (3, 8)
+
+
+def make_arm_run(run: Path, overrides: list[str], after: dict) -> Path:
+    run.mkdir(parents=True)
+    (run / ".hydra").mkdir()
+    (run / ".hydra" / "overrides.yaml").write_text("".join(f"- {o}\n" for o in overrides))
+    (run / "summary.json").write_text(json.dumps({"eval": {}}))
+    write_records(run, "after", after)
+    return run
+
+
+def test_each_arm_is_paired_with_the_base_evaluated_under_its_own_overrides(tmp_path):
+    """The tool-cap ablation's case: the base model evaluated under each cap C is that arm's before."""
+    bases = {}
+    for cap, passed in [(1, {"a": True, "b": False}), (2, {"a": False, "b": False})]:
+        base = make_arm_run(tmp_path / f"base-c{cap}", ["data=pipelines-heldout", f"rollout.max_tool_calls={cap}"], {})
+        write_records(base, "eval", {("multi_tool", t): p for t, p in passed.items()})
+        bases[cap] = base
+    runs = [
+        make_arm_run(tmp_path / f"c{cap}-s{seed}", [f"rollout.max_tool_calls={cap}", f"seed={seed}"], after)
+        for cap, after in [
+            (1, {("multi_tool", "a"): True, ("multi_tool", "b"): True}),
+            (2, {("multi_tool", "a"): True}),
+        ]
+        for seed in (1, 2)
+    ]
+    table = build_table(runs, [bases[2], bases[1]])
+    paired = {row["arm"]: row for row in table["paired"]}
+    assert (paired["rollout.max_tool_calls=1"]["gained"], paired["rollout.max_tool_calls=1"]["both"]) == (2, 2)
+    assert (paired["rollout.max_tool_calls=2"]["gained"], paired["rollout.max_tool_calls=2"]["n"]) == (2, 2)
+    assert table["paired_base"] == {
+        "rollout.max_tool_calls=1": str(bases[1]),
+        "rollout.max_tool_calls=2": str(bases[2]),
+    }
+    assert f"`rollout.max_tool_calls=2`: `{bases[2]}`" in table_markdown(table)
+    # a base that fits no arm, or two that fit one, is a clear error
+    other = make_arm_run(tmp_path / "base-c4", ["rollout.max_tool_calls=4"], {})
+    write_records(other, "eval", {("multi_tool", "a"): True})
+    with pytest.raises(ValueError, match="max_tool_calls=2` needs the one base .* matches none"):
+        build_table(runs, [bases[1], other])
+    with pytest.raises(ValueError, match=r"max_tool_calls=1` needs the one base .* matches .*base-c1, .*base-c1"):
+        build_table(runs, [bases[1], bases[1]])
+    assert table_main([*map(str, runs), "--before", str(bases[1]), str(bases[2]), "--out", str(tmp_path / "o")]) == 0
