@@ -543,6 +543,8 @@ class VLLMPolicy:
         if self._session is None:
             with self.session():
                 return self.generate_with_logprobs(requests, sampling, stop)
+        if self._in_flight:  # the engine call would run them to their end and hand their outputs to this batch
+            raise RuntimeError("generate called while continuous turns are in flight: collect or abort them first")
         stats = self._session
         started = time.perf_counter()
         # one seed per request from the global RNG, as the HF backend does: reproducible, independent of batching

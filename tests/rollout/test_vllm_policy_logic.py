@@ -538,11 +538,16 @@ def test_a_session_that_ends_with_turns_in_flight_takes_them_out_of_the_engine(b
     llm.replies.update({(1,): [7, 8], (2,): [9]})
     with pytest.raises(RuntimeError, match="outside a session"):
         policy.start_turn(turn([1]), GREEDY, lambda t: False)
+    with policy.session():
+        policy.start_turn(TurnRequest([1], TASK, 0, 0, episode=0), GREEDY, lambda t: False)
+        with pytest.raises(RuntimeError, match="in flight"):
+            policy.generate([turn([2])], GREEDY, lambda t: False)
+        assert drain(policy) == {0: ([7, 8], [-0.01, -0.02])}
     with pytest.raises(KeyError), policy.session():
         policy.start_turn(TurnRequest([1], TASK, 0, 0, episode=0), GREEDY, lambda t: False)
         policy.start_turn(TurnRequest([2], TASK, 0, 0, episode=1), GREEDY, lambda t: False)
         raise KeyError("the rollout failed")
-    assert sorted(llm.aborted) == ["turn-1", "turn-2"] and not llm.queue and policy.turns_in_flight() == 0
+    assert sorted(llm.aborted) == ["turn-2", "turn-3"] and not llm.queue and policy.turns_in_flight() == 0
 
 
 def test_the_agent_loop_batches_continuously_on_the_vllm_backend_unless_configured_not_to(build):
