@@ -23,7 +23,8 @@ vllm:     with `--backends hf vllm`, `run_episodes` on `VLLMPolicy` (settings fr
           tokens), then vLLM's own raw rate on a 16-sequence single-turn batch of `--ceiling-tokens` tokens
           (prefix cache reset first), on a short prompt and on the workload's own first-turn prompts (as long
           as the loop's contexts), and the time of a weight sync with `sync_tensors` touched and all. Runs
-          last: the engine shares the process.
+          last: the engine shares the process. For each vLLM loop also its engine steps and the requests each
+          step held, which do not depend on the machine's load as times do.
 tokens/s = generated tokens / wall time of the phase (tool calls included). prefill/context = tokens run through
 the model / the episodes' final lengths. Peak RSS is the process's high-water mark after each phase.
 """
@@ -164,11 +165,14 @@ def vllm_phase(
     # both loops on the one engine, in the order A B B A (A: turn by turn), so that a load drifting evenly over the
     # phase weighs on both alike; each row sums its two rollouts
     runs: dict[str, list[dict[str, float]]] = {VLLM_TURN_BY_TURN: [], VLLM_CONTINUOUS: []}
+    steps = count_engine_steps(policy.llm.llm_engine)
     for continuous in (False, True, True, False):
         policy.cfg.continuous_batching = continuous
         logger.info("vLLM backend, %s ...", "continuous batching" if continuous else "turn by turn")
+        steps.update(steps=0, requests=0)
         result = run_episodes(jobs, policy, toolset, cfg)
-        runs[VLLM_CONTINUOUS if continuous else VLLM_TURN_BY_TURN].append(engine_row(result, len(jobs)))
+        row = {**engine_row(result, len(jobs)), "engine_steps": steps["steps"], "step_requests": steps["requests"]}
+        runs[VLLM_CONTINUOUS if continuous else VLLM_TURN_BY_TURN].append(row)
     rows = {name: summed_rows(pair) for name, pair in runs.items()}
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
     policy.set_logit_temperature(cfg.temperature)  # the engine applies T to the logits, as in the rollout
@@ -193,11 +197,26 @@ def vllm_phase(
     return rows, extra
 
 
+def count_engine_steps(engine: Any) -> dict[str, int]:
+    """Count the engine's steps, and the requests it held at each (what a step decodes together), whoever calls
+    `step` (`LLM.generate` turn by turn, the policy itself when batching continuously): numbers that, unlike
+    times, do not depend on the machine's load."""
+    counts = {"steps": 0, "requests": 0}
+    step = engine.step
+
+    def counted() -> Any:
+        counts["steps"] += 1
+        counts["requests"] += engine.get_num_unfinished_requests()
+        return step()
+
+    engine.step = counted
+    return counts
+
+
 def summed_rows(rows: list[dict[str, float]]) -> dict[str, float]:
     """Several rollouts' rows as one: counts and times added, tokens/s of the sums."""
-    total = {
-        key: sum(r[key] for r in rows) for key in ("episodes", "generated", "wall_s", "tools_s", "prefill", "context")
-    }
+    keys = ("episodes", "generated", "wall_s", "tools_s", "prefill", "context", "engine_steps", "step_requests")
+    total = {key: sum(r[key] for r in rows) for key in keys}
     return {**total, "tokens_per_s": total["generated"] / total["wall_s"]}
 
 
@@ -319,6 +338,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"{vllm_tps / raw:.2f} of vLLM's raw 16-sequence single-turn rate ({raw:.1f} tok/s), "
                 f"{vllm_tps / raw_workload:.2f} of the same on the workload's first-turn prompts "
                 f"({raw_workload:.1f} tok/s)"
+            )
+        for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
+            r = rows[name]
+            lines.append(
+                f"{name}: {r['engine_steps']} engine steps, {r['step_requests'] / r['engine_steps']:.1f} requests "
+                f"per step, {r['generated'] / r['engine_steps']:.2f} generated tokens per step"
             )
         gain = rows[VLLM_CONTINUOUS]["tokens_per_s"] / rows[VLLM_TURN_BY_TURN]["tokens_per_s"]
         lines.append(
