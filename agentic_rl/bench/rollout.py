@@ -18,7 +18,8 @@ engine:   `run_episodes` with `HFPolicy(kv_cache=mode)` for each of `--modes` ("
 ceiling:  raw `model.generate`, batch 32, short prompts, `--ceiling-tokens` new tokens each (no early stop).
 vllm:     with `--backends hf vllm`, `run_episodes` on `VLLMPolicy` (settings from `rollout.vllm`; a LoRA adapter
           r16 q/v is put on the model first, so the weight sync is the training one), turn by turn and with
-          continuous batching (`rollout.vllm.continuous_batching`), twice each in the order A B B A and each row
+          continuous batching (`rollout.vllm.continuous_batching`), after one untimed warm-up rollout, twice each
+          in the order A B B A and each row
           the sum of its two rollouts (they sample with different seeds: the same workload, not the same
           tokens), then vLLM's own raw rate on a 16-sequence single-turn batch of `--ceiling-tokens` tokens
           (prefix cache reset first), on a short prompt and on the workload's own first-turn prompts (as long
@@ -166,6 +167,8 @@ def vllm_phase(
     # phase weighs on both alike; each row sums its two rollouts
     runs: dict[str, list[dict[str, float]]] = {VLLM_TURN_BY_TURN: [], VLLM_CONTINUOUS: []}
     steps = count_engine_steps(policy.llm.llm_engine)
+    logger.info("vLLM backend, a warm-up rollout (not timed) ...")
+    run_episodes(jobs, policy, toolset, cfg)  # the engine's first calls (kernels, caches) are nobody's cost
     for continuous in (False, True, True, False):
         policy.cfg.continuous_batching = continuous
         logger.info("vLLM backend, %s ...", "continuous batching" if continuous else "turn by turn")
@@ -174,6 +177,8 @@ def vllm_phase(
         row = {**engine_row(result, len(jobs)), "engine_steps": steps["steps"], "step_requests": steps["requests"]}
         runs[VLLM_CONTINUOUS if continuous else VLLM_TURN_BY_TURN].append(row)
     rows = {name: summed_rows(pair) for name, pair in runs.items()}
+    for name, pair in runs.items():
+        rows[name]["rollouts"] = pair  # each rollout's own row, in the order they ran (A B B A)
     prompt = policy.tokenizer.chat_prompt_ids([{"role": "user", "content": CEILING_PROMPT}])
     policy.set_logit_temperature(cfg.temperature)  # the engine applies T to the logits, as in the rollout
     params = EngineSampling(
@@ -343,7 +348,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             r = rows[name]
             lines.append(
                 f"{name}: {r['engine_steps']} engine steps, {r['step_requests'] / r['engine_steps']:.1f} requests "
-                f"per step, {r['generated'] / r['engine_steps']:.2f} generated tokens per step"
+                f"per step, {r['generated'] / r['engine_steps']:.2f} generated tokens per step; each rollout: "
+                + ", ".join(f"{one['tokens_per_s']:.1f}" for one in r["rollouts"])
+                + " tok/s"
             )
         gain = rows[VLLM_CONTINUOUS]["tokens_per_s"] / rows[VLLM_TURN_BY_TURN]["tokens_per_s"]
         lines.append(
