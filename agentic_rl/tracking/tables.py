@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -53,6 +54,8 @@ from agentic_rl.tracking.runs import (
     tasks_scored,
 )
 from agentic_rl.tracking.stats import PairedChange, tasks_to_separate, wilson_interval
+
+logger = logging.getLogger(__name__)
 
 PHASES = ("before", "after")
 RATES = {
@@ -291,19 +294,21 @@ def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dic
 def arm_bases(arms: dict[str, tuple[frozenset[str], list[Path]]], bases: list[Path]) -> dict[str, Path | None]:
     """Each arm's base evaluation among `bases`: the one base for every arm, or, of several, the base whose
     overrides hold all of the arm's own (an arm `rollout.max_tool_calls=2` takes the base evaluated with
-    `rollout.max_tool_calls=2`)."""
+    `rollout.max_tool_calls=2`); an arm none fits has none (warned), one that two fit is an error."""
     if len(bases) <= 1:
         return {label: bases[0] if bases else None for label in arms}
     chosen: dict[str, Path | None] = {}
     for label, (overrides, _) in arms.items():
         matching = [base for base in bases if overrides <= set(hydra_overrides(base))]
-        if len(matching) != 1:
-            found = ", ".join(map(str, matching)) or "none"
+        if len(matching) > 1:
             raise ValueError(
                 f"--before: the arm `{label}` needs the one base evaluation run with its overrides; it matches "
-                f"{found}. Give one base per arm, each evaluated with its arm's overrides (.hydra/overrides.yaml)"
+                f"{', '.join(map(str, matching))}. Give one base per arm, each evaluated with its arm's overrides "
+                "(.hydra/overrides.yaml)"
             )
-        chosen[label] = matching[0]
+        if not matching:  # its base is not run yet: the arm is shown after training only
+            logger.warning("--before: no base evaluation has the overrides of the arm `%s`: it has no 'before'", label)
+        chosen[label] = matching[0] if matching else None
     return chosen
 
 
@@ -355,7 +360,9 @@ def build_table(runs: list[Path], base: Path | list[Path] | None = None) -> dict
         "paired": [
             row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label])
         ],
-        "paired_base": (str(bases[0]) if len(bases) == 1 else {label: str(b) for label, b in base_of.items()})
+        "paired_base": (
+            str(bases[0]) if len(bases) == 1 else {label: None if b is None else str(b) for label, b in base_of.items()}
+        )
         if bases
         else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
@@ -369,7 +376,8 @@ def _bases(table: dict[str, Any]) -> str:
     base = table["paired_base"]
     if isinstance(base, str):
         return f"the base evaluation `{base}`"
-    return "each arm's base evaluation (" + "; ".join(f"`{arm}`: `{path}`" for arm, path in base.items()) + ")"
+    named = (f"`{arm}`: " + (f"`{path}`" if path else "none yet") for arm, path in base.items())
+    return "each arm's base evaluation (" + "; ".join(named) + ")"
 
 
 def _estimate(e: dict | None) -> str:
