@@ -12,7 +12,9 @@ differ: the cost of a forward/backward does not depend on them.
 Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows within a process:
   whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before micro-batching)
   micro-batches: `algo.micro_batch_tokens` (default) padded tokens per micro-batch, no checkpointing
-  default:       micro-batches and gradient checkpointing (conf/algo/grpo.yaml)
+  default:       conf/algo/grpo.yaml as it is
+  mmap-pinned:   the default, with glibc's mmap threshold pinned as `rollout.backend=vllm` pins it on a CPU
+                 (`rollout.vllm.mmap_threshold_kib`): is the vLLM run's slower update this pin's cost?
 Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
@@ -38,7 +40,10 @@ SETTINGS = {
     "whole-group": {"micro_batch_tokens": 10**9, "gradient_checkpointing": False},
     "micro-batches": {"gradient_checkpointing": False},
     "default": {},
+    "mmap-pinned": {},
 }
+# settings that also pin glibc's mmap threshold, at the vLLM backend's default (conf/rollout/multi_turn.yaml)
+MMAP_PINNED = ("mmap-pinned",)
 
 
 def cpu_seconds() -> float:
@@ -105,6 +110,15 @@ def run_setting(args: argparse.Namespace) -> dict:
     group = synthetic_group(args.episodes, args.length, args.model_tokens, len(loaded.tokenizer))
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
     loaded_rss = peak_rss_gib()
+    kib = None
+    if args.setting in MMAP_PINNED:
+        from agentic_rl.rollout.vllm_policy import pin_mmap_threshold
+
+        kib = args.mmap_threshold_kib
+        if kib is None:
+            kib = OmegaConf.load(CONF_DIR / "rollout" / "multi_turn.yaml").vllm.mmap_threshold_kib
+        if not pin_mmap_threshold(kib):
+            raise RuntimeError("this C library does not take mallopt(M_MMAP_THRESHOLD): no glibc, nothing to measure")
     times, cpu_times = [], []
     for _ in range(args.repeats):
         start, start_cpu = time.perf_counter(), cpu_seconds()
@@ -119,10 +133,11 @@ def run_setting(args: argparse.Namespace) -> dict:
         "peak_rss_gib": peak_rss_gib(),
         "micro_batch_tokens": cfg.micro_batch_tokens,
         "gradient_checkpointing": cfg.gradient_checkpointing,
+        "mmap_threshold_kib": kib,
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="a conf/model/ name")
     parser.add_argument("--episodes", type=int, default=4)
@@ -130,13 +145,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model-tokens", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--setting", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument(
+        "--mmap-threshold-kib", type=int, help="the threshold of the mmap-pinned setting (default: rollout.vllm's)"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.worker:
         args.setting = args.setting[0]
-        sys.stdout.write(json.dumps(run_setting(args)) + "\n")
-        return
+        row = run_setting(args)
+        sys.stdout.write(json.dumps(row) + "\n")
+        return [row]
     rows = []
     for setting in args.setting:
         cmd = [
@@ -156,6 +175,7 @@ def main(argv: list[str] | None = None) -> None:
             str(args.model_tokens),
             "--repeats",
             str(args.repeats),
+            *([] if args.mmap_threshold_kib is None else ["--mmap-threshold-kib", str(args.mmap_threshold_kib)]),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -164,11 +184,12 @@ def main(argv: list[str] | None = None) -> None:
         logger.info("%s", rows[-1])
     base = rows[0]["update_s"]
     logger.info(
-        "\nupdate of one group: %d episodes x %d tokens (%d model tokens each), model %s",
+        "\nupdate of one group: %d episodes x %d tokens (%d model tokens each), model %s%s",
         args.episodes,
         args.length,
         args.model_tokens,
         args.model,
+        "" if args.mmap_threshold_kib is None else f", mmap-pinned at {args.mmap_threshold_kib} KiB",
     )
     logger.info(
         "%-14s %10s %10s %12s %14s %14s",
@@ -189,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
             row["rss_after_load_gib"],
             row["peak_rss_gib"],
         )
+    return rows
 
 
 if __name__ == "__main__":

@@ -1,0 +1,30 @@
+"""`python -m agentic_rl.bench.algo`: each setting runs in a process of its own, and the mmap-pinned setting pins
+glibc's threshold there (the vLLM backend's pin, whose cost on the update the benchmark measures)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from agentic_rl.bench.algo import main
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mallopt(M_MMAP_THRESHOLD) is glibc's")
+TINY = ["--model", "tiny-random", "--episodes", "2", "--length", "64", "--model-tokens", "16", "--repeats", "1"]
+
+
+def test_the_pinned_setting_reports_its_threshold_and_the_default_none():
+    rows = main([*TINY, "--setting", "default", "mmap-pinned", "--mmap-threshold-kib", "256"])
+    assert [r["setting"] for r in rows] == ["default", "mmap-pinned"]
+    assert [r["mmap_threshold_kib"] for r in rows] == [None, 256]
+    assert all(r["update_s"] > 0 and r["peak_rss_gib"] >= r["rss_after_load_gib"] for r in rows)
+
+
+def test_the_pinned_setting_defaults_to_the_vllm_backends_threshold():
+    from omegaconf import OmegaConf
+
+    from agentic_rl.paths import CONF_DIR
+
+    rows = main([*TINY, "--setting", "mmap-pinned"])
+    expected = OmegaConf.load(CONF_DIR / "rollout" / "multi_turn.yaml").vllm.mmap_threshold_kib
+    assert rows[0]["mmap_threshold_kib"] == expected
