@@ -42,8 +42,6 @@ SETTINGS = {
     "default": {},
     "mmap-pinned": {},
 }
-# settings that also pin glibc's mmap threshold, at the vLLM backend's default (conf/rollout/multi_turn.yaml)
-MMAP_PINNED = ("mmap-pinned",)
 
 
 def cpu_seconds() -> float:
@@ -111,7 +109,7 @@ def run_setting(args: argparse.Namespace) -> dict:
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
     loaded_rss = peak_rss_gib()
     kib = None
-    if args.setting in MMAP_PINNED:
+    if args.setting == "mmap-pinned":  # at --mmap-threshold-kib, else the vLLM backend's default
         from agentic_rl.rollout.vllm_policy import pin_mmap_threshold
 
         kib = args.mmap_threshold_kib
