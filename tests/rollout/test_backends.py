@@ -57,6 +57,22 @@ def test_vllm_missing_falls_back_to_hf_with_one_log_line(lora_model, monkeypatch
     assert "\n" not in lines[0].getMessage()
 
 
+def test_the_fallback_names_the_checkouts_vllm_interpreter_where_make_setup_made_one(tmp_path, monkeypatch):
+    from agentic_rl.rollout import backends
+
+    monkeypatch.setattr(backends, "repo_root", lambda: tmp_path)
+    missing = ImportError("No module named 'vllm'")
+    assert backends.vllm_interpreter_hint(missing) == ""  # no .venv-vllm here
+    vllm_python = tmp_path / ".venv-vllm" / "bin" / "python"
+    vllm_python.parent.mkdir(parents=True)
+    vllm_python.touch()
+    hint = backends.vllm_interpreter_hint(missing)
+    assert f"{vllm_python} -m agentic_rl.train" in hint and f"AGENTIC_RL_SANDBOX_PYTHON={sys.executable}" in hint
+    assert backends.vllm_interpreter_hint(RuntimeError("engine failed to start")) == ""  # not a missing package
+    monkeypatch.setattr(backends.sys, "executable", str(vllm_python))
+    assert backends.vllm_interpreter_hint(missing) == ""  # already running in it
+
+
 def test_hf_backend_by_default_and_bad_settings_are_config_errors(lora_model):
     model, tok = lora_model
     assert isinstance(make_policy(model, tok, RolloutConfig()), HFPolicy)
