@@ -12,6 +12,7 @@ differ: the cost of a forward/backward does not depend on them.
 Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows within a process:
   whole-group:   all episodes in one micro-batch, no gradient checkpointing (the update before micro-batching)
   micro-batches: `algo.micro_batch_tokens` (default) padded tokens per micro-batch, no checkpointing
+  untrimmed:     the default without `algo.trim_heap_each_micro_batch` (freed activations stay resident)
   default:       conf/algo/grpo.yaml as it is
   mmap-pinned:   the default, with glibc's mmap threshold pinned as `rollout.backend=vllm` pins it on a CPU
                  (`rollout.vllm.mmap_threshold_kib`): is the vLLM run's slower update this pin's cost?
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 SETTINGS = {
     "whole-group": {"micro_batch_tokens": 10**9, "gradient_checkpointing": False},
     "micro-batches": {"gradient_checkpointing": False},
+    "untrimmed": {"trim_heap_each_micro_batch": False},
     "default": {},
     "mmap-pinned": {},
 }
@@ -131,6 +133,7 @@ def run_setting(args: argparse.Namespace) -> dict:
         "peak_rss_gib": peak_rss_gib(),
         "micro_batch_tokens": cfg.micro_batch_tokens,
         "gradient_checkpointing": cfg.gradient_checkpointing,
+        "trim_heap_each_micro_batch": cfg.trim_heap_each_micro_batch,
         "mmap_threshold_kib": kib,
     }
 

@@ -171,6 +171,27 @@ def test_micro_batches_and_checkpointing_do_not_change_the_gradient(base_and_tok
     assert torch.allclose(whole, with_ckpt, rtol=1e-4, atol=1e-7)
 
 
+def test_the_heap_is_trimmed_after_each_micro_batch_and_the_gradient_does_not_change(base_and_tokenizer, monkeypatch):
+    from agentic_rl.algo import grpo
+
+    base, tok = base_and_tokenizer
+    group = [episode(tok, v) for v in range(4)]
+    rewards = torch.tensor([1.0, 0.0, 0.5, 0.0])
+    model = lora_model(base, trained=True)
+    trims = []
+    monkeypatch.setattr(grpo, "trim_heap", lambda: trims.append(1) or True)
+    untrimmed, _ = step_grads(
+        model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, trim_heap_each_micro_batch=False
+    )
+    assert trims == []
+    monkeypatch.undo()  # the real trim: pages go back, values stay
+    trimmed, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1)
+    assert torch.equal(untrimmed, trimmed)
+    monkeypatch.setattr(grpo, "trim_heap", lambda: trims.append(1) or True)
+    step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1)
+    assert len(trims) == len(group)  # one micro-batch per episode at a 1-token budget
+
+
 def unrelated_episode(tokenizer) -> Trajectory:
     prompt = tokenizer.encode("Tell me a story about a cat.", add_special_tokens=False)
     reply = tokenizer.encode("Once upon a time there was a cat named Tom who liked fish.", add_special_tokens=False)

@@ -28,3 +28,9 @@ def test_the_pinned_setting_defaults_to_the_vllm_backends_threshold():
     rows = main([*TINY, "--setting", "mmap-pinned"])
     expected = OmegaConf.load(CONF_DIR / "rollout" / "multi_turn.yaml").vllm.mmap_threshold_kib
     assert rows[0]["mmap_threshold_kib"] == expected
+
+
+def test_the_untrimmed_setting_is_the_default_without_the_micro_batch_trim():
+    rows = main([*TINY, "--setting", "untrimmed", "default"])
+    assert [(r["setting"], r["trim_heap_each_micro_batch"]) for r in rows] == [("untrimmed", False), ("default", True)]
+    assert rows[0]["micro_batch_tokens"] == rows[1]["micro_batch_tokens"]
