@@ -33,6 +33,7 @@ from agentic_rl.evaluation.evaluator import EvalConfig
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.registry import to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.runtime.memory import MemoryConfig
 from agentic_rl.tools.base import tool_names
 from agentic_rl.tracking.wandb_run import LoggerConfig, logger_config
 
@@ -66,6 +67,7 @@ PATH_SCHEMAS: dict[str, type] = {
     "evaluator": EvalConfig,
     "evaluator.toolsets.*": ToolSetSchema,
     "logger": LoggerConfig,
+    "memory": MemoryConfig,
     "tools": ToolSetSchema,
 }
 # Keys a group node has besides its dataclass's fields (read by the code that builds from the node).
@@ -297,6 +299,8 @@ def validate(cfg: DictConfig, primary: str = "train") -> None:
             check_training_temperature(cfg.rollout.temperature)
         to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
         logger_config(cfg)
+        if "memory" in cfg:
+            to_dataclass(cfg.memory, MemoryConfig)
     except ConfigError:
         raise
     except (ValueError, KeyError, TypeError) as exc:  # the schemas' own checks say what to fix

@@ -47,8 +47,8 @@ from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.runtime.jobs import run_job
-from agentic_rl.runtime.memory import memory_metrics
-from agentic_rl.runtime.stages import finish, open_run, run_dir_of, seed_everything
+from agentic_rl.runtime.memory import memory_metrics, upgrade_legacy_pin
+from agentic_rl.runtime.stages import finish, open_run, pin_run_heap, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.sinks import open_tracker
 from agentic_rl.types import Task
@@ -93,6 +93,24 @@ def explicit_rollout_keys() -> set[str] | None:
     return keys
 
 
+def known_settings(
+    saved: dict[str, Any], current: dict[str, Any], prefix: str = ""
+) -> tuple[dict[str, Any], list[str]]:
+    """`saved` without the keys `current` does not have, at any depth (a run's settings from an older version),
+    and those keys' dotted paths."""
+    kept: dict[str, Any] = {}
+    unknown: list[str] = []
+    for key, value in saved.items():
+        if key not in current:
+            unknown.append(f"{prefix}{key}")
+            continue
+        if isinstance(value, dict) and isinstance(current[key], dict):
+            value, deeper = known_settings(value, current[key], f"{prefix}{key}.")
+            unknown += deeper
+        kept[key] = value
+    return kept, sorted(unknown)
+
+
 def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any]:
     """Set `cfg.rollout` to the rollout settings of the checkpoint's training run, except the `explicit` keys.
 
@@ -117,18 +135,17 @@ def use_run_rollout(cfg: DictConfig, explicit: set[str] | None) -> dict[str, Any
         logger.info("rollout=... given on the command line: not using the rollout settings of %s", path)
         info["source"] = "evaluate config (rollout= given on the command line)"
         return info
-    run_rollout = OmegaConf.to_container(OmegaConf.load(path).get("rollout") or {}, resolve=True)
+    run_rollout = OmegaConf.to_container(upgrade_legacy_pin(OmegaConf.load(path)).get("rollout") or {}, resolve=True)
     if not run_rollout:
         raise ValueError(
             f"{path} has no `rollout` section; checkpoint= must be a training run of this project "
             "(or pass rollout=<file> to evaluate with explicit settings)"
         )
-    unknown = sorted(set(run_rollout) - set(cfg.rollout))
+    run_rollout, unknown = known_settings(run_rollout, OmegaConf.to_container(cfg.rollout, resolve=True))
     if unknown:
         logger.warning("%s: rollout keys this version does not know, ignored: %s", path, unknown)
-    taken = {k: v for k, v in run_rollout.items() if k in cfg.rollout and k not in explicit}
-    for key, value in taken.items():
-        cfg.rollout[key] = value
+    taken = {k: v for k, v in run_rollout.items() if k not in explicit}
+    cfg.rollout.merge_with(taken)  # a nested node (`vllm`) is merged into its typed node, not assigned as a dict
     logger.info(
         "rollout settings of the training run %s: %s%s",
         path.parent.parent,
@@ -209,6 +226,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     seed_everything(cfg.seed)
+    pin_run_heap(cfg)  # after use_run_rollout: the backend may be the training run's
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -54,7 +54,7 @@ from agentic_rl.runtime.checkpoint import (
 from agentic_rl.runtime.files import atomic_write_text, disk_errors
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
 from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory
-from agentic_rl.runtime.stages import RunContext, finish, open_run, run_dir_of, seed_everything
+from agentic_rl.runtime.stages import RunContext, finish, open_run, pin_run_heap, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
@@ -122,6 +122,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "machine, or use the CPU default: python -m agentic_rl.train"
         )
     seed_everything(cfg.seed)
+    pin_run_heap(cfg)
     dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
     run_dir = dist.shared_run_dir(run_dir_of(cfg))
     if cfg.get("resume") and dist.world_size > 1:

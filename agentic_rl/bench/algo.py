@@ -14,8 +14,8 @@ Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows 
   micro-batches: `algo.micro_batch_tokens` (default) padded tokens per micro-batch, no checkpointing
   untrimmed:     the default without `algo.trim_heap_each_micro_batch` (freed activations stay resident)
   default:       conf/algo/grpo.yaml as it is
-  mmap-pinned:   the default, with glibc's mmap threshold pinned as `rollout.backend=vllm` pins it on a CPU
-                 (`rollout.vllm.mmap_threshold_kib`): is the vLLM run's slower update this pin's cost?
+  mmap-pinned:   the default, with glibc's mmap threshold pinned as a run with `rollout.backend=vllm` pins it on
+                 a CPU (`memory.mmap_threshold_kib=auto`): is the vLLM run's slower update this pin's cost?
 Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
@@ -33,7 +33,7 @@ import sys
 import time
 
 from agentic_rl.paths import CONF_DIR
-from agentic_rl.runtime.memory import peak_rss_gib
+from agentic_rl.runtime.memory import ENGINE_MMAP_THRESHOLD_KIB, peak_rss_gib, pin_mmap_threshold
 
 logger = logging.getLogger(__name__)
 
@@ -111,12 +111,8 @@ def run_setting(args: argparse.Namespace) -> dict:
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
     loaded_rss = peak_rss_gib()
     kib = None
-    if args.setting == "mmap-pinned":  # at --mmap-threshold-kib, else the vLLM backend's default
-        from agentic_rl.rollout.vllm_policy import pin_mmap_threshold
-
-        kib = args.mmap_threshold_kib
-        if kib is None:
-            kib = OmegaConf.load(CONF_DIR / "rollout" / "multi_turn.yaml").vllm.mmap_threshold_kib
+    if args.setting == "mmap-pinned":  # at --mmap-threshold-kib, else what `auto` pins for the vLLM backend
+        kib = ENGINE_MMAP_THRESHOLD_KIB if args.mmap_threshold_kib is None else args.mmap_threshold_kib
         if not pin_mmap_threshold(kib):
             raise RuntimeError("this C library does not take mallopt(M_MMAP_THRESHOLD): no glibc, nothing to measure")
     times, cpu_times = [], []
@@ -147,7 +143,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--setting", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument(
-        "--mmap-threshold-kib", type=int, help="the threshold of the mmap-pinned setting (default: rollout.vllm's)"
+        "--mmap-threshold-kib",
+        type=int,
+        help="the threshold of the mmap-pinned setting (default: what memory.mmap_threshold_kib=auto pins)",
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

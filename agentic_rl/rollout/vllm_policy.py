@@ -52,8 +52,8 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
   freed, after which the update's activations come from the heap and stay resident, freed, until the next trim
   (1.39 GiB of free heap after the first update in the measurement above, under the engine's weights and cache).
   So on a CPU
-  `mmap_threshold_kib` pins the threshold (`mallopt(M_MMAP_THRESHOLD)`, glibc only; null leaves glibc's dynamic
-  one): blocks above it are mapped and returned to the system when freed. And with `release_kv_after_rollout`
+  the run pins the threshold (`memory.mmap_threshold_kib=auto`, `runtime.memory.pin_mmap_threshold`; glibc only):
+  blocks above it are mapped and returned to the system when freed. And with `release_kv_after_rollout`
   the KV cache's pages go back to the system at the end of every rollout (`session`), so the trainer's update
   does not sit on top of them: the prefix cache is reset (its entries would be stale after the update anyway:
   the weight sync resets it too) and the cache's memory is `madvise(MADV_DONTNEED)`ed; the next rollout
@@ -154,24 +154,6 @@ def kv_bytes_per_token(config: Any, dtype: str) -> int:
 def default_kv_cache_tokens(max_num_seqs: int, max_turns: int, max_new_tokens: int, max_model_len: int) -> int:
     """KV-cache token slots when `rollout.vllm.kv_cache_tokens` is null (see the module doc)."""
     return max_model_len + max_num_seqs * max_turns * max_new_tokens * 2
-
-
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-
-
-def pin_mmap_threshold(kib: int) -> bool:
-    """glibc's mmap threshold fixed at `kib` KiB for this process (which also stops its dynamic raise); False where
-    the C library is not glibc or refuses."""
-    import ctypes
-    import ctypes.util
-
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(M_MMAP_THRESHOLD, kib * 1024))
 
 
 MADV_DONTNEED = 4  # Linux
@@ -386,8 +368,6 @@ class VLLMPolicy:
         self._asleep = False
         self._logit_temperature: float | None = 1.0  # what the engine's logits are divided by (None: not known)
         self.last_sync_s = 0.0
-        if self.cfg.mmap_threshold_kib is not None and not torch.cuda.is_available():
-            pin_mmap_threshold(self.cfg.mmap_threshold_kib)
         started = time.perf_counter()
         merge = self.cfg.weight_sync == "merged"
         export_for_engine(model, tokenizer, self._folder / "model", merge=merge)

@@ -34,7 +34,6 @@ class VLLMConfig:
     enable_sleep_mode: bool = False
     enforce_eager: bool = True
     max_lora_rank: int = 64
-    mmap_threshold_kib: int | None = 128
     release_kv_after_rollout: bool = True
     continuous_batching: bool = True
 
@@ -55,8 +54,6 @@ class VLLMConfig:
             )
         if self.kv_cache_tokens is not None and self.kv_cache_tokens < 16:
             raise ValueError(f"rollout.vllm.kv_cache_tokens must be >= 16 or null, got {self.kv_cache_tokens}")
-        if self.mmap_threshold_kib is not None and self.mmap_threshold_kib < 0:
-            raise ValueError(f"rollout.vllm.mmap_threshold_kib must be >= 0 or null, got {self.mmap_threshold_kib}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(
                 f"rollout.vllm.gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}"

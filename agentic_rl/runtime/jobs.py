@@ -25,13 +25,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.runtime.files import atomic_write_text
 from agentic_rl.runtime.interrupt import RunInterrupted
+from agentic_rl.runtime.memory import upgrade_legacy_pin
 from agentic_rl.runtime.stages import in_hydra
 
 logger = logging.getLogger(__name__)
 
 # Keys that do not change what a run computes, so a resume may set them: display, checkpoint cadence,
-# where metrics go besides metrics.jsonl, and where the run lives.
-HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "resume", "run_dir")
+# where metrics go besides metrics.jsonl, which heap pages stay resident, and where the run lives.
+HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir")
 ERROR_FILE = "error.txt"
 FAILURES_FILE = "failures.json"
 SUMMARY_FILE = "summary.json"
@@ -71,7 +72,7 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
             f"resume={run_dir}: no {saved_path.relative_to(run_dir)} there. Fix: pass the "
             "dir of a training run (outputs/runs/<date>/<time>, or a sweep job's dir)"
         )
-    saved = OmegaConf.load(saved_path)
+    saved = upgrade_legacy_pin(OmegaConf.load(saved_path))
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parsed = OverridesParser.create().parse_overrides(overrides if overrides is not None else command_line_overrides())
@@ -81,8 +82,8 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
         path = override.package or key  # `data@eval_data=...` configures the node `eval_data`
         if key.startswith("hydra.") or key.startswith("hydra/"):
             continue
-        if path in HARMLESS_KEYS:
-            harmless.append(path)
+        if (root := path.split(".")[0]) in HARMLESS_KEYS:  # the whole node is taken: `memory.mmap_threshold_kib=...`
+            harmless.append(root)
             continue
         if _value(cfg, path) != _value(saved, path):
             changed.append(f"{override.input_line} (the run has {path}={_value(saved, path)})")

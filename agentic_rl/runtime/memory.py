@@ -5,6 +5,9 @@ started, `getrusage`'s ru_maxrss: what `/usr/bin/time -v` reports as "Maximum re
 `memory/rss_gib` (the resident set now, Linux only). Logged after every training step and evaluation, the pair
 shows which phase sets the peak, and how much memory stays resident between phases (glibc keeps freed heap
 memory for reuse rather than returning it to the system).
+
+`memory.mmap_threshold_kib` (conf/train.yaml, conf/evaluate.yaml; `MemoryConfig`) pins glibc's mmap threshold for
+the whole run, whichever backend samples: `apply_memory_config` sets it once, before the model is loaded.
 """
 
 from __future__ import annotations
@@ -13,12 +16,19 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import logging
 import os
 import resource
 import sys
-from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 GIB = 2**30
+AUTO = "auto"
+ENGINE_MMAP_THRESHOLD_KIB = 128  # `auto` on a CPU with rollout.backend=vllm (glibc's initial threshold, held there)
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+
+logger = logging.getLogger(__name__)
 
 
 def peak_rss_gib() -> float:
@@ -46,21 +56,31 @@ def memory_metrics() -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's `malloc_trim`, or None where the C library is not glibc (macOS, musl)."""
+def _glibc() -> Any:
+    """The C library where it is glibc (it has `malloc_trim` and `mallopt`), else None (macOS, musl)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim, libc.mallopt  # noqa: B018 - musl has neither: the lookup raises AttributeError
     except (OSError, AttributeError):
         return None
+    return libc
 
 
 def trim_heap() -> bool:
     """Hand the heap's free pages back to the system (glibc's `malloc_trim`, no garbage collection: cheap enough to
     call between an update's micro-batches); True if trimmed, False where there is no glibc."""
-    trim = _malloc_trim()
-    return bool(trim(0)) if trim is not None else False
+    libc = _glibc()
+    return bool(libc.malloc_trim(0)) if libc is not None else False
+
+
+def pin_mmap_threshold(kib: int) -> bool:
+    """glibc's mmap threshold fixed at `kib` KiB for this process: a freed block at least that large goes back to
+    the system at once, and glibc no longer raises the threshold (up to 32 MiB) each time such a block is freed.
+    False where the C library is not glibc or refuses."""
+    libc = _glibc()
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, kib * 1024)) if libc is not None else False
 
 
 def release_free_memory() -> bool:
@@ -73,3 +93,58 @@ def release_free_memory() -> bool:
     """
     gc.collect()
     return trim_heap()
+
+
+@dataclass
+class MemoryConfig:
+    """`memory` (conf/train.yaml, conf/evaluate.yaml): how the run's process holds its heap.
+
+    mmap_threshold_kib: glibc's mmap threshold, pinned for the whole run. `auto`: pinned at
+        `ENGINE_MMAP_THRESHOLD_KIB` when rollout.backend=vllm runs on a CPU (the engine shares this process's heap
+        with the trainer, and the update's freed activations would otherwise stay resident under it), else
+        glibc's dynamic threshold. A number of KiB pins it for either backend; null never pins.
+    """
+
+    mmap_threshold_kib: int | Literal["auto"] | None = AUTO
+
+    def __post_init__(self) -> None:
+        value = self.mmap_threshold_kib
+        if value is not None and value != AUTO and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(
+                f"memory.mmap_threshold_kib must be auto, a number of KiB >= 0 or null (glibc's dynamic threshold), "
+                f"got {value!r}"
+            )
+
+    def threshold_kib(self, engine_shares_heap: bool) -> int | None:
+        """The threshold to pin, or None for glibc's dynamic one."""
+        if self.mmap_threshold_kib == AUTO:
+            return ENGINE_MMAP_THRESHOLD_KIB if engine_shares_heap else None
+        return self.mmap_threshold_kib
+
+
+def apply_memory_config(memory: MemoryConfig, engine_shares_heap: bool) -> int | None:
+    """Pin the threshold `memory` asks for (one log line says so); the KiB pinned, or None where nothing was."""
+    kib = memory.threshold_kib(engine_shares_heap)
+    if kib is None:
+        return None
+    if not pin_mmap_threshold(kib):
+        logger.warning("memory.mmap_threshold_kib=%s: this C library is not glibc, the threshold stays its own", kib)
+        return None
+    logger.info(
+        "glibc's mmap threshold pinned at %d KiB (memory.mmap_threshold_kib=%s)", kib, memory.mmap_threshold_kib
+    )
+    return kib
+
+
+def upgrade_legacy_pin(saved: Any) -> Any:
+    """A run config saved before `memory` existed (resumed, or read by an evaluation of its checkpoint), with its
+    `rollout.vllm.mmap_threshold_kib` moved to `memory.mmap_threshold_kib` meaning what it did then: the vLLM
+    backend pinned it on a CPU and the HF backend never, which is `auto` at the default 128 KiB."""
+    vllm = saved.get("rollout", {}).get("vllm")
+    if not vllm or "mmap_threshold_kib" not in vllm:
+        return saved
+    kib = vllm.pop("mmap_threshold_kib")
+    if "memory" not in saved:
+        same_as_auto = kib == ENGINE_MMAP_THRESHOLD_KIB or saved["rollout"].get("backend") != "vllm"
+        saved["memory"] = {"mmap_threshold_kib": None if kib is None else AUTO if same_as_auto else kib}
+    return saved

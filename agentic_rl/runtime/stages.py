@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentic_rl.registry import build
 from agentic_rl.runtime.files import DiskFullError
 from agentic_rl.runtime.interrupt import InterruptGuard
+from agentic_rl.runtime.memory import MemoryConfig, apply_memory_config
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,14 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def pin_run_heap(cfg: DictConfig) -> int | None:
+    """`memory.mmap_threshold_kib` applied to this process, before the model is loaded: `auto` pins where the
+    vLLM engine shares the heap with the trainer (rollout.backend=vllm without a GPU). The KiB pinned, or None."""
+    memory = MemoryConfig(**(OmegaConf.to_container(cfg.memory, resolve=True) if cfg.get("memory") else {}))
+    engine_shares_heap = cfg.rollout.get("backend") == "vllm" and not torch.cuda.is_available()
+    return apply_memory_config(memory, engine_shares_heap)
 
 
 def in_hydra() -> bool:

@@ -113,6 +113,8 @@ def test_model_tiny_random_builds():
         ("rollout.on_no_call=maybe", "on_no_call"),
         ("algo.kl_estimator=k7", "available: k1, k2, k3"),
         ("evaluator.modes=[no_tools,oracle]", "unknown mode"),
+        ("memory.mmap_threshold_kib=-1", "memory.mmap_threshold_kib must be auto, a number of KiB >= 0 or null"),
+        ("memory.mmap_threshold_kib=big", "memory.mmap_threshold_kib"),
     ],
 )
 def test_impossible_values_fail_at_start_with_a_fix(override, message):

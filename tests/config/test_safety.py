@@ -49,6 +49,9 @@ def compose_cfg(overrides: list[str], primary: str = "train"):
         ("+tools.execute.timeout=3", "tools.execute.timeout", "tools.execute.timeout_s"),
         ("+logger.tag=[a]", "logger.tag", "logger.tags"),
         ("+sede=1", "sede", "seed"),
+        ("+memory.mmap_threshold=128", "memory.mmap_threshold", "memory.mmap_threshold_kib"),
+        # where the pin was before it became the run's: the message points to its new place
+        ("+rollout.vllm.mmap_threshold_kib=128", "rollout.vllm.mmap_threshold_kib", "memory.mmap_threshold_kib"),
     ],
 )
 def test_plus_additions_of_unknown_keys_fail_naming_the_closest_valid_key(override, key, closest):

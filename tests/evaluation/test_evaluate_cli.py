@@ -291,6 +291,30 @@ def test_command_line_rollout_overrides_win_over_the_runs_settings(run_with_conf
     assert cfg.rollout.max_tool_calls == 1 and cfg.rollout.on_no_call == "stop"
 
 
+def test_a_run_saved_with_the_pin_under_rollout_vllm_gives_its_engine_settings_without_it(tmp_path, caplog):
+    """Runs from before `memory.mmap_threshold_kib` kept it in `rollout.vllm`: the evaluation takes the run's engine
+    settings (merged into the typed node: assigning the dict failed), and its own `memory` setting decides the pin;
+    an engine setting this version does not know is named and left out."""
+    from agentic_rl.evaluate import use_run_rollout
+    from agentic_rl.rollout.vllm_settings import vllm_config
+
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
+    old_rollout = {
+        **RUN_ROLLOUT,
+        "backend": "vllm",
+        "vllm": {"dtype": "float32", "mmap_threshold_kib": 128, "retired_knob": 1},
+    }
+    OmegaConf.save(OmegaConf.create({"seed": 1, "rollout": old_rollout}), tmp_path / ".hydra" / "config.yaml")
+    explicit, cfg = rollout_keys_on_command_line([f"checkpoint={tmp_path}"])
+    use_run_rollout(cfg, explicit)
+    assert cfg.rollout.backend == "vllm" and cfg.rollout.vllm.dtype == "float32"
+    assert "mmap_threshold_kib" not in cfg.rollout.vllm and vllm_config(cfg.rollout.vllm).dtype == "float32"
+    assert cfg.memory.mmap_threshold_kib == "auto"
+    assert "ignored: ['retired_setting', 'vllm.retired_knob']" in caplog.text
+
+
 def test_rollout_group_on_the_command_line_keeps_the_evaluate_settings(run_with_config):
     from agentic_rl.evaluate import use_run_rollout
 

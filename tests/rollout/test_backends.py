@@ -24,7 +24,6 @@ from agentic_rl.rollout.vllm_policy import (
     engine_dtype,
     kv_bytes_per_token,
     module_siblings,
-    pin_mmap_threshold,
     top_p_logits,
 )
 from agentic_rl.rollout.vllm_settings import check_block_size
@@ -147,9 +146,6 @@ def test_kv_cache_bytes_count_the_kv_heads_and_the_head_width_a_config_states():
 def test_kv_cache_default_is_one_whole_context_plus_twice_every_sequences_turns():
     # the CPU default: 4192-token context, 32 sequences of 3 turns x 96 tokens
     assert default_kv_cache_tokens(32, 3, 96, 4192) == 4192 + 32 * 3 * 96 * 2 == 22624
-    assert VLLMConfig().mmap_threshold_kib == 128
-    with pytest.raises(ValueError, match="mmap_threshold_kib"):
-        VLLMConfig(mmap_threshold_kib=-1)
 
 
 def on_cpu_with(monkeypatch, flags):
@@ -238,40 +234,6 @@ def test_a_block_size_the_cpu_engine_refuses_is_an_error_not_a_fallback(lora_mod
     with pytest.raises(ValueError, match="multiple of 32"):
         make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 40}))
     assert isinstance(make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 64})), HFPolicy)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
-def test_mmap_threshold_pin_is_accepted_by_glibc():
-    import ctypes.util
-
-    if "musl" in (ctypes.util.find_library("c") or ""):
-        pytest.skip("not glibc")
-    assert pin_mmap_threshold(128)  # glibc's initial value: what the process has anyway, minus the dynamic raise
-
-
-def test_the_pin_asks_glibc_for_its_mmap_threshold_in_bytes(monkeypatch):
-    """`mallopt(M_MMAP_THRESHOLD, bytes)`, with M_MMAP_THRESHOLD = -3 as glibc's malloc.h defines it (another
-    parameter is accepted too, and does something else); False where the C library has no `mallopt` or refuses."""
-    import ctypes
-
-    calls = []
-
-    class Libc:
-        def __init__(self, answer):
-            self.answer = answer
-
-        def mallopt(self, param, value):
-            calls.append((param, value))
-            return self.answer
-
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: Libc(1))
-    assert pin_mmap_threshold(256) is True and calls == [(-3, 256 * 1024)]
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: Libc(0))
-    assert pin_mmap_threshold(256) is False
-    monkeypatch.setattr(ctypes, "CDLL", lambda *a, **k: object())  # a C library without mallopt (not glibc)
-    assert pin_mmap_threshold(256) is False
-    monkeypatch.setattr(sys, "platform", "darwin")
-    assert pin_mmap_threshold(256) is False and len(calls) == 2
 
 
 def test_engine_context_is_the_episode_plus_a_turn_within_the_models_positions():

@@ -186,7 +186,7 @@ def fake_modules(monkeypatch, **modules):
 def build(monkeypatch, lora_model):
     """build(cfg, **sizes) -> (policy, its FakeLLM, what the start-up did outside the engine)."""
     model, tok = lora_model
-    done: dict[str, list] = {"pins": [], "top_p": [], "exports": []}
+    done: dict[str, list] = {"top_p": [], "exports": []}
     engines: list[FakeLLM] = []
 
     def lora_request(name, number, path):
@@ -212,7 +212,6 @@ def build(monkeypatch, lora_model):
         return folder
 
     monkeypatch.setattr(vllm_policy, "export_for_engine", export)
-    monkeypatch.setattr(vllm_policy, "pin_mmap_threshold", lambda kib: done["pins"].append(kib) or True)
     monkeypatch.setattr(vllm_policy, "install_cpu_top_p", lambda: done["top_p"].append(1))
     # the start-up's own environment defaults, put back after the test
     monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
@@ -268,26 +267,25 @@ def test_a_policy_built_with_defaults_sizes_the_engine_for_one_default_turn_on_a
     assert kw["dtype"] == policy.dtype and "enable_lora" not in kw and "gpu_memory_utilization" not in kw
     [(folder, merge)] = done["exports"]
     assert merge and kw["model"] == kw["tokenizer"] == str(folder)
-    assert done["pins"] == [cfg.mmap_threshold_kib] and done["top_p"] == [1]
+    assert done["top_p"] == [1]
     assert policy._lora_request is None and policy.last_sync_s == 0.0
 
 
 def test_set_sizes_are_used_as_given_and_a_gpu_gets_its_own_memory_settings(build, monkeypatch):
     policy, llm, done = build(
-        VLLMConfig(dtype="float32", max_model_len=1000, kv_cache_tokens=640, block_size=None, mmap_threshold_kib=None),
+        VLLMConfig(dtype="float32", max_model_len=1000, kv_cache_tokens=640, block_size=None),
         max_context_tokens=512,
         max_new_tokens=64,
         seed=7,
     )
     assert (policy.max_model_len, policy.kv_cache_tokens) == (1000, 640)
     assert llm.kwargs["seed"] == 7 and "block_size" not in llm.kwargs
-    assert done["pins"] == []  # null: glibc's own threshold is left alone
     on_gpu(monkeypatch)
     gpu_cfg = VLLMConfig(dtype="float32", enable_sleep_mode=True, gpu_memory_utilization=0.5)
     _, llm, done = build(gpu_cfg, max_context_tokens=512, max_new_tokens=64)
     assert llm.kwargs["gpu_memory_utilization"] == 0.5 and llm.kwargs["enable_sleep_mode"] is True
     assert "kv_cache_memory_bytes" not in llm.kwargs  # the GPU's utilisation bounds the cache
-    assert done["pins"] == [] and done["top_p"] == [1]  # the CPU's pin and top-p: only for the first, CPU policy
+    assert done["top_p"] == [1]  # the CPU's top-p: only for the first, CPU policy
     _, llm, _ = build(VLLMConfig(dtype="float32", kv_cache_tokens=640), max_context_tokens=512, max_new_tokens=64)
     assert llm.kwargs["kv_cache_memory_bytes"] > 0  # a cache size the user set is kept on a GPU too
 

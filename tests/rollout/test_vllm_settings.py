@@ -20,8 +20,6 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
         ({"max_num_seqs": 1}, {"max_num_seqs": 0}),
         ({"kv_cache_tokens": 16}, {"kv_cache_tokens": 15}),
         ({"kv_cache_tokens": None}, {"kv_cache_tokens": -16}),
-        ({"mmap_threshold_kib": 0}, {"mmap_threshold_kib": -1}),
-        ({"mmap_threshold_kib": None}, {"mmap_threshold_kib": -128}),
         ({"gpu_memory_utilization": 1.0}, {"gpu_memory_utilization": 1.01}),
         ({"gpu_memory_utilization": 0.01}, {"gpu_memory_utilization": 0.0}),
         ({"gpu_memory_utilization": 0.5}, {"gpu_memory_utilization": 1.5}),

@@ -80,6 +80,30 @@ def test_resume_refuses_an_override_that_changes_the_experiment(tmp_path):
         jobs.resolve_resume(current(run_dir), overrides=[f"resume={run_dir}", "model=smollm2-135m"])
 
 
+def test_resume_may_change_the_memory_setting_which_computes_nothing(tmp_path):
+    run_dir = saved_run(tmp_path)
+    cfg = jobs.resolve_resume(
+        current(run_dir, memory={"mmap_threshold_kib": 256}),
+        overrides=[f"resume={run_dir}", "memory.mmap_threshold_kib=256"],
+    )
+    assert cfg.memory.mmap_threshold_kib == 256 and cfg.seed == 3
+    assert jobs.experiment_hash(cfg) == jobs.experiment_hash(
+        OmegaConf.merge(cfg, {"memory": {"mmap_threshold_kib": 0}})
+    )
+
+
+def test_a_run_saved_with_the_pin_under_rollout_vllm_resumes_with_it_as_the_runs(tmp_path):
+    from agentic_rl.config import find_problems
+
+    run_dir = saved_run(tmp_path)
+    saved = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
+    saved.rollout = {"backend": "vllm", "vllm": {"dtype": "auto", "mmap_threshold_kib": 512}}
+    OmegaConf.save(saved, run_dir / ".hydra" / "config.yaml")
+    cfg = jobs.resolve_resume(current(run_dir), overrides=[f"resume={run_dir}"])
+    assert cfg.memory.mmap_threshold_kib == 512 and dict(cfg.rollout.vllm) == {"dtype": "auto"}
+    assert not [p for p in find_problems(cfg, "train") if "mmap_threshold_kib" in p]
+
+
 def test_resume_of_a_dir_without_a_run_says_what_to_pass(tmp_path):
     with pytest.raises(FileNotFoundError, match="no .hydra/config.yaml there. Fix: pass the dir of a training run"):
         jobs.resolve_resume(current(tmp_path), overrides=[])
