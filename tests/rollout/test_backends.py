@@ -72,6 +72,17 @@ def test_the_fallback_names_the_checkouts_vllm_interpreter_where_make_setup_made
     assert backends.vllm_interpreter_hint(missing) == ""  # already running in it
 
 
+def test_the_hint_looks_where_make_setup_installs_vllm():
+    """The Makefile's default `VLLM_VENV` and the backend's are one folder (the Makefile cannot import it)."""
+    import re
+
+    from agentic_rl.paths import repo_root
+    from agentic_rl.rollout import backends
+
+    makefile = (repo_root() / "Makefile").read_text()
+    assert re.search(r"^VLLM_VENV \?= (\S+)$", makefile, re.M).group(1) == backends.VLLM_VENV
+
+
 def test_hf_backend_by_default_and_bad_settings_are_config_errors(lora_model):
     model, tok = lora_model
     assert isinstance(make_policy(model, tok, RolloutConfig()), HFPolicy)
