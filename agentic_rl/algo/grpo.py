@@ -100,6 +100,9 @@ class GRPOConfig:
         (glibc's `malloc_trim`; no effect elsewhere). The freed activations are blocks that glibc keeps
         resident and, fragmented, does not fully reuse, so without it the update's peak RSS grows by up to a
         GiB (`make bench-update`); values do not change.
+    recompute_prefix: the group's shared prompt first runs without a graph (its keys/values only), and again
+        with one after the last micro-batch, to send the micro-batches' gradients back through it: its
+        activations are no longer held under every micro-batch's, for one more forward pass of the prompt.
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
         are all equal (their advantages are zero; only the KL term would act).
     dtype: the trainer's compute dtype, fp32 | bf16 (bf16: autocast around the decoder's forward, LoRA master
@@ -123,6 +126,7 @@ class GRPOConfig:
     micro_batch_tokens: int = 2048
     gradient_checkpointing: bool = True
     trim_heap_each_micro_batch: bool = True
+    recompute_prefix: bool = False
     max_grad_norm: float = 1.0
     weight_decay: float = 0.0
     skip_zero_std_groups: bool = True
@@ -315,10 +319,18 @@ def _group_backward(
     ref_prefix = policy_prefix = leaves = None
     if prefix_ids is not None:
         ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
-        policy_prefix = prefix_states(model, prefix_ids)
+        if cfg.recompute_prefix:  # keys/values only now; the pass with its activations runs again at the end
+            with torch.no_grad():
+                policy_prefix = prefix_states(model, prefix_ids)
+        else:
+            policy_prefix = prefix_states(model, prefix_ids)
         leaves = SharedPrefix(
             policy_prefix.length,
-            [tuple(t.detach().requires_grad_(t.requires_grad) for t in kv) for kv in policy_prefix.layers],
+            # without a graph yet, which keys/values depend on the adapter is not known: all collect gradients
+            [
+                tuple(t.detach().requires_grad_(t.requires_grad or cfg.recompute_prefix) for t in kv)
+                for kv in policy_prefix.layers
+            ],
         )
     start = 0 if prefix_ids is None else prefix_ids.shape[1]
     for idx in token_budget_batches([len(t.token_ids) - start for t in group], cfg.micro_batch_tokens):
@@ -350,11 +362,13 @@ def _group_backward(
         total_loss += float(loss.detach())
         n_clipped += float((terms.clipped * mask).sum())
     if policy_prefix is not None and leaves is not None:
+        if cfg.recompute_prefix:  # the same pass with grad: the same keys/values, now with their graph
+            policy_prefix = prefix_states(model, prefix_ids)
         pairs = [
             (out, leaf.grad)
             for kv_out, kv_leaf in zip(policy_prefix.layers, leaves.layers)
             for out, leaf in zip(kv_out, kv_leaf)
-            if leaf.grad is not None
+            if leaf.grad is not None and out.requires_grad
         ]
         if pairs:
             torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])

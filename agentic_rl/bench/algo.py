@@ -16,6 +16,8 @@ Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows 
   default:       conf/algo/grpo.yaml as it is
   mmap-pinned:   the default, with glibc's mmap threshold pinned as a run with `rollout.backend=vllm` pins it on
                  a CPU (`memory.mmap_threshold_kib=auto`): is the vLLM run's slower update this pin's cost?
+  recompute-prefix: the default with `algo.recompute_prefix` (the shared prompt's activations are not held under
+                 the micro-batches; one more forward pass of it); recompute-prefix-pinned: that, pinned too
 Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
@@ -42,7 +44,9 @@ SETTINGS = {
     "micro-batches": {"gradient_checkpointing": False},
     "untrimmed": {"trim_heap_each_micro_batch": False},
     "default": {},
-    "mmap-pinned": {},
+    "mmap-pinned": {"mmap_pinned": True},
+    "recompute-prefix": {"recompute_prefix": True},
+    "recompute-prefix-pinned": {"recompute_prefix": True, "mmap_pinned": True},
 }
 
 
@@ -93,7 +97,9 @@ def run_setting(args: argparse.Namespace) -> dict:
         for k, v in OmegaConf.to_container(algo).items()
         if k in GRPOConfig.__dataclass_fields__ and k not in ("lora", "defaults")
     }
-    cfg = GRPOConfig(**{**values, **SETTINGS[args.setting]}).validate()
+    overrides = dict(SETTINGS[args.setting])
+    pinned = overrides.pop("mmap_pinned", False)
+    cfg = GRPOConfig(**{**values, **overrides}).validate()
     model_yaml = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "model" / f"{args.model}.yaml"), resolve=False)
     model_yaml.pop("seed", None)  # `${seed}` interpolates the train config, which is not loaded here
     loaded = build(OmegaConf.create(model_yaml))
@@ -111,7 +117,7 @@ def run_setting(args: argparse.Namespace) -> dict:
     rewards = torch.tensor([1.0, 0.0] * (args.episodes // 2) + [0.5] * (args.episodes % 2))
     loaded_rss = peak_rss_gib()
     kib = None
-    if args.setting == "mmap-pinned":  # at --mmap-threshold-kib, else what `auto` pins for the vLLM backend
+    if pinned:  # at --mmap-threshold-kib, else what `auto` pins for the vLLM backend
         kib = ENGINE_MMAP_THRESHOLD_KIB if args.mmap_threshold_kib is None else args.mmap_threshold_kib
         if not pin_mmap_threshold(kib):
             raise RuntimeError("this C library does not take mallopt(M_MMAP_THRESHOLD): no glibc, nothing to measure")
@@ -130,6 +136,7 @@ def run_setting(args: argparse.Namespace) -> dict:
         "micro_batch_tokens": cfg.micro_batch_tokens,
         "gradient_checkpointing": cfg.gradient_checkpointing,
         "trim_heap_each_micro_batch": cfg.trim_heap_each_micro_batch,
+        "recompute_prefix": cfg.recompute_prefix,
         "mmap_threshold_kib": kib,
     }
 
@@ -145,7 +152,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument(
         "--mmap-threshold-kib",
         type=int,
-        help="the threshold of the mmap-pinned setting (default: what memory.mmap_threshold_kib=auto pins)",
+        help="the threshold of the pinned settings (default: what memory.mmap_threshold_kib=auto pins)",
     )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

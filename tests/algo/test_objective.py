@@ -192,6 +192,44 @@ def test_the_heap_is_trimmed_after_each_micro_batch_and_the_gradient_does_not_ch
     assert len(trims) == len(group)  # one micro-batch per episode at a 1-token budget
 
 
+def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_under_the_micro_batches(
+    base_and_tokenizer, monkeypatch
+):
+    """`recompute_prefix`: the prompt's first pass has no graph (nothing of it is held while the micro-batches run),
+    the second has one, and the micro-batches' gradients go back through it as through the held pass."""
+    from agentic_rl.algo import grpo
+    from agentic_rl.algo.scoring import SharedPrefix, shared_prefix_len
+
+    base, tok = base_and_tokenizer
+    group = [episode(tok, v) for v in range(4)]
+    assert shared_prefix_len(group) > 1  # the prompt is shared, so there is a prefix pass to recompute
+    rewards = torch.tensor([1.0, 0.0, 0.5, 0.0])
+    model = lora_model(base, trained=True)
+    passes = []
+
+    def watched(model, ids):
+        passes.append(torch.is_grad_enabled())
+        return prefix_states(model, ids)
+
+    prefix_states = grpo.prefix_states
+    monkeypatch.setattr(grpo, "prefix_states", watched)
+    held, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1)
+    assert passes == [True]
+    passes.clear()
+    recomputed, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=True)
+    assert passes == [False, True]
+    assert torch.equal(held, recomputed)  # the same kernels on the same inputs
+
+    def second_pass_sends_nothing_back(model, ids):  # a recompute that lost the prompt's graph
+        first = watched(model, ids)
+        return first if len(passes) == 1 else SharedPrefix(first.length, [])
+
+    passes.clear()
+    monkeypatch.setattr(grpo, "prefix_states", second_pass_sends_nothing_back)
+    cut, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=True)
+    assert not torch.allclose(held, cut, rtol=1e-3, atol=1e-6)  # the prompt's own share of the gradient is not nil
+
+
 def unrelated_episode(tokenizer) -> Trajectory:
     prompt = tokenizer.encode("Tell me a story about a cat.", add_special_tokens=False)
     reply = tokenizer.encode("Once upon a time there was a cat named Tom who liked fish.", add_special_tokens=False)

@@ -31,3 +31,8 @@ def test_the_untrimmed_setting_is_the_default_without_the_micro_batch_trim():
     rows = main([*TINY, "--setting", "untrimmed", "default"])
     assert [(r["setting"], r["trim_heap_each_micro_batch"]) for r in rows] == [("untrimmed", False), ("default", True)]
     assert rows[0]["micro_batch_tokens"] == rows[1]["micro_batch_tokens"]
+
+
+def test_the_recompute_settings_are_the_default_with_the_prompt_recomputed_and_one_of_them_pinned():
+    rows = main([*TINY, "--setting", "recompute-prefix", "recompute-prefix-pinned"])
+    assert [(r["recompute_prefix"], r["mmap_threshold_kib"]) for r in rows] == [(True, None), (True, 128)]
