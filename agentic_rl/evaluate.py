@@ -226,7 +226,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     seed_everything(cfg.seed)
-    pin_run_heap(cfg)  # after use_run_rollout: the backend may be the training run's
+    pinned_kib = pin_run_heap(cfg)  # after use_run_rollout: the backend may be the training run's
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -283,6 +283,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         summary["seconds"] = round(time.perf_counter() - start, 1)
         memory = memory_metrics()
         summary["peak_rss_gib"] = memory["memory/peak_rss_gib"]
+        summary["mmap_threshold_kib"] = pinned_kib  # null: glibc's own threshold (memory.mmap_threshold_kib)
         ctx.tracker.log({**flat_metrics(results), **memory}, step=0)
         for mode, res in results.items():
             logger.info("eval %s: pass@1 %.3f over %d tasks", mode, res.pass_at.get(1, float("nan")), res.n_tasks)

@@ -122,7 +122,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "machine, or use the CPU default: python -m agentic_rl.train"
         )
     seed_everything(cfg.seed)
-    pin_run_heap(cfg)
+    pinned_kib = pin_run_heap(cfg)
     dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
     run_dir = dist.shared_run_dir(run_dir_of(cfg))
     if cfg.get("resume") and dist.world_size > 1:
@@ -149,6 +149,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "eval": {},
             "wandb": ctx.tracker.wandb_info,
             "config_hash": experiment_hash(cfg),
+            "mmap_threshold_kib": pinned_kib,  # null: glibc's own threshold (memory.mmap_threshold_kib)
         }
         if checkpoint is not None:
             summary["eval"] = restore(training, position, checkpoint)

@@ -16,8 +16,8 @@ Each setting runs in a fresh process, because peak RSS (`ru_maxrss`) only grows 
   default:       conf/algo/grpo.yaml as it is
   mmap-pinned:   the default, with glibc's mmap threshold pinned as a run with `rollout.backend=vllm` pins it on
                  a CPU (`memory.mmap_threshold_kib=auto`): is the vLLM run's slower update this pin's cost?
-  recompute-prefix: the default with `algo.recompute_prefix` (the shared prompt's activations are not held under
-                 the micro-batches; one more forward pass of it); recompute-prefix-pinned: that, pinned too
+  prefix-held:   the default without `algo.recompute_prefix` (the shared prompt's activations held under every
+                 micro-batch's, not recomputed); prefix-held-pinned: that, pinned as mmap-pinned is
 Prints, per setting, the update's wall and CPU time (medians over `--repeats` updates), the RSS after loading
 the model and the peak RSS of the process, and the time ratio to the first setting (measured in the same
 run, so machine load hits all of them alike).
@@ -45,8 +45,8 @@ SETTINGS = {
     "untrimmed": {"trim_heap_each_micro_batch": False},
     "default": {},
     "mmap-pinned": {"mmap_pinned": True},
-    "recompute-prefix": {"recompute_prefix": True},
-    "recompute-prefix-pinned": {"recompute_prefix": True, "mmap_pinned": True},
+    "prefix-held": {"recompute_prefix": False},
+    "prefix-held-pinned": {"recompute_prefix": False, "mmap_pinned": True},
 }
 
 

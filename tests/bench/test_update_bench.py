@@ -33,6 +33,10 @@ def test_the_untrimmed_setting_is_the_default_without_the_micro_batch_trim():
     assert rows[0]["micro_batch_tokens"] == rows[1]["micro_batch_tokens"]
 
 
-def test_the_recompute_settings_are_the_default_with_the_prompt_recomputed_and_one_of_them_pinned():
-    rows = main([*TINY, "--setting", "recompute-prefix", "recompute-prefix-pinned"])
-    assert [(r["recompute_prefix"], r["mmap_threshold_kib"]) for r in rows] == [(True, None), (True, 128)]
+def test_the_prefix_held_settings_are_the_default_without_the_recompute_and_one_of_them_pinned():
+    rows = main([*TINY, "--setting", "prefix-held", "prefix-held-pinned", "default"])
+    assert [(r["recompute_prefix"], r["mmap_threshold_kib"]) for r in rows] == [
+        (False, None),
+        (False, 128),
+        (True, None),
+    ]
