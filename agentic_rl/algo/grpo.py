@@ -8,7 +8,8 @@ per-token loss (policy objective x rollout-correction weight + KL) -> masked agg
 -> step. The maths lives in `core.py` and `rollout_correction.py`; this module only moves tensors.
 
 Memory: the group runs in micro-batches of at most `micro_batch_tokens` padded tokens after the prompt the
-group shares (which runs once, its gradient collected over the micro-batches and sent back through it once),
+group shares (which runs once, its gradient collected over the micro-batches and sent back through it once;
+with `recompute_prefix` that pass keeps no graph and runs again, with one, after the micro-batches),
 and gradient checkpointing (`algo.gradient_checkpointing`, set up in `models.lora.add_lora`) keeps one
 layer's activations instead of all of them.
 """
