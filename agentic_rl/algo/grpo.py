@@ -321,10 +321,8 @@ def _group_backward(
     ref_prefix = policy_prefix = leaves = None
     if prefix_ids is not None:
         ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
-        if cfg.recompute_prefix:  # keys/values only now; the pass with its activations runs again at the end
-            with torch.no_grad():
-                policy_prefix = prefix_states(model, prefix_ids)
-        else:
+        # recompute_prefix: keys/values only now; the pass with its activations runs again at the end
+        with torch.set_grad_enabled(not cfg.recompute_prefix):
             policy_prefix = prefix_states(model, prefix_ids)
         leaves = SharedPrefix(
             policy_prefix.length,
