@@ -19,6 +19,11 @@ arms by `runs.group_by_arm` (overrides without the seed):
   `eval_before.jsonl` / `eval_after.jsonl`), pooled over seeds, each (seed, task, sample) one pair: the tasks
   gained and lost, the change in pass rate with Newcombe's paired 95% interval, McNemar's exact p-value and the
   pairs that would resolve the measured change (`stats.PairedChange`);
+- arms compared, paired: per mode, each pair of arms after training on the same held-out episodes of the same
+  seed (each (seed, task, sample) one pair, seeds pooled; only the seeds both arms ran): the tasks only one arm
+  passed, the difference in pass rate with Newcombe's paired 95% interval and McNemar's exact p-value
+  (`arm_pair_rows`). Pairing takes out how hard each task is, so it tells arms apart with fewer tasks than the
+  two-proportion test below when both arms pass and fail mostly the same tasks;
 - CodeGym held-out success by set (`env/seen_envs/...`: held-out configurations of the training environments,
   `env/unseen_envs/...`: held-out environments), before and after, in the held-out pass@1's form; only for runs
   whose evaluation mixed both sets (`data=codegym-heldout`);
@@ -247,6 +252,28 @@ def paired_rows(
     ]
 
 
+def arm_pair_rows(arms: dict[str, list[Path]]) -> list[dict[str, Any]]:
+    """Per mode and pair of arms, `PairedChange` of arm a's (as "before") and arm b's (as "after") outcomes after
+    training on the same (seed, task, sample); runs whose seed is unknown, and seeds only one arm ran, pair
+    nothing."""
+    outcomes: dict[str, dict[tuple[int, str, str, int], bool]] = {}
+    for label, arm_runs in arms.items():
+        outcomes[label] = {
+            (seed, *key): passed
+            for run in arm_runs
+            if (seed := run_seed(run)) is not None
+            for key, passed in outcomes_of(read_eval_records(run, "after")).items()
+        }
+    rows = []
+    for a, b in itertools.combinations(arms, 2):
+        matched = sorted(outcomes[a].keys() & outcomes[b].keys())
+        for mode in sorted({key[1] for key in matched}):
+            keys = [key for key in matched if key[1] == mode]
+            change = PairedChange.from_pairs((outcomes[a][key], outcomes[b][key]) for key in keys)
+            rows.append({"mode": mode, "a": a, "b": b, "seeds": len({key[0] for key in keys}), **change.as_dict()})
+    return rows
+
+
 def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
     """Tasks per arm to tell two measured pass rates apart: each pair of arms per mode (after training, else
     before), and each arm's before vs after per mode."""
@@ -360,6 +387,7 @@ def build_table(runs: list[Path], base: Path | list[Path] | None = None) -> dict
         "paired": [
             row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label])
         ],
+        "arm_pairs": arm_pair_rows(arms),
         "paired_base": (
             str(bases[0]) if len(bases) == 1 else {label: None if b is None else str(b) for label, b in base_of.items()}
         )
@@ -394,6 +422,16 @@ def _pooled(p: dict | None) -> str:
 
 def _tasks(n: float | None) -> str:
     return "never (equal rates)" if n is None or math.isinf(n) else f"{n:.0f}"
+
+
+def _paired_cells(row: dict[str, Any]) -> str:
+    """The cells of a `PairedChange.as_dict()` row: pairs, the two rates, the change with its interval, the
+    discordant counts, McNemar's p and the pairs that would resolve it."""
+    return (
+        f"{row['n']} | {row['before']:.3f} | {row['after']:.3f} | "
+        f"{row['change']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | {row['gained']} / {row['lost']} | "
+        f"{row['p_value']:.3g} | {_tasks(row['pairs_needed'])}"
+    )
 
 
 def table_markdown(table: dict[str, Any]) -> str:
@@ -474,17 +512,29 @@ def table_markdown(table: dict[str, Any]) -> str:
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for row in table["paired"]:
-            lines.append(
-                f"| {row['arm']} | {row['mode']} | {row['runs']} | {row['n']} | {row['before']:.3f} | "
-                f"{row['after']:.3f} | {row['change']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | "
-                f"{row['gained']} / {row['lost']} | {row['p_value']:.3g} | {_tasks(row['pairs_needed'])} |"
-            )
+            lines.append(f"| {row['arm']} | {row['mode']} | {row['runs']} | {_paired_cells(row)} |")
     else:
         lines.append(
             "No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl); for runs "
             "evaluated after training only, pass the base model's evaluation: python -m agentic_rl.table RUNS "
             "--before BASE_EVAL_DIR."
         )
+    if table.get("arm_pairs"):
+        lines += [
+            "",
+            "## Arms compared, paired (the same seed and held-out task in both arms, after training)",
+            "",
+            "Each (seed, task, sample) that both arms evaluated is one pair; seeds pooled. b - a: arm b's pass rate "
+            "minus arm a's, with Newcombe's 95% interval for paired proportions; p: McNemar's exact test on the "
+            "tasks only one arm passed; pairs to resolve: pairs a paired test (alpha 0.05, power 0.8) needs at the "
+            "measured difference.",
+            "",
+            "| mode | a | b | seeds | pairs | pass@1 a | pass@1 b | b - a [95% CI] | only b / only a | McNemar p | "
+            "pairs to resolve |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in table["arm_pairs"]:
+            lines.append(f"| {row['mode']} | {row['a']} | {row['b']} | {row['seeds']} | {_paired_cells(row)} |")
     lines += [
         "",
         "## Tool rates at evaluation (tool modes): submission, no call, refused by the cap (shares of turns), "

@@ -267,3 +267,39 @@ def test_each_arm_is_paired_with_the_base_evaluated_under_its_own_overrides(tmp_
     with pytest.raises(ValueError, match=r"max_tool_calls=1` needs the one base .* matches .*base-c1, .*base-c1"):
         build_table(runs, [bases[1], bases[1]])
     assert table_main([*map(str, runs), "--before", str(bases[1]), str(bases[2]), "--out", str(tmp_path / "o")]) == 0
+
+
+def test_arms_are_compared_on_the_same_seed_and_task_after_training(tmp_path):
+    """Arm a's outcome is the pair's first, arm b's its second; a seed only one arm ran, and a run whose seed is
+    unknown, pair nothing."""
+    code = [
+        make_arm_run(tmp_path / "code-s1", ["tools=code", "seed=1"], {
+            ("multi_tool", "a"): True, ("multi_tool", "b"): False, ("multi_tool", "c"): False,
+            ("no_tools", "a"): True,
+        }),
+        make_arm_run(tmp_path / "code-s2", ["tools=code", "seed=2"], {("multi_tool", "a"): True}),
+    ]
+    multi = [
+        make_arm_run(tmp_path / "multi-s1", ["tools=multi", "seed=1"], {
+            ("multi_tool", "a"): True, ("multi_tool", "b"): True, ("multi_tool", "c"): True,
+            ("no_tools", "a"): False,
+        }),
+        make_arm_run(tmp_path / "multi-s3", ["tools=multi", "seed=3"], {("multi_tool", "a"): False}),
+        make_arm_run(tmp_path / "multi-unseeded", ["tools=multi"], {("multi_tool", "a"): False}),
+    ]
+    table = build_table(code + multi)
+    rows = {row["mode"]: row for row in table["arm_pairs"]}
+    assert set(rows) == {"multi_tool", "no_tools"}
+    tool = rows["multi_tool"]
+    assert (tool["a"], tool["b"], tool["seeds"]) == ("tools=code", "tools=multi", 1)
+    assert (tool["n"], tool["both"], tool["gained"], tool["lost"], tool["neither"]) == (3, 1, 2, 0, 0)
+    assert (tool["before"], tool["after"], tool["change"]) == pytest.approx((1 / 3, 1.0, 2 / 3))
+    assert tool["p_value"] == pytest.approx(mcnemar_exact_p(2, 0))
+    assert tool["low"] < tool["change"] < tool["high"]
+    assert (rows["no_tools"]["gained"], rows["no_tools"]["lost"], rows["no_tools"]["change"]) == (0, 1, -1.0)
+    markdown = table_markdown(table)
+    assert "## Arms compared, paired" in markdown
+    assert "| multi_tool | tools=code | tools=multi | 1 | 3 | 0.333 | 1.000 |" in markdown
+    # arms that share no seed have nothing to pair, and the section is left out
+    apart = build_table([code[1], multi[1]])
+    assert apart["arm_pairs"] == [] and "## Arms compared" not in table_markdown(apart)
