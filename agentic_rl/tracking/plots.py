@@ -316,3 +316,72 @@ def plot_sweep(sweep_dir: Path) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _wrapped(label: str, width: int = 48) -> str:
+    """An arm label (its overrides, sometimes several) over lines of at most `width` characters."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
+
+
+def plot_paired_changes(table: dict, out: Path) -> Path:
+    """figures/paired_changes.png beside a `table.md`: per evaluation mode, a forest plot of the paired
+    differences in held-out pass rate with their 95% Newcombe intervals: each arm after against before training
+    (`table["paired"]`), then each pair of arms after training on the same seeds and tasks
+    (`table["arm_pairs"]`). An interval clear of zero is drawn in colour (green above, red below), one that holds
+    zero in grey; each row is labelled with the estimate, the discordant counts and McNemar's p."""
+    rows_by_mode: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    for row in table.get("paired", []):
+        rows_by_mode[row["mode"]].append((f"{row['arm']}: after - before", row))
+    for row in table.get("arm_pairs", []):
+        rows_by_mode[row["mode"]].append((f"{row['b']}  -  {row['a']} (after)", row))
+    modes = list(rows_by_mode)
+    heights = [max(len(rows_by_mode[m]), 1) for m in modes] or [1]
+    fig, axes = plt.subplots(
+        max(len(modes), 1),
+        1,
+        figsize=(13, 1.6 + 0.62 * sum(heights) + 0.9 * len(heights)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )
+    for ax, mode in zip(axes[:, 0], modes):
+        rows = rows_by_mode[mode]
+        ys = list(range(len(rows)))[::-1]  # the first row on top
+        for y, (_, row) in zip(ys, rows):
+            low, high = row["low"], row["high"]
+            color = "#2a7d2a" if low > 0 else "#b22222" if high < 0 else "#777777"
+            ax.errorbar(
+                row["change"], y, xerr=[[row["change"] - low], [high - row["change"]]], fmt="o", color=color, capsize=4
+            )
+            ax.annotate(
+                f"{row['change']:+.3f} [{low:+.3f}, {high:+.3f}]   {row['gained']} / {row['lost']}   "
+                f"p {row['p_value']:.2g}   ({row['n']} pairs)",
+                xy=(1.01, y),
+                xycoords=("axes fraction", "data"),
+                va="center",
+                fontsize=8,
+            )
+        ax.axvline(0.0, color="#333", linewidth=0.8)
+        within = sum(label.endswith(": after - before") for label, _ in rows)
+        if 0 < within < len(rows):  # a rule between the arms' own changes and the arms compared
+            ax.axhline(len(rows) - within - 0.5, color="#999", linestyle="--", linewidth=0.8)
+        ax.set_yticks(ys, [_wrapped(label) for label, _ in rows], fontsize=8)
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+        ax.set_title(f"mode {mode}", fontsize=10, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_xlabel("difference in held-out pass rate (paired; 95% Newcombe interval)", fontsize=9)
+    if not modes:
+        axes[0, 0].text(0.5, 0.5, "no paired records (eval_before/after.jsonl)", ha="center", va="center")
+    fig.suptitle(
+        "Held-out changes, paired on the same tasks: each arm after vs before training, and the arms against each "
+        "other on the same seeds. Right: estimate [95% CI], discordant pairs (gained / lost, or only the first "
+        "arm / only the second), McNemar's exact p",
+        fontsize=9,
+        wrap=True,
+    )
+    fig.tight_layout(rect=(0, 0, 1, 0.95))  # the row annotations right of the axes count in the layout
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

@@ -621,10 +621,11 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
 
 def write_table(
     paths: list[Path], out_dir: Path | None = None, base: Path | list[Path] | None = None
-) -> tuple[Path, Path]:
+) -> tuple[Path, ...]:
     """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
-    dir, or the run dirs' common parent); `base`: the evaluation before training to pair runs without their own
-    (one, or one per arm: `arm_bases`)."""
+    dir, or the run dirs' common parent), and figures/paired_changes.png there when the runs kept per-task
+    records to pair (`plots.plot_paired_changes`); `base`: the evaluation before training to pair runs without
+    their own (one, or one per arm: `arm_bases`)."""
     runs = resolve_runs(paths)
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]
@@ -635,7 +636,11 @@ def write_table(
     md.write_text(table_markdown(table))
     # inf (equal pass rates need infinitely many tasks) is written as null: JSON has no infinity
     js.write_text(json.dumps(_finite(table), indent=2) + "\n")
-    return md, js
+    if not (table["paired"] or table["arm_pairs"]):
+        return md, js
+    from agentic_rl.tracking.plots import plot_paired_changes  # matplotlib only where there is a figure to draw
+
+    return md, js, plot_paired_changes(table, out_dir / "figures" / "paired_changes.png")
 
 
 def _finite(value: Any) -> Any:

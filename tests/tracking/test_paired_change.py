@@ -156,7 +156,7 @@ def test_runs_evaluated_after_only_are_paired_with_the_base_evaluation(tmp_path)
     # after_only against the base (2 gained, 1 lost); own against its own before (both), not the base's False
     assert (rows[0]["gained"], rows[0]["lost"], rows[0]["both"], rows[0]["neither"]) == (2, 1, 1, 0)
 
-    md, js = write_table([after_only, own], tmp_path / "out", base=base)
+    md, js, _ = write_table([after_only, own], tmp_path / "out", base=base)
     assert json.loads(js.read_text())["paired_base"] == str(base)
     assert f"the base evaluation `{base}`" in md.read_text() and "| 2 / 1 |" in md.read_text()
     assert table_main([str(after_only), str(own), "--before", str(base), "--out", str(tmp_path / "cli")]) == 0
@@ -303,3 +303,15 @@ def test_arms_are_compared_on_the_same_seed_and_task_after_training(tmp_path):
     # arms that share no seed have nothing to pair, and the section is left out
     apart = build_table([code[1], multi[1]])
     assert apart["arm_pairs"] == [] and "## Arms compared" not in table_markdown(apart)
+
+
+def test_the_table_command_draws_the_paired_changes_only_when_there_are_pairs(tmp_path):
+    seed1 = make_seed_run(tmp_path / "runs" / "seed-1", {("multi_tool", "a"): False}, {("multi_tool", "a"): True})
+    written = write_table([seed1], out_dir=tmp_path / "report")
+    assert [p.name for p in written] == ["table.md", "table.json", "paired_changes.png"]
+    assert written[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and written[2].parent == tmp_path / "report" / "figures"
+    unpaired = tmp_path / "runs" / "old"
+    unpaired.mkdir()
+    (unpaired / "summary.json").write_text(json.dumps({"eval": {}}))
+    assert [p.name for p in write_table([unpaired], out_dir=tmp_path / "plain")] == ["table.md", "table.json"]
+    assert not (tmp_path / "plain" / "figures").exists()
