@@ -9,6 +9,7 @@ as the mean over seeds with a 95% t band, and pass@1 per mode before/after as th
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from pathlib import Path
 
@@ -25,12 +26,15 @@ from agentic_rl.tracking.runs import (  # noqa: E402
     eval_sections,
     find_runs,
     group_by_arm,
+    is_evaluation_run,
     pass_at_1_estimate,
     per_step,
     read_metrics,
     read_summary,
 )
 from agentic_rl.tracking.stats import wilson_interval  # noqa: E402
+
+logger = logging.getLogger(__name__)
 
 
 def rolling_mean(values: list[float], window: int | None = None) -> list[float]:
@@ -262,7 +266,10 @@ def plot_sweep(sweep_dir: Path) -> Path:
     from agentic_rl.tracking.panels import EVAL_PASS_AT_1, logged_tools, panel_sections, panels
 
     sweep_dir = Path(sweep_dir)
-    runs = find_runs(sweep_dir)
+    found = find_runs(sweep_dir)
+    runs = [run for run in found if not is_evaluation_run(run)] or found
+    if len(runs) < len(found):  # a base-model evaluation kept beside the training runs is not an arm
+        logger.info("sweep figure: left out the evaluation-only runs %s", sorted(r.name for r in set(found) - set(runs)))
     arms = group_by_arm(runs)
     records = {run: read_metrics(run) for run in runs}
     colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}
@@ -295,12 +302,13 @@ def plot_sweep(sweep_dir: Path) -> Path:
                 ax.set_title(f"{panel.section}: {panel.title}", fontsize=10)
             ax.set_ylabel(panel.ylabel)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[label]) for label in arms]
+    legend = [f"{label} ({len(arms[label])} seed{'s' * (len(arms[label]) > 1)})" for label in arms]
     fig.legend(
         handles,
-        [f"{label} ({len(arms[label])} seed{'s' * (len(arms[label]) > 1)})" for label in arms],
+        [_wrapped(label, 60) for label in legend],
         loc="upper center",
         bbox_to_anchor=(0.5, 0.97),
-        ncol=min(len(arms), 6),
+        ncol=min(len(arms), 6 if max(map(len, legend)) <= 40 else 3),  # long labels (several overrides): fewer columns
         fontsize=9,
     )
     fig.suptitle(

@@ -163,6 +163,12 @@ def eval_records_path(run_dir: Path, phase: str) -> Path:
     return Path(run_dir) / ("results.jsonl" if phase == "eval" else f"eval_{phase}.jsonl")
 
 
+def is_evaluation_run(run_dir: Path) -> bool:
+    """A `python -m agentic_rl.evaluate` run (it keeps its per-task records as results.jsonl): an evaluation of
+    one policy, with no training curves (a study's base-model evaluation beside its training runs)."""
+    return eval_records_path(run_dir, "eval").is_file()
+
+
 def read_eval_records(run_dir: Path, phase: str) -> list[dict]:
     """The records of `eval_records_path`; [] when the run kept none (runs written before they were kept). A
     line that is not a JSON object is skipped with a warning."""

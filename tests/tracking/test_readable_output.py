@@ -151,6 +151,12 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
         (tmp_path / job / ".hydra").mkdir()
         tools = "code" if job == "0" else "multi"
         (tmp_path / job / ".hydra" / "overrides.yaml").write_text(json.dumps([f"tools={tools}"]))
+    # the base model's evaluation kept beside the jobs (python -m agentic_rl.evaluate): not an arm of the figure
+    base = tmp_path / "base"
+    (base / ".hydra").mkdir(parents=True)
+    (base / ".hydra" / "overrides.yaml").write_text(json.dumps(["data=pipelines-heldout"]))
+    (base / "metrics.jsonl").write_text(json.dumps({"step": 0, "eval/multi_tool/pass@1": 0.0}) + "\n")
+    (base / "results.jsonl").write_text(json.dumps({"task_id": "a", "mode": "multi_tool", "passed": False}) + "\n")
     captured = {}
     real_savefig = plt.Figure.savefig
 
@@ -170,3 +176,4 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
     tampered = axes[[p.metric for p in panels()].index("tools/submit/tampered_rate")]
     assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
     assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]
+    assert [t.get_text() for t in captured["fig"].legends[0].texts] == ["tools=code (1 seed)", "tools=multi (1 seed)"]
