@@ -269,7 +269,8 @@ def plot_sweep(sweep_dir: Path) -> Path:
     found = find_runs(sweep_dir)
     runs = [run for run in found if not is_evaluation_run(run)] or found
     if len(runs) < len(found):  # a base-model evaluation kept beside the training runs is not an arm
-        logger.info("sweep figure: left out the evaluation-only runs %s", sorted(r.name for r in set(found) - set(runs)))
+        left_out = sorted(run.name for run in set(found) - set(runs))
+        logger.info("sweep figure: left out the evaluation-only runs %s", left_out)
     arms = group_by_arm(runs)
     records = {run: read_metrics(run) for run in runs}
     colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}
