@@ -273,17 +273,29 @@ def test_arms_are_compared_on_the_same_seed_and_task_after_training(tmp_path):
     """Arm a's outcome is the pair's first, arm b's its second; a seed only one arm ran, and a run whose seed is
     unknown, pair nothing."""
     code = [
-        make_arm_run(tmp_path / "code-s1", ["tools=code", "seed=1"], {
-            ("multi_tool", "a"): True, ("multi_tool", "b"): False, ("multi_tool", "c"): False,
-            ("no_tools", "a"): True,
-        }),
+        make_arm_run(
+            tmp_path / "code-s1",
+            ["tools=code", "seed=1"],
+            {
+                ("multi_tool", "a"): True,
+                ("multi_tool", "b"): False,
+                ("multi_tool", "c"): False,
+                ("no_tools", "a"): True,
+            },
+        ),
         make_arm_run(tmp_path / "code-s2", ["tools=code", "seed=2"], {("multi_tool", "a"): True}),
     ]
     multi = [
-        make_arm_run(tmp_path / "multi-s1", ["tools=multi", "seed=1"], {
-            ("multi_tool", "a"): True, ("multi_tool", "b"): True, ("multi_tool", "c"): True,
-            ("no_tools", "a"): False,
-        }),
+        make_arm_run(
+            tmp_path / "multi-s1",
+            ["tools=multi", "seed=1"],
+            {
+                ("multi_tool", "a"): True,
+                ("multi_tool", "b"): True,
+                ("multi_tool", "c"): True,
+                ("no_tools", "a"): False,
+            },
+        ),
         make_arm_run(tmp_path / "multi-s3", ["tools=multi", "seed=3"], {("multi_tool", "a"): False}),
         make_arm_run(tmp_path / "multi-unseeded", ["tools=multi"], {("multi_tool", "a"): False}),
     ]
