@@ -372,7 +372,7 @@ def plot_paired_changes(table: dict, out: Path) -> Path:
                 fontsize=8,
             )
         ax.axvline(0.0, color="#333", linewidth=0.8)
-        within = sum(label.endswith(": after - before") for label, _ in rows)
+        within = sum(row["mode"] == mode for row in table.get("paired", []))  # the arms' own changes come first
         if 0 < within < len(rows):  # a rule between the arms' own changes and the arms compared
             ax.axhline(len(rows) - within - 0.5, color="#999", linestyle="--", linewidth=0.8)
         ax.set_yticks(ys, [_wrapped(label) for label, _ in rows], fontsize=8)
