@@ -2,8 +2,10 @@
 
 An arm is what a study compares: the runs' command-line overrides (`.hydra/overrides.yaml`) without the seed
 and the other keys conf/train.yaml keeps out of `override_dirname` (run bookkeeping: logger, progress, run
-dir, ...), less the overrides every run shares. The seeds of one arm are its replicates; the sweep figure
-(`plots.plot_sweep`) and the tables (`tables.py`) aggregate over them with `across_seeds` / `pass_at_1_estimate`.
+dir, ...), less the overrides every run shares. A run that sets none of the keys the other arms set (a baseline
+read beside a sweep's arms) is labelled by its own values of them, from its resolved config. The seeds of one
+arm are its replicates; the sweep figure (`plots.plot_sweep`) and the tables (`tables.py`) aggregate over them
+with `across_seeds` / `pass_at_1_estimate`.
 A run dir without `.hydra/overrides.yaml` (e.g. a copy in experiments/ that kept only metrics.jsonl and
 summary.json) has no overrides: all such runs form one arm.
 """
@@ -118,12 +120,56 @@ def arms_with_overrides(runs: list[Path]) -> dict[str, tuple[frozenset[str], lis
         if not (Path(run) / ".hydra" / "overrides.yaml").is_file():
             logger.warning("%s has no .hydra/overrides.yaml: grouped with the other runs without one", run)
     common = set.intersection(*overrides.values()) if overrides else set()
-    arms: dict[str, tuple[frozenset[str], list[Path]]] = {}
+    set_by_arms = sorted({override_key(o) for run in runs for o in overrides[run] - common})
+    by_overrides: dict[frozenset[str], list[Path]] = {}
     for run in runs:
-        differing = overrides[run] - common
-        label = " ".join(sorted(differing)) or " ".join(sorted(common)) or "default"
-        arms.setdefault(label, (frozenset(differing or common), []))[1].append(run)
+        by_overrides.setdefault(frozenset(overrides[run] - common), []).append(run)
+    arms: dict[str, tuple[frozenset[str], list[Path]]] = {}
+    for differing, arm_runs in by_overrides.items():
+        label = (
+            " ".join(sorted(differing))
+            or configured_label(arm_runs, set_by_arms)
+            or " ".join(sorted(common))
+            or "default"
+        )
+        arms[label] = (differing or frozenset(common), arm_runs)
     return arms
+
+
+def configured_value(run_dir: Path, key: str) -> str | None:
+    """What the run's resolved config (`.hydra/config.yaml`) holds at a dotted override key, as an override would
+    spell it; a config group (`tools`) by its node's `name`. None where the run kept no config, the key is not
+    there, or the value is not a plain one (a node without a name, a list, an unresolved interpolation)."""
+    path = Path(run_dir) / ".hydra" / "config.yaml"
+    if not path.is_file():
+        return None
+    node = yaml.safe_load(path.read_text())
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    if isinstance(node, dict):
+        node = node.get("name")
+        if node is None:
+            return None
+    if isinstance(node, bool):
+        return str(node).lower()
+    if node is None:
+        return "null"
+    if isinstance(node, (list, dict)) or str(node).startswith("${"):
+        return None
+    return str(node)
+
+
+def configured_label(arm_runs: list[Path], keys: list[str]) -> str | None:
+    """The label of the arm that overrides none of the keys the other arms set (a sweep's baseline read beside its
+    arms): its own values of them, from its runs' configs, so that `tools=none` and `tools=code` are read against
+    `tools=multi (from its config)` rather than against the overrides every run shares. None unless every run of
+    the arm holds every key, with the same values."""
+    labels = {tuple(configured_value(run, key) for key in keys) for run in arm_runs}
+    if not keys or len(labels) != 1 or None in (values := labels.pop()):
+        return None
+    return " ".join(f"{key}={value}" for key, value in zip(keys, values)) + " (from its config)"
 
 
 @dataclass(frozen=True)

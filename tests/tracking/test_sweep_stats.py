@@ -350,3 +350,51 @@ def test_execute_error_rates_at_evaluation_and_in_training(tmp_path):
     assert (errors["first_quarter"]["mean"], errors["last_quarter"]["mean"]) == (pytest.approx(0.25), 0.1)
     markdown = table_markdown(table)
     assert "execute error rate after" in markdown and "| `tools/execute/error_rate` | 1 | 0.250" in markdown
+
+
+def write_config(run: Path, config: dict) -> None:
+    (run / ".hydra").mkdir(exist_ok=True)
+    (run / ".hydra" / "config.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_a_baseline_read_beside_the_arms_is_labelled_by_its_own_values_from_its_config(tmp_path):
+    """Runs of `tools=none` and `tools=code` beside runs that set no `tools`: the baseline arm is named by the
+    tools group its config resolved to, not by the overrides every run shares; a key it does not hold, or no
+    config at all, leaves the old label."""
+    shared = ["experiment=transfer-cpu", "eval_before=false"]
+    for seed in (1, 2):
+        for tools in ("none", "code"):
+            run = make_run(tmp_path / f"{tools}-{seed}", [*shared, f"tools={tools}", f"seed={seed}"], after={})
+            write_config(run, {"tools": {"name": tools}, "rollout": {"max_tool_calls": 3}})
+        base = make_run(tmp_path / f"multi-{seed}", [*shared, f"seed={seed}"], after={})
+        write_config(base, {"tools": {"name": "multi", "active": ["search"]}, "evaluator": {"limit": None}})
+    runs = sorted(tmp_path.iterdir())
+    arms = group_by_arm(runs)
+    assert list(arms) == ["tools=code", "tools=multi (from its config)", "tools=none"]
+    assert [r.name for r in arms["tools=multi (from its config)"]] == ["multi-1", "multi-2"]
+
+    # the arms set a plain key and a boolean: the baseline's values, spelled as overrides
+    for run in runs:
+        if run.name.startswith("code"):
+            (run / ".hydra" / "overrides.yaml").write_text(
+                yaml.safe_dump([*shared, "evaluator.limit=5", "reward.use_exec_penalty=true"])
+            )
+    config = {"evaluator": {"limit": None}, "reward": {"use_exec_penalty": False}, "tools": {"name": "multi"}}
+    for seed in (1, 2):
+        write_config(tmp_path / f"multi-{seed}", config)
+    runs = [r for r in runs if not r.name.startswith("none")]
+    assert list(group_by_arm(runs)) == [
+        "evaluator.limit=5 reward.use_exec_penalty=true",
+        "evaluator.limit=null reward.use_exec_penalty=false (from its config)",
+    ]
+
+    # seeds of the baseline that disagree, or that lack a key the arms set, or kept no config: still one arm (the
+    # overrides group it), under the shared overrides, as before
+    write_config(tmp_path / "multi-1", {**config, "reward": {"use_exec_penalty": True}})
+    assert list(group_by_arm(runs))[1] == "eval_before=false experiment=transfer-cpu"
+    write_config(tmp_path / "multi-1", {"tools": {"name": "multi"}})
+    assert list(group_by_arm(runs))[1] == "eval_before=false experiment=transfer-cpu"
+    (tmp_path / "multi-2" / ".hydra" / "config.yaml").unlink()
+    write_config(tmp_path / "multi-1", config)
+    arms = group_by_arm(runs)
+    assert list(arms)[1] == "eval_before=false experiment=transfer-cpu" and len(arms) == 2
