@@ -76,24 +76,24 @@ def hydra_overrides(run_dir: Path) -> list[str]:
     return [str(o) for o in yaml.safe_load(path.read_text()) or []] if path.is_file() else []
 
 
+def read_config(run_dir: Path) -> dict:
+    """The run's resolved config (`.hydra/config.yaml`); {} where the run kept none."""
+    path = Path(run_dir) / ".hydra" / "config.yaml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+
+
 def run_seed(run_dir: Path) -> int | None:
     """The seed a run was started with: its `seed=` override, else its resolved config's seed."""
     for override in hydra_overrides(run_dir):
         if override_key(override) == "seed":
             return int(override.split("=", 1)[1])
-    config = Path(run_dir) / ".hydra" / "config.yaml"
-    if config.is_file():
-        seed = (yaml.safe_load(config.read_text()) or {}).get("seed")
-        return int(seed) if seed is not None else None
-    return None
+    seed = read_config(run_dir).get("seed")
+    return int(seed) if seed is not None else None
 
 
 def samples_per_task(run_dir: Path) -> int:
     """evaluator.n_samples of a run (1 when its resolved config is not there)."""
-    config = Path(run_dir) / ".hydra" / "config.yaml"
-    if not config.is_file():
-        return 1
-    evaluator = (yaml.safe_load(config.read_text()) or {}).get("evaluator") or {}
+    evaluator = read_config(run_dir).get("evaluator") or {}
     return int(evaluator.get("n_samples") or 1)
 
 
@@ -136,14 +136,11 @@ def arms_with_overrides(runs: list[Path]) -> dict[str, tuple[frozenset[str], lis
     return arms
 
 
-def configured_value(run_dir: Path, key: str) -> str | None:
-    """What the run's resolved config (`.hydra/config.yaml`) holds at a dotted override key, as an override would
-    spell it; a config group (`tools`) by its node's `name`. None where the run kept no config, the key is not
-    there, or the value is not a plain one (a node without a name, a list, an unresolved interpolation)."""
-    path = Path(run_dir) / ".hydra" / "config.yaml"
-    if not path.is_file():
-        return None
-    node = yaml.safe_load(path.read_text())
+def configured_value(config: dict, key: str) -> str | None:
+    """What a resolved config (`read_config`) holds at a dotted override key, as an override would spell it; a
+    config group (`tools`) by its node's `name`. None where the key is not there (or the run kept no config) or
+    the value is not a plain one (a node without a name, a list, an unresolved interpolation)."""
+    node: object = config
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
             return None
@@ -166,7 +163,8 @@ def configured_label(arm_runs: list[Path], keys: list[str]) -> str | None:
     arms): its own values of them, from its runs' configs, so that `tools=none` and `tools=code` are read against
     `tools=multi (from its config)` rather than against the overrides every run shares. None unless every run of
     the arm holds every key, with the same values."""
-    labels = {tuple(configured_value(run, key) for key in keys) for run in arm_runs}
+    configs = [read_config(run) for run in arm_runs]
+    labels = {tuple(configured_value(config, key) for key in keys) for config in configs}
     if not keys or len(labels) != 1 or None in (values := labels.pop()):
         return None
     return " ".join(f"{key}={value}" for key, value in zip(keys, values)) + " (from its config)"
