@@ -469,7 +469,7 @@ def _clauses(p: Pipeline) -> str:
     return ", then ".join(parts[:-1]) + ", and finally " + parts[-1]
 
 
-def _example_input(p: Pipeline, rng: random.Random) -> list[int]:
+def example_input(p: Pipeline, rng: random.Random) -> list[int]:
     """A short list on which every step does something visible, if one is found in a few tries."""
     best = PROBES[6]
     for _ in range(50):
@@ -496,7 +496,7 @@ def test_source(p: Pipeline, cases: Sequence[list[int]]) -> str:
 
 def to_task(p: Pipeline, split: str, index: int, family_seed: int, n_tests: int) -> Task:
     rng = random.Random(f"{family_seed}/{p.name}")
-    example = _example_input(p, rng)
+    example = example_input(p, rng)
     cases = [example, [], *([rng.randint(-12, 20) for _ in range(rng.randint(1, 9))] for _ in range(n_tests - 2))]
     return Task(
         task_id=f"{SOURCE}/{family_seed}/{split}/{index:04d}_{p.name}",
@@ -534,7 +534,7 @@ def split_vocabulary(rng: random.Random) -> tuple[tuple[Step, ...], tuple[Step, 
     return tuple(train), tuple(heldout)
 
 
-def _distinct_pipelines(
+def distinct_pipelines(
     rng: random.Random,
     count: int,
     steps: Sequence[int],
@@ -577,10 +577,10 @@ def _family(
     if n_tests < 2:
         raise ValueError(f"pipelines: n_tests must be at least 2 (the example and the empty list), got {n_tests}")
     path = family_cache_path(family_seed, n_train, n_heldout, steps, n_tests)
-    family = _read_family(path, {"train": n_train, "heldout": n_heldout})
+    family = read_family(path, {"train": n_train, "heldout": n_heldout})
     if family is None:
         family = _generate_family(family_seed, n_train, n_heldout, steps, n_tests)
-        _write_family(path, family)
+        write_family(path, family)
     return family
 
 
@@ -594,7 +594,7 @@ def family_cache_path(family_seed: int, n_train: int, n_heldout: int, steps: Seq
     return cache_root() / "tasks" / f"pipelines-{h.hexdigest()[:16]}.json"
 
 
-def _read_family(path: Path, sizes: dict[str, int]) -> dict[str, tuple[Task, ...]] | None:
+def read_family(path: Path, sizes: dict[str, int]) -> dict[str, tuple[Task, ...]] | None:
     """The family kept at `path`, or None when there is none or it cannot be read back whole with `sizes` tasks
     per split (a damaged file is built again and rewritten)."""
     if not path.is_file():
@@ -610,7 +610,7 @@ def _read_family(path: Path, sizes: dict[str, int]) -> dict[str, tuple[Task, ...
         return None
 
 
-def _write_family(path: Path, family: dict[str, tuple[Task, ...]]) -> None:
+def write_family(path: Path, family: dict[str, tuple[Task, ...]]) -> None:
     """Keep a built family for the next process; a cache that cannot be written costs only the next build."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -625,11 +625,11 @@ def _generate_family(
     rng = random.Random(family_seed)
     train_vocabulary, heldout_vocabulary = split_vocabulary(rng)
     seen: set[tuple] = set()
-    train_pipelines = _distinct_pipelines(rng, n_train, steps, train_vocabulary, seen)
+    train_pipelines = distinct_pipelines(rng, n_train, steps, train_vocabulary, seen)
     train = [to_task(p, "train", i, family_seed, n_tests) for i, p in enumerate(train_pipelines)]
     # up to four times as many candidates as wanted: the near-duplicate check drops some (about half of the
     # two-step candidates of the default family: they share the statement's wording with some training task)
-    candidates = _distinct_pipelines(rng, 4 * n_heldout, steps, heldout_vocabulary, seen, required=n_heldout)
+    candidates = distinct_pipelines(rng, 4 * n_heldout, steps, heldout_vocabulary, seen, required=n_heldout)
     pool = [to_task(p, "heldout", i, family_seed, n_tests) for i, p in enumerate(candidates)]
     heldout = drop_near_duplicates(pool, train, task_text, wanted=n_heldout)
     if len(heldout) < n_heldout:

@@ -7,6 +7,7 @@ import re
 import time
 from typing import Any
 
+from agentic_rl.data.toolworld import candidate_preamble
 from agentic_rl.tools.base import Tool, ToolSpec
 from agentic_rl.types import Observation, Task, ToolCall
 
@@ -53,7 +54,7 @@ class ExecuteTool(Tool):
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
-        result = self.sandbox.execute(call.content, timeout_s=self.timeout_s)
+        result = self.sandbox.execute(candidate_preamble(task) + call.content, timeout_s=self.timeout_s)
         if result.ok:
             body = result.stdout.strip() or "(no output)"
         else:
@@ -85,7 +86,8 @@ class SubmitTool(Tool):
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
         report = self.sandbox.run_tests(
-            call.content, task.tests, harness=task.harness, entry_point=task.entry_point, timeout_s=self.timeout_s
+            candidate_preamble(task) + call.content,
+            task.tests, harness=task.harness, entry_point=task.entry_point, timeout_s=self.timeout_s
         )
         body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
         # a tampered verdict is a failed candidate, not a broken tool: it is not a submit error

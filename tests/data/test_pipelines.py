@@ -287,7 +287,7 @@ def test_a_damaged_cache_file_is_built_again_and_rewritten(cache_dir, caplog, da
         assert build_family(family_seed=11, **SMALL) == built
     assert "unreadable" in caplog.text and str(path) in caplog.text
     sizes = {"train": SMALL["n_train"], "heldout": SMALL["n_heldout"]}
-    assert pipelines._read_family(path, sizes) == {split: tuple(tasks) for split, tasks in built.items()}
+    assert pipelines.read_family(path, sizes) == {split: tuple(tasks) for split, tasks in built.items()}
 
 
 def test_a_cache_that_cannot_be_written_costs_only_the_next_build(monkeypatch, tmp_path, caplog):
@@ -325,7 +325,7 @@ def test_pipelines_that_return_the_same_value_for_every_list_are_never_drawn():
     vocabulary = [by_slug["mod_5"], by_slug["above_5"], by_slug["sorted"], by_slug["count"]]
     constant = Pipeline((by_slug["mod_5"], by_slug["above_5"]))
     assert len(set(constant.fingerprint())) == 1
-    found = pipelines._distinct_pipelines(random.Random(0), 10, [2], vocabulary, set(), required=0)
+    found = pipelines.distinct_pipelines(random.Random(0), 10, [2], vocabulary, set(), required=0)
     assert found, "the other orders and reductions are not constant"
     assert all(len(set(p.fingerprint())) > 1 for p in found)
     assert constant.fingerprint() not in {p.fingerprint() for p in found}

@@ -74,13 +74,30 @@ class SearchTool(Tool):
         self.k = k
         self.max_doc_chars = max_doc_chars
         self.backend_name = backend
-        self.backend = BACKENDS.get(backend)(**dict(backend_options or {}))
+        self._factory = BACKENDS.get(backend)  # an unknown name fails here, when the tool is built
+        self._options = dict(backend_options or {})
+        self._backend: SearchBackend | None = None
+
+    @property
+    def backend(self) -> SearchBackend:
+        """The configured backend, built at its first use: a run whose tasks all bring their own library's
+        documentation (the tool world) never builds the pydoc index (minutes on a fresh machine)."""
+        if self._backend is None:
+            self._backend = self._factory(**self._options)
+        return self._backend
+
+    def backend_for(self, task: Task) -> SearchBackend:
+        """The task's own library's documentation where it has one, else the configured backend."""
+        # imported here: the library backend imports this module's SearchHit
+        from agentic_rl.tools.search.library import backend_for_task
+
+        return backend_for_task(task) or self.backend
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()
         query = call.content.strip()
         try:
-            hits = self.backend.search(query, self.k) if query else []
+            hits = self.backend_for(task).search(query, self.k) if query else []
             body, ok, status = format_hits(hits, self.max_doc_chars), True, "ok"
         except Exception as exc:  # a backend failure is an observation, never a crashed run
             body, ok, status = f"search failed: {type(exc).__name__}: {exc}", False, "error"
