@@ -19,8 +19,11 @@ what the documentation says, what the sandbox runs and what the tests expect com
 
 from __future__ import annotations
 
+import builtins
 import functools
+import keyword
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -313,10 +316,14 @@ def _fingerprint(source: str, name: str) -> tuple:
     return tuple(repr(fn(list(p))) for p in _PROBES)
 
 
+# names a made-up word must not be: a search for it would find the real thing, and code using it would shadow it
+_RESERVED = frozenset(sys.stdlib_module_names) | frozenset(dir(builtins)) | frozenset(keyword.kwlist)
+
+
 def _unique_word(rng: random.Random, taken: set[str], syllables: int) -> str:
     for _ in range(1000):
         word = made_up_word(rng, syllables)
-        if word not in taken and word.isidentifier() and not __import__("keyword").iskeyword(word):
+        if word not in taken and word.isidentifier() and word not in _RESERVED:
             taken.add(word)
             return word
     raise RuntimeError("toolworld: ran out of made-up words; lower the number of functions")
@@ -330,7 +337,7 @@ def _concept_function(rng: random.Random, family: str, taken: set[str]) -> Libra
 
 
 def _record_function(rng: random.Random, family: str, taken: set[str]) -> LibraryFunction:
-    name, concept = _unique_word(rng, taken, 2), _unique_word(rng, taken, 1)
+    name, concept = _unique_word(rng, taken, 2), _unique_word(rng, taken, 2)
     stats = rng.sample(sorted(STATISTICS), 3)
     keys: list[str] = []
     while len(keys) < 3:  # three-letter codes that say nothing of what they hold
