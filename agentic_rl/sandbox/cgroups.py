@@ -130,6 +130,20 @@ class MemoryCgroups:
             return []
 
     @staticmethod
+    def limit_hits(path: str) -> int:
+        """How often a charge to the group failed at its limit (`memory.failcnt`, and memory+swap's): the
+        kernel's own count, the evidence that a call ran out of memory without an OOM kill (an allocation
+        refused with ENOMEM, a tmpfs or memfd write refused)."""
+        total = 0
+        for name in ("memory.failcnt", "memory.memsw.failcnt"):
+            try:
+                with open(os.path.join(path, name)) as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
+    @staticmethod
     def oom_kills(path: str) -> int:
         """How often the kernel ended a process of the group for going past its limit."""
         try:

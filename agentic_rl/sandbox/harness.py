@@ -26,6 +26,7 @@ checked for always-equal objects. Whatever is refused or detected is sent at onc
 from __future__ import annotations
 
 import ast
+import errno
 import importlib.util
 import linecache
 import os
@@ -102,7 +103,9 @@ class Reporter:
         self._send(fields)
 
     def _send(self, fields: dict) -> None:
-        data = (self._encode({"nonce": self._nonce, **fields}) + "\n").encode()
+        # A newline first as well: bytes the candidate wrote to the pipe without one (it shares the process)
+        # would otherwise run into this line and make it unreadable (a tamper event lost, then an exit).
+        data = ("\n" + self._encode({"nonce": self._nonce, **fields}) + "\n").encode()
         try:
             while data:
                 data = data[self._write(self._fd, data) :]
@@ -122,7 +125,11 @@ def main(req: dict, workdir: str, result_fd: int, nonce: str) -> None:
         run_tests(req, workdir, reporter)
         code = 0
     _flush_stdio()
-    os._exit(code)
+    _os_exit(code)
+
+
+# The original: warm_up wraps os._exit (tamper.checked_exits) for the candidate, and this module is loaded first.
+_os_exit = os._exit
 
 
 def warm_up() -> None:
@@ -141,6 +148,7 @@ def warm_up() -> None:
     except ImportError:
         pass
     tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
+    tamper.checked_exits()  # the same
     for harness in ("pytest", "unittest", "humaneval"):
         _GUARDS[harness] = tamper.Guard(
             _framework_classes(harness), _framework_modules(harness), strict=("harness", tamper.__name__)
@@ -168,8 +176,8 @@ def run_program(path: str, code: str, reporter: Reporter) -> int:
     except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter reports it
         _print_exception(e, {path})
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
-        if isinstance(e, MemoryError):
-            reporter.send(event="exception", type="MemoryError")
+        if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM):
+            reporter.send(event="exception", type="MemoryError")  # results.py: memory, from this, not stderr
     # Interpreter shutdown: wait for non-daemon threads, run atexit handlers.
     for shutdown in (_join_threads, _run_atexit):
         try:
@@ -219,11 +227,42 @@ class Tampering:
             self.notes.append(note)
             self._reporter.send(event="tamper", what=_clip(note))
 
-    def check(self, guard, namespace: dict | None, when: str) -> None:
-        for what in guard.changed(namespace)[:5]:
+    def check(self, guard, namespace: dict | None, when: str, live: bool = False) -> None:
+        """`live`: mid-test, where only what no honest test changes is compared (tamper.Guard.changed)."""
+        for what in guard.changed(namespace, live=live)[:5]:
             self(f"{what} was changed ({when})")
-        for what in guard.new_import_hooks(_untrusted_file)[:2]:
+        for what in [] if live else guard.new_import_hooks(_untrusted_file)[:2]:
             self(f"{what} ({when})")
+
+    def watch(self, guard):
+        """Check (live) whenever the process leaves by a route that skips every later checkpoint (os._exit,
+        os.abort, a signal it sends: tamper.EXIT_HOOK) and every WATCH_S while the tests run, so a change
+        left in place is reported even when the run then exits, gets itself killed or hangs until its
+        deadline. Returns the function that ends the watch."""
+        import threading
+
+        stop = threading.Event()
+
+        def check() -> None:
+            self.check(guard, None, "while the tests ran", live=True)
+
+        def loop() -> None:
+            while not stop.wait(WATCH_S):
+                check()
+
+        tamper.EXIT_HOOK[0] = check
+        threading.Thread(target=loop, name="sandbox-watch", daemon=True).start()
+
+        def end() -> None:
+            tamper.EXIT_HOOK[0] = None
+            stop.set()
+
+        return end
+
+
+# How often a running in-process grading is checked for tampering between its checkpoints (Tampering.watch):
+# a tamper left in place before a hang shows in the verdict, at the cost of one cheap check per tick.
+WATCH_S = 0.2
 
 
 def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
@@ -239,10 +278,12 @@ def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
     policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS)
     _SENTINEL_SINK[0] = found
     policy.install()  # from here on until the process exits: no candidate code has run yet
+    end_watch = found.watch(guard)
     try:
         outcome.update(runner(req, workdir, reporter, guard, found))
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
+    end_watch()
     found.check(guard, None, "at the end of the run")
     reporter.send(event="done", tampered=list(found.notes), **outcome)
 

@@ -4,8 +4,10 @@ ExecResult.status:
     "ok"            exit status 0
     "error"         non-zero exit status (an uncaught exception included)
     "timeout"       wall-clock deadline reached, or the CPU-time limit (SIGXCPU)
-    "memory"        the memory limit was hit (MemoryError, a crash whose stderr says so, or the call's
-                    processes together held more than memory_mb)
+    "memory"        the memory limit was hit, on evidence (`_out_of_memory`): a MemoryError (or ENOMEM)
+                    the program did not catch, the kernel killing or refusing the call at its cgroup's
+                    limit, or the call's processes together holding more than memory_mb; never text
+                    the program printed
     "output_limit"  stdout + stderr grew past output_limit_bytes; the process was killed
     "killed"        ended by a signal (segfault, SIGKILL it sent itself, file-size limit, ...)
     "sandbox_error" the sandbox itself failed; nothing can be said about the code
@@ -27,8 +29,6 @@ from __future__ import annotations
 import re
 import signal
 from dataclasses import dataclass
-
-_MEMORY_HINTS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
 @dataclass(frozen=True)
@@ -72,17 +72,26 @@ def resource_status(raw: dict) -> str | None:
         return "output_limit"
     if raw.get("timed_out") or raw.get("signal") == signal.SIGXCPU:
         return "timeout"
-    report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
-    died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
-    if (
-        raw.get("memory_exceeded")
-        or report.get("type") == "MemoryError"
-        or (died and any(h in raw.get("stderr", "") for h in _MEMORY_HINTS))
-    ):
+    if _out_of_memory(raw):
         return "memory"
     if raw.get("signal") is not None:
         return "killed"
     return None
+
+
+def _out_of_memory(raw: dict) -> bool:
+    """Whether the call ran out of memory, from evidence only: the server's (the kernel ended a process of
+    the call at the limit, or the call's processes held more than it), the harness's record of the
+    program's uncaught exception (exec: a MemoryError, as the interpreter raises it when RLIMIT_AS refuses
+    an allocation, or the kernel's ENOMEM), or a call that died after the kernel refused it memory at its
+    cgroup's limit. Never the program's output: printing "out of memory" is not running out of it."""
+    report = raw.get("report") if isinstance(raw.get("report"), dict) else {}
+    died = raw.get("signal") is not None or raw.get("exit_code") not in (0, None)
+    return bool(
+        raw.get("memory_exceeded")
+        or (report.get("event") == "exception" and report.get("type") == "MemoryError")
+        or (died and raw.get("memory_limit_hit") is True)
+    )
 
 
 MAX_TEXT_CHARS = 1 << 20  # any one text field of a reply (stdout/stderr are capped by the server already)

@@ -217,8 +217,10 @@ class Sandbox:
         if names:
             idle_check = {"after_s": split_after, "max_cpu": self.split_max_cpu}
             first = self._call({**req, "yield_if_idle": idle_check}, timeout)
-            if not first.get("yielded"):
-                return test_report(first, self.max_detail_chars)  # the one-run verdict
+            if not first.get("yielded") or (first.get("report") or {}).get("tampered"):
+                # the one-run verdict; or the cut run tampered, which no part may hide (it would not
+                # have to tamper again, and a part's limit would decide)
+                return test_report(first, self.max_detail_chars)
             first_s = first.get("duration_s", 0.0)
             raws = self._run_parts(req, names, timeout - first_s)
             report = merge_parts(names, raws, timeout, self.max_detail_chars, self.max_output_bytes, first_s)

@@ -89,8 +89,11 @@ def merge_parts(
     parts = [test_report(raw, max_detail_chars) for raw in raws]
     if any(p.status in _REGRADE for p in parts):
         return None
-    # The part that hit a limit decides; parts stopped because of it ("cancelled") do not.
-    worst = next((i for i, p in enumerate(parts) if p.status not in ("passed", "cancelled")), None)
+    # A part that tampered decides (tampering wins over every limit, as in one run); else the part that hit
+    # a limit; parts stopped because of it ("cancelled") do not.
+    worst = next((i for i, p in enumerate(parts) if p.status == "tampered"), None)
+    if worst is None:
+        worst = next((i for i, p in enumerate(parts) if p.status not in ("passed", "cancelled")), None)
     stopped = worst is None and any(p.status == "cancelled" for p in parts)
     if worst is None:
         worst = next((i for i, p in enumerate(parts) if p.status == "cancelled"), 0)

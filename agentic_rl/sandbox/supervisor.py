@@ -118,6 +118,7 @@ class Supervisor:
         self.pid_namespace = pid_namespace
         self._cgroup: str | None = None  # the current call's memory cgroup
         self._oom_kills_before = 0  # its OOM kill count when the call started
+        self._limit_hits_before = 0  # its count of charges refused at the limit when the call started
         self._init_pid: int | None = None  # the current call's init
         self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
         self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
@@ -523,6 +524,7 @@ class Supervisor:
         if cgroup and self.cgroups is not None:
             self._cgroup = cgroup
             self._oom_kills_before = self.cgroups.oom_kills(cgroup)  # the group's count runs on across calls
+            self._limit_hits_before = self.cgroups.limit_hits(cgroup)  # so does this one
             try:
                 if memory_limit:
                     self.cgroups.set_limit(cgroup, memory_limit)
@@ -584,7 +586,7 @@ class Supervisor:
             {name: pipes[name][0] for name in ("stdout", "stderr", "result")},
             {"stdout": req["max_output_bytes"], "stderr": req["max_output_bytes"], "result": MAX_RESULT_BYTES},
         )
-        status = None
+        status, limit_hit = None, False
         try:
             try:  # the request goes to this runner alone (the zygote never sees it)
                 write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
@@ -609,6 +611,7 @@ class Supervisor:
             status = self._from_zygote("waiting for the runner")  # the zygote reaps its child
             if ended == "exited" and cgroup is not None and self.cgroups.oom_kills(cgroup) > self._oom_kills_before:
                 ended = "memory"  # the kernel ended a process of the call at the limit
+            limit_hit = cgroup is not None and self.cgroups.limit_hits(cgroup) > self._limit_hits_before
             self._kill_all(uid)  # whatever else of the call is alive dies now ...
             out.drain(until=time.monotonic() + 2.0)  # ... so every write end is closed: read to EOF
         finally:
@@ -636,6 +639,7 @@ class Supervisor:
             "yielded": ended == "yielded",
             "output_exceeded": ended == "output_limit",
             "memory_exceeded": ended == "memory",
+            "memory_limit_hit": limit_hit,  # the kernel refused memory to the call at its limit
             "cancelled": ended == "cancelled",
             "stdout": out.text("stdout"),
             "stderr": out.text("stderr"),

@@ -56,6 +56,8 @@ ALWAYS_REFUSED = frozenset(
         "sys.setprofile",
     }
 )
+# Signals sent by the process (maybe to itself): the exit hook runs first (see `checked_exits`).
+KILL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
 # Refused when untrusted code asks: ctypes reads of arbitrary memory.
 UNTRUSTED_REFUSED = frozenset({"ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof"})
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
@@ -84,6 +86,9 @@ GUARDED_MODULE_PREFIXES = (
     "functools",
     "ctypes",
 )
+# Namespaces that honest tests patch while they run (mock.patch("os.remove"), "builtins.open"): compared
+# only at the checkpoints between tests, never mid-test (Guard.changed's `live`).
+PATCHED_BY_TESTS = ("builtins", "os")
 # Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
 REIMPORT_REFUSED = frozenset({"_signal"})
 WATCHED = (
@@ -101,6 +106,7 @@ WATCHED = (
             "import",
         }
     )
+    | KILL_EVENTS
 )
 
 
@@ -124,6 +130,51 @@ def frameless_signal_handlers() -> None:
 
     install.__doc__, install.__name__ = original.__doc__, "signal"
     _signal.signal = install  # signal.signal calls _signal.signal at call time
+
+
+# Called with no arguments just before the process ends by a route that skips every later checkpoint
+# (`os._exit`, `os.abort`, `signal.raise_signal`, `os.kill`...): the harness sets it, in test mode, to its
+# last check (see `checked_exits`). None in the server and in exec mode.
+EXIT_HOOK: list = [None]
+# The routes out of a process that run no Python code afterwards (no `finally`, no atexit): a change the
+# candidate made and then left through one of them would otherwise reach no checkpoint. The kill routes
+# (os.kill, os.killpg, signal.pthread_kill) raise audit events, which `AuditPolicy` turns into the same call.
+_EXIT_ROUTES = (("posix", "os", ("_exit", "abort")), ("_signal", "signal", ("raise_signal",)))
+
+
+def checked_exits() -> None:
+    """Wrap the exit routes in place (`posix` and `os`, `_signal` and `signal`) so that `EXIT_HOOK` runs
+    first. Called once in the server before the tamper snapshots, which then guard the wrappers (a
+    candidate putting the originals back is reported); the harness keeps the originals for itself."""
+    for low_name, high_name, names in _EXIT_ROUTES:
+        low = __import__(low_name)
+        for name in names:
+            original = _getattr(low, name, None)
+            if original is None or _hasattr(original, "__wrapped__"):
+                continue
+            wrapper = _exit_wrapper(original)
+            setattr(low, name, wrapper)
+            high = sys.modules.get(high_name)
+            if high is not None and _getattr(high, name, None) is original:
+                setattr(high, name, wrapper)
+
+
+def _exit_wrapper(original):
+    def leave(*args):
+        run_exit_hook()
+        return original(*args)
+
+    leave.__name__, leave.__doc__, leave.__wrapped__ = original.__name__, original.__doc__, original
+    return leave
+
+
+def run_exit_hook() -> None:
+    hook = EXIT_HOOK[0]
+    if hook is not None:
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - the process is leaving anyway; never stop it from doing so
+            pass
 
 
 def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -189,6 +240,9 @@ class AuditPolicy:
     def _check(self, event: str, args: tuple) -> str | None:
         if event in ALWAYS_REFUSED:
             return event
+        if event in KILL_EVENTS:  # maybe this process's own end: the last check first
+            run_exit_hook()
+            return None
         if event == "open":
             return self._check_open(args[0])
         if event == "import":
@@ -287,7 +341,10 @@ class Guard:
         self._meta_path, self._path_hooks = list(sys.meta_path), list(sys.path_hooks)
         self._builtins_dict = vars(builtins)
 
-    def changed(self, namespace: dict | None = None) -> list[str]:
+    def changed(self, namespace: dict | None = None, live: bool = False) -> list[str]:
+        """What differs from the snapshots. `live`: only what no honest test changes while it runs, for a
+        check made mid-test (the process is leaving, or hangs): not the names of builtins or os, which tests
+        patch and restore, nor sys.modules, which `patch.dict` edits."""
         out = []
         unchanged = {_id(cls) for cls, view, tag in self._tags if view.value == tag}
         for cls, before in self._classes:
@@ -304,11 +361,13 @@ class Guard:
             if view.value != tag and not any(s.startswith(cls.__qualname__ + ".") for s in out)
         ]
         for name, now, before, view, version in self._namespaces:
+            if live and name in PATCHED_BY_TESTS:
+                continue
             if view is None or view.value != version:
                 diff = [f"{name}.{k}" for k, v in before.items() if now.get(k, _MISSING) is not v]
                 out += diff or ([f"{name} (written to, maybe restored since)"] if name in self._strict else [])
         modules = sys.modules
-        if self._modules_view is None or self._modules_view.value != self._modules_version:
+        if not live and (self._modules_view is None or self._modules_view.value != self._modules_version):
             out += [f"sys.modules[{k!r}]" for k, v in self._sys_modules.items() if modules.get(k, _MISSING) is not v]
         for name, before, now in (
             ("sys.meta_path", self._meta_path, sys.meta_path),
