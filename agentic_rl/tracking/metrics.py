@@ -88,6 +88,23 @@ def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:
     return aggregate_metrics(episode_counts(t) for t in trajs)
 
 
+def task_type_metrics(task_type: str | None, trajs: Sequence[Trajectory]) -> dict[str, float]:
+    """A training group's pass rate and search use under its task's type (`task.metadata["task_type"]`), so
+    that curves can be drawn per type: `train/pass_rate/<type>`, `tools/search_rate/<type>` (share of turns,
+    as `tools/search_rate`) and `tools/search_episodes/<type>` (share of episodes that searched at least once).
+    Only the group's own type is present at a step; a task without a type logs nothing here."""
+    if not task_type:
+        return {}
+    n_eps = max(len(trajs), 1)
+    searched = [t.calls_by_kind().get("search", 0) for t in trajs]
+    n_turns = sum(len(t.turns) for t in trajs)
+    return {
+        f"train/pass_rate/{task_type}": sum(t.passed for t in trajs) / n_eps,
+        f"tools/search_rate/{task_type}": sum(searched) / max(n_turns, 1),
+        f"tools/search_episodes/{task_type}": sum(n > 0 for n in searched) / n_eps,
+    }
+
+
 def reward_metrics(rewards: Sequence[RewardBreakdown]) -> dict[str, float]:
     """Mean of each reward term over the batch, as `reward/<term>`, plus `train/reward_mean`."""
     n = max(len(rewards), 1)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agentic_rl.tracking.metrics import episode_metrics, reward_metrics
+from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, task_type_metrics
 from agentic_rl.tracking.plots import plot_run, plot_sweep, rolling_mean
 from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Observation, RewardBreakdown, ToolCall, Trajectory, Turn
@@ -119,3 +119,19 @@ def test_training_and_evaluation_metrics_are_the_same_numbers():
     )  # as read back from results.jsonl
     assert from_records == pytest.approx(from_training)
     assert from_training["tools/execute/error_rate"] == 0.5
+
+
+def test_task_type_metrics_split_pass_and_search_by_the_tasks_type():
+    group = [
+        traj(turn("search"), turn("submit"), passed=True),
+        traj(turn("execute"), turn("search", executed=False, status="capped"), turn("submit")),
+        traj(turn("submit")),
+        traj(turn("search"), turn("search"), turn(None)),
+    ]
+    m = task_type_metrics("docs", group)
+    assert m == {
+        "train/pass_rate/docs": 0.25,
+        "tools/search_rate/docs": 3 / 9,  # executed searches over turns; the refused one is no search
+        "tools/search_episodes/docs": 0.5,
+    }
+    assert task_type_metrics(None, group) == {}
