@@ -304,8 +304,9 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> Non
     endpoint = remote.Endpoint(ours.fileno(), restricted=True)
     runners = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}
     runner = runners[req["harness"]]
+    found = Tampering(reporter)  # names refused on this side (isolated.Candidate): each one a tamper event
     try:
-        candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS)
+        candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS, refuse=found)
         if candidate.error and req["harness"] != "pytest":  # pytest words it itself, as in process
             outcome["error"] = f"the program failed before any test ran: {_clip(candidate.error)}"
         else:
@@ -314,7 +315,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> Non
         outcome["error"] = f"the candidate's process ended before the tests finished ({e})"
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
-    reporter.send(event="done", **outcome)
+    reporter.send(event="done", tampered=list(found.notes), **outcome)
 
 
 def _trusted_path(req: dict, name: str) -> str:

@@ -188,8 +188,11 @@ class Candidate:
     """The trusted side's view of the candidate's module: resolves names to data, trusted library objects
     or handles, and keeps the exception stand-ins (one class per name, so `raises(solution.Error)` works)."""
 
-    def __init__(self, endpoint, remote, trusted_roots: tuple) -> None:
+    def __init__(self, endpoint, remote, trusted_roots: tuple, refuse=None) -> None:
+        """`refuse(note)`: where a name the candidate supplied that only a forgery would supply is reported
+        (a tamper event: the verdict `tampered`, counted in `tools/submit/tampered_rate`)."""
         self.endpoint, self.remote, self.trusted_roots = endpoint, remote, trusted_roots
+        self.refuse = refuse or (lambda note: None)
         endpoint.resolve_class = self.library_class
         listing = endpoint.request("lookup", name="__listing__")
         if type(listing) is not dict or type(listing.get("names")) is not dict:
@@ -259,31 +262,76 @@ class Candidate:
 
     def library_class(self, module_name: str, qualname: str) -> type | None:
         """The class an installed library (not the candidate, not a mocking library) defines under this
-        name, imported here; None otherwise."""
-        if not module_name or module_name in ("program", "solution", "__main__") or "<" in qualname:
+        name, as this process has it already; None otherwise. Never imports anything: the name is the
+        candidate's word (a class claiming the module `unittest.__main__` would run test discovery here).
+        A claim only a forgery makes is refused and reported: a dunder in it (`math` / `pi.__class__`
+        would reach `float`), or a class the channel always carries as data (a real DataFrame never comes
+        as a handle, so a handle claiming to be one would pass `isinstance` and answer `df.equals`)."""
+        if not module_name or module_name in ("program", "solution") or "<" in qualname:
             return None
+        if _forged_name(module_name, qualname):
+            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}")
+            return None
+        cls = self._loaded_class(module_name, qualname)
+        if cls is not None and self.remote.carried_as_data(cls):
+            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}")
+            return None
+        return cls
+
+    def _loaded_class(self, module_name: str, qualname: str) -> type | None:
+        """The class `module_name`.`qualname` of a library module already imported here, found through the
+        namespaces themselves (no module `__getattr__`, which may import), and only if the class says the
+        same of itself; None otherwise (builtins and mocking libraries included)."""
         if module_name.split(".")[0] in UNTRUSTED_LIBRARIES:
             return None
-        module = self._import(module_name)
-        value = module
+        value = self._loaded_module(module_name)
         for part in qualname.split("."):
-            value = getattr(value, part, None)
-        return value if isinstance(value, type) and not issubclass(value, BaseException) else None
+            value = _own_attribute(value, part)
+            if not isinstance(value, type):
+                return None
+        same = getattr(value, "__module__", None) == module_name and getattr(value, "__qualname__", None) == qualname
+        return value if same and not issubclass(value, BaseException) else None
+
+    def _loaded_module(self, module_name: str):
+        """`sys.modules[module_name]` if it is the interpreter's or an installed library's module; never imported."""
+        module = sys.modules.get(module_name)
+        if not isinstance(module, types.ModuleType):
+            return None
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None) or ""
+        if not (origin in ("built-in", "frozen") or (type(origin) is str and origin.startswith(self.trusted_roots))):
+            return None
+        return module
 
     def _trusted_module(self, name: str, module_name: str):
+        """The module for a name the tests use, where the candidate bound a module to it. Imported only when
+        the module is the one the tests' own name means (`json`, or `np` -> numpy): then the name chose it,
+        not the candidate; any other module (`from matplotlib import pyplot`) only if already imported."""
+        if _forged_name(module_name, ""):
+            self.refuse(f"a name of the candidate's claims the module {_clip_name(module_name, '')}")
+            return None
         if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or module_name in UNTRUSTED_LIBRARIES:
             return None
         if name != module_name.rsplit(".", 1)[-1] and MODULE_ALIASES.get(name) != module_name:
             return None
-        return self._import(module_name)
+        if module_name in (name, MODULE_ALIASES.get(name)):
+            return self._import(module_name)
+        return self._loaded_module(module_name)
 
     def _library_object(self, name: str, module_name: object, qualname: object):
+        """An installed library's function or class the candidate bound to `name` (its `__module__` and
+        `__qualname__` are the candidate's word): the same object of a module already imported here."""
         if type(module_name) is not str or type(qualname) is not str or not module_name or "." in qualname:
+            return None
+        if module_name in ("program", "solution"):
+            return None
+        if _forged_name(module_name, qualname):
+            self.refuse(f"the candidate's {_clip_name(name, '')} claims to be {_clip_name(module_name, qualname)}")
             return None
         if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or qualname != name:
             return None
-        module = self._import(module_name)
-        return getattr(module, qualname, None) if module is not None else None
+        module = self._loaded_module(module_name)
+        return _own_attribute(module, qualname) if module is not None else None
 
     def _import(self, module_name: str):
         try:
@@ -297,6 +345,29 @@ class Candidate:
             return importlib.import_module(module_name)
         except BaseException:  # noqa: BLE001
             return None
+
+
+def _forged_name(module_name: str, qualname: str) -> bool:
+    """A module or class name no library object has: a dunder part (`unittest.__main__`, `pi.__class__`).
+    (The candidate's own names, `program` and `solution`, are never asked about.)"""
+    parts = module_name.split(".") + (qualname.split(".") if qualname else [])
+    return any(len(p) > 4 and p.startswith("__") and p.endswith("__") for p in parts)
+
+
+def _clip_name(module_name: str, qualname: str) -> str:
+    return (module_name + ("." + qualname if qualname else ""))[:120]
+
+
+_MISSING = object()
+
+
+def _own_attribute(owner, name: str):
+    """`name` from the namespace of a module or class itself (no `__getattr__`, no descriptors run)."""
+    try:
+        value = vars(owner).get(name, _MISSING) if owner is not None else _MISSING
+    except TypeError:
+        return None
+    return None if value is _MISSING else value
 
 
 def used_names(source: str) -> set[str]:

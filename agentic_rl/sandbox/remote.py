@@ -491,6 +491,32 @@ class Codec:
         return exception
 
 
+# Classes whose objects `Codec.encode` always sends as data, never as a handle (a defaultdict with another
+# factory, a structured numpy array, an object-dtype scalar may go as handles, so they are not here).
+_ALWAYS_DATA = (
+    datetime.datetime,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    decimal.Decimal,
+    fractions.Fraction,
+    range,
+    collections.Counter,
+    collections.OrderedDict,
+    collections.deque,
+)
+_ALWAYS_DATA_PANDAS = ("DataFrame", "Series", "Timestamp", "Timedelta")
+
+
+def carried_as_data(cls: type) -> bool:
+    """Whether an object of exactly `cls` always crosses the channel as data: a handle that claims such a
+    class is a forgery (a real DataFrame never comes as a handle)."""
+    if cls in _ALWAYS_DATA:
+        return True
+    pd = sys.modules.get("pandas")
+    return pd is not None and any(cls is getattr(pd, n, None) for n in _ALWAYS_DATA_PANDAS)
+
+
 def stand_in_exception(name: str, base: type, known: dict, module: str = "solution") -> type:
     """A trusted class named like the candidate's exception class (so `pytest.raises(solution.Error)`
     and `except solution.Error` work): built here, from a built-in base, with no methods of the candidate.
