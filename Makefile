@@ -124,3 +124,11 @@ lint: lint-layers lint-code
 
 clean:
 	rm -rf outputs/runs outputs/multiruns .pytest_cache
+
+# Test hygiene (issue #46): which tasks of a data set a trivial answer passes (return None, constants, the identity,
+# an empty module, tests that define the function themselves), and for CodeGym the configurations a constant answer
+# solves above chance, with the constant-answer baseline. Report and kept ids in outputs/hygiene/<data option>/.
+# e.g. make hygiene ARGS="data=codegym-heldout --constant-baseline outputs/hygiene/constant.jsonl"
+.PHONY: hygiene
+hygiene:
+	$(PYTHON) -m agentic_rl.hygiene $(if $(ARGS),$(ARGS),data=pipelines-heldout)

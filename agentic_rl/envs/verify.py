@@ -13,10 +13,19 @@ Rules (each is a reason in the report):
   - the oracle needs between `min_calls` and `max_calls` calls, its Done included ("too_few_calls",
     "too_many_calls");
   - difficulty: with `--success` (records with task_id and passed, e.g. an evaluation's results.jsonl), a
-    configuration the policy solves more often than `max_success` is dropped ("too_easy").
+    configuration the policy solves more often than `max_success` is dropped ("too_easy");
+  - with `--constant-answer`: a configuration that a constant `Done` answer solves above chance is dropped
+    ("constant_answer"; `above_chance_drops` says what chance is). The constants are the values the environment's
+    reference answers take; each is run as `Done` in the sandbox, as an episode's would be. Off by default: the
+    built-in set's `oracle_calls.json` is measured without it.
 An environment left with no configuration, or with fewer than `min_tools` tools, is dropped whole. The kept
 file carries `oracle_calls` per configuration (the metric `env/oracle_calls` compares episodes with it).
-All environment code runs in the sandbox: one sandbox call per environment, all its configurations in it.
+All environment code runs in the sandbox: one sandbox call per environment, all its configurations in it (the
+constant-answer rule adds one call per configuration, for its reference answer, and one per constant).
+
+The constant-answer baseline (`constant_results`, `best_constant`): what a policy that always answers the same
+value scores on a set of CodeGym tasks, per task; `python -m agentic_rl.hygiene data=codegym-heldout
+--constant-baseline OUT.jsonl` writes it beside the hygiene report.
 """
 
 from __future__ import annotations
@@ -26,12 +35,15 @@ import json
 import logging
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.envs.codegym import CodeGymRunner
+from agentic_rl.envs.codegym import CodeGymRunner, record_of
 from agentic_rl.envs.tasks import read_success
+from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +55,7 @@ class Rules:
     max_calls: int = 256
     max_success: float = 0.25
     timeout_s: float = 120.0
+    constant_answer: bool = False
 
 
 def config_verdicts(runner: CodeGymRunner, record: dict[str, Any], timeout_s: float) -> list[dict[str, Any]]:
@@ -109,23 +122,22 @@ def verify_records(
             dropped_envs[record["env_id"]] = f"too_few_tools ({n_tools} < {rules.min_tools})"
             reasons["too_few_tools"] += len(verdicts)
             continue
-        keep_configs, keep_calls = [], []
         task_ids = [t.task_id for t in environment_tasks(record)]
-        for i, (options, v) in enumerate(zip(record["configs"], verdicts)):
+        kept_index, dropped = [], []
+        for i, v in enumerate(verdicts):
             reason = config_reason(v, (success or {}).get(task_ids[i]), bool(record.get("oracle")), rules)
             if reason is None:
-                keep_configs.append(options)
-                keep_calls.append(v.get("calls"))
+                kept_index.append(i)
             else:
-                reasons[reason] += 1
-                dropped_configs.append(
-                    {
-                        "env_id": record["env_id"],
-                        "config_index": i,
-                        "reason": reason,
-                        "detail": v.get("error") or {k: v.get(k) for k in ("calls", "reward", "matches_ref")},
-                    }
-                )
+                detail = v.get("error") or {k: v.get(k) for k in ("calls", "reward", "matches_ref")}
+                dropped.append({"env_id": record["env_id"], "config_index": i, "reason": reason, "detail": detail})
+        if rules.constant_answer and kept_index:
+            kept_index, by_constant = drop_constant_answers(runner, record, kept_index, rules.timeout_s)
+            dropped += by_constant
+        reasons.update(d["reason"] for d in dropped)
+        dropped_configs += dropped
+        keep_configs = [record["configs"][i] for i in kept_index]
+        keep_calls = [verdicts[i].get("calls") for i in kept_index]
         if not keep_configs:
             dropped_envs[record["env_id"]] = "no configuration left"
             continue
@@ -149,6 +161,171 @@ def verify_records(
     return kept, report
 
 
+# ---------------------------------------------------------------- the constant-answer rule and baseline
+
+PROBE_CLASS = "ConstantAnswerProbe"
+REFERENCE_ATTRIBUTE = "constant_probe_reference_answer"
+CONSTANT_ORACLE = "constant_answer_oracle"
+CONSTANT_REASON = "constant_answer"
+
+
+def answer_key(answer: Any) -> str:
+    """An answer as canonical JSON, the form `Done` compares and the driver returns (a tuple is its list)."""
+    return json.dumps(answer, sort_keys=True)
+
+
+def _pool_map(runner: CodeGymRunner, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+    """`fn` over `items`, as many at a time as the runner's sandbox has workers (results in input order)."""
+    with ThreadPoolExecutor(max(1, int(getattr(runner.sandbox, "workers", 2)))) as pool:
+        return list(pool.map(fn, items))
+
+
+def reference_keys(runner: CodeGymRunner, env: Mapping[str, Any], timeout_s: float) -> list[str | None]:
+    """The reference answer (`answer_key`) of each configuration of `env` (code, class_name, configs): one reset
+    per configuration, of a subclass whose reset keeps `get_ref_answer()` in a public attribute, which the driver
+    sends back with the state (nothing of the environment runs here). None: the reset failed, or the answer is
+    not JSON."""
+    if not str(env["class_name"]).isidentifier():
+        raise ValueError(f"{env.get('env_id')}: class_name {env['class_name']!r} is not a Python class name")
+    code = (
+        f"{env['code']}\n\n\nclass {PROBE_CLASS}({env['class_name']}):\n"
+        "    def reset(self, *args, **kwargs):\n"
+        "        out = super().reset(*args, **kwargs)\n"
+        f"        self.{REFERENCE_ATTRIBUTE} = self.get_ref_answer()\n"
+        "        return out\n"
+    )
+
+    def one(options: dict[str, Any]) -> str | None:
+        payload = {"op": "reset", "code": code, "class_name": PROBE_CLASS, "options": options}
+        state = runner.call(payload, timeout_s=timeout_s)[0].get("state")
+        known = isinstance(state, dict) and REFERENCE_ATTRIBUTE in state
+        return answer_key(state[REFERENCE_ATTRIBUTE]) if known else None
+
+    return _pool_map(runner, one, env["configs"])
+
+
+def constant_solved(runner: CodeGymRunner, env: Mapping[str, Any], key: str, timeout_s: float) -> list[bool]:
+    """Whether `Done` with the answer `key` scores on each configuration of `env`: one sandbox call, the driver's
+    verify operation with an oracle that answers the constant without calling a tool."""
+    code = f"{env['code']}\n\n\ndef {CONSTANT_ORACLE}(call):\n    import json\n    return json.loads({key!r})\n"
+    verdicts = config_verdicts(runner, {**env, "code": code, "oracle": CONSTANT_ORACLE}, timeout_s)
+    return [bool(v.get("ok")) and float(v.get("reward") or 0.0) > 0 for v in verdicts]
+
+
+def above_chance_drops(keys: Sequence[str | None], solved: Mapping[str, Sequence[bool]]) -> dict[int, str]:
+    """The configurations a constant answer solves above chance: configuration index -> that constant's key.
+
+    keys: each configuration's reference answer (None: unknown; such a configuration is neither judged nor
+    counted). solved: for each value V the answers take, whether `Done(V)` solved each configuration.
+    Chance is what a guess drawn uniformly from those values scores: 1/|V| of the configurations (1/2 where the
+    answers take one value: two are conceivable). While some constant solves more than that share of the
+    configurations left, the last one it solves is dropped; what is kept has each value about equally often, so no
+    constant beats a guess. A lone configuration cannot be judged and is kept.
+    Example: answers [true x 8, false x 4] -> the last 4 `true` configurations are dropped (4 and 4 kept);
+    answers [3, 3] -> both are dropped; [1, 2, 3] -> none.
+    """
+    alive = [i for i, k in enumerate(keys) if k is not None]
+    if len(alive) < 2:
+        return {}
+    share = 1 / max(len({keys[i] for i in alive}), 2)
+    drops: dict[int, str] = {}
+    while alive:
+        counts = {c: sum(bool(row[i]) for i in alive) for c, row in sorted(solved.items())}
+        best = max(counts, key=lambda c: counts[c])
+        if counts[best] <= share * len(alive) + 1e-9:  # float residue of the share must not drop a balanced set
+            break
+        last = max(i for i in alive if solved[best][i])
+        alive.remove(last)
+        drops[last] = best
+    return drops
+
+
+def constant_answer_drops(runner: CodeGymRunner, env: Mapping[str, Any], timeout_s: float) -> dict[int, str]:
+    """`above_chance_drops` of `env`'s configurations, each value its answers take run as `Done` in the sandbox."""
+    keys = reference_keys(runner, env, timeout_s)
+    values = sorted({k for k in keys if k is not None})
+    solved = dict(zip(values, _pool_map(runner, lambda k: constant_solved(runner, env, k, timeout_s), values)))
+    return above_chance_drops(keys, solved)
+
+
+def drop_constant_answers(
+    runner: CodeGymRunner, record: dict[str, Any], kept_index: list[int], timeout_s: float
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """The constant-answer rule over the configurations of `record` that the other rules kept: (those it keeps,
+    the report's entries for those it drops)."""
+    drops = constant_answer_drops(runner, {**record, "configs": [record["configs"][i] for i in kept_index]}, timeout_s)
+    dropped = [
+        {
+            "env_id": record["env_id"],
+            "config_index": kept_index[j],
+            "reason": CONSTANT_REASON,
+            "detail": {"answer": json.loads(key)},
+        }
+        for j, key in sorted(drops.items())
+    ]
+    return [i for j, i in enumerate(kept_index) if j not in drops], dropped
+
+
+def task_environments(tasks: Sequence[Task]) -> list[tuple[dict[str, Any], list[Task]]]:
+    """CodeGym tasks grouped by environment: (an environment record whose configs are the tasks', the tasks)."""
+    groups: dict[tuple[str, str, str], tuple[dict[str, Any], list[Task]]] = {}
+    for task in tasks:
+        record = record_of(task)
+        env_id = str(task.metadata.get("env_id", record["class_name"]))
+        env, members = groups.setdefault(
+            (env_id, record["class_name"], record["code"]),
+            ({"env_id": env_id, "code": record["code"], "class_name": record["class_name"], "configs": []}, []),
+        )
+        env["configs"].append(record["options"])
+        members.append(task)
+    return list(groups.values())
+
+
+def constant_answer_filter(
+    tasks: Sequence[Task], runner: CodeGymRunner, timeout_s: float = Rules.timeout_s, progress: bool = True
+) -> tuple[list[Task], list[dict[str, Any]]]:
+    """The constant-answer rule over a set of CodeGym tasks, environment by environment (a policy sees which
+    environment it is in, so a constant per environment is open to it): (the tasks kept, in their order; one
+    record per dropped task: task_id, env_id, reason, the constant that solves it)."""
+    from tqdm.auto import tqdm
+
+    dropped = []
+    for env, members in tqdm(task_environments(tasks), desc="constant answers", disable=not progress):
+        drops = constant_answer_drops(runner, env, timeout_s)
+        dropped += [
+            {"task_id": members[j].task_id, "env_id": env["env_id"], "reason": CONSTANT_REASON, "answer": json.loads(k)}
+            for j, k in sorted(drops.items())
+        ]
+    gone = {d["task_id"] for d in dropped}
+    return [t for t in tasks if t.task_id not in gone], dropped
+
+
+def constant_results(
+    tasks: Sequence[Task], runner: CodeGymRunner, top: int = 8, timeout_s: float = Rules.timeout_s
+) -> dict[str, dict[str, bool]]:
+    """answer key -> task id -> whether `Done` with that constant solves the task, for the `top` values the
+    tasks' reference answers take most often (a value no answer takes solves nothing where `Done` compares)."""
+    groups = task_environments(tasks)
+    keys = [k for env, _ in groups for k in reference_keys(runner, env, timeout_s)]
+    ranked = [k for k, _ in Counter(k for k in keys if k is not None).most_common(top)]
+    pairs = [(key, env, members) for key in ranked for env, members in groups]
+    solved = _pool_map(runner, lambda pair: constant_solved(runner, pair[1], pair[0], timeout_s), pairs)
+    results: dict[str, dict[str, bool]] = {key: {} for key in ranked}
+    for (key, _, members), row in zip(pairs, solved):
+        results[key].update((t.task_id, p) for t, p in zip(members, row))
+    return results
+
+
+def best_constant(results: Mapping[str, Mapping[str, bool]], task_ids: Sequence[str]) -> tuple[Any, list[dict]]:
+    """The constant-answer baseline over `task_ids`: (the constant that solves most of them, one record per task:
+    task_id, passed, answer), the form of an evaluation's per-episode records. (None, all failed) without one."""
+    if not results:
+        return None, [{"task_id": t, "passed": False, "answer": None} for t in task_ids]
+    key = max(results, key=lambda k: sum(results[k].get(t, False) for t in task_ids))
+    answer = json.loads(key)
+    return answer, [{"task_id": t, "passed": bool(results[key].get(t, False)), "answer": answer} for t in task_ids]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentic_rl.envs.verify", description=__doc__.split("\n")[0])
     parser.add_argument("file", help="an environments .jsonl file, or 'builtin'")
@@ -160,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-calls", type=int, default=Rules.max_calls)
     parser.add_argument("--max-success", type=float, default=Rules.max_success)
     parser.add_argument("--timeout-s", type=float, default=Rules.timeout_s, help="per environment, all configs")
+    parser.add_argument(
+        "--constant-answer",
+        action="store_true",
+        help="drop the configurations a constant Done answer solves above chance (reason constant_answer)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
     from agentic_rl.envs.tasks import read_environments
@@ -175,7 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as exc:
         logger.error("%s", exc)
         return 2
-    rules = Rules(args.min_tools, args.min_calls, args.max_calls, args.max_success, args.timeout_s)
+    rules = Rules(
+        args.min_tools, args.min_calls, args.max_calls, args.max_success, args.timeout_s, args.constant_answer
+    )
     kept, report = verify_records(records, CodeGymRunner(), rules, success)
     if args.out:
         Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in kept))
