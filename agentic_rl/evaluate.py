@@ -9,8 +9,8 @@
 With `checkpoint=RUN`, the episodes run under the training run's own rollout settings (turns, tool-call cap,
 tokens per turn, context...: `rollout` of RUN/.hydra/config.yaml), so a checkpoint is judged under the limits
 it was trained with; `rollout.<key>=...` on the command line still wins for that key, and `rollout=<file>`
-for all of them. Sampling always comes from `evaluator` (greedy by default). summary.json records the
-settings used and where they came from (`rollout`).
+for all of them. Sampling always comes from `evaluator` (4 samples at the temperature of `rollout`, plus greedy).
+summary.json records the settings used and where they came from (`rollout`).
 
 `main` only resolves the config; `run(cfg)` does the work and returns the summary (tests call it). Writes into
 the run dir: results.jsonl (one record per task x mode x sample, append-only: a rerun in the same dir skips
@@ -33,7 +33,7 @@ from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
 from agentic_rl.envs.toolset import build_environment
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
-from agentic_rl.evaluation.policies import policy_source, resolve_adapter
+from agentic_rl.evaluation.policies import fit_to_policy, policy_source, resolve_adapter
 from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
 from agentic_rl.evaluation.report import (
     FIGURE,
@@ -188,7 +188,8 @@ def fingerprint(cfg: DictConfig, policy_info: dict[str, Any], eval_cfg: EvalConf
         **policy_info,
         "data": data,
         "n_samples": eval_cfg.n_samples,
-        "sampling": list(eval_cfg.sampling),
+        "greedy": eval_cfg.greedy,
+        "sampling": list(eval_cfg.sampling(greedy=False)),
         "rollout": OmegaConf.to_container(cfg.rollout, resolve=True),
         "toolsets": {m: OmegaConf.to_container(cfg.evaluator.toolsets[m], resolve=True) for m in eval_cfg.modes},
     }
@@ -223,6 +224,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     validate(cfg, "evaluate")
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))
     policy_info = describe_policy(cfg)
+    eval_cfg = fit_to_policy(eval_cfg, cfg)  # a samples file is graded on its own samples
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     seed_everything(cfg.seed)
@@ -239,13 +241,6 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         raise ValueError("no tasks to evaluate: check data.limit / evaluator.limit / exclude")
     check_resume(run_dir, fingerprint(cfg, policy_info, eval_cfg))
     policy = load_policy(cfg)
-    if hasattr(policy, "max_samples") and eval_cfg.n_samples < policy.max_samples():  # a samples file
-        logger.warning(
-            "the samples file has up to %d samples per task; only the first %d are graded (set evaluator.n_samples=%d)",
-            policy.max_samples(),
-            eval_cfg.n_samples,
-            policy.max_samples(),
-        )
 
     with open_run(
         cfg,
@@ -268,6 +263,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "data": cfg.data.get("_target_", "").rsplit(".", 1)[-1],
             "n_tasks": len(tasks),
             "n_samples": eval_cfg.n_samples,
+            "greedy": eval_cfg.greedy,
             "modes": list(eval_cfg.modes),
             "rollout": {
                 **rollout_info,

@@ -3,7 +3,9 @@
 A policy source is a class with two static methods:
   - `describe(cfg) -> dict`: checks the config's policy settings and says what identifies the evaluated policy
     (summary.json and the resume check record it), before anything is loaded;
-  - `load(cfg) -> Policy`: the policy the rollout samples from.
+  - `load(cfg) -> Policy`: the policy the rollout samples from;
+and optionally `samples_per_task(cfg) -> int`, for a policy whose answers are fixed (nothing is sampled): the
+evaluation then grades that many per task and no greedy episode (`fit_to_policy`).
 Built-ins (`agentic_rl.registry.BUILTINS["policy"]`):
   model:  the model (`cfg.model`) with the LoRA adapter of `checkpoint=` when given, sampled by the backend
           `rollout.backend` names (`rollout.backends`);
@@ -14,9 +16,11 @@ Another package adds one with the entry point `policy.<name>` (see `agentic_rl.r
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.evaluation.evaluator import EvalConfig
 from agentic_rl.registry import Registry, build, to_dataclass
 
 logger = logging.getLogger(__name__)
@@ -29,6 +33,20 @@ def policy_source(name: str) -> Any:
     if name not in POLICY_SOURCES:
         raise ValueError(f"policy={name!r}: must be one of {POLICY_SOURCES.names()}")
     return POLICY_SOURCES.get(name)
+
+
+def fit_to_policy(eval_cfg: EvalConfig, cfg: Any) -> EvalConfig:
+    """`eval_cfg` for the policy `cfg.policy` names: one with fixed answers (a samples file) is graded on the
+    samples it has, `samples_per_task`, and no greedy episode: a temperature means nothing to it, and the run's
+    default of 4 samples would score a file of one answer per task as 3 missing samples out of 4."""
+    count = getattr(policy_source(cfg.policy), "samples_per_task", None)
+    if count is None:
+        return eval_cfg
+    n = count(cfg)
+    fitted = replace(eval_cfg, n_samples=n, greedy=False, ks=[k for k in eval_cfg.ks if k <= n] or [1])
+    if (fitted.n_samples, fitted.greedy, fitted.ks) != (eval_cfg.n_samples, eval_cfg.greedy, eval_cfg.ks):
+        logger.info("policy=%s: grading its %d sample(s) per task, no greedy episode, ks %s", cfg.policy, n, fitted.ks)
+    return fitted
 
 
 def resolve_adapter(path: str | Path) -> Path:
@@ -84,6 +102,13 @@ class ReplayPolicySource:
         if cfg.get("checkpoint"):
             raise ValueError("policy=replay answers from samples; checkpoint= is for policy=model")
         return {"policy": "replay", "samples": str(Path(cfg.samples).expanduser().resolve())}
+
+    @staticmethod
+    def samples_per_task(cfg: Any) -> int:
+        """The most samples the file has for a task (a task with fewer gets "no_sample" failures)."""
+        from agentic_rl.evaluation.replay import load_samples
+
+        return max(len(v) for v in load_samples(cfg.samples).values())
 
     @staticmethod
     def load(cfg: Any) -> Any:

@@ -2,17 +2,20 @@
 
 One record per (task_id, mode, sample) triple, a plain JSON object:
 
-    {"task_id": "HumanEval/0", "mode": "no_tools", "sample": 0, "passed": true, "status": "passed",
+    {"task_id": "HumanEval/0", "mode": "no_tools", "sample": 0, "greedy": true, "task_type": null,
+     "passed": true, "status": "passed",
      "finish_reason": "passed", "turns": 1, "tool_calls": {"search": 0, "execute": 0, "submit": 0, "none": 1},
      "tool_errors": {...}, "tool_latency_ms": {...}, "model_tokens": 87, "submitted_code": "def ...",
      "detail": "PASS: 7 tests passed"}
 
-`status` is the verdict of the last graded submission ("passed", "failed", "tampered", "error", "timeout",
-"memory", "killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was submitted:
-see `finish_reason`), or "no_sample" (a replay file had no sample for this task). `tampered_submissions` counts
-the episode's submissions the sandbox graded `tampered` (a detected attempt to forge the verdict). `detail` is the
-grader's own text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."), so a failure can be read without
-re-running it.
+`greedy` says whether the episode was the greedy one (temperature 0) or a sample (the evaluation's sampling);
+`task_type` is the task's `metadata["task_type"]` (`docs` for tasks that need the generated library), null when
+the task has none. `status` is the verdict of the last graded submission ("passed", "failed", "tampered", "error",
+"timeout", "memory", "killed", "output_limit", "sandbox_error", "tool_error"), or "no_submission" (nothing was
+submitted: see `finish_reason`), or "no_sample" (a replay file had no sample for this task).
+`tampered_submissions` counts the episode's submissions the sandbox graded `tampered` (a detected attempt to forge
+the verdict). `detail` is the grader's own text from the submit observation (e.g. "FAIL: 1/3 tests failed: ..."),
+so a failure can be read without re-running it.
 
 Metrics are computed from records rather than from trajectories so that a resumed evaluation (whose
 earlier episodes exist only as records) reports the same numbers as an uninterrupted one; the names are
@@ -52,7 +55,14 @@ def observation_detail(obs: Observation | None) -> str:
     return m.group(2) if m else obs.text.strip()
 
 
-def record_from_trajectory(traj: Trajectory, mode: str, task: Task | None = None) -> dict[str, Any]:
+def task_type(task: Task | None) -> str | None:
+    """The kind of task a record is scored under (`metadata["task_type"]`), None when it has none."""
+    return task.metadata.get("task_type") if task is not None else None
+
+
+def record_from_trajectory(
+    traj: Trajectory, mode: str, task: Task | None = None, *, greedy: bool = False
+) -> dict[str, Any]:
     """The record of one finished episode; the verdict is the grader's observation of its last submission.
 
     For a CodeGym `task` the record also holds the episode's `env` counts (agentic_rl.envs.metrics)."""
@@ -67,6 +77,8 @@ def record_from_trajectory(traj: Trajectory, mode: str, task: Task | None = None
         "task_id": traj.task_id,
         "mode": mode,
         "sample": traj.sample_index,
+        "greedy": greedy,
+        "task_type": task_type(task),
         "passed": bool(traj.passed),
         "status": status,
         **episode_counts(traj),  # turns, tool calls / errors / latency, model tokens, finish reason
@@ -84,12 +96,16 @@ def _no_submission_detail(traj: Trajectory) -> str:
     }.get(traj.finish_reason, f"no submission ({traj.finish_reason})")
 
 
-def missing_sample_record(task_id: str, mode: str, sample: int, source: str) -> dict[str, Any]:
+def missing_sample_record(
+    task_id: str, mode: str, sample: int, source: str, *, task_type: str | None = None, greedy: bool = False
+) -> dict[str, Any]:
     """A failed record for a task that a replay file has no sample for (nothing is rolled out)."""
     return {
         "task_id": task_id,
         "mode": mode,
         "sample": sample,
+        "greedy": greedy,
+        "task_type": task_type,
         "passed": False,
         "status": "no_sample",
         "finish_reason": "no_sample",

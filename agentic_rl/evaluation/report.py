@@ -9,6 +9,7 @@ dropped unless listed in `exclude`).
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from agentic_rl.types import Task  # noqa: E402
 logger = logging.getLogger(__name__)
 
 FIGURE = "figures/eval_summary.png"
+PASS_AT = re.compile(r"^pass@(\d+)$")
 
 
 def mode_summary(res: ModeResult) -> dict[str, Any]:
@@ -99,7 +101,7 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
     """Two panels: pass@k per mode (one bar per k), and tool calls per episode per mode (stacked by tool)."""
     modes = list(summary.get("eval", {}))
     per_mode = summary.get("eval", {})
-    ks = sorted({int(key.split("@")[1]) for m in per_mode.values() for key in m if key.startswith("pass@")})
+    ks = pass_ks(per_mode)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
 
     ax = axes[0]
@@ -116,7 +118,8 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
     ax.set_ylim(0, max(top * 1.2, 0.1))
     ax.set_ylabel("pass rate")
     n = summary.get("n_tasks", "?")
-    ax.set_title(f"pass@k per mode ({n} tasks, {summary.get('n_samples', 1)} sample(s) each)")
+    greedy = " + greedy" if summary.get("greedy") else ""
+    ax.set_title(f"pass@k per mode ({n} tasks, {summary.get('n_samples', 1)} sample(s) each{greedy})")
     if len(ks) > 1:
         ax.legend()
 
@@ -143,6 +146,11 @@ def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:
     return out
 
 
+def pass_ks(per_mode: dict[str, dict[str, Any]]) -> list[int]:
+    """The k of every overall `pass@k` in the summaries (not the per task type `pass@1/<type>`)."""
+    return sorted({int(m.group(1)) for mode in per_mode.values() for key in mode if (m := PASS_AT.match(key))})
+
+
 def reported_tools(per_mode: dict[str, dict[str, Any]]) -> list[str]:
     """The tools with a call rate in any mode's metrics: every declared tool, in declaration order,
     then any other tool a summary from elsewhere records (never silently dropped)."""
@@ -158,15 +166,18 @@ def reported_tools(per_mode: dict[str, dict[str, Any]]) -> list[str]:
 def format_table(summary: dict[str, Any]) -> str:
     """A plain-text table of the per-mode results (what the CLI prints at the end)."""
     per_mode = summary.get("eval", {})
-    ks = sorted({int(key.split("@")[1]) for m in per_mode.values() for key in m if key.startswith("pass@")})
+    ks = pass_ks(per_mode)
     tools = reported_tools(per_mode)
-    head = ["mode", *[f"pass@{k}" for k in ks], "passed", "calls/ep", *tools, "timeouts", "errors", "no_sub"]
+    greedy = any("greedy_pass@1" in m for m in per_mode.values())
+    head = ["mode", *[f"pass@{k}" for k in ks], *["greedy"] * greedy, "passed", "calls/ep", *tools]
+    head += ["timeouts", "errors", "no_sub"]
     rows = [head]
     for mode, m in per_mode.items():
         rows.append(
             [
                 mode,
                 *[f"{m.get(f'pass@{k}', 0.0):.3f}" for k in ks],
+                *[f"{m['greedy_pass@1']:.3f}" if "greedy_pass@1" in m else "-"] * greedy,
                 f"{m['n_passed']}/{m['n_episodes']}",
                 f"{m.get('tools/calls_per_episode', 0.0):.2f}",
                 *[f"{m.get(f'tools/{t}_rate', 0.0):.2f}" for t in tools],

@@ -22,6 +22,9 @@ follow the prompt and each observation, masked like them, and the model continue
 stop condition read the turn as prefix + generated text, so a small model that only has to write what follows
 the prefix is parsed exactly as if it had written the whole call.
 
+A finished episode may be given one more turn that must be a submission (`run_final_submit`, the evaluation's
+`forced_submit` baseline): the turn opens with the submit fence as context, so what the model writes is the code.
+
 A policy with a `session()` (HFPolicy) keeps each episode's KV cache across the turns of one call of
 `run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
 """
@@ -33,7 +36,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
@@ -53,7 +56,7 @@ from agentic_rl.rollout.policy import (
     StopCondition,
     TurnRequest,
 )
-from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
+from agentic_rl.tools.base import ToolSet, find_first_call, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
 
@@ -251,6 +254,87 @@ def run_episodes(
     finally:
         for episode in episodes:
             episode.env.close()
+
+
+SUBMIT_FENCE = "```submit\n"  # opens a forced final turn: the model writes the submission's code after it
+
+
+class _ForcedSubmitEpisode(Episode):
+    """An episode's forced last turn: only a submission is parsed, and a block the turn left open (EOS or the token
+    limit came before the closing fence) is closed, so what the model wrote after the fence is its submission."""
+
+    def __init__(self, inner: Episode, tool: str) -> None:
+        self.inner, self.tool = inner, tool
+        self.task, self.tools = inner.task, inner.tools
+        self.closing = "\n" + (closing_marker(spec_for(tool).call_pattern) or "")
+
+    def prompt_messages(self, observation_format: str) -> list[dict[str, str]]:
+        return self.inner.prompt_messages(observation_format)
+
+    def parse(self, text: str) -> ToolCall | None:
+        call = find_first_call(text, (self.tool,)) or find_first_call(text + self.closing, (self.tool,))
+        return call if call is not None and call.content.strip() else None  # an empty block submits nothing
+
+    def step(self, call: ToolCall) -> Observation:
+        return self.inner.step(call)
+
+    def counts_toward_cap(self, name: str) -> bool:
+        return self.inner.counts_toward_cap(name)
+
+    def grades(self, name: str) -> bool:
+        return self.inner.grades(name)
+
+    def counted_tools(self, executed: list[str]) -> tuple[str, ...]:
+        return self.inner.counted_tools(executed)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def run_final_submit(
+    episodes: Sequence[tuple[Task, Trajectory]],
+    policy: Policy,
+    toolset: ToolSet | Environment,
+    cfg: RolloutConfig,
+    prefix: str = SUBMIT_FENCE,
+    tool: str = "submit",
+) -> RolloutResult:
+    """Each finished episode continued by exactly one turn that must call `tool`: the turn opens with `prefix`
+    (context, masked, as `response_prefix`), only `tool` stops or is parsed, and an unclosed block is closed.
+
+    The episodes' ids, mask and turns are continued verbatim (copies: the given trajectories are not changed);
+    the forced call is graded by the episode's own tool. A turn that writes no code ends with "no_call".
+    """
+    started = time.perf_counter()
+    env = as_environment(toolset)
+    cfg = replace(cfg, max_turns=1, response_prefix=prefix, on_no_call="stop")
+    check = call_stop_condition((tool,))
+    stop = StopCondition(lambda text: check(prefix + text), check.markers)
+    restored: list[_Episode] = []
+    try:
+        for task, traj in episodes:
+            inner = env.open(task, traj.sample_index)
+            restored.append(_continued(_ForcedSubmitEpisode(inner, tool), task, traj))
+        return _roll_out(restored, policy, stop, cfg, None, started)
+    finally:
+        for episode in restored:
+            episode.env.close()
+
+
+def _continued(env: Episode, task: Task, traj: Trajectory) -> _Episode:
+    """The loop's record of a finished trajectory, open again for more turns (its lists copied)."""
+    return _Episode(
+        env,
+        task,
+        traj.sample_index,
+        list(traj.token_ids),
+        list(traj.loss_mask),
+        traj.prompt_len,
+        turns=list(traj.turns),
+        submitted_code=traj.submitted_code,
+        passed=traj.passed,
+        grade=traj.grade,
+    )
 
 
 def _roll_out(

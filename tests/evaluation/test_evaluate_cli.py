@@ -197,7 +197,12 @@ def test_run_evaluates_a_model_with_its_adapter(trained_run_dir, tmp_path):
     )
     assert summary["policy"] == "model" and summary["checkpoint"] == str((run_dir / "adapter").resolve())
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
-    assert len(records) == 4 and {r["mode"] for r in records} == {"no_tools", "code_only"}
+    # the default: per task and mode, the greedy episode (sample 0) and 4 samples at the training temperature
+    assert len(records) == 2 * 2 * 5 and {r["mode"] for r in records} == {"no_tools", "code_only"}
+    task = records[0]["task_id"]
+    first = [(r["sample"], r["greedy"]) for r in records if (r["task_id"], r["mode"]) == (task, "no_tools")]
+    assert sorted(first) == [(0, True), (1, False), (2, False), (3, False), (4, False)]
+    assert summary["n_samples"] == 4 and summary["greedy"]
     assert all(r["model_tokens"] > 0 for r in records)  # the model generated (random weights: nothing passes)
     # this adapter dir has no training run config beside it: the command's own rollout settings are used
     assert summary["rollout"]["source"].startswith("evaluate config (no run config")
@@ -247,6 +252,7 @@ def test_run_evaluates_a_checkpoint_with_its_runs_rollout_settings(run_with_conf
             f"checkpoint={run_with_config / 'adapter'}",
             "data=builtin-eval",
             "evaluator.limit=2",
+            "evaluator.n_samples=0",  # the greedy episode alone
             "evaluator.modes=[no_tools,code_only]",
             f"resume_dir={tmp_path}",
         )

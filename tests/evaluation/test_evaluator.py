@@ -192,7 +192,9 @@ def test_pass_at_k_from_samples_uses_the_sampling_temperature(cfg):
         good = req.task.task_id == "t/0" and req.sample_index < 2
         return "```python\n" + (GOOD if good else BAD) + "\n```"
 
-    ec = EvalConfig(modes=["no_tools"], n_samples=4, ks=[1, 2, 4], sample_temperature=0.9, sample_top_p=0.8)
+    ec = EvalConfig(
+        modes=["no_tools"], n_samples=4, greedy=False, ks=[1, 2, 4], sample_temperature=0.9, sample_top_p=0.8
+    )
     res = evaluate(
         tasks(2), Recording(script), toolsets(cfg, FakeSandbox(), ["no_tools"]), ROLLOUT, ec, progress=False
     )["no_tools"]

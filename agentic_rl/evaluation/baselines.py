@@ -1,0 +1,84 @@
+"""Format baselines: the episodes of a tool mode graded as if the model had got the format right.
+
+A small model may write correct code and never submit it. Training can then "gain" by learning to submit,
+which is formatting, not solving. Two baselines separate the two; both grade the *same* episodes as the mode
+they derive from (`BASELINE_SOURCE`, the multi-tool mode), so a difference to that mode is due to the format alone:
+
+  last_block     the last fenced code block the model wrote in the episode (```python or ```submit) is graded as
+                 its submission: a model that runs code and never submits is credited with its last code. No model
+                 turn is added; an episode that wrote no block has no submission.
+  forced_submit  an episode that ended without a submission gets one more turn, opened with the submit fence as
+                 context (`rollout.agent.run_final_submit`), so what the model writes is its submission; an episode
+                 that submitted is kept as it is.
+
+Both are graded by the episode's real grader (the tool set's submit tool, in the sandbox).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from agentic_rl.rollout.agent import RolloutConfig, RolloutResult, ToolSet, run_final_submit, run_tool
+from agentic_rl.rollout.policy import Policy
+from agentic_rl.tools.base import spec_for
+from agentic_rl.tracking.metrics import merge_rollout_stats
+from agentic_rl.types import Task, ToolCall, Trajectory
+
+BASELINE_SOURCE = "multi_tool"  # the mode whose episodes the format baselines grade
+CODE_TOOLS = ("execute", "submit")  # the tools whose call is a fenced code block (```python, ```submit)
+
+
+def last_code_block(traj: Trajectory) -> str | None:
+    """The content of the last fenced code block of the episode's own turns (any of `CODE_TOOLS`' call patterns),
+    whether it ran, was refused by the cap, or was submitted; None when it wrote none.
+
+    >>> last_code_block(episode_with_turns("```python\\nx = 1\\n```", "```submit\\ny = 2\\n```"))
+    'y = 2'
+    """
+    patterns = [spec_for(name).call_pattern for name in CODE_TOOLS]
+    for turn in reversed(traj.turns):
+        text = turn.prefix + turn.text
+        found = [m for p in patterns if p is not None for m in p.finditer(text)]
+        if found:
+            return max(found, key=lambda m: m.end()).group(1).strip("\n")
+    return None
+
+
+def grade_last_block(traj: Trajectory, task: Task, toolset: ToolSet) -> Trajectory:
+    """The episode with its last code block as the submission, graded by `toolset.grader`.
+
+    When that block is the submission the episode already had graded, its verdict is reused (same code, same
+    tests: grading it again would only cost time)."""
+    code = last_code_block(traj)
+    if code is None:
+        return replace(traj, submitted_code=None, passed=False, grade=None)
+    if code == traj.submitted_code and traj.grade is not None:
+        return traj
+    obs = run_tool(toolset.grader, ToolCall("submit", code, 0, len(code)), task)
+    return replace(traj, submitted_code=code, passed=bool(obs.passed), grade=obs)
+
+
+def last_block_baseline(
+    episodes: RolloutResult, tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig
+) -> RolloutResult:
+    """`last_block`: each episode graded by its last code block; nothing is generated."""
+    return RolloutResult([grade_last_block(t, task, toolset) for t, task in zip(episodes, tasks)], episodes.stats)
+
+
+def forced_submit_baseline(
+    episodes: RolloutResult, tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig
+) -> RolloutResult:
+    """`forced_submit`: the episodes that ended without a submission get exactly one forced submit turn."""
+    open_ones = [n for n, t in enumerate(episodes) if t.submitted_code is None]
+    if not open_ones:
+        return episodes
+    forced = run_final_submit([(tasks[n], episodes[n]) for n in open_ones], policy, toolset, rollout)
+    out = list(episodes)
+    for n, traj in zip(open_ones, forced):
+        out[n] = traj
+    return RolloutResult(out, merge_rollout_stats([episodes.stats, forced.stats]))
+
+
+# mode name -> (episodes of BASELINE_SOURCE, their tasks, policy, tool set, rollout) -> the graded episodes
+FORMAT_BASELINES = {"last_block": last_block_baseline, "forced_submit": forced_submit_baseline}
