@@ -335,7 +335,8 @@ def _program_lines(req: dict, workdir: str) -> tuple[str, str, set[str]]:
 def _isolated_humaneval(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:
     entry = req["entry_point"]
     namespace = {"__name__": "program", "__builtins__": __builtins__}
-    isolated.bind(namespace, candidate, isolated.used_names(req["test"]) | {entry})
+    used = isolated.used_names(req["test"]) | {entry}
+    isolated.bind(namespace, candidate, used, modules=isolated.modules_used(req["test"]))
     if entry not in namespace or not callable(namespace[entry]):
         return {"error": f"the program defines no function {entry!r}"}
     function = namespace[entry]
@@ -375,7 +376,8 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         wording.load_error = failed
         sys.meta_path.insert(0, _FailingImport("solution", solution_path, failed))
     else:
-        sys.modules["solution"] = isolated.solution_module(candidate, solution_path)
+        modules = isolated.modules_used(req["test"])
+        sys.modules["solution"] = isolated.solution_module(candidate, solution_path, modules)
     args = [
         "-q",
         "--tb=short",
@@ -415,7 +417,8 @@ class _FailingImport:
 def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:
     source, path, files = _program_lines(req, workdir)
     namespace = {"__name__": "program", "__builtins__": __builtins__, "os": os, "sys": sys}
-    isolated.bind(namespace, candidate, isolated.used_names(req["test"]) - {"os", "sys"})
+    used = isolated.used_names(req["test"]) - {"os", "sys"}
+    isolated.bind(namespace, candidate, used, modules=isolated.modules_used(req["test"]))
     module = types.ModuleType("program")
     module.__dict__.update(namespace)
     module.__file__ = path
@@ -464,6 +467,7 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     if isinstance(module, str):
         return {"error": module}
     found.check(guard, module.__dict__, "while the program loaded")
+    _check_shadowed_modules(module.__dict__, req["test"], found)
     collected = _collect_test_cases(module, req, reporter)
     if isinstance(collected, str):
         return {"error": collected}
@@ -498,6 +502,14 @@ def _collect_test_cases(module: types.ModuleType, req: dict, reporter: Reporter)
     n_tests = suite.countTestCases()
     reporter.send(event="collected", n_tests=n_tests, **share)
     return suite, n_tests, share
+
+
+def _check_shadowed_modules(namespace: dict, test: str, found: Tampering) -> None:
+    """In process: a name the tests use as a module (isolated.modules_used) that the program bound to a
+    definition of its own is reported (the verdict `tampered`), as out of process (isolated.bind)."""
+    modules = isolated.modules_used(test)
+    for name in isolated.shadows_in_process(namespace, modules):
+        found(isolated.shadowed_module_note(name, modules[name]))
 
 
 class _CanaryCase(unittest.TestCase):
@@ -536,6 +548,7 @@ def _run_humaneval(req: dict, workdir: str, reporter: Reporter, guard, found: Ta
     if isinstance(module, str):
         return {"error": module}
     found.check(guard, module.__dict__, "while the program loaded")
+    _check_shadowed_modules(module.__dict__, req["test"], found)
     check, entry = module.__dict__.get("check"), req["entry_point"]
     if not callable(check):
         return {"error": "the test code defines no check() function"}
@@ -610,6 +623,9 @@ def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampe
         os.path.join(workdir, "test_solution.py"),
     ]
     pytest.main(args, plugins=[collector])
+    solution = sys.modules.get("solution")  # what `from solution import *` gave the tests
+    if isinstance(solution, types.ModuleType):
+        _check_shadowed_modules(vars(solution), req["test"], found)
     return collector.outcome()
 
 

@@ -250,6 +250,17 @@ class Candidate:
             raise KeyError(name)
         return value
 
+    def shadows(self, name: str) -> bool:
+        """Whether the candidate bound `name` to a definition of its own (a class, function or object of
+        its program, or one claiming a library it is not in), not to a module or an installed library's
+        object."""
+        entry = self.names.get(name)
+        if type(entry) is not list or not entry or entry[0] == "module":
+            return False
+        if entry[0] in ("callable", "exception") and len(entry) >= 3:
+            return self._library_object(name, entry[1], entry[2]) is None
+        return True
+
     def _module_like(self, name: str) -> bool:
         """A name the tests would take for a module: a conventional alias, or an installed module's name."""
         if name in MODULE_ALIASES:
@@ -372,10 +383,42 @@ def _own_attribute(owner, name: str):
 
 def used_names(source: str) -> set[str]:
     """Names the test code reads but does not define at module level (candidate's names it relies on)."""
+    tree = _parse(source)
+    return set() if tree is None else _free_names(tree)
+
+
+def modules_used(source: str) -> dict[str, str]:
+    """The names the test code uses as modules (`np.testing...`) without importing or defining them, each
+    with the module it means (`np` -> numpy, `json` -> json). Such a name must be that library in the
+    tests' namespace: the candidate's own definition under it (a class `np` whose attributes do nothing)
+    would turn the tests' checks into no-ops (BigCodeBench/241)."""
+    tree = _parse(source)
+    if tree is None:
+        return {}
+    bases = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    out = {}
+    for name in sorted(_free_names(tree) & bases):
+        module = MODULE_ALIASES.get(name) or (name if _installed(name) else None)
+        if module is not None:
+            out[name] = module
+    return out
+
+
+def _installed(name: str) -> bool:
     try:
-        tree = ast.parse(source)
+        return importlib.util.find_spec(name) is not None  # a top-level name: finds, imports nothing
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+def _parse(source: str):
+    try:
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
+        return None
+
+
+def _free_names(tree) -> set[str]:
     loaded, defined = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -390,17 +433,46 @@ def used_names(source: str) -> set[str]:
     return {n for n in loaded - defined if not hasattr(builtins, n)}
 
 
-def bind(namespace: dict, candidate: Candidate, names, keep_builtins: bool = True) -> None:
+def shadowed_module_note(name: str, module: str) -> str:
+    """The tamper note for a candidate definition under a module's name the tests use (both paths)."""
+    return f"shadowed module: the program's own {name!r} stands where the tests use the module {module}"
+
+
+def shadows_in_process(namespace: dict, modules: dict[str, str]) -> list[str]:
+    """In process: the names of `modules` (modules_used) the program bound to something that is neither a
+    module the interpreter loaded nor an object an installed library defines under its own name."""
+    return [name for name in sorted(modules) if name in namespace and not _library_value(namespace[name])]
+
+
+def _library_value(value) -> bool:
+    try:  # in process the candidate's own class answers these attribute reads
+        if isinstance(value, types.ModuleType):
+            return sys.modules.get(getattr(value, "__name__", None)) is value  # not a fresh module object
+        module_name, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    except Exception:  # noqa: BLE001 - a value that refuses to say what it is is not a library's
+        return False
+    if type(module_name) is not str or type(qualname) is not str or module_name in ("program", "solution"):
+        return False
+    return _own_attribute(sys.modules.get(module_name), qualname) is value
+
+
+def bind(namespace: dict, candidate: Candidate, names, keep_builtins: bool = True, modules=None) -> None:
+    """Bind the candidate's `names` for the tests. `modules` (modules_used): names the tests use as modules,
+    where a definition of the candidate's own is refused (reported) and not bound."""
+    modules = modules or {}
     for name in sorted(names):
         if (keep_builtins and hasattr(builtins, name)) or name.startswith("__"):
             continue  # the tests keep the real builtins, whatever the candidate named its own things
+        if name in modules and candidate.shadows(name):
+            candidate.refuse(shadowed_module_note(name, modules[name]))
+            continue
         try:
             namespace[name] = candidate.resolve(name)
         except KeyError:
             pass
 
 
-def solution_module(candidate: Candidate, path: str) -> types.ModuleType:
+def solution_module(candidate: Candidate, path: str, modules: dict | None = None) -> types.ModuleType:
     """`solution` for a KodCode test file: the candidate's public names, resolved. `path`: where the
     candidate's process wrote it (named in an import error, as in process)."""
     module = types.ModuleType("solution")
@@ -408,7 +480,7 @@ def solution_module(candidate: Candidate, path: str) -> types.ModuleType:
     public = [n for n in candidate.names if not n.startswith("_")]
     # `from solution import sum` gets the candidate's `sum`, as asked; `from solution import *` (every
     # KodCode test starts with it) never shadows a builtin the tests use (`abs(got - want) < eps`).
-    bind(module.__dict__, candidate, public, keep_builtins=False)
+    bind(module.__dict__, candidate, public, keep_builtins=False, modules=modules)
     module.__all__ = [n for n in public if n in module.__dict__ and not hasattr(builtins, n)]
     return module
 
