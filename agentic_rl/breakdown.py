@@ -1,33 +1,38 @@
 """`python -m agentic_rl.breakdown RUN_DIR [RUN_DIR ...] [--by difficulty] [--before BASE_DIR] [--out FILE]`: pass
-rates split by a field of the tasks' metadata (a pipeline task's `difficulty`, a KodCode task's `subset`, ...), per
-phase and mode, with 95% Wilson intervals.
+rates split by a field of the tasks (a record's own `task_type`; a pipeline task's `difficulty`, a KodCode task's
+`subset`, ... from the tasks' metadata), per phase and mode, tasks as the unit.
+
+Each row's pass rate is the mean over its tasks of each task's pass rate (over the runs' seeds and samples), with
+the Wilson 95% interval over tasks (`stats.task_rate`); the episodes behind it are counted beside it.
 
 With `--before BASE_DIR` (an evaluation of the untrained model), each RUN_DIR is an evaluation of a trained adapter
-on the same tasks, and the table is the paired change per mode and field value, pooled over the runs (each seed's
-episodes paired with the base model's episode of the same task, mode and sample): McNemar's exact test and
-Newcombe's paired interval (`tracking/stats.py`, `PairedChange`). Greedy evaluation makes the base episodes the same
-for every seed, so one base evaluation serves them all.
+on the same tasks, and the table is the paired change per mode and field value: each episode is paired with the base
+model's episode of the same mode, task and sample (never the task alone: several samples are several pairs). The
+primary test takes the task as the unit (`tables.paired_test`: each task's mean difference over seeds and samples,
+a seeded percentile bootstrap over tasks for the 95% interval, an exact sign test on the task means for p), with
+Holm's correction across the rows; the pairs pooled as if independent (McNemar, Newcombe) are a secondary column.
+Greedy evaluation makes the base episodes the same for every seed, so one base evaluation serves them all.
 
-The per-episode records (an evaluation's results.jsonl, a training run's eval_before/eval_after.jsonl) carry task
-ids only, so the tasks are rebuilt from the run's own config (`.hydra/config.yaml`: `data` for an evaluation,
-`eval_data` for a training run). Several run dirs pool their episodes: the same tasks under several seeds count
-once per seed. It is how a task distribution is chosen from the base model's rates (experiments/transfer/).
+A field the records carry (`task_type`) is read from them. Otherwise, the per-episode records carrying task ids
+only, the tasks are rebuilt from the run's own config (`.hydra/config.yaml`: `data` for an evaluation, `eval_data`
+for a training run). It is how a task distribution is chosen from the base model's rates (experiments/transfer/).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import episode_outcomes, read_eval_records
-from agentic_rl.tracking.stats import PairedChange, wilson_interval
+from agentic_rl.tracking.runs import outcomes_of, read_eval_records
+from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap, task_rate
+from agentic_rl.tracking.tables import ALL, Pair, paired_test, primary_test_note, test_cells, test_header, with_holm
 
 PHASES = ("eval", "before", "after")
 MISSING = "(none)"
-ALL = "all"
 
 
 def task_metadata(run_dir: Path, data_path: Path | None = None) -> dict[str, dict[str, Any]]:
@@ -54,34 +59,35 @@ def task_metadata(run_dir: Path, data_path: Path | None = None) -> dict[str, dic
     return {t.task_id: dict(t.metadata or {}) for t in build(node)}
 
 
+def field_reader(run_dir: Path, key: str, data_path: Path | None = None) -> Callable[[dict], str]:
+    """record -> its value of `key`: the record's own field (`task_type`) where it has one, else the task's
+    metadata, rebuilt from the run's config only when a record lacks the field (`MISSING` where neither has it)."""
+    metadata = functools.cache(lambda: task_metadata(run_dir, data_path))
+
+    def value(record: dict) -> str:
+        if record.get(key) is not None:
+            return str(record[key])
+        return str(metadata().get(str(record["task_id"]), {}).get(key, MISSING))
+
+    return value
+
+
 def breakdown_rows(run_dirs: Sequence[Path], key: str, data_path: Path | None = None) -> list[dict[str, Any]]:
-    """One row per (phase, mode, value of `key`): episodes, passed, rate and its Wilson interval."""
-    counts: dict[tuple[str, str, str], list[int]] = {}
+    """One row per (phase, mode, value of `key`): the pass rate with the task as the unit (`stats.task_rate`: tasks,
+    rate, Wilson interval over tasks; `n` and `passed` count the episodes), several runs pooled per task."""
+    episodes: dict[tuple[str, str, str], list[tuple[str, bool]]] = {}
     for run_dir in run_dirs:
-        metadata = task_metadata(run_dir, data_path)
+        value = field_reader(run_dir, key, data_path)
         for phase in PHASES:
             for record in read_eval_records(run_dir, phase):
-                value = metadata.get(str(record["task_id"]), {}).get(key, MISSING)
-                tally = counts.setdefault((phase, record["mode"], str(value)), [0, 0])
-                tally[0] += 1
-                tally[1] += bool(record["passed"])
+                group = (phase, record["mode"], value(record))
+                episodes.setdefault(group, []).append((str(record["task_id"]), bool(record["passed"])))
     rows = []
-    for (phase, mode, value), (n, passed) in sorted(
-        counts.items(), key=lambda item: (PHASES.index(item[0][0]), item[0][1], _value_order(item[0][2]))
+    for (phase, mode, value), outcomes in sorted(
+        episodes.items(), key=lambda item: (PHASES.index(item[0][0]), item[0][1], _value_order(item[0][2]))
     ):
-        low, high = wilson_interval(passed, n)
-        rows.append(
-            {
-                "phase": phase,
-                "mode": mode,
-                key: value,
-                "n": n,
-                "passed": passed,
-                "rate": passed / n,
-                "low": low,
-                "high": high,
-            }
-        )
+        rate = task_rate(outcomes)
+        rows.append({"phase": phase, "mode": mode, key: value, "n": rate.pop("episodes"), **rate})
     return rows
 
 
@@ -93,70 +99,79 @@ def _value_order(value: str) -> tuple[int, float | str]:
         return 1, value
 
 
+def keyed_records(run_dir: Path, phase: str) -> dict[tuple[str, str, int], dict]:
+    """The records of an evaluation run (results.jsonl), else of a training run's `phase`, by (mode, task, sample):
+    the key `runs.outcomes_of` pairs by."""
+    records = read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase)
+    return dict(zip(outcomes_of(records), records))
+
+
 def paired_rows(
-    before: Path, afters: Sequence[Path], key: str, data_path: Path | None = None
+    before: Path,
+    afters: Sequence[Path],
+    key: str,
+    data_path: Path | None = None,
+    spec: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> tuple[list[dict[str, Any]], int]:
-    """Per (mode, value of `key`) and per mode over all values ("all"): the pooled paired change from `before`'s
-    episodes to each of `afters`' (an evaluation of the adapter, or the training run's own evaluation after).
-    Also returns how many episodes of `afters` had no partner in `before`."""
-    metadata = task_metadata(before, data_path)
-    base = episode_outcomes(before, "before")
-    pairs: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+    """Per (mode, value of `key`) and per mode over all values ("all"): the paired change from `before`'s episodes
+    to each of `afters`' (an evaluation of the adapter, or the training run's own evaluation after), each episode
+    matched by (mode, task, sample); the primary test with the task as the unit and its Holm-adjusted p across the
+    rows (`tables.paired_test`, `tables.with_holm`). Also returns how many episodes of `afters` had no partner."""
+    base = keyed_records(before, "before")
+    value = field_reader(before, key, data_path)
+    pairs: dict[tuple[str, str], list[Pair]] = {}
     runs_with: dict[tuple[str, str], set[Path]] = {}
     unpaired = 0
     for run in afters:
-        for episode, passed in episode_outcomes(run, "after").items():
+        for episode, record in keyed_records(run, "after").items():
             if episode not in base:
                 unpaired += 1
                 continue
             mode, task_id, _ = episode
-            value = str(metadata.get(task_id, {}).get(key, MISSING))
-            for group in ((mode, value), (mode, ALL)):
-                pairs.setdefault(group, []).append((base[episode], passed))
+            pair = (task_id, bool(base[episode]["passed"]), bool(record["passed"]))
+            for group in ((mode, value(record if record.get(key) is not None else base[episode])), (mode, ALL)):
+                pairs.setdefault(group, []).append(pair)
                 runs_with.setdefault(group, set()).add(run)
     rows = [
-        {"mode": mode, key: value, "runs": len(runs_with[mode, value]), **PairedChange.from_pairs(p).as_dict()}
+        {"mode": mode, key: value, "runs": len(runs_with[mode, value]), **paired_test(p, spec)}
         for (mode, value), p in sorted(pairs.items(), key=lambda item: (item[0][0], _value_order(item[0][1])))
     ]
-    return rows, unpaired
+    return with_holm(rows), unpaired
 
 
-def paired_markdown(rows: Iterable[dict[str, Any]], key: str, before: Path, runs: Sequence[Path], unpaired: int) -> str:
+def paired_markdown(rows: list[dict[str, Any]], key: str, before: Path, runs: Sequence[Path], unpaired: int) -> str:
+    """The paired table (`rows` of `paired_rows`, at least one) as Markdown."""
+    spec = {"resamples": rows[0]["resamples"], "seed": rows[0]["seed"]}
     lines = [
         f"# Paired change by `{key}`",
         "",
         f"Before: {before}. After: {', '.join(str(r) for r in runs)}.",
         "",
-        "Each pair: one task (mode, sample) before and after, pooled over the after runs. gained: failed before, "
-        "passed after; lost: the reverse. 95% interval: Newcombe's hybrid score interval for paired proportions; "
-        "p: McNemar's exact test (two-sided); pairs to resolve: pairs a paired test (alpha 0.05, power 0.8) needs "
-        f"at the measured change. Episodes of the after runs with no partner in the base run: {unpaired}.",
+        primary_test_note({"bootstrap": spec}),
+        f"Episodes of the after runs with no partner in the base run: {unpaired}.",
         "",
-        f"| mode | {key} | runs | pairs | before | after | change | 95% interval | gained | lost | p | "
-        "pairs to resolve |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        *test_header(f"mode | {key} | runs", "before", "after", "after - before"),
     ]
     for r in rows:
-        lines.append(
-            f"| {r['mode']} | {r[key]} | {r['runs']} | {r['n']} | {r['before']:.3f} | {r['after']:.3f} | "
-            f"{r['change']:+.3f} | {r['low']:+.3f} to {r['high']:+.3f} | {r['gained']} | {r['lost']} | "
-            f"{r['p_value']:.3g} | {r['pairs_needed']} |"
-        )
+        lines.append(f"| {r['mode']} | {r[key]} | {r['runs']} | {test_cells(r)}")
     return "\n".join(lines) + "\n"
 
 
-def breakdown_markdown(rows: Iterable[dict[str, Any]], key: str, runs: Sequence[Path]) -> str:
+def breakdown_markdown(rows: list[dict[str, Any]], key: str, runs: Sequence[Path]) -> str:
+    """The pass-rate table (`rows` of `breakdown_rows`) as Markdown."""
     lines = [
         f"# Pass rate by `{key}`",
         "",
-        f"Runs: {', '.join(str(r) for r in runs)}. 95% Wilson intervals; episodes of several runs are pooled.",
+        f"Runs: {', '.join(str(r) for r in runs)}. Tasks as the unit: a row's rate is the mean over its tasks of each "
+        "task's pass rate (over the runs' seeds and samples), with the Wilson 95% interval over tasks; episodes and "
+        "passed count the episodes behind it.",
         "",
-        f"| phase | mode | {key} | episodes | passed | rate | 95% interval |",
-        "| --- | --- | --- | ---: | ---: | ---: | --- |",
+        f"| phase | mode | {key} | tasks | episodes | passed | rate | 95% interval |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
         lines.append(
-            f"| {r['phase']} | {r['mode']} | {r[key]} | {r['n']} | {r['passed']} | {r['rate']:.3f} | "
+            f"| {r['phase']} | {r['mode']} | {r[key]} | {r['tasks']} | {r['n']} | {r['passed']} | {r['rate']:.3f} | "
             f"{r['low']:.3f}-{r['high']:.3f} |"
         )
     return "\n".join(lines) + "\n"
@@ -165,7 +180,11 @@ def breakdown_markdown(rows: Iterable[dict[str, Any]], key: str, runs: Sequence[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="evaluation or training run dirs")
-    parser.add_argument("--by", default="difficulty", help="the task metadata field to split by (default: difficulty)")
+    parser.add_argument(
+        "--by",
+        default="difficulty",
+        help="the field to split by: a record's own (task_type) or the tasks' metadata (default: difficulty)",
+    )
     parser.add_argument(
         "--before", type=Path, help="an evaluation of the untrained model: pair each run's episodes with its own"
     )
@@ -175,10 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="the task file, for runs whose config names one that is not here (a record's copy: <shared>/...)",
     )
+    parser.add_argument("--resamples", type=int, default=DEFAULT_BOOTSTRAP.resamples, help="bootstrap resamples")
+    parser.add_argument("--bootstrap-seed", type=int, default=DEFAULT_BOOTSTRAP.seed, help="bootstrap seed")
     args = parser.parse_args(argv)
     try:
         if args.before:
-            rows, unpaired = paired_rows(args.before, args.runs, args.by, args.data_path)
+            spec = Bootstrap(args.resamples, args.bootstrap_seed)
+            rows, unpaired = paired_rows(args.before, args.runs, args.by, args.data_path, spec)
         else:
             rows = breakdown_rows(args.runs, args.by, args.data_path)
     except ValueError as exc:

@@ -1,7 +1,12 @@
 """`python -m agentic_rl.table SWEEP_DIR` or `python -m agentic_rl.table RUN_DIR [RUN_DIR ...]`: the result tables
 with 95% intervals (`tracking/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
 parent (`--out DIR` elsewhere). `--before BASE_EVAL_DIR [...]` pairs runs that only evaluated after training with
-the base model's evaluation of the same tasks (one for every arm, or one per arm, matched by its overrides)."""
+the base model's evaluation of the same tasks (one for every arm, or one per arm, matched by its overrides).
+
+The paired sections' primary test takes the task as the unit: each task's mean over seeds and samples, a seeded
+percentile bootstrap over tasks for the 95% interval (`--resamples`, `--bootstrap-seed`), an exact sign test on the
+task means for p, and Holm's correction across the comparisons of a table. Records that carry `task_type` add the
+same tables per task type."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap
 from agentic_rl.tracking.tables import write_table
 
 
@@ -29,9 +35,21 @@ def main(argv: list[str] | None = None) -> int:
         "change of runs that did not evaluate before training (eval_before=false) is taken against it; several, one "
         "per arm: each arm takes the one evaluated with the arm's own overrides (e.g. rollout.max_tool_calls=2)",
     )
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_BOOTSTRAP.resamples,
+        help="bootstrap resamples of the task-level 95%% intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--bootstrap-seed",
+        type=int,
+        default=DEFAULT_BOOTSTRAP.seed,
+        help="seed of the bootstrap, so that a table rewrites byte for byte (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     try:
-        written = write_table(args.paths, args.out, args.before)
+        written = write_table(args.paths, args.out, args.before, Bootstrap(args.resamples, args.bootstrap_seed))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 (the CLI's output)
         return 2

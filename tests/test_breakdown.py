@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from agentic_rl.breakdown import breakdown_rows, main, paired_rows
 from agentic_rl.data.pipelines import load_pipelines
+from agentic_rl.tracking.stats import holm_adjust
 
 DATA = {
     "_target_": "agentic_rl.data.pipelines.load_pipelines",
@@ -87,9 +88,12 @@ def test_cli_writes_markdown_and_reports_bad_input(tmp_path, capsys):
     out = tmp_path / "breakdown.md"
     assert main([str(run), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "| eval | x | 1 | 1 | 1 | 1.000 |" in text or "| eval | x | 2 | 1 | 1 | 1.000 |" in text
-    bare = tmp_path / "bare"
+    difficulty = tasks[0].metadata["difficulty"]
+    # tasks, episodes, passed, the rate and its Wilson interval over one task
+    assert f"| eval | x | {difficulty} | 1 | 1 | 1 | 1.000 | 0.207-1.000 |" in text
+    bare = tmp_path / "bare"  # records, but no config to rebuild the tasks' difficulty from
     bare.mkdir()
+    (bare / "results.jsonl").write_text(json.dumps(_record(tasks[0].task_id, "x", True)) + "\n")
     assert main([str(bare)]) == 2
     assert "no .hydra/config.yaml" in capsys.readouterr().err
     empty = _write_run(tmp_path / "empty", {"data": DATA}, {})
@@ -106,7 +110,7 @@ def test_a_record_with_its_config_beside_the_results_is_read(tmp_path):
 
 
 def test_a_config_without_data_is_an_error(tmp_path):
-    run = _write_run(tmp_path / "run", {"seed": 1}, {})
+    run = _write_run(tmp_path / "run", {"seed": 1}, {"results.jsonl": [_record("t", "m", True)]})
     with pytest.raises(ValueError, match="neither eval_data nor data"):
         breakdown_rows([run], "difficulty")
 
@@ -127,17 +131,62 @@ def test_paired_change_pools_seeds_against_one_base_evaluation(tmp_path):
     rows, unpaired = paired_rows(before, afters, "difficulty")
     assert unpaired == 1
     overall = next(r for r in rows if r["difficulty"] == "all")
-    assert (overall["n"], overall["runs"]) == (8, 2)
-    assert (overall["both"], overall["gained"], overall["lost"], overall["neither"]) == (1, 3, 1, 3)
-    assert overall["before"] == 2 / 8 and overall["after"] == 4 / 8 and overall["change"] == 2 / 8
-    assert overall["low"] < overall["change"] < overall["high"]
-    assert overall["p_value"] == pytest.approx(0.625)  # 2 * P(X <= 1), X ~ Bin(4, 1/2)
+    assert (overall["tasks"], overall["runs"]) == (4, 2)
+    # task means over the two seeds: task 0 1 -> 0.5, tasks 1, 2, 3: 0 -> 0.5; mean difference (-0.5 + 3 * 0.5) / 4
+    assert (overall["up"], overall["down"], overall["tied"]) == (3, 1, 0)
+    assert overall["rate_a"] == 0.25 and overall["rate_b"] == 0.5 and overall["difference"] == 0.25
+    assert overall["p_value"] == pytest.approx(0.625)  # sign test: 2 * P(X <= 1), X ~ Bin(4, 1/2)
+    assert overall["low"] <= overall["difference"] <= overall["high"]
+    # secondary: the 8 (seed, task) pairs pooled
+    pooled = overall["pooled"]
+    assert (pooled["n"], pooled["both"], pooled["gained"], pooled["lost"], pooled["neither"]) == (8, 1, 3, 1, 3)
     per_value = [r for r in rows if r["difficulty"] != "all"]
-    assert sum(r["n"] for r in per_value) == 8
+    assert sum(r["tasks"] for r in per_value) == 4
     for r in per_value:
         mine = [i for i, t in enumerate(tasks) if d[t.task_id] == r["difficulty"]]
-        assert r["n"] == 2 * len(mine)
-        assert r["gained"] == sum((i in (1, 2)) + (i == 3) for i in mine)
+        assert r["tasks"] == len(mine) and r["pooled"]["n"] == 2 * len(mine)
+        assert r["up"] == sum(i != 0 for i in mine) and r["down"] == (0 in mine)
+    assert [r["p_holm"] for r in rows] == pytest.approx(holm_adjust([r["p_value"] for r in rows]))
+
+
+def test_several_samples_of_a_task_are_several_pairs_not_one(tmp_path):
+    """The sample is part of the pairing key: with 2 samples per task, keyed by task alone the second sample
+    overwrites the first and the pairs (and the task means) collapse."""
+    tasks = _tasks()[:2]
+    base = [{**_record(t.task_id, "m", False), "sample": k} for t in tasks for k in (0, 1)]
+    before = _write_run(tmp_path / "base", {"data": DATA}, {"results.jsonl": base})
+    # task 0: samples 0 and 1 pass (mean 1.0); task 1: only sample 0 passes (mean 0.5)
+    after = [{**_record(t.task_id, "m", i == 0 or k == 0), "sample": k} for i, t in enumerate(tasks) for k in (0, 1)]
+    run = _write_run(tmp_path / "s1", {"data": DATA}, {"results.jsonl": after})
+    rows, unpaired = paired_rows(before, [run], "split")
+    overall = next(r for r in rows if r["split"] == "all")
+    assert unpaired == 0 and overall["pooled"]["n"] == 4 and overall["pooled"]["gained"] == 3
+    assert overall["rate_b"] == 0.75 and overall["difference"] == 0.75
+    [rate] = [r for r in breakdown_rows([run], "split") if r["mode"] == "m"]
+    assert (rate["tasks"], rate["n"], rate["passed"], rate["rate"]) == (2, 4, 3, 0.75)
+
+
+def test_task_type_is_read_from_the_records_without_rebuilding_the_tasks(tmp_path, capsys):
+    """`--by task_type`: the records carry the field, so no config is needed."""
+
+    def records(passed: dict[str, bool]) -> list[dict]:
+        return [{**_record(t, "multi_tool", p), "task_type": t.split("/")[0]} for t, p in passed.items()]
+
+    base, run = tmp_path / "base", tmp_path / "s1"
+    for path, passed in ((base, [False, False, False]), (run, [True, True, False])):
+        path.mkdir()
+        tasks = dict(zip(["docs/a", "docs/b", "plain/c"], passed))
+        (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records(tasks)))
+    rows = {(r["phase"], r["task_type"]): r for r in breakdown_rows([run], "task_type")}
+    assert rows["eval", "docs"]["rate"] == 1.0 and rows["eval", "plain"]["rate"] == 0.0
+    paired, _ = paired_rows(base, [run], "task_type")
+    by = {r["task_type"]: r for r in paired}
+    assert (by["docs"]["up"], by["docs"]["tasks"], by["plain"]["tied"], by["all"]["up"]) == (2, 2, 1, 2)
+    out = tmp_path / "by-type.md"
+    assert main([str(run), "--before", str(base), "--by", "task_type", "--out", str(out)]) == 0
+    assert (
+        "| multi_tool | docs | 1 | 2 | 0.000 | 1.000 | +1.000 [+1.000, +1.000] | 2 / 0 / 0 | 0.5 |" in out.read_text()
+    )
 
 
 def test_paired_cli_writes_the_table_and_says_when_nothing_pairs(tmp_path, capsys):
@@ -145,8 +194,10 @@ def test_paired_cli_writes_the_table_and_says_when_nothing_pairs(tmp_path, capsy
     before = _write_run(tmp_path / "base", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "m", False)]})
     after = _write_run(tmp_path / "s1", {"data": DATA}, {"results.jsonl": [_record(tasks[0].task_id, "m", True)]})
     out = tmp_path / "paired.md"
-    assert main([str(after), "--before", str(before), "--out", str(out)]) == 0
-    assert "| m | all | 1 | 1 | 0.000 | 1.000 | +1.000 |" in out.read_text()
+    assert main([str(after), "--before", str(before), "--out", str(out), "--resamples", "100"]) == 0
+    text = out.read_text()
+    assert "| m | all | 1 | 1 | 0.000 | 1.000 | +1.000 [+1.000, +1.000] | 1 / 0 / 0 | 1 |" in text
+    assert "(100 resamples, seed 0)" in text and "pooled pairs (secondary, not independent)" in text
     other = _write_run(tmp_path / "s2", {"data": DATA}, {"results.jsonl": [_record(tasks[1].task_id, "m", True)]})
     assert main([str(other), "--before", str(before)]) == 2
     assert "pair with" in capsys.readouterr().err
@@ -171,7 +222,7 @@ def test_a_training_run_pairs_by_its_evaluation_after_training(tmp_path):
     rows, unpaired = paired_rows(before, [run], "difficulty")
     overall = next(r for r in rows if r["difficulty"] == "all")
     assert unpaired == 0
-    assert (overall["n"], overall["gained"], overall["lost"]) == (3, 1, 0)
+    assert (overall["tasks"], overall["up"], overall["down"], overall["pooled"]["n"]) == (3, 1, 0, 3)
 
 
 def test_data_path_replaces_the_task_file_a_record_names_by_placeholder(tmp_path, sample_data_dir, capsys):
@@ -188,8 +239,8 @@ def test_data_path_replaces_the_task_file_a_record_names_by_placeholder(tmp_path
     rows = breakdown_rows([run], "difficulty", data_path=sample)
     by = {r["difficulty"]: r for r in rows}
     n_easy = sum(t.metadata["difficulty"] == "easy" for t in tasks)
-    assert by["easy"]["n"] == by["easy"]["passed"] == n_easy and by["medium"]["passed"] == 0
+    assert by["easy"]["n"] == by["easy"]["passed"] == by["easy"]["tasks"] == n_easy and by["medium"]["passed"] == 0
     assert main([str(run)]) == 2 and "kodcode_sample.jsonl" in capsys.readouterr().err
-    pipelines_run = _write_run(tmp_path / "pipelines", {"data": DATA}, {"results.jsonl": []})
+    pipelines_run = _write_run(tmp_path / "pipelines", {"data": DATA}, {"results.jsonl": [_record("t", "m", True)]})
     with pytest.raises(ValueError, match="read no file"):
         breakdown_rows([pipelines_run], "difficulty", data_path=sample)

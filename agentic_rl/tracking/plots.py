@@ -335,11 +335,13 @@ def _wrapped(label: str, width: int = 48) -> str:
 
 
 def plot_paired_changes(table: dict, out: Path) -> Path:
-    """figures/paired_changes.png beside a `table.md`: per evaluation mode, a forest plot of the paired
-    differences in held-out pass rate with their 95% Newcombe intervals: each arm after against before training
-    (`table["paired"]`), then each pair of arms after training on the same seeds and tasks
-    (`table["arm_pairs"]`). An interval clear of zero is drawn in colour (green above, red below), one that holds
-    zero in grey; each row is labelled with the estimate, the discordant counts and McNemar's p."""
+    """figures/paired_changes.png beside a `table.md`: per evaluation mode, a forest plot of the primary paired
+    differences in held-out pass rate, tasks as the unit (`tables.paired_test`: the mean over tasks of the task
+    differences with the percentile bootstrap 95% interval over tasks, unclipped): each arm after against before
+    training (`table["paired"]`), then each pair of arms after training on the same seeds and tasks
+    (`table["arm_pairs"]`). A row that holds at 0.05 after Holm's correction is drawn in colour (green above zero,
+    red below), any other in grey; each row is labelled with the estimate, the tasks up / down, the sign test's p
+    raw and Holm-adjusted."""
     rows_by_mode: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for row in table.get("paired", []):
         rows_by_mode[row["mode"]].append((f"{row['arm']}: after - before", row))
@@ -358,19 +360,7 @@ def plot_paired_changes(table: dict, out: Path) -> Path:
         rows = rows_by_mode[mode]
         ys = list(range(len(rows)))[::-1]  # the first row on top
         for y, (_, row) in zip(ys, rows):
-            low, high = row["low"], row["high"]
-            color = "#2a7d2a" if low > 0 else "#b22222" if high < 0 else "#777777"
-            ax.errorbar(
-                row["change"], y, xerr=[[row["change"] - low], [high - row["change"]]], fmt="o", color=color, capsize=4
-            )
-            ax.annotate(
-                f"{row['change']:+.3f} [{low:+.3f}, {high:+.3f}]   {row['gained']} / {row['lost']}   "
-                f"p {row['p_value']:.2g}   ({row['n']} pairs)",
-                xy=(1.01, y),
-                xycoords=("axes fraction", "data"),
-                va="center",
-                fontsize=8,
-            )
+            _forest_row(ax, y, row)
         ax.axvline(0.0, color="#333", linewidth=0.8)
         within = sum(row["mode"] == mode for row in table.get("paired", []))  # the arms' own changes come first
         if 0 < within < len(rows):  # a rule between the arms' own changes and the arms compared
@@ -379,13 +369,15 @@ def plot_paired_changes(table: dict, out: Path) -> Path:
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_title(f"mode {mode}", fontsize=10, loc="left")
         ax.grid(axis="x", alpha=0.3)
-        ax.set_xlabel("difference in held-out pass rate (paired; 95% Newcombe interval)", fontsize=9)
+        ax.set_xlabel(
+            "difference in held-out pass rate, tasks as the unit (95% bootstrap interval over tasks)", fontsize=9
+        )
     if not modes:
         axes[0, 0].text(0.5, 0.5, "no paired records (eval_before/after.jsonl)", ha="center", va="center")
     fig.suptitle(
         "Held-out changes, paired on the same tasks: each arm after vs before training, and the arms against each "
-        "other on the same seeds. Right: estimate [95% CI], discordant pairs (gained / lost, or only the first "
-        "arm / only the second), McNemar's exact p",
+        "other on the same seeds. Right: estimate [95% CI], tasks up / down, exact sign test p and Holm-adjusted p; "
+        "coloured: holds at 0.05 after Holm",
         fontsize=9,
         wrap=True,
     )
@@ -394,3 +386,18 @@ def plot_paired_changes(table: dict, out: Path) -> Path:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def _forest_row(ax, y: float, row: dict) -> None:
+    """One row of the forest plot: the task-level difference, its interval, and its label."""
+    diff, low, high = row["difference"], row["low"], row["high"]
+    color = "#777777" if not row["holds"] else "#2a7d2a" if diff > 0 else "#b22222"
+    ax.errorbar(diff, y, xerr=[[diff - low], [high - diff]], fmt="o", color=color, capsize=4)
+    ax.annotate(
+        f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]   {row['up']} / {row['down']} tasks   "
+        f"p {row['p_value']:.2g}, Holm {row['p_holm']:.2g}   ({row['tasks']} tasks)",
+        xy=(1.01, y),
+        xycoords=("axes fraction", "data"),
+        va="center",
+        fontsize=8,
+    )

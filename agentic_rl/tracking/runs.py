@@ -185,7 +185,9 @@ class Estimate:
 
 
 def across_seeds(values: list[float], rate: bool = False) -> Estimate:
-    """Mean and 95% t interval of per-seed values; a rate's interval is clipped to [0, 1], its possible range."""
+    """Mean and 95% t interval of per-seed values, unclipped: a bound past a rate's range (a lower end below 0 with
+    three seeds) is what the seeds say, and the tables print it as it is. `rate=True` clips the band to [0, 1] for
+    drawing a training curve only (`plots.arm_curve`); no table asks for it."""
     mean, low, high = mean_ci(values)
     if rate:
         low, high = max(0.0, low), min(1.0, high)
@@ -193,11 +195,12 @@ def across_seeds(values: list[float], rate: bool = False) -> Estimate:
 
 
 def pass_at_1_estimate(rates: list[float], n_tasks: list[int | None]) -> Estimate:
-    """pass@1 of an arm: the t interval across seeds; with one seed, the Wilson interval over its tasks."""
+    """pass@1 of an arm: the t interval across seeds (unclipped); with one seed, the Wilson interval over its
+    tasks."""
     if len(rates) == 1 and n_tasks[0]:
         low, high = wilson_interval(rates[0] * n_tasks[0], n_tasks[0])
         return Estimate(rates[0], low, high, 1, "wilson")
-    return across_seeds(rates, rate=True)
+    return across_seeds(rates)
 
 
 def eval_records_path(run_dir: Path, phase: str) -> Path:
@@ -238,6 +241,11 @@ def outcomes_of(records: list[dict]) -> dict[tuple[str, str, int], bool]:
     """Evaluation records as (mode, task id, sample) -> passed: the key that pairs an episode before training with
     the same episode after."""
     return {(r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"]) for r in records}
+
+
+def task_types_of(records: list[dict]) -> dict[str, str]:
+    """Task id -> its `task_type` (`docs`, `plain`, `exec`, ...) for the records that carry one."""
+    return {str(r["task_id"]): str(r["task_type"]) for r in records if r.get("task_type") is not None}
 
 
 def episode_outcomes(run_dir: Path, phase: str) -> dict[tuple[str, str, int], bool]:

@@ -22,17 +22,33 @@ tasks a comparison would need.
 
       n = (z(1-α/2)·√ψ + z(power)·√(ψ - δ²))² / δ²,  ψ = p(gained) + p(lost),  δ = p(gained) - p(lost).
 
-Only the standard library: the t quantiles for df ≤ 30 are tabulated (values of scipy.stats.t.ppf(0.975, df),
-checked against scipy in tests/tracking/test_stats.py); above 30 the Cornish-Fisher expansion in the normal
-quantile is exact to 1e-7.
+  Pooling seeds × tasks × samples into pairs treats them as independent; they are not (the base evaluation is one
+  greedy run copied into every seed; the seeds agree on most tasks), so `PairedChange` is only a secondary,
+  "pooled pairs" figure: its interval is too narrow and its p too small by the design effect.
+- The primary test takes the task as the unit (`TaskDifference`): each task's outcomes are averaged over its pairs
+  (seeds and samples) into one mean per side, and the claim is about the mean over tasks of the task differences:
+  its 95% interval is the percentile bootstrap over tasks (Efron & Tibshirani 1993, ch. 13; `bootstrap_interval`,
+  seeded, so a table rewrites byte for byte) and its p-value the exact two-sided sign test on the tasks whose mean
+  rose against those whose mean fell (ties dropped; `sign_test_p`). Neither assumes a distribution of the task
+  differences, which here are few distinct values in [-1, 1].
+- `holm_adjust`: Holm's step-down adjustment of a family of p-values (Holm 1979), valid under any dependence
+  between the tests: p_(i) -> max over j <= i of min(1, (m - j + 1) · p_(j)), p sorted ascending.
+
+Intervals are never clipped: a bound outside [0, 1] (a t interval of few seeds) says that the seeds are too few.
+
+The t quantiles for df ≤ 30 are tabulated (values of scipy.stats.t.ppf(0.975, df), checked against scipy in
+tests/tracking/test_stats.py); above 30 the Cornish-Fisher expansion in the normal quantile is exact to 1e-7. The
+bootstrap draws with numpy (a dependency of matplotlib and transformers), vectorised over resamples.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+
+import numpy as np
 
 # t(0.975, df) for df = 1..30
 _T975 = (
@@ -137,20 +153,26 @@ def tasks_to_separate(p1: float, p2: float, alpha: float = 0.05, power: float = 
     return math.ceil(root**2 / (p1 - p2) ** 2)
 
 
-def mcnemar_exact_p(gained: int, lost: int) -> float:
-    """Two-sided p-value of McNemar's exact test: under "training changed nothing" each discordant pair is as
-    likely to be a gain as a loss, so `gained` ~ Binomial(gained + lost, 1/2).
+def sign_test_p(up: int, down: int) -> float:
+    """Two-sided p-value of the exact sign test: under "no difference" each untied unit is as likely to go up as
+    down, so `up` ~ Binomial(up + down, 1/2); ties are left out before calling.
 
-    >>> round(mcnemar_exact_p(9, 1), 4)  # 2 * P(X <= 1), X ~ Bin(10, 0.5) = 2 * 11/1024
+    >>> round(sign_test_p(9, 1), 4)  # 2 * P(X <= 1), X ~ Bin(10, 0.5) = 2 * 11/1024
     0.0215
     """
-    if gained < 0 or lost < 0:
-        raise ValueError(f"counts must be >= 0, got gained={gained}, lost={lost}")
-    n = gained + lost
+    if up < 0 or down < 0:
+        raise ValueError(f"counts must be >= 0, got up={up}, down={down}")
+    n = up + down
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(gained, lost) + 1)) / 2**n
+    tail = sum(math.comb(n, i) for i in range(min(up, down) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def mcnemar_exact_p(gained: int, lost: int) -> float:
+    """Two-sided p-value of McNemar's exact test: the sign test on the discordant pairs (under "training changed
+    nothing" a discordant pair is as likely to be a gain as a loss)."""
+    return sign_test_p(gained, lost)
 
 
 def pairs_to_resolve(p_gained: float, p_lost: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -252,3 +274,134 @@ class PairedChange:
             "p_value": self.p_value,
             "pairs_needed": self.pairs_needed,
         }
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How a bootstrap interval is drawn: `resamples` resamples from numpy's default generator seeded with `seed`
+    (a fixed seed makes a table reproducible byte for byte)."""
+
+    resamples: int = 10_000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.resamples < 1:
+            raise ValueError(f"bootstrap resamples must be >= 1, got {self.resamples}")
+
+
+DEFAULT_BOOTSTRAP = Bootstrap()  # 10,000 resamples, seed 0: what `python -m agentic_rl.table` draws unless told
+
+
+def bootstrap_interval(values: Sequence[float], spec: Bootstrap = DEFAULT_BOOTSTRAP) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of the mean of `values` (one per task): the 2.5% and 97.5% quantiles
+    of the means of `spec.resamples` resamples of the values with replacement. Deterministic given `spec.seed`
+    and the order of `values` (callers pass them in task-id order). Resamples are drawn in blocks of 1,000 so
+    that memory stays at 1,000 x len(values) indices.
+
+    >>> bootstrap_interval([0.5, 0.5, 0.5])  # no spread: the interval is the point
+    (0.5, 0.5)
+    """
+    if not values:
+        raise ValueError("a bootstrap interval of no values")
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(spec.seed)
+    means = []
+    for start in range(0, spec.resamples, 1000):
+        block = min(1000, spec.resamples - start)
+        means.append(data[rng.integers(0, len(data), size=(block, len(data)))].mean(axis=1))
+    low, high = np.quantile(np.concatenate(means), [0.025, 0.975])
+    return float(low), float(high)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: sorted ascending, the i-th smallest (from 1) is
+    multiplied by m - i + 1, capped at 1, and made non-decreasing along the order. A test holds at level alpha
+    after the correction when its adjusted p is at most alpha.
+
+    >>> holm_adjust([0.01, 0.04, 0.03])  # 3 * 0.01, max(0.03, 2 * 0.03), max(0.06, 1 * 0.04)
+    [0.03, 0.06, 0.06]
+    """
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [0.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def task_sums(pairs: Iterable[tuple[str, bool, bool]]) -> dict[str, tuple[int, int, int]]:
+    """Task id -> (pairs, passed on side a, passed on side b) over its (task id, a passed, b passed) pairs: one pair
+    per seed and sample of the task. Integer sums, so a task's sign is exact (no float residue of its mean)."""
+    sums: dict[str, tuple[int, int, int]] = {}
+    for task, a, b in pairs:
+        n, k_a, k_b = sums.get(task, (0, 0, 0))
+        sums[task] = (n + 1, k_a + bool(a), k_b + bool(b))
+    return sums
+
+
+@dataclass(frozen=True)
+class TaskDifference:
+    """The primary paired test, tasks as the unit: `rate_a`, `rate_b` the means over tasks of each task's pass
+    rate (over its seeds and samples), `difference` = rate_b - rate_a with its percentile bootstrap 95% interval
+    over tasks, and the sign test on the tasks whose mean went up against those whose mean went down."""
+
+    tasks: int
+    rate_a: float
+    rate_b: float
+    difference: float
+    low: float
+    high: float
+    up: int
+    down: int
+    tied: int
+    resamples: int
+    seed: int
+
+    @classmethod
+    def from_sums(cls, sums: Mapping[str, tuple[int, int, int]], spec: Bootstrap = DEFAULT_BOOTSTRAP) -> TaskDifference:
+        """From `task_sums`; tasks in id order, so the bootstrap does not depend on the order pairs came in."""
+        if not sums:
+            raise ValueError("a task-level difference of no tasks")
+        rows = [sums[task] for task in sorted(sums)]
+        a = [k_a / n for n, k_a, _ in rows]
+        b = [k_b / n for n, _, k_b in rows]
+        low, high = bootstrap_interval([y - x for x, y in zip(a, b)], spec)
+        up = sum(k_b > k_a for _, k_a, k_b in rows)
+        down = sum(k_b < k_a for _, k_a, k_b in rows)
+        rate_a, rate_b = sum(a) / len(a), sum(b) / len(b)
+        tied = len(rows) - up - down
+        return cls(len(rows), rate_a, rate_b, rate_b - rate_a, low, high, up, down, tied, spec.resamples, spec.seed)
+
+    @property
+    def p_value(self) -> float:
+        return sign_test_p(self.up, self.down)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {**self.__dict__, "p_value": self.p_value}
+
+
+def task_rate(outcomes: Iterable[tuple[str, bool]]) -> dict[str, float | int]:
+    """A pass rate with the task as the unit, from (task id, passed) episodes (several seeds and samples of a
+    task): the mean over tasks of each task's pass rate, with the 95% Wilson interval of that sum over the tasks.
+    A task's pass rate lies in [0, 1], so its variance is at most that of a single pass/fail at the same mean: the
+    interval is the binomial one at worst conservative, and unlike a bootstrap it keeps its width at 0/n and n/n.
+    `episodes` and `passed` count the episodes behind it.
+
+    >>> {k: round(v, 3) for k, v in task_rate([("a", True), ("a", False), ("b", False)]).items()}
+    {'tasks': 2, 'rate': 0.25, 'low': 0.027, 'high': 0.802, 'episodes': 3, 'passed': 1}
+    """
+    sums = task_sums((task, False, passed) for task, passed in outcomes)
+    if not sums:
+        raise ValueError("a task-level pass rate of no episodes")
+    means = [k / n for n, _, k in (sums[task] for task in sorted(sums))]
+    low, high = wilson_interval(sum(means), len(means))
+    episodes, passed = sum(n for n, _, _ in sums.values()), sum(k for _, _, k in sums.values())
+    return {
+        "tasks": len(means),
+        "rate": sum(means) / len(means),
+        "low": low,
+        "high": high,
+        "episodes": episodes,
+        "passed": passed,
+    }

@@ -3,11 +3,11 @@
 For a sweep dir (its job dirs) or any list of run dirs (e.g. experiments/cpu-default/seed-1..3), grouped into
 arms by `runs.group_by_arm` (overrides without the seed):
 
-- held-out pass@1 per evaluation mode, before and after training: the mean over seeds ± 95% t interval
-  (one seed: the Wilson interval over its tasks), and the pooled pass@1 with a Wilson interval over every
-  seed's tasks together (k/N; the seeds are evaluated on the same tasks, so this interval reflects episode
-  noise on this task set, not task sampling); runs that skipped their evaluation before training take the base
-  evaluation of `--before` as their "before", counted once (`phase_sections`);
+- held-out pass@1 per evaluation mode, before and after training: the mean over seeds ± 95% t interval, never
+  clipped to [0, 1] (one seed: the Wilson interval over its tasks), and, as a secondary column, the pooled pass@1
+  with a Wilson interval over every seed's episodes together (k/N; the seeds are evaluated on the same tasks, so
+  they are not independent and this interval is too narrow); runs that skipped their evaluation before training
+  take the base evaluation of `--before` as their "before", counted once (`phase_sections`);
 - the submission, no-call and refused-by-cap rates (`tools/submit_rate`, `tools/none_rate`, `tools/capped_rate`
   of summary.json's eval sections) and the share of execute calls whose code failed (`tools/execute/error_rate`)
   in the same form, for the modes that report tool rates (the no-tools mode has none);
@@ -16,14 +16,22 @@ arms by `runs.group_by_arm` (overrides without the seed):
 - training tool use: per arm, each training tool-call rate's (and tool error rate's) first- and last-quarter
   mean, across seeds;
 - held-out change, paired: per arm and mode, the same tasks before and after training (from the runs'
-  `eval_before.jsonl` / `eval_after.jsonl`), pooled over seeds, each (seed, task, sample) one pair: the tasks
-  gained and lost, the change in pass rate with Newcombe's paired 95% interval, McNemar's exact p-value and the
-  pairs that would resolve the measured change (`stats.PairedChange`);
+  `eval_before.jsonl` / `eval_after.jsonl`, or the base evaluation of `--before`), each episode paired with the
+  episode of the same (mode, task, sample) before (`before_after_pairs`). The primary test takes the task as the
+  unit (`paired_test`, `stats.TaskDifference`): each task's pass rate is its mean over seeds and samples, the
+  difference is the mean of the task differences with a seeded percentile bootstrap 95% interval over tasks, and
+  p is the exact sign test on the tasks whose mean rose against those whose mean fell; Holm's correction across
+  the rows of the table says which changes hold at 0.05 (`with_holm`). The same pairs counted as independent
+  (Newcombe's interval, McNemar's p, `stats.PairedChange`) stay as a secondary column, labelled so: the seeds share
+  the tasks and often one base evaluation, which inflates that column's evidence by the design effect;
 - arms compared, paired: per mode, each pair of arms after training on the same held-out episodes of the same
-  seed (each (seed, task, sample) one pair, seeds pooled; only the seeds both arms ran): the tasks only one arm
-  passed, the difference in pass rate with Newcombe's paired 95% interval and McNemar's exact p-value
-  (`arm_pair_rows`). Pairing takes out how hard each task is, so it tells arms apart with fewer tasks than the
-  two-proportion test below when both arms pass and fail mostly the same tasks;
+  seed (same seed, task and sample; only the seeds both arms ran), with the same primary test, its own Holm family,
+  and the same secondary column (`arm_pair_rows`). Pairing takes out how hard each task is, so it tells arms apart
+  with fewer tasks than the two-proportion test below when both arms pass and fail mostly the same tasks;
+- by task_type, when the records carry one (`docs`, `plain`, `exec`, ...): per arm, mode and type the pass rate
+  before and after (tasks as the unit, bootstrap interval) and both paired tests per type, each a Holm family of
+  its own (`task_type_tables`). Modes are read from the records and summaries, whatever their names (`no_tools`,
+  `code_only`, `multi_tool`, the format baselines `last_block` and `forced_submit`, ...);
 - CodeGym held-out success by set (`env/seen_envs/...`: held-out configurations of the training environments,
   `env/unseen_envs/...`: held-out environments), before and after, in the held-out pass@1's form; only for runs
   whose evaluation mixed both sets (`data=codegym-heldout`);
@@ -56,9 +64,20 @@ from agentic_rl.tracking.runs import (
     read_metrics,
     read_summary,
     run_seed,
+    task_types_of,
     tasks_scored,
 )
-from agentic_rl.tracking.stats import PairedChange, tasks_to_separate, wilson_interval
+from agentic_rl.tracking.stats import (
+    DEFAULT_BOOTSTRAP,
+    Bootstrap,
+    PairedChange,
+    TaskDifference,
+    holm_adjust,
+    task_rate,
+    task_sums,
+    tasks_to_separate,
+    wilson_interval,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +177,7 @@ def tool_rate_rows(label: str, runs: list[Path], base: Path | None = None) -> li
         for metric in RATES:
             for phase, sections in by_phase.items():
                 values = [s[mode][metric] for s in sections if metric in s.get(mode, {})]
-                row[f"{metric}/{phase}"] = across_seeds(values, rate=True).as_dict() if values else None
+                row[f"{metric}/{phase}"] = across_seeds(values).as_dict() if values else None
         if any(row[f"{m}/{p}"] for m in RATES for p in PHASES):  # a mode without tools reports no rates
             rows.append(row)
     return rows
@@ -222,7 +241,7 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
                 "metric": metric,
                 "seeds": len(quarters),
                 **{
-                    part: across_seeds([q[part] for q in quarters], rate=True).as_dict()
+                    part: across_seeds([q[part] for q in quarters]).as_dict()
                     for part in ("first_quarter", "last_quarter")
                 },
             }
@@ -230,13 +249,18 @@ def training_rate_rows(label: str, runs: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def paired_rows(
-    label: str, runs: list[Path], base_outcomes: dict[tuple[str, str, int], bool] | None = None
-) -> list[dict[str, Any]]:
-    """Per mode, the pooled paired before/after change of the runs that kept both phases' records. With
-    `base_outcomes` (`episode_outcomes` of the base model's evaluation), a run that kept no records before
-    training is paired with those episodes instead."""
-    pairs: dict[str, list[tuple[bool, bool]]] = {}
+Pair = tuple[str, bool, bool]  # (task id, passed on side a, passed on side b): one seed and sample of the task
+ALL = "all"  # the task_type group of every task
+
+
+def before_after_pairs(
+    runs: list[Path], base_outcomes: dict[tuple[str, str, int], bool] | None = None
+) -> tuple[dict[str, list[Pair]], dict[str, int]]:
+    """Per mode, the (task, before, after) pairs of the runs that kept both phases' records, each run's episode
+    matched to its own episode before training by (mode, task, sample), never by the task alone: several samples of
+    a task are several pairs. A run without records before training is paired with `base_outcomes`
+    (`episode_outcomes` of the base model's evaluation). Also: per mode, how many runs paired anything."""
+    pairs: dict[str, list[Pair]] = {}
     runs_with: dict[str, int] = {}
     for run in runs:
         before = outcomes_of(read_eval_records(run, "before")) or base_outcomes or {}
@@ -245,16 +269,13 @@ def paired_rows(
         for mode in {key[0] for key in matched}:
             runs_with[mode] = runs_with.get(mode, 0) + 1
         for key in matched:
-            pairs.setdefault(key[0], []).append((before[key], after[key]))
-    return [
-        {"arm": label, "mode": mode, "runs": runs_with[mode], **PairedChange.from_pairs(mode_pairs).as_dict()}
-        for mode, mode_pairs in pairs.items()
-    ]
+            pairs.setdefault(key[0], []).append((key[1], before[key], after[key]))
+    return pairs, runs_with
 
 
-def arm_pair_rows(arms: dict[str, list[Path]]) -> list[dict[str, Any]]:
-    """Per mode and pair of arms, `PairedChange` of arm a's (as "before") and arm b's (as "after") outcomes after
-    training on the same (seed, task, sample); runs whose seed is unknown, and seeds only one arm ran, pair
+def arm_pairs(arms: dict[str, list[Path]]) -> list[tuple[str, str, str, int, list[Pair]]]:
+    """(arm a, arm b, mode, seeds, pairs) for each pair of arms and mode: arm a's outcome after training (side a)
+    against arm b's on the same (seed, task, sample); runs whose seed is unknown, and seeds only one arm ran, pair
     nothing."""
     outcomes: dict[str, dict[tuple[int, str, str, int], bool]] = {}
     for label, arm_runs in arms.items():
@@ -264,14 +285,115 @@ def arm_pair_rows(arms: dict[str, list[Path]]) -> list[dict[str, Any]]:
             if (seed := run_seed(run)) is not None
             for key, passed in outcomes_of(read_eval_records(run, "after")).items()
         }
-    rows = []
+    found = []
     for a, b in itertools.combinations(arms, 2):
         matched = sorted(outcomes[a].keys() & outcomes[b].keys())
         for mode in sorted({key[1] for key in matched}):
             keys = [key for key in matched if key[1] == mode]
-            change = PairedChange.from_pairs((outcomes[a][key], outcomes[b][key]) for key in keys)
-            rows.append({"mode": mode, "a": a, "b": b, "seeds": len({key[0] for key in keys}), **change.as_dict()})
-    return rows
+            pairs = [(key[2], outcomes[a][key], outcomes[b][key]) for key in keys]
+            found.append((a, b, mode, len({key[0] for key in keys}), pairs))
+    return found
+
+
+def by_task_type(pairs: list[Pair], task_types: dict[str, str] | None) -> dict[str, list[Pair]]:
+    """The pairs of every task (`ALL`), or, with `task_types`, the pairs split by their task's type (a task the
+    records give no type is `(none)`)."""
+    if task_types is None:
+        return {ALL: pairs}
+    split: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        split.setdefault(task_types.get(pair[0], "(none)"), []).append(pair)
+    return dict(sorted(split.items()))
+
+
+def paired_test(pairs: list[Pair], spec: Bootstrap) -> dict[str, Any]:
+    """The primary task-level test of `pairs` (`stats.TaskDifference`), and beside it, under "pooled", the same
+    pairs counted as independent (`stats.PairedChange`: Newcombe's interval, McNemar's p), a secondary figure: the
+    seeds and samples of a task are not independent."""
+    return {
+        **TaskDifference.from_sums(task_sums(pairs), spec).as_dict(),
+        "pooled": PairedChange.from_pairs((a, b) for _, a, b in pairs).as_dict(),
+    }
+
+
+def with_holm(rows: list[dict[str, Any]], alpha: float = 0.05) -> list[dict[str, Any]]:
+    """The rows of one family of comparisons, each with its Holm-adjusted p (`p_holm`) and whether it holds at
+    `alpha` after the correction (`holds`)."""
+    adjusted = holm_adjust([row["p_value"] for row in rows])
+    return [{**row, "p_holm": p, "holds": p <= alpha} for row, p in zip(rows, adjusted)]
+
+
+def paired_rows(
+    label: str,
+    runs: list[Path],
+    base_outcomes: dict[tuple[str, str, int], bool] | None = None,
+    spec: Bootstrap = DEFAULT_BOOTSTRAP,
+    task_types: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Per mode (and, with `task_types`, per task type), the arm's held-out change before -> after training, tasks
+    as the unit (`paired_test` of `before_after_pairs`)."""
+    pairs, runs_with = before_after_pairs(runs, base_outcomes)
+    return [
+        {"arm": label, "mode": mode, "task_type": kind, "runs": runs_with[mode], **paired_test(typed, spec)}
+        for mode, mode_pairs in pairs.items()
+        for kind, typed in by_task_type(mode_pairs, task_types).items()
+    ]
+
+
+def arm_pair_rows(
+    arms: dict[str, list[Path]], spec: Bootstrap = DEFAULT_BOOTSTRAP, task_types: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Per mode, pair of arms (and, with `task_types`, task type): arm b - arm a after training on the same seeds'
+    episodes, tasks as the unit (`paired_test` of `arm_pairs`)."""
+    return [
+        {"mode": mode, "a": a, "b": b, "task_type": kind, "seeds": seeds, **paired_test(typed, spec)}
+        for a, b, mode, seeds, pairs in arm_pairs(arms)
+        for kind, typed in by_task_type(pairs, task_types).items()
+    ]
+
+
+def phase_outcomes(runs: list[Path], phase: str, base: Path | None = None) -> list[dict[tuple[str, str, int], bool]]:
+    """Per run, its `phase` episodes (mode, task, sample) -> passed; before training, runs without records of
+    their own stand on `base`'s episodes, counted once (as `phase_sections`)."""
+    own = [outcomes for run in runs if (outcomes := outcomes_of(read_eval_records(run, phase)))]
+    if phase == "before" and base is not None and len(own) < len(runs):
+        own.append(episode_outcomes(base, "before"))
+    return own
+
+
+def task_type_rate_rows(
+    label: str,
+    runs: list[Path],
+    task_types: dict[str, str],
+    base: Path | None = None,
+) -> list[dict[str, Any]]:
+    """Per mode and task type, the arm's held-out pass rate before and after training with the task as the unit
+    (`stats.task_rate`: each task's mean over seeds and samples, Wilson interval over tasks)."""
+    episodes: dict[tuple[str, str], dict[str, list[tuple[str, bool]]]] = {}
+    for phase in PHASES:
+        for outcomes in phase_outcomes(runs, phase, base):
+            for (mode, task, _), passed in outcomes.items():
+                kind = task_types.get(task, "(none)")
+                episodes.setdefault((mode, kind), {}).setdefault(phase, []).append((task, passed))
+    return [
+        {
+            "arm": label,
+            "mode": mode,
+            "task_type": kind,
+            **{phase: task_rate(by_phase[phase]) if phase in by_phase else None for phase in PHASES},
+        }
+        for (mode, kind), by_phase in sorted(episodes.items())
+    ]
+
+
+def record_task_types(runs: list[Path], bases: list[Path]) -> dict[str, str] | None:
+    """Task id -> task_type over every evaluation record of the runs and the base evaluations; None when no record
+    carries one (records written before the field)."""
+    types: dict[str, str] = {}
+    for run in [*runs, *bases]:
+        for phase in ("eval", *PHASES):
+            types.update(task_types_of(read_eval_records(run, phase)))
+    return types or None
 
 
 def power_rows(pass_rows: list[dict[str, Any]], n_tasks: int | None) -> list[dict[str, Any]]:
@@ -349,10 +471,41 @@ def base_outcomes_of(base: Path) -> dict[tuple[str, str, int], bool]:
     return outcomes
 
 
-def build_table(runs: list[Path], base: Path | list[Path] | None = None) -> dict[str, Any]:
+def task_type_tables(
+    arms: dict[str, list[Path]],
+    base_of: dict[str, Path | None],
+    arm_outcomes: dict[str, dict | None],
+    task_types: dict[str, str] | None,
+    spec: Bootstrap,
+) -> dict[str, list[dict[str, Any]]] | None:
+    """The breakdown by task_type (None when no record carries one): per arm, mode and type the pass rates before
+    and after, the change before -> after and the arms compared, each comparison family Holm-corrected apart from
+    the overall tables'."""
+    if task_types is None:
+        return None
+    return {
+        "rates": [
+            row
+            for label, arm_runs in arms.items()
+            for row in task_type_rate_rows(label, arm_runs, task_types, base_of[label])
+        ],
+        "paired": with_holm(
+            [
+                row
+                for label, arm_runs in arms.items()
+                for row in paired_rows(label, arm_runs, arm_outcomes[label], spec, task_types)
+            ]
+        ),
+        "arm_pairs": with_holm(arm_pair_rows(arms, spec, task_types)),
+    }
+
+
+def build_table(
+    runs: list[Path], base: Path | list[Path] | None = None, spec: Bootstrap = DEFAULT_BOOTSTRAP
+) -> dict[str, Any]:
     """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: the base model's
     evaluation, to pair the runs that kept no records before training (`paired_rows`), one for all arms or one
-    per arm (`arm_bases`)."""
+    per arm (`arm_bases`); `spec`: the bootstrap of the task-level intervals."""
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
     bases = [] if base is None else [base] if isinstance(base, Path) else list(base)
@@ -384,10 +537,12 @@ def build_table(runs: list[Path], base: Path | list[Path] | None = None) -> dict
         "tool_rates": [
             row for label, arm_runs in arms.items() for row in tool_rate_rows(label, arm_runs, base_of[label])
         ],
-        "paired": [
-            row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label])
-        ],
-        "arm_pairs": arm_pair_rows(arms),
+        "bootstrap": {"resamples": spec.resamples, "seed": spec.seed},
+        "paired": with_holm(
+            [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label], spec)]
+        ),
+        "arm_pairs": with_holm(arm_pair_rows(arms, spec)),
+        "task_types": task_type_tables(arms, base_of, arm_outcomes, record_task_types(runs, bases), spec),
         "paired_base": (
             str(bases[0]) if len(bases) == 1 else {label: None if b is None else str(b) for label, b in base_of.items()}
         )
@@ -424,26 +579,141 @@ def _tasks(n: float | None) -> str:
     return "never (equal rates)" if n is None or math.isinf(n) else f"{n:.0f}"
 
 
-def _paired_cells(row: dict[str, Any]) -> str:
-    """The cells of a `PairedChange.as_dict()` row: pairs, the two rates, the change with its interval, the
-    discordant counts, McNemar's p and the pairs that would resolve it."""
+def _p(p: float) -> str:
+    return f"{p:.3g}"
+
+
+def _secondary(pooled: dict[str, Any]) -> str:
+    """The pooled-pairs cell: every (seed, task, sample) counted as an independent pair, which they are not."""
     return (
-        f"{row['n']} | {row['before']:.3f} | {row['after']:.3f} | "
-        f"{row['change']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | {row['gained']} / {row['lost']} | "
-        f"{row['p_value']:.3g} | {_tasks(row['pairs_needed'])}"
+        f"{pooled['change']:+.3f} [{pooled['low']:+.3f}, {pooled['high']:+.3f}], {pooled['gained']} / "
+        f"{pooled['lost']} of {pooled['n']}, McNemar p {_p(pooled['p_value'])}"
     )
 
 
-def table_markdown(table: dict[str, Any]) -> str:
-    """The tables as Markdown: `mean [low, high]` are 95% intervals (t across seeds unless marked Wilson)."""
+def test_cells(row: dict[str, Any]) -> str:
+    """The cells of a `paired_test` row after `with_holm`: tasks, the two task-level rates, the difference with its
+    bootstrap interval (unclipped), tasks up / down / tied, the sign test's p raw and Holm-adjusted, whether it
+    holds at 0.05 after Holm, and the pooled pairs' secondary figure."""
+    return (
+        f"{row['tasks']} | {row['rate_a']:.3f} | {row['rate_b']:.3f} | "
+        f"{row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | {row['up']} / {row['down']} / "
+        f"{row['tied']} | {_p(row['p_value'])} | {_p(row['p_holm'])} | {'yes' if row['holds'] else 'no'} | "
+        f"{_secondary(row['pooled'])} |"
+    )
+
+
+TEST_HEADER = (
+    "tasks | {a} | {b} | {diff} [95% CI] | tasks up / down / tied | sign p | Holm p | holds (Holm, 0.05) | "
+    "pooled pairs (secondary, not independent) |"
+)
+
+
+def test_header(first: str, a: str, b: str, diff: str) -> list[str]:
+    columns = first + " | " + TEST_HEADER.format(a=a, b=b, diff=diff)
+    return ["| " + columns, "|" + "---|" * columns.count("|")]
+
+
+def primary_test_note(table: dict[str, Any]) -> str:
+    """What the primary columns are, in words (the same for every paired section)."""
+    spec = table["bootstrap"]
+    return (
+        "Primary test, tasks as the unit: each task's pass rate on each side is its mean over its pairs (seeds and "
+        "samples; each episode is paired with the same task and sample), the difference is the mean over tasks of "
+        f"the task differences, its 95% interval the percentile bootstrap over tasks ({spec['resamples']:,} "
+        f"resamples, seed {spec['seed']}), printed unclipped; p: exact two-sided sign test on the tasks whose mean "
+        "went up against those whose mean went down (ties left out); Holm p: Holm's adjustment across every row of "
+        "this table. Pooled pairs (secondary, not independent): every (seed, task, sample) counted as one "
+        "independent pair, Newcombe's interval and McNemar's p; the seeds share tasks (and a base evaluation), so "
+        "this column overstates the evidence and no claim rests on it."
+    )
+
+
+def holding(rows: list[dict[str, Any]], name) -> str:
+    """One sentence: which rows of a Holm family hold at 0.05 after the correction."""
+    held = [name(row) for row in rows if row["holds"]]
+    return "Holds at 0.05 after Holm: " + ("; ".join(held) if held else "none") + "."
+
+
+def _before_after_name(row: dict[str, Any]) -> str:
+    kind = "" if row["task_type"] == ALL else f", {row['task_type']}"
+    return f"`{row['arm']}` {row['mode']}{kind} after - before {row['difference']:+.3f}"
+
+
+def _arms_name(row: dict[str, Any]) -> str:
+    kind = "" if row["task_type"] == ALL else f", {row['task_type']}"
+    return f"{row['mode']}{kind}: `{row['b']}` - `{row['a']}` {row['difference']:+.3f}"
+
+
+def paired_markdown(table: dict[str, Any], rows: list[dict[str, Any]], typed: bool = False) -> list[str]:
+    """The before -> after section's table (`typed`: with a task_type column) and its Holm sentence."""
+    first = "arm | mode" + (" | task_type" if typed else "") + " | runs"
+    lines = test_header(first, "before", "after", "after - before")
+    for row in rows:
+        kind = f" | {row['task_type']}" if typed else ""
+        lines.append(f"| {row['arm']} | {row['mode']}{kind} | {row['runs']} | {test_cells(row)}")
+    return [*lines, "", holding(rows, _before_after_name)]
+
+
+def arm_pairs_markdown(rows: list[dict[str, Any]], typed: bool = False) -> list[str]:
+    """The arms-compared section's table (`typed`: with a task_type column) and its Holm sentence."""
+    first = "mode" + (" | task_type" if typed else "") + " | a | b | seeds"
+    lines = test_header(first, "pass@1 a", "pass@1 b", "b - a")
+    for row in rows:
+        kind = f" | {row['task_type']}" if typed else ""
+        lines.append(f"| {row['mode']}{kind} | {row['a']} | {row['b']} | {row['seeds']} | {test_cells(row)}")
+    return [*lines, "", holding(rows, _arms_name)]
+
+
+def _rate(r: dict | None) -> str:
+    return "–" if not r else f"{r['rate']:.3f} [{r['low']:.3f}, {r['high']:.3f}] ({r['tasks']} tasks)"
+
+
+def task_type_markdown(table: dict[str, Any]) -> list[str]:
+    """The breakdown by task_type: pass rates (tasks as the unit) and the primary tests per type."""
+    typed = table.get("task_types")
+    if not typed:
+        return []
+    lines = [
+        "",
+        "## By task_type (tasks as the unit)",
+        "",
+        "Pass rate: the mean over the type's tasks of each task's pass rate (over seeds and samples), with the "
+        "Wilson 95% interval over tasks. The tests below are the primary test per type; each of the two "
+        "tables is its own Holm family.",
+        "",
+        "| arm | mode | task_type | before | after |",
+        "|---|---|---|---|---|",
+    ]
+    for row in typed["rates"]:
+        lines.append(
+            f"| {row['arm']} | {row['mode']} | {row['task_type']} | {_rate(row['before'])} | {_rate(row['after'])} |"
+        )
+    if typed["paired"]:
+        lines += ["", "### Change before -> after, by task_type", "", *paired_markdown(table, typed["paired"], True)]
+    if typed["arm_pairs"]:
+        lines += [
+            "",
+            "### Arms compared after training, by task_type",
+            "",
+            *arm_pairs_markdown(typed["arm_pairs"], True),
+        ]
+    return lines
+
+
+def header_markdown(table: dict[str, Any]) -> list[str]:
+    """The title, the runs of each arm and the held-out tasks per run."""
     lines = [
         "# Results with 95% confidence intervals",
         "",
-        "`mean [low, high]`: mean over seeds with the 95% Student-t interval (one seed: the Wilson interval over "
-        "its tasks, marked). Pooled: all seeds' tasks together, Wilson 95% interval, passed/evaluated.",
+        "`mean [low, high]`: mean over seeds with the 95% Student-t interval, unclipped (one seed: the Wilson "
+        "interval over its tasks, marked). Pooled episodes (secondary, not independent): all seeds' episodes "
+        "together, Wilson 95% interval, passed/evaluated. Claims rest on the paired sections' primary test, with "
+        "the task as the unit.",
+        "",
+        "Runs per arm:",
         "",
     ]
-    lines += ["Runs per arm:", ""]
     lines += [
         f"- `{arm}`: "
         + ", ".join(
@@ -454,22 +724,21 @@ def table_markdown(table: dict[str, Any]) -> str:
         )
         for arm, runs in table["arms"].items()
     ]
+    return [*lines, "", f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}."]
+
+
+def pass_at_1_markdown(table: dict[str, Any]) -> list[str]:
+    """Held-out pass@1 per arm and mode, and CodeGym's success by held-out set."""
+    lines = ["", "## Held-out pass@1", ""]
+    if table.get("paired_base"):
+        lines += [
+            f"Before, for arms whose runs skipped their own evaluation before training: {_bases(table)}, one "
+            "evaluation (its Wilson interval), whatever the seeds.",
+            "",
+        ]
     lines += [
-        "",
-        f"Held-out tasks per run: {', '.join(map(str, table['n_eval_tasks'])) or 'unknown'}.",
-        "",
-        "## Held-out pass@1",
-        "",
-        *(
-            [
-                f"Before, for arms whose runs skipped their own evaluation before training: {_bases(table)}, one "
-                "evaluation (its Wilson interval), whatever the seeds.",
-                "",
-            ]
-            if table.get("paired_base")
-            else []
-        ),
-        "| arm | mode | seeds | before | after | pooled before | pooled after |",
+        "| arm | mode | seeds | before | after | pooled episodes before (secondary) | pooled episodes after "
+        "(secondary) |",
         "|---|---|---|---|---|---|---|",
     ]
     for row in table["pass_at_1"]:
@@ -491,28 +760,20 @@ def table_markdown(table: dict[str, Any]) -> str:
                 f"| {row['arm']} | {row['mode']} | {row['set']} | {_estimate(row['before'])} | "
                 f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
             )
-    lines += [
-        "",
-        "## Held-out change, paired (the same tasks before and after training)",
-        "",
-        "Each (seed, task, sample) is one pair; seeds pooled. Change: after - before pass rate with Newcombe's 95% "
-        "interval for paired proportions; p: McNemar's exact test (gained vs lost, two-sided); pairs to resolve: "
-        "pairs a paired test (alpha 0.05, power 0.8) needs at the measured change.",
-        "",
-    ]
+    return lines
+
+
+def changes_markdown(table: dict[str, Any]) -> list[str]:
+    """The paired sections: each arm before -> after, and the arms compared after training."""
+    lines = ["", "## Held-out change, paired (the same tasks before and after training)", "", primary_test_note(table)]
     if table.get("paired_base"):
         lines += [
-            f"Before, for runs that kept no records of their own evaluation before training: {_bases(table)}.",
             "",
+            f"Before, for runs that kept no records of their own evaluation before training: {_bases(table)}.",
         ]
+    lines.append("")
     if table["paired"]:
-        lines += [
-            "| arm | mode | runs | pairs | before | after | change [95% CI] | gained / lost | McNemar p | "
-            "pairs to resolve |",
-            "|---|---|---|---|---|---|---|---|---|---|",
-        ]
-        for row in table["paired"]:
-            lines.append(f"| {row['arm']} | {row['mode']} | {row['runs']} | {_paired_cells(row)} |")
+        lines += paired_markdown(table, table["paired"])
     else:
         lines.append(
             "No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl); for runs "
@@ -524,18 +785,17 @@ def table_markdown(table: dict[str, Any]) -> str:
             "",
             "## Arms compared, paired (the same seed and held-out task in both arms, after training)",
             "",
-            "Each (seed, task, sample) that both arms evaluated is one pair; seeds pooled. b - a: arm b's pass rate "
-            "minus arm a's, with Newcombe's 95% interval for paired proportions; p: McNemar's exact test on the "
-            "tasks only one arm passed; pairs to resolve: pairs a paired test (alpha 0.05, power 0.8) needs at the "
-            "measured difference.",
+            "b - a: arm b's pass rate minus arm a's on the episodes both arms evaluated (same seed, task and sample), "
+            "with the primary test of the section above, its Holm family being the rows of this table.",
             "",
-            "| mode | a | b | seeds | pairs | pass@1 a | pass@1 b | b - a [95% CI] | only b / only a | McNemar p | "
-            "pairs to resolve |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            *arm_pairs_markdown(table["arm_pairs"]),
         ]
-        for row in table["arm_pairs"]:
-            lines.append(f"| {row['mode']} | {row['a']} | {row['b']} | {row['seeds']} | {_paired_cells(row)} |")
-    lines += [
+    return lines + task_type_markdown(table)
+
+
+def tool_rates_markdown(table: dict[str, Any]) -> list[str]:
+    """The tool rates at evaluation."""
+    lines = [
         "",
         "## Tool rates at evaluation (tool modes): submission, no call, refused by the cap (shares of turns), "
         "execute errors (share of execute calls)",
@@ -549,7 +809,12 @@ def table_markdown(table: dict[str, Any]) -> str:
             + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES)
             + " |"
         )
-    lines += [
+    return lines
+
+
+def training_markdown(table: dict[str, Any]) -> list[str]:
+    """The training reward's first and last quarter per run, and the training tool rates."""
+    lines = [
         "",
         f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps",
         "",
@@ -581,7 +846,12 @@ def table_markdown(table: dict[str, Any]) -> str:
             f"| {row['arm']} | `{row['metric']}` | {row['seeds']} | {_estimate(row['first_quarter'])} | "
             f"{_estimate(row['last_quarter'])} |"
         )
-    lines += [
+    return lines
+
+
+def power_markdown(table: dict[str, Any]) -> list[str]:
+    """Tasks per arm a two-proportion test needs at the measured rates."""
+    lines = [
         "",
         "## Tasks needed to tell pass rates apart",
         "",
@@ -596,7 +866,21 @@ def table_markdown(table: dict[str, Any]) -> str:
             f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
             f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |"
         )
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def table_markdown(table: dict[str, Any]) -> str:
+    """The tables as Markdown, section by section: `mean [low, high]` are 95% intervals (t across seeds unless
+    marked Wilson), the paired sections' primary test has the task as its unit."""
+    sections = (
+        header_markdown,
+        pass_at_1_markdown,
+        changes_markdown,
+        tool_rates_markdown,
+        training_markdown,
+        power_markdown,
+    )
+    return "\n".join(line for section in sections for line in section(table)) + "\n"
 
 
 def resolve_runs(paths: list[Path]) -> list[Path]:
@@ -620,17 +904,20 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
 
 
 def write_table(
-    paths: list[Path], out_dir: Path | None = None, base: Path | list[Path] | None = None
+    paths: list[Path],
+    out_dir: Path | None = None,
+    base: Path | list[Path] | None = None,
+    spec: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> tuple[Path, ...]:
     """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
     dir, or the run dirs' common parent), and figures/paired_changes.png there when the runs kept per-task
     records to pair (`plots.plot_paired_changes`); `base`: the evaluation before training to pair runs without
-    their own (one, or one per arm: `arm_bases`)."""
+    their own (one, or one per arm: `arm_bases`); `spec`: the bootstrap of the task-level intervals."""
     runs = resolve_runs(paths)
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]
         out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
-    table = build_table(runs, base)
+    table = build_table(runs, base, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "table.md", out_dir / "table.json"
     md.write_text(table_markdown(table))

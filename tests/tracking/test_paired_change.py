@@ -12,7 +12,7 @@ import pytest
 
 from agentic_rl.table import main as table_main
 from agentic_rl.tracking.runs import episode_outcomes, eval_records_path, read_eval_records
-from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve
+from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve, sign_test_p
 from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown, write_table
 
 
@@ -118,13 +118,17 @@ def test_paired_rows_pool_the_seeds_and_match_tasks_by_id(tmp_path):
         {("multi_tool", "a"): False},
     )
     rows = {row["mode"]: row for row in paired_rows("default", [seed1, seed2])}
-    assert rows["multi_tool"]["runs"] == 2 and rows["multi_tool"]["n"] == 3
-    assert (rows["multi_tool"]["both"], rows["multi_tool"]["gained"], rows["multi_tool"]["lost"]) == (1, 1, 1)
-    assert rows["no_tools"]["runs"] == 1 and rows["no_tools"]["neither"] == 1
+    tool = rows["multi_tool"]
+    assert tool["runs"] == 2 and tool["pooled"]["n"] == 3 and tool["tasks"] == 2
+    assert (tool["pooled"]["both"], tool["pooled"]["gained"], tool["pooled"]["lost"]) == (1, 1, 1)
+    # task a: before (0 + 1) / 2, after (1 + 0) / 2: tied; task b: 1 -> 1, tied
+    assert (tool["up"], tool["down"], tool["tied"], tool["difference"]) == (0, 0, 2, 0.0)
+    assert rows["no_tools"]["runs"] == 1 and rows["no_tools"]["pooled"]["neither"] == 1
     table = build_table([seed1, seed2])
     assert {row["mode"] for row in table["paired"]} == {"multi_tool", "no_tools"}
     markdown = table_markdown(table)
-    assert "## Held-out change, paired" in markdown and "| 1 / 1 |" in markdown
+    assert "## Held-out change, paired" in markdown and "| 0 / 0 / 2 |" in markdown
+    assert "pooled pairs (secondary, not independent)" in markdown
 
 
 def test_runs_without_records_give_no_paired_rows_and_bad_lines_are_skipped(tmp_path, caplog):
@@ -152,13 +156,17 @@ def test_runs_evaluated_after_only_are_paired_with_the_base_evaluation(tmp_path)
 
     assert paired_rows("default", [after_only]) == []  # nothing to pair it with
     rows = paired_rows("default", [after_only, own], episode_outcomes(base, "before"))
-    assert len(rows) == 1 and rows[0]["runs"] == 2 and rows[0]["n"] == 4
+    pooled = rows[0]["pooled"]
+    assert len(rows) == 1 and rows[0]["runs"] == 2 and pooled["n"] == 4
     # after_only against the base (2 gained, 1 lost); own against its own before (both), not the base's False
-    assert (rows[0]["gained"], rows[0]["lost"], rows[0]["both"], rows[0]["neither"]) == (2, 1, 1, 0)
+    assert (pooled["gained"], pooled["lost"], pooled["both"], pooled["neither"]) == (2, 1, 1, 0)
+    # tasks: a (False, True) and (True, True): 0.5 -> 1 up; b 0 -> 1 up; c 1 -> 0 down
+    assert (rows[0]["tasks"], rows[0]["up"], rows[0]["down"]) == (3, 2, 1)
+    assert rows[0]["difference"] == pytest.approx((0.5 + 1 - 1) / 3)
 
     md, js, _ = write_table([after_only, own], tmp_path / "out", base=base)
     assert json.loads(js.read_text())["paired_base"] == str(base)
-    assert f"the base evaluation `{base}`" in md.read_text() and "| 2 / 1 |" in md.read_text()
+    assert f"the base evaluation `{base}`" in md.read_text() and "| 2 / 1 / 0 |" in md.read_text()
     assert table_main([str(after_only), str(own), "--before", str(base), "--out", str(tmp_path / "cli")]) == 0
     assert (tmp_path / "cli" / "table.md").read_text() == md.read_text()
 
@@ -249,7 +257,7 @@ def test_each_arm_is_paired_with_the_base_evaluated_under_its_own_overrides(tmp_
         for seed in (1, 2)
     ]
     table = build_table(runs, [bases[2], bases[1]])
-    paired = {row["arm"]: row for row in table["paired"]}
+    paired = {row["arm"]: row["pooled"] for row in table["paired"]}
     assert (paired["rollout.max_tool_calls=1"]["gained"], paired["rollout.max_tool_calls=1"]["both"]) == (2, 2)
     assert (paired["rollout.max_tool_calls=2"]["gained"], paired["rollout.max_tool_calls=2"]["n"]) == (2, 2)
     assert table["paired_base"] == {
@@ -303,15 +311,18 @@ def test_arms_are_compared_on_the_same_seed_and_task_after_training(tmp_path):
     rows = {row["mode"]: row for row in table["arm_pairs"]}
     assert set(rows) == {"multi_tool", "no_tools"}
     tool = rows["multi_tool"]
-    assert (tool["a"], tool["b"], tool["seeds"]) == ("tools=code", "tools=multi", 1)
-    assert (tool["n"], tool["both"], tool["gained"], tool["lost"], tool["neither"]) == (3, 1, 2, 0, 0)
-    assert (tool["before"], tool["after"], tool["change"]) == pytest.approx((1 / 3, 1.0, 2 / 3))
-    assert tool["p_value"] == pytest.approx(mcnemar_exact_p(2, 0))
-    assert tool["low"] < tool["change"] < tool["high"]
-    assert (rows["no_tools"]["gained"], rows["no_tools"]["lost"], rows["no_tools"]["change"]) == (0, 1, -1.0)
+    assert (tool["a"], tool["b"], tool["seeds"], tool["tasks"]) == ("tools=code", "tools=multi", 1, 3)
+    assert (tool["up"], tool["down"], tool["tied"]) == (2, 0, 1)
+    assert (tool["rate_a"], tool["rate_b"], tool["difference"]) == pytest.approx((1 / 3, 1.0, 2 / 3))
+    assert tool["p_value"] == pytest.approx(sign_test_p(2, 0)) == 0.5
+    assert tool["low"] <= tool["difference"] <= tool["high"]
+    assert (tool["pooled"]["gained"], tool["pooled"]["lost"]) == (2, 0)
+    assert (rows["no_tools"]["up"], rows["no_tools"]["down"], rows["no_tools"]["difference"]) == (0, 1, -1.0)
+    # two comparisons, one Holm family: 0.5 -> min(1, 2 * 0.5), 1 -> 1
+    assert [row["p_holm"] for row in table["arm_pairs"]] == [1.0, 1.0]
     markdown = table_markdown(table)
     assert "## Arms compared, paired" in markdown
-    assert "| multi_tool | tools=code | tools=multi | 1 | 3 | 0.333 | 1.000 |" in markdown
+    assert "| multi_tool | tools=code | tools=multi | 1 | 3 | 0.333 | 1.000 | +0.667 [" in markdown
     # arms that share no seed have nothing to pair, and the section is left out
     apart = build_table([code[1], multi[1]])
     assert apart["arm_pairs"] == [] and "## Arms compared" not in table_markdown(apart)

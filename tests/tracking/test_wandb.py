@@ -85,9 +85,11 @@ def test_identity_groups_by_the_arm_and_names_arm_and_seed():
         "reward:torl",
         "model:tiny-random",
     ]
-    single = run_identity(compose_cfg([]), "eval", {})
+    default = compose_cfg([])
+    single = run_identity(default, "eval", {})
     assert single["group"] == "default" and single["run_name"] == "default seed=42" and single["job_type"] == "eval"
-    assert "reward:shaped" in single["tags"] and "modes:no_tools+code_only+multi_tool" in single["tags"]
+    modes = "+".join(default.evaluator.modes)  # whatever modes the evaluator config lists (format baselines too)
+    assert "reward:shaped" in single["tags"] and f"modes:{modes}" in single["tags"] and "no_tools+" in modes
 
 
 def test_jobs_differing_only_in_seed_share_the_group_and_differ_in_name():
