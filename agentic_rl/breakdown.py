@@ -29,7 +29,7 @@ from typing import Any
 
 from agentic_rl.tracking.runs import outcomes_of, read_eval_records
 from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap, task_rate
-from agentic_rl.tracking.tables import ALL, Pair, paired_test, primary_test_note, test_cells, test_header, with_holm
+from agentic_rl.tracking.tables import ALL, Pair, comparison_markdown, paired_test, primary_test_note, with_holm
 
 PHASES = ("eval", "before", "after")
 MISSING = "(none)"
@@ -150,11 +150,14 @@ def paired_markdown(rows: list[dict[str, Any]], key: str, before: Path, runs: Se
         primary_test_note({"bootstrap": spec}),
         f"Episodes of the after runs with no partner in the base run: {unpaired}.",
         "",
-        *test_header(f"mode | {key} | runs", "before", "after", "after - before"),
+        *comparison_markdown(rows, ["mode", key, "runs"], ("before", "after", "after - before"), _name(key)),
     ]
-    for r in rows:
-        lines.append(f"| {r['mode']} | {r[key]} | {r['runs']} | {test_cells(r)}")
     return "\n".join(lines) + "\n"
+
+
+def _name(key: str):
+    """How a row of the paired table is named in its Holm sentence."""
+    return lambda row: f"{row['mode']}, {key} {row[key]}: after - before {row['difference']:+.3f}"
 
 
 def breakdown_markdown(rows: list[dict[str, Any]], key: str, runs: Sequence[Path]) -> str:

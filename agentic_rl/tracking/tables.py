@@ -610,6 +610,7 @@ TEST_HEADER = (
 
 
 def test_header(first: str, a: str, b: str, diff: str) -> list[str]:
+    """The header rows of a `test_cells` table: the `first` columns, then the test's under the sides' names."""
     columns = first + " | " + TEST_HEADER.format(a=a, b=b, diff=diff)
     return ["| " + columns, "|" + "---|" * columns.count("|")]
 
@@ -645,24 +646,25 @@ def _arms_name(row: dict[str, Any]) -> str:
     return f"{row['mode']}{kind}: `{row['b']}` - `{row['a']}` {row['difference']:+.3f}"
 
 
-def paired_markdown(table: dict[str, Any], rows: list[dict[str, Any]], typed: bool = False) -> list[str]:
+def comparison_markdown(rows: list[dict[str, Any]], keys: list[str], sides: tuple[str, str, str], name) -> list[str]:
+    """One Holm family of `paired_test` rows as a Markdown table: the row's `keys` (its arm, mode, ...), then
+    `test_cells` under the `sides` (side a, side b, what the difference is), then the Holm sentence (`name`: how a
+    row is named in it)."""
+    lines = test_header(" | ".join(keys), *sides)
+    lines += ["| " + " | ".join(str(row[key]) for key in keys) + f" | {test_cells(row)}" for row in rows]
+    return [*lines, "", holding(rows, name)]
+
+
+def paired_markdown(rows: list[dict[str, Any]], typed: bool = False) -> list[str]:
     """The before -> after section's table (`typed`: with a task_type column) and its Holm sentence."""
-    first = "arm | mode" + (" | task_type" if typed else "") + " | runs"
-    lines = test_header(first, "before", "after", "after - before")
-    for row in rows:
-        kind = f" | {row['task_type']}" if typed else ""
-        lines.append(f"| {row['arm']} | {row['mode']}{kind} | {row['runs']} | {test_cells(row)}")
-    return [*lines, "", holding(rows, _before_after_name)]
+    keys = ["arm", "mode", *(["task_type"] if typed else []), "runs"]
+    return comparison_markdown(rows, keys, ("before", "after", "after - before"), _before_after_name)
 
 
 def arm_pairs_markdown(rows: list[dict[str, Any]], typed: bool = False) -> list[str]:
     """The arms-compared section's table (`typed`: with a task_type column) and its Holm sentence."""
-    first = "mode" + (" | task_type" if typed else "") + " | a | b | seeds"
-    lines = test_header(first, "pass@1 a", "pass@1 b", "b - a")
-    for row in rows:
-        kind = f" | {row['task_type']}" if typed else ""
-        lines.append(f"| {row['mode']}{kind} | {row['a']} | {row['b']} | {row['seeds']} | {test_cells(row)}")
-    return [*lines, "", holding(rows, _arms_name)]
+    keys = ["mode", *(["task_type"] if typed else []), "a", "b", "seeds"]
+    return comparison_markdown(rows, keys, ("pass@1 a", "pass@1 b", "b - a"), _arms_name)
 
 
 def _rate(r: dict | None) -> str:
@@ -690,7 +692,7 @@ def task_type_markdown(table: dict[str, Any]) -> list[str]:
             f"| {row['arm']} | {row['mode']} | {row['task_type']} | {_rate(row['before'])} | {_rate(row['after'])} |"
         )
     if typed["paired"]:
-        lines += ["", "### Change before -> after, by task_type", "", *paired_markdown(table, typed["paired"], True)]
+        lines += ["", "### Change before -> after, by task_type", "", *paired_markdown(typed["paired"], True)]
     if typed["arm_pairs"]:
         lines += [
             "",
@@ -773,7 +775,7 @@ def changes_markdown(table: dict[str, Any]) -> list[str]:
         ]
     lines.append("")
     if table["paired"]:
-        lines += paired_markdown(table, table["paired"])
+        lines += paired_markdown(table["paired"])
     else:
         lines.append(
             "No run kept per-task records of both evaluations (eval_before.jsonl and eval_after.jsonl); for runs "
