@@ -266,7 +266,8 @@ class _ForcedSubmitEpisode(Episode):
     def __init__(self, inner: Episode, tool: str) -> None:
         self.inner, self.tool = inner, tool
         self.task, self.tools = inner.task, inner.tools
-        self.closing = "\n" + (closing_marker(spec_for(tool).call_pattern) or "")
+        pattern = spec_for(tool).call_pattern
+        self.closing = "\n" + ((closing_marker(pattern) if pattern is not None else None) or "")
 
     def prompt_messages(self, observation_format: str) -> list[dict[str, str]]:
         return self.inner.prompt_messages(observation_format)
