@@ -45,6 +45,7 @@ EMPTY = "empty"  # the candidate that defines nothing
 TESTS_DEFINE = "tests_define"  # the static check's name in the report
 BASE_CONSTANTS: tuple[Any, ...] = (0, "", [], True)
 UNCHECKED_HARNESSES = ("codegym",)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class Grader(Protocol):
@@ -115,7 +116,7 @@ def _from_solution(stmt: ast.stmt) -> list[str] | None:
 
 def _binds(stmt: ast.stmt) -> set[str]:
     """The module-level names `stmt` binds by its own definition (an import from solution binds none of them)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(stmt, DEFINITIONS):
         return {stmt.name}
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return set() if _from_solution(stmt) is not None else {(a.asname or a.name).split(".")[0] for a in stmt.names}
@@ -134,7 +135,9 @@ def names_under_test(task: Task) -> list[str]:
     reference = _parse(task.reference_solution)
     if "*" in imported and reference is not None:
         used = {node.id for node in ast.walk(tests) if isinstance(node, ast.Name)}
-        names |= {n for stmt in reference.body for n in _binds(stmt) if n in used and not n.startswith("_")}
+        # its functions and classes only: a library it imports (`np`) is the tests' own too, not the code under test
+        defined = [s.name for s in reference.body if isinstance(s, DEFINITIONS)]
+        names |= {n for n in defined if n in used and not n.startswith("_")}
     first = [task.entry_point] if task.entry_point else []
     return first + sorted(names - set(first))
 

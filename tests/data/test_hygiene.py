@@ -56,6 +56,14 @@ def test_names_under_test_come_from_the_entry_point_the_imports_and_the_referenc
     assert names_under_test(CLEAN) == ["double"]
     # no entry point, `import *`: the reference's public names the tests use
     assert names_under_test(CLASS_BASED) == ["Stack"]
+    # a library both import is not under test (a KodCode row imports numpy in its solution and in its tests)
+    numpy_row = pytest_task(
+        "numpy_row",
+        "from solution import *\nimport numpy as np\n\n\ndef test_a():\n    assert relu(np.array([-1]))[0] == 0\n",
+        reference="import numpy as np\n\n\ndef relu(x):\n    return np.maximum(x, 0)\n",
+    )
+    assert names_under_test(numpy_row) == ["relu"]
+    assert defined_by_tests(numpy_row.tests, names_under_test(numpy_row)) == []
 
 
 def test_a_definition_after_the_import_shadows_the_submission():
