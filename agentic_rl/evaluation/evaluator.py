@@ -304,8 +304,9 @@ def evaluate_mode(
 
     ordered = [records[(t.task_id, s)] for t in tasks for s, _ in plan]
     metrics = mode_metrics(ordered, toolset)
-    if trajs:  # throughput and prefill counters of the episodes run now (resumed ones have none)
-        metrics.update(rollout_metrics(merge_rollout_stats(stats)))
+    generated = [st for st in stats if st.rollout_s > 0]  # a baseline that only graded generated nothing
+    if generated:  # throughput and prefill counters of the episodes run now (resumed ones have none)
+        metrics.update(rollout_metrics(merge_rollout_stats(generated)))
     pass_k = pass_at(scored_records(ordered), cfg.ks)
     return ModeResult(mode, pass_k, metrics, trajectories=trajs, records=ordered, n_tasks=len(tasks))
 

@@ -93,6 +93,7 @@ def test_last_block_grades_the_last_block_of_the_same_episodes(cfg):
     assert last["t/1"]["mode"] == "last_block" and last["t/1"]["tool_calls"] == multi["t/1"]["tool_calls"]
     # no new episode: the model was asked only for the multi_tool turns
     assert len(policy.requests) == sum(r["turns"] for r in multi.values())
+    assert "rollout/tokens_per_s" not in results["last_block"].metrics  # it generated nothing to time
     # graded: t/0 and t/1 by the grader now (t/2's verdict is its own submission's, the same code)
     assert sorted(code for code, _ in sandbox.graded) == sorted([GOOD, BAD, GOOD])
     assert results["last_block"].pass_at[1] == 0.5 and results["multi_tool"].pass_at[1] == 0.25
@@ -227,3 +228,20 @@ def test_records_carry_the_task_type_and_metrics_split_by_it(cfg):
     assert math.isclose(flat["eval/multi_tool/tools/search/episode_rate"], 2 / 8)
     assert "eval/multi_tool/pass@1/None" not in flat and flat["eval/no_tools/pass@1/docs"] == 0.0
     assert not [k for k in flat if k.startswith("eval/no_tools/tools/")]
+
+
+def test_a_baseline_after_a_resumed_multi_tool_runs_its_episodes_once_for_both(cfg, tmp_path):
+    from agentic_rl.evaluation.records import ResultStore
+
+    policy = Recording(script_by_task)
+    ts = toolsets(cfg, FakeSandbox())
+    first = ResultStore.in_dir(tmp_path)
+    evaluate(tasks(4), policy, ts, ROLLOUT, EvalConfig(modes=["multi_tool"]), progress=False, store=first)
+    n_first = len(policy.requests)
+    again = ResultStore.in_dir(tmp_path)
+    results = evaluate(tasks(4), policy, ts, ROLLOUT, EvalConfig(modes=MODES), progress=False, store=again)
+    # multi_tool came from results.jsonl; its episodes were rolled out again once, shared by both baselines,
+    # plus the 3 forced turns
+    assert len(policy.requests) - n_first == n_first + 3
+    assert [r["passed"] for r in results["last_block"].records] == [False, True, True, False]
+    assert len(ResultStore.in_dir(tmp_path)) == 3 * 4
