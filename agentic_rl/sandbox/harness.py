@@ -113,7 +113,9 @@ class Reporter:
             pass  # the candidate closed the channel: no report, which grades as a failure
 
 
-def main(req: dict, workdir: str, result_fd: int, nonce: str) -> None:
+def main(req: dict, workdir: str, result_fd: int, nonce: str, candidate_fd: int | None = None) -> None:
+    """The runner's program. `candidate_fd`: the channel to the candidate's process, where the server
+    forked it already (out of process, before it read the tests)."""
     reporter = Reporter(result_fd, nonce)
     del nonce
     sys.path.insert(0, workdir)
@@ -122,10 +124,18 @@ def main(req: dict, workdir: str, result_fd: int, nonce: str) -> None:
     if req["mode"] == "exec":
         code = run_program(os.path.join(workdir, "main.py"), req["code"], reporter)
     else:
-        run_tests(req, workdir, reporter)
+        run_tests(req, workdir, reporter, candidate_fd)
         code = 0
     _flush_stdio()
     _os_exit(code)
+
+
+def candidate(req: dict, workdir: str, sock) -> None:
+    """The candidate's process the server forked (out of process, before the tests were read): as a fresh
+    program, then the channel's candidate side (isolated.candidate_main). Never returns."""
+    sys.argv = [os.path.join(workdir, "program.py")]
+    _fresh_process_state()
+    isolated.candidate_main(sock, (), req, workdir, remote)
 
 
 # The original: warm_up wraps os._exit (tamper.checked_exits) for the candidate, and this module is loaded first.
@@ -265,10 +275,10 @@ class Tampering:
 WATCH_S = 0.2
 
 
-def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
+def run_tests(req: dict, workdir: str, reporter: Reporter, candidate_fd: int | None = None) -> None:
     harness = req["harness"]
     if req.get("trust") == "out_of_process":
-        return run_tests_out_of_process(req, workdir, reporter)
+        return run_tests_out_of_process(req, workdir, reporter, candidate_fd)
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
     found = Tampering(reporter)
@@ -292,12 +302,17 @@ def run_tests(req: dict, workdir: str, reporter: Reporter) -> None:
 # out of process (isolated.py): the tests here, the candidate in its own process
 
 
-def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter) -> None:
-    """Fork the candidate's process (it never gets the report channel), then run the tests here against
-    the candidate's names as the channel resolves them (trust.py chose this before the run)."""
-    ours, other = isolated.split(workdir, req.get("trusted_dir"))
-    if ours is None:
-        isolated.candidate_main(other, (reporter.fd,), req, workdir, remote)  # never returns
+def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candidate_fd: int | None = None) -> None:
+    """Run the tests here against the candidate's names as the channel resolves them (trust.py chose this
+    before the run). The candidate's process (it never gets the report channel) is the one the server
+    forked before it read the tests (`candidate_fd`), else it is forked here (the fallback without
+    mount namespaces, where it is a copy of a process that holds the tests)."""
+    if candidate_fd is not None:
+        ours = isolated.seal(candidate_fd)
+    else:
+        ours, other = isolated.split(workdir, req.get("trusted_dir"))
+        if ours is None:
+            isolated.candidate_main(other, (reporter.fd,), req, workdir, remote)  # never returns
     if workdir in sys.path:
         sys.path.remove(workdir)  # the tests import nothing the candidate wrote
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}

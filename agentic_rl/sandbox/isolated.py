@@ -62,11 +62,11 @@ UNTRUSTED_LIBRARIES = ("unittest.mock", "mock", "pytest_mock", "builtins", "ctyp
 
 
 def split(workdir: str, trusted_dir: str):
-    """Fork the candidate's process. Returns (endpoint-fd, None) in the trusted process, and never returns
-    in the candidate's process (it serves the channel, then exits)."""
+    """Fork the candidate's process (the fallback where the server could not fork it before it read the
+    tests). Returns (endpoint, pid) in the trusted process, and (None, the candidate's socket) in the
+    candidate's process."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # before the fork: never a moment when the candidate could attach
+    _not_dumpable()  # before the fork: never a moment when the candidate could attach
     pid = os.fork()
     if pid == 0:
         ours.close()
@@ -74,6 +74,18 @@ def split(workdir: str, trusted_dir: str):
     theirs.close()
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a candidate gone mid-request is an error, not our death
     return ours, pid
+
+
+def seal(candidate_fd: int) -> socket.socket:
+    """The tests' side of a candidate the server forked: the trusted process made non-dumpable (no /proc
+    file of it opens for the candidate's uid, no ptrace), SIGPIPE off. The channel's socket."""
+    _not_dumpable()
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a candidate gone mid-request is an error, not our death
+    return socket.socket(fileno=candidate_fd)
+
+
+def _not_dumpable() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: str, remote) -> None:

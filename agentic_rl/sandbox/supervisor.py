@@ -49,6 +49,7 @@ from agentic_rl.sandbox.reports import parse_report, reported
 from agentic_rl.sandbox.wire import read_msg, write_msg
 
 RESULT_FD = 3  # the runner's harness report channel (stdout/stderr are fds 1 and 2)
+REQUEST_FD = 4  # the runner's request pipe, until it has read the tests (the second message)
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 SETUP_FAILED_EXIT = 125
 READ_CHUNK = 1 << 16
@@ -589,7 +590,7 @@ class Supervisor:
         status, limit_hit = None, False
         try:
             try:  # the request goes to this runner alone (the zygote never sees it)
-                write_msg(pipes["request"][1], {**req, "nonce": nonce, "call_dir": call_dir})
+                _send_request(pipes["request"][1], req, nonce, call_dir)
             except OSError:
                 pass  # the runner died at once: it reports nothing, which grades as a failure
             os.close(pipes["request"][1])
@@ -797,61 +798,103 @@ class Supervisor:
 
     # ------------------------------------------------------------------ runner
     def _runner(self, fds: list[int]) -> None:
-        """Runner side (forked by the zygote): read the request, isolate, drop privileges, run. Never returns."""
+        """Runner side (forked by the zygote): read the request, isolate, drop privileges, run. Never returns.
+
+        The tests come in a second message (`_send_request`). Graded out of process with mount namespaces,
+        the candidate's process is forked before that message is read (`_fork_candidate`): its memory is a
+        copy of a process that never held the tests, and the tests' files are mounted only in the tests'
+        own mount namespace."""
         stdout_w, stderr_w, result_w, request_r = fds
         try:
             os.setsid()
             req = read_msg(request_r)
-            os.close(request_r)
             nonce, call_dir = req.pop("nonce"), req.pop("call_dir")
             devnull = os.open(os.devnull, os.O_RDONLY)
-            targets = [devnull, stdout_w, stderr_w, result_w]
+            targets = [devnull, stdout_w, stderr_w, result_w, request_r]
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in targets]
             for target, fd in enumerate(high):
                 os.dup2(fd, target)
-            os.closerange(RESULT_FD + 1, 1 << 20)  # the protocol channel included
-            root = self._isolate(req, call_dir)
+            os.closerange(REQUEST_FD + 1, 1 << 20)  # the protocol channel included
+            root = self._mount_call(req, call_dir)
             workdir = os.path.join(root, "work")
             os.mkdir(workdir, 0o700)
-            os.chdir(workdir)
-            env = dict(BASE_ENV, HOME=workdir, TMPDIR=root, USER="sandbox", PWD=workdir)
-            os.environ.clear()
-            os.environ.update(env)
-            tempfile.tempdir = None
-            sys.dont_write_bytecode = True
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            if req.get("uid") is not None:
+                os.chown(workdir, req["uid"], req["uid"])
+            candidate = None
+            if req.pop("test_follows", False):
+                if req.get("trust") == "out_of_process" and self.private_tmp:
+                    candidate = self._fork_candidate(req, root, workdir)
+                req["test"] = read_msg(REQUEST_FD)
+            os.close(REQUEST_FD)
+            if req.get("trust") == "out_of_process":
+                req["trusted_dir"] = trusted_files(req, self.private_tmp, call_dir)
+            self._drop_privileges(req)
+            _enter_workdir(root, workdir)
         except BaseException as e:  # noqa: BLE001
             os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
             os._exit(SETUP_FAILED_EXIT)
-        self.harness.main(req, workdir, RESULT_FD, nonce)  # calls os._exit
+        self.harness.main(req, workdir, RESULT_FD, nonce, candidate)  # calls os._exit
 
-    def _isolate(self, req: dict, call_dir: str | None) -> str:
-        """Namespaces, rlimits, privilege drop. Returns the directory the call sees as its /tmp."""
+    def _fork_candidate(self, req: dict, root: str, workdir: str) -> int:
+        """Graded out of process (as root, before the tests are read): fork the candidate's process, in a
+        PID namespace of its own whose /proc it mounts (it sees its own processes only, nothing of the
+        tests' process or the call's init), and in a mount namespace of its own; then move the tests'
+        process into another mount namespace, where its files will be mounted. The fd of the tests' end
+        of the channel; never returns in the candidate's process."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = fork_pid_namespace() if self.pid_namespace else os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                os.close(REQUEST_FD)  # the tests are still in that pipe: never readable from here
+                os.close(RESULT_FD)  # no report channel either
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the tests' process gone: so is the candidate
+                unshare(CLONE_NEWNS)
+                if self.pid_namespace:
+                    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+                self._drop_privileges(req)
+                _enter_workdir(root, workdir)
+            except BaseException as e:  # noqa: BLE001
+                os.write(2, f"sandbox setup failed: {type(e).__name__}: {e}\n".encode())
+                os._exit(SETUP_FAILED_EXIT)
+            self.harness.candidate(req, workdir, theirs)  # calls os._exit
+        theirs.close()
+        # Mounts made from here on (the tests' tmpfs) are in this namespace only: the candidate's is a copy
+        # made before them, and every mount is private (the server made its namespace's mounts private).
+        unshare(CLONE_NEWNS)
+        return ours.detach()
+
+    def _mount_call(self, req: dict, call_dir: str | None) -> str:
+        """As root, with mount namespaces: the call's own mount and IPC namespaces, its tmpfs over every
+        world-writable directory, and the /proc of its PID namespace. Returns the directory the call sees
+        as its /tmp."""
+        if not self.private_tmp:
+            return call_dir
+        # Own IPC namespace: System V and POSIX IPC objects die with the call.
+        unshare(CLONE_NEWNS | CLONE_NEWIPC)
+        # A private, size-capped /tmp (also seen at every world-writable directory found at start:
+        # /var/tmp, /dev/shm, /run/lock...) that no other call can reach; it disappears with the
+        # mount namespace when the call's last process is gone, and caps the call's disk writes.
+        uid = req.get("uid")
+        owner = f",uid={uid},gid={uid}" if uid is not None else ""
+        mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={req['limits']['tmp_bytes']}{owner}")
+        for target in self.bind_targets:
+            if os.path.isdir(target) and not within(target, "/tmp"):
+                try:
+                    mount("/tmp", target, None, MS_BIND)
+                except OSError:
+                    pass  # e.g. already covered through a bind above it
+        if self.pid_namespace:
+            # /proc of the call's own PID namespace: the call sees its own processes only (no other
+            # call's /proc/<pid>/cwd, no host command lines).
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        return "/tmp"
+
+    @staticmethod
+    def _drop_privileges(req: dict) -> None:
+        """Rlimits, then the call's uid, fresh keyrings, no new privileges."""
         uid = req.get("uid")
         limits = req["limits"]
-        if self.private_tmp:
-            # Own IPC namespace: System V and POSIX IPC objects die with the call.
-            unshare(CLONE_NEWNS | CLONE_NEWIPC)
-            # A private, size-capped /tmp (also seen at every world-writable directory found at start:
-            # /var/tmp, /dev/shm, /run/lock...) that no other call can reach; it disappears with the
-            # mount namespace when the call's last process is gone, and caps the call's disk writes.
-            owner = f",uid={uid},gid={uid}" if uid is not None else ""
-            mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={limits['tmp_bytes']}{owner}")
-            for target in self.bind_targets:
-                if os.path.isdir(target) and not within(target, "/tmp"):
-                    try:
-                        mount("/tmp", target, None, MS_BIND)
-                    except OSError:
-                        pass  # e.g. already covered through a bind above it
-            if req.get("trust") == "out_of_process":
-                req["trusted_dir"] = trusted_files(req, "/tmp/trusted", mounted=True)
-            if self.pid_namespace:
-                # /proc of the call's own PID namespace: the call sees its own processes only (no other
-                # call's /proc/<pid>/cwd, no host command lines).
-                mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            call_dir = "/tmp"
-        elif req.get("trust") == "out_of_process":
-            req["trusted_dir"] = trusted_files(req, os.path.join(call_dir, "trusted"), mounted=False)
         setrlimit_capped(resource.RLIMIT_CORE, 0)
         setrlimit_capped(resource.RLIMIT_AS, limits["memory_bytes"])
         setrlimit_capped(resource.RLIMIT_CPU, limits["cpu_s"], limits["cpu_s"] + 1)
@@ -866,13 +909,34 @@ class Supervisor:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         # If the server dies, so does the runner. Set after setresuid, which clears this setting.
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        return call_dir
 
 
-def trusted_files(req: dict, path: str, mounted: bool) -> str:
-    """Out-of-process grading: the test files, where the tests' process reads them and the candidate
-    (same uid) cannot change them: a read-only tmpfs of root's (as root; its mount point cannot be
-    renamed away either), else a plain directory (weaker: the fallback without root)."""
+def _send_request(fd: int, req: dict, nonce: str, call_dir: str | None) -> None:
+    """The request in two messages: everything but the tests, then the tests. The runner reads the second
+    only once it no longer needs to fork the candidate's process (`Supervisor._runner`)."""
+    head = {k: v for k, v in req.items() if k != "test"}
+    write_msg(fd, {**head, "nonce": nonce, "call_dir": call_dir, "test_follows": "test" in req})
+    if "test" in req:
+        write_msg(fd, req["test"])
+
+
+def _enter_workdir(root: str, workdir: str) -> None:
+    """The program's working directory and environment (nothing of the server's)."""
+    os.chdir(workdir)
+    env = dict(BASE_ENV, HOME=workdir, TMPDIR=root, USER="sandbox", PWD=workdir)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None
+    sys.dont_write_bytecode = True
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+def trusted_files(req: dict, mounted: bool, call_dir: str | None) -> str:
+    """Out-of-process grading: the test files, where the tests' process reads them. As root, a read-only
+    tmpfs of root's mounted in the tests' own mount namespace (`Supervisor._fork_candidate`): the
+    candidate's view of the filesystem has no such mount, only an empty directory. Without mount
+    namespaces, a plain directory the candidate can read (the fallback without root)."""
+    path = "/tmp/trusted" if mounted else os.path.join(call_dir, "trusted")
     os.makedirs(path, mode=0o755, exist_ok=True)
     if mounted:
         mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
