@@ -2,8 +2,9 @@
 
 Every node of a composed config has a schema, found in one of three ways:
   - a node with `_target_`: the target's signature (its parameter names and type hints);
-  - a group without `_target_` (`algo`, `rollout`, `evaluator`, `logger`, `tools`): its dataclass below or in
-    the module that uses it (`GRPOConfig`, `RolloutConfig`, `EvalConfig`, `LoggerConfig`, `ToolSetSchema`);
+  - a group without `_target_` (`algo`, `rollout`, `evaluator`, `logger`, `tools`, `warmup`): its dataclass below or
+    in the module that uses it (`GRPOConfig`, `RolloutConfig`, `EvalConfig`, `LoggerConfig`, `ToolSetSchema`,
+    `WarmupConfig`);
   - the root: the keys of the primary config file (`conf/train.yaml`, `conf/evaluate.yaml`) and its groups.
 `check_keys` walks the whole config against them, so a key nothing reads — a typo, a `+algo.learning_rate=1e-5`,
 an experiment setting a key its group does not have — fails at start with the closest valid keys. Hydra cannot
@@ -28,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.algo.core import check_training_temperature
 from agentic_rl.algo.grpo import GRPOConfig, LoraSchema
+from agentic_rl.algo.warmup import WarmupConfig
 from agentic_rl.errors import ConfigError
 from agentic_rl.evaluation.evaluator import EvalConfig
 from agentic_rl.paths import CONF_DIR
@@ -69,6 +71,7 @@ PATH_SCHEMAS: dict[str, type] = {
     "logger": LoggerConfig,
     "memory": MemoryConfig,
     "tools": ToolSetSchema,
+    "warmup": WarmupConfig,
 }
 # Keys a group node has besides its dataclass's fields (read by the code that builds from the node).
 EXTRA_KEYS: dict[type, dict[str, Any]] = {EvalConfig: {"toolsets": dict}}
@@ -80,6 +83,7 @@ def register_configs() -> None:
     cs = ConfigStore.instance()
     cs.store(group="algo", name="grpo_schema", node=GRPOConfig)
     cs.store(group="rollout", name="rollout_schema", node=RolloutConfig)
+    cs.store(group="warmup", name="warmup_schema", node=WarmupConfig)
 
 
 # ---------------------------------------------------------------------------------------------- schemas
@@ -288,6 +292,13 @@ def algo_config(cfg: DictConfig) -> GRPOConfig:
     return algo.validate()
 
 
+def warmup_config(cfg: DictConfig) -> WarmupConfig:
+    """The run's warm-up stage; a config without a `warmup` node (the default `warmup: null`, and runs saved
+    before the stage existed) has none: epochs 0."""
+    node = cfg.get("warmup")
+    return WarmupConfig() if node is None else to_dataclass(node, WarmupConfig).validate()
+
+
 def validate(cfg: DictConfig, primary: str = "train") -> None:
     """Fail fast, before loading anything heavy, on keys nothing reads and values that cannot work."""
     check_keys(cfg, primary)
@@ -295,6 +306,7 @@ def validate(cfg: DictConfig, primary: str = "train") -> None:
         if "algo" in cfg:
             algo_config(cfg)
         to_dataclass(cfg.rollout, RolloutConfig)
+        warmup_config(cfg)
         if "algo" in cfg:  # the loss scores at the sampling temperature: training needs T > 0
             check_training_temperature(cfg.rollout.temperature)
         to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))

@@ -5,7 +5,8 @@
 
 `main` only resolves the config; `run(cfg)` does the work and returns the final metrics (tests call it).
 `run` reads in stages: build (data, sandbox, model + LoRA, the `rollout.backend` sampler, the `optimizer`; or
-restore them from the newest checkpoint), loop, finish (evaluate after, summary.json, then adapter and figures).
+restore them from the newest checkpoint), warm-up (`warmup=sft`: SFT of the adapter on scripted demonstrations,
+once, after the evaluation before), loop, finish (evaluate after, summary.json, then adapter and figures).
 One training step, top to bottom: rollout (tasks x G, one batch) -> reward -> group advantages ->
 masked token-level loss + KL to the base model -> one optimizer step per task group (importance-corrected
 when an earlier group of the same batch already stepped) -> metrics.
@@ -31,7 +32,7 @@ from tqdm.auto import tqdm
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
 from agentic_rl.cli import run_cli
-from agentic_rl.config import algo_config, register_configs, validate
+from agentic_rl.config import algo_config, register_configs, validate, warmup_config
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs import build_environment
 from agentic_rl.envs.metrics import codegym_metrics
@@ -61,6 +62,7 @@ from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.runs import eval_records_path
 from agentic_rl.tracking.sinks import open_tracker, truncate_metrics
 from agentic_rl.types import Task
+from agentic_rl.warmup import run_warmup
 
 logger = logging.getLogger(__name__)
 register_configs()
@@ -156,7 +158,9 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             logger.info("resumed %s from %s (step %d of %d)", run_dir, checkpoint.path, position.step, training.n_steps)
         elif cfg.eval_before and training.eval_tasks and dist.is_main:
             summary["eval"]["before"] = evaluate_phase(training, ctx, step=0, phase="before")
-        train_loop(training, position, ctx, summary)
+        warm_up(training, position, ctx, summary, checkpoint)
+        if not warmup_config(cfg).only:  # warmup=sft-only: the warm-up arm of a study, no GRPO step
+            train_loop(training, position, ctx, summary)
         summary = finish_training(training, position, ctx, summary)
     dist.close()  # every rank got here: a failed rank raised instead, and its peers' collectives time out
     return summary
@@ -224,6 +228,40 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
         model_name=loaded.name,
         dist=dist,
     )
+
+
+def warm_up(
+    t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any], checkpoint: Checkpoint | None
+) -> None:
+    """Warm-up stage (`warmup=sft`, agentic_rl.warmup): SFT of the adapter on scripted demonstrations, before GRPO.
+
+    It runs once per run. Every checkpoint of a run that has one comes after it and records it (its state's
+    `warmup`), so a resumed run takes the summary from there and goes straight on; with checkpoints on, one is
+    written right after the stage (step 0), so a run stopped during GRPO never trains the warm-up twice.
+    """
+    warm = warmup_config(t.cfg)
+    if not warm.enabled:
+        return
+    if checkpoint is not None:
+        summary["warmup"] = checkpoint.state["warmup"]
+        return
+    lr = {} if warm.lr is None else {"lr": warm.lr}  # its own optimizer: GRPO starts with fresh moments
+    summary["warmup"] = run_warmup(
+        t.model,
+        lambda params: build(t.cfg.optimizer, params=params, **lr),
+        t.train_tasks,
+        (t.policy.tokenizer, t.toolset, t.rollout_cfg),
+        warm,
+        pad_id=t.pad_id,
+        micro_batch_tokens=warm.micro_batch_tokens or t.algo.micro_batch_tokens,
+        max_grad_norm=t.algo.max_grad_norm,
+        dtype=t.algo.dtype,
+        log=ctx.tracker.log,
+        seed=t.cfg.seed,
+        progress=bool(t.cfg.progress) and t.dist.is_main,
+    )
+    if int(t.cfg.get("checkpoint_every") or 0) > 0 and t.dist.is_main:
+        save_training(t, pos, ctx, summary)
 
 
 def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
@@ -334,6 +372,8 @@ def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str
         "config_hash": summary["config_hash"],
         "wandb_id": ctx.tracker.wandb_info.get("id"),
     }
+    if "warmup" in summary:  # the warm-up is done: a run resumed from here never repeats it
+        state["warmup"] = summary["warmup"]
     save_checkpoint(ctx.run_dir, pos.step, t.model, state, keep=max(int(t.cfg.get("checkpoint_keep") or 1), 1))
     ctx.interrupts.saved_step = pos.step
     pos.checkpoint_seconds += time.perf_counter() - started

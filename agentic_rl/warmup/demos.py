@@ -1,0 +1,129 @@
+"""Demonstrations for the warm-up: a scripted agent plays each training task through the run's own rollout loop.
+
+A task's demonstration is a list of calls, `task.metadata["demo"]` = [{"tool": "search" | "execute" | "submit",
+"content": str}, ...] (e.g. search for the need in words, run a probe, submit the reference); a task without one
+gets [{"tool": "submit", "content": task.reference_solution}].
+
+The scripted agent writes each call in its tool's own syntax, rendered from the tool's spec (`call_text`: the
+literal text around its call pattern's content group, checked by parsing it back), and `ScriptedPolicy` replays
+those replies as token ids through `rollout.agent.run_episodes`, in the run's environment and rollout config. So
+each demonstration is a trajectory made by the same code as RL's episodes: the same chat template and worked
+examples, the real tools' observations framed the same way, the same turn and token limits, and a loss mask that
+is 1 exactly on the agent's own tokens. A reply is tokenized as text (the tokenizer's canonical ids for it).
+
+What is kept: only a demonstration whose episode passed, i.e. whose final submission passed the task's tests. The
+others are dropped and counted with their reason (the grader's status, or how the episode ended: a demonstration
+longer than `rollout.max_new_tokens` per turn or `rollout.max_turns` in all cannot be replayed within RL's own
+limits, so it is dropped too, never trained on). Calls of tools the environment does not run (a `search` under
+`tools=code`) are left out of the script, so the demonstration shows only what that tool set can do.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rl.rollout.agent import RolloutConfig, run_episodes
+from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
+from agentic_rl.tools.base import find_first_call, spec_for
+from agentic_rl.types import Task, Trajectory
+
+DEMO_KEY = "demo"  # task.metadata[DEMO_KEY]: the task's scripted calls
+NO_DEMO = "no_demo"  # the drop reason of a task with neither a demonstration nor a reference solution
+
+
+def demo_calls(task: Task) -> list[tuple[str, str]]:
+    """(tool, content) of each call of `task`'s demonstration: its own, else submitting the reference, else none."""
+    calls = task.metadata.get(DEMO_KEY)
+    if calls is None:
+        return [] if task.reference_solution is None else [("submit", task.reference_solution)]
+    try:
+        return [(str(call["tool"]), str(call["content"])) for call in calls]
+    except (TypeError, KeyError) as exc:
+        raise ValueError(
+            f"task {task.task_id}: metadata['{DEMO_KEY}'] must be a list of {{'tool': name, 'content': text}} "
+            f"calls, got {calls!r}"
+        ) from exc
+
+
+def _literal(source: str) -> str | None:
+    """The text a regex fragment matches when each optional part is left out and each alternation takes its first
+    branch (`(?:python|py)[ \\t]*\\n` -> "python\\n"); None when it is not that simple."""
+    text = re.sub(r"\(\?:([^|()]*)(?:\|[^()]*)?\)", lambda m: re.escape(m.group(1)), source)
+    text = re.sub(r"(\[[^\]]*\]|\\s)[*?]", "", text)
+    if re.search(r"(?<!\\)[.^$*+?{}\[\]|()]", text):
+        return None
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+def call_text(tool: str, content: str) -> str:
+    """`content` written as a call of `tool`, the way its spec's call pattern reads one (`<search>q</search>`, a
+    ```python block, a ```submit block); checked by parsing it back, so a spec and its writer cannot drift apart."""
+    pattern = spec_for(tool).call_pattern
+    if pattern is None:
+        raise ValueError(f"tool {tool!r} is called by the whole reply, not by a pattern: a demonstration cannot use it")
+    group = re.search(r"\((?!\?)[^()]*\)", pattern.pattern)  # the content group, e.g. (.*?)
+    head = _literal(pattern.pattern[: group.start()]) if group else None
+    tail = _literal(pattern.pattern[group.end() :]) if group else None
+    if head is None or tail is None:
+        raise ValueError(f"cannot write a call of tool {tool!r} from its call pattern {pattern.pattern!r}")
+    text = head + content.strip("\n") + ("\n" if head.endswith("\n") else "") + tail
+    call = find_first_call(text, (tool,))
+    if call is None or call.content != content.strip("\n"):
+        raise ValueError(f"a demonstrated {tool} call does not parse back as written: {text!r}")
+    return text
+
+
+def demo_replies(task: Task, active: Sequence[str] | None) -> list[str]:
+    """The scripted agent's replies, one per turn: the demonstration's calls of the `active` tools (None: all)."""
+    return [call_text(tool, content) for tool, content in demo_calls(task) if active is None or tool in active]
+
+
+@dataclass
+class Demonstrations:
+    """The warm-up's training set. kept: passing demonstration trajectories; dropped: (task id, reason) of the rest."""
+
+    kept: list[Trajectory] = field(default_factory=list)
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def drop_reasons(self) -> dict[str, int]:
+        return dict(Counter(reason for _, reason in self.dropped))
+
+
+def drop_reason(traj: Trajectory) -> str | None:
+    """Why a demonstration trajectory is not trained on (None: its final submission passed)."""
+    if traj.passed:
+        return None
+    return traj.grade.status if traj.grade is not None else traj.finish_reason
+
+
+def build_demonstrations(tasks: Sequence[Task], tokenizer: Any, env: Any, rollout_cfg: RolloutConfig) -> Demonstrations:
+    """Play each task's demonstration in `env` (the run's environment) and keep the ones that pass.
+
+    `tokenizer`: the run's `ChatTokenizer` (the policy's), so the ids are the ones RL's episodes would have.
+    """
+    started = time.perf_counter()
+    active = getattr(env, "active", None)
+    scripted = [(task, demo_replies(task, active)) for task in tasks]
+    playable = [(task, replies) for task, replies in scripted if replies]
+    replies = [r for _, r in playable]
+
+    def script(request: TurnRequest) -> str:
+        turns = replies[request.episode if request.episode is not None else 0]
+        return turns[request.turn_index] if request.turn_index < len(turns) else ""  # past the script: EOS
+
+    out = Demonstrations(dropped=[(task.task_id, NO_DEMO) for task, r in scripted if not r])
+    trajs = run_episodes([(task, 0) for task, _ in playable], ScriptedPolicy(script, tokenizer), env, rollout_cfg)
+    for traj in trajs:
+        reason = drop_reason(traj)
+        if reason is None:
+            out.kept.append(traj)
+        else:
+            out.dropped.append((traj.task_id, reason))
+    out.seconds = time.perf_counter() - started
+    return out
