@@ -99,7 +99,8 @@ class Reporter:
             self._fd = fd
             if not self.moved:
                 self.moved = True
-                self._send({"event": "tamper", "what": "the result channel was moved to another fd (dup2)"})
+                moved = "the result channel was moved to another fd (dup2)"
+                self._send({"event": "tamper", "what": moved, "kind": "result_channel"})
         self._send(fields)
 
     def _send(self, fields: dict) -> None:
@@ -231,18 +232,22 @@ class Tampering:
     def __init__(self, reporter: Reporter) -> None:
         self._reporter = reporter
         self.notes: list[str] = []
+        self.kinds: list[str] = []
 
-    def __call__(self, note: str) -> None:
+    def __call__(self, note: str, kind: str) -> None:
+        """`kind`: one of reports.TAMPER_KINDS (what the verdict counts by)."""
         if note not in self.notes and len(self.notes) < tamper.MAX_TAMPER_NOTES:
             self.notes.append(note)
-            self._reporter.send(event="tamper", what=_clip(note))
+            if kind not in self.kinds:
+                self.kinds.append(kind)
+            self._reporter.send(event="tamper", what=_clip(note), kind=kind)
 
     def check(self, guard, namespace: dict | None, when: str, live: bool = False) -> None:
         """`live`: mid-test, where only what no honest test changes is compared (tamper.Guard.changed)."""
         for what in guard.changed(namespace, live=live)[:5]:
-            self(f"{what} was changed ({when})")
+            self(f"{what} was changed ({when})", "framework_patch")
         for what in [] if live else guard.new_import_hooks(_untrusted_file)[:2]:
-            self(f"{what} ({when})")
+            self(f"{what} ({when})", "import_hook")
 
     def watch(self, guard):
         """Check (live) whenever the process leaves by a route that skips every later checkpoint (os._exit,
@@ -295,7 +300,7 @@ def run_tests(req: dict, workdir: str, reporter: Reporter, candidate_fd: int | N
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
     end_watch()
     found.check(guard, None, "at the end of the run")
-    reporter.send(event="done", tampered=list(found.notes), **outcome)
+    reporter.send(event="done", tampered=list(found.notes), tamper_kinds=list(found.kinds), **outcome)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -320,6 +325,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
     runners = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}
     runner = runners[req["harness"]]
     found = Tampering(reporter)  # names refused on this side (isolated.Candidate): each one a tamper event
+    endpoint.judged_by_handle = lambda note: found(note, "handle_operator")
     try:
         candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS, refuse=found)
         if candidate.error and req["harness"] != "pytest":  # pytest words it itself, as in process
@@ -330,7 +336,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
         outcome["error"] = f"the candidate's process ended before the tests finished ({e})"
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
-    reporter.send(event="done", tampered=list(found.notes), **outcome)
+    reporter.send(event="done", tampered=list(found.notes), tamper_kinds=list(found.kinds), **outcome)
 
 
 def _trusted_path(req: dict, name: str) -> str:
@@ -463,7 +469,7 @@ class _NoTampering:
 
     notes: list = []
 
-    def __call__(self, note: str) -> None:
+    def __call__(self, note: str, kind: str) -> None:
         pass
 
     def check(self, guard, namespace, when: str) -> None:
@@ -524,7 +530,7 @@ def _check_shadowed_modules(namespace: dict, test: str, found: Tampering) -> Non
     definition of its own is reported (the verdict `tampered`), as out of process (isolated.bind)."""
     modules = isolated.modules_used(test)
     for name in isolated.shadows_in_process(namespace, modules):
-        found(isolated.shadowed_module_note(name, modules[name]))
+        found(isolated.shadowed_module_note(name, modules[name]), "shadowed_module")
 
 
 class _CanaryCase(unittest.TestCase):
@@ -575,7 +581,7 @@ def _run_humaneval(req: dict, workdir: str, reporter: Reporter, guard, found: Ta
     except BaseException:  # noqa: BLE001 - the expected outcome
         pass
     else:
-        found("check() passed a canary candidate that returns meaningless objects")
+        found("check() passed a canary candidate that returns meaningless objects", "canary")
     try:
         check(_sentinel_checked(module.__dict__[entry], entry))
     except BaseException as e:  # noqa: BLE001 - SystemExit in the candidate fails the check too
@@ -594,7 +600,7 @@ _SENTINEL_SINK: list = [None]
 def _report_always_equal(where: str) -> None:
     sink = _SENTINEL_SINK[0]
     if sink is not None:
-        sink(f"{where} returned an object that claims to equal anything")
+        sink(f"{where} returned an object that claims to equal anything", "always_equal")
 
 
 def _sentinel_checked(fn, name: str):
@@ -710,7 +716,7 @@ class _PytestCollector:
 
     def outcome(self) -> dict:
         if "passed" in self.canaries.values():
-            self.found("a hidden canary test that must fail was reported as passing")
+            self.found("a hidden canary test that must fail was reported as passing", "canary")
         items = self.items or []
         out = {
             "n_tests": len(items),
@@ -757,9 +763,9 @@ class _UnittestResult(unittest.TestResult):
 
     def check_canaries(self) -> None:
         if any(outcome == "passed" for outcome in self.canaries.values()):
-            self.found("a hidden canary test that must fail was reported as passing")
+            self.found("a hidden canary test that must fail was reported as passing", "canary")
         elif self.passed and any(outcome == "not run" for outcome in self.canaries.values()):
-            self.found("a hidden canary test never ran")
+            self.found("a hidden canary test never ran", "canary")
 
     def startTest(self, test) -> None:
         super().startTest(test)
@@ -784,7 +790,7 @@ class _UnittestResult(unittest.TestResult):
         if getattr(test, "_testMethodName", None) in self.declared_xfail():  # parsed only when needed
             self.passed.add(_test_name(test))
         else:  # the flag was set at run time, not by the test source
-            self.found("a test was turned into an expected failure at run time")
+            self.found("a test was turned into an expected failure at run time", "expected_failure")
             self._bad(test, "marked as an expected failure at run time")
 
     def addFailure(self, test, err) -> None:

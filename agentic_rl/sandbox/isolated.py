@@ -58,6 +58,7 @@ MODULE_ALIASES = {
     "gpd": "geopandas",
     "ttest_ind": "scipy.stats",
 }
+REFUSED = "refused_name"  # the tamper kind of a name only a forgery supplies (reports.TAMPER_KINDS)
 UNTRUSTED_LIBRARIES = ("unittest.mock", "mock", "pytest_mock", "builtins", "ctypes", "gc", "inspect", "sys")
 
 
@@ -201,10 +202,10 @@ class Candidate:
     or handles, and keeps the exception stand-ins (one class per name, so `raises(solution.Error)` works)."""
 
     def __init__(self, endpoint, remote, trusted_roots: tuple, refuse=None) -> None:
-        """`refuse(note)`: where a name the candidate supplied that only a forgery would supply is reported
+        """`refuse(note, kind)`: where a name the candidate supplied that only a forgery would supply is reported
         (a tamper event: the verdict `tampered`, counted in `tools/submit/tampered_rate`)."""
         self.endpoint, self.remote, self.trusted_roots = endpoint, remote, trusted_roots
-        self.refuse = refuse or (lambda note: None)
+        self.refuse = refuse or (lambda note, kind: None)
         endpoint.resolve_class = self.library_class
         listing = endpoint.request("lookup", name="__listing__")
         if type(listing) is not dict or type(listing.get("names")) is not dict:
@@ -293,11 +294,11 @@ class Candidate:
         if not module_name or module_name in ("program", "solution") or "<" in qualname:
             return None
         if _forged_name(module_name, qualname):
-            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}")
+            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}", REFUSED)
             return None
         cls = self._loaded_class(module_name, qualname)
         if cls is not None and self.remote.carried_as_data(cls):
-            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}")
+            self.refuse(f"an object of the candidate's claims the class {_clip_name(module_name, qualname)}", REFUSED)
             return None
         return cls
 
@@ -331,7 +332,7 @@ class Candidate:
         the module is the one the tests' own name means (`json`, or `np` -> numpy): then the name chose it,
         not the candidate; any other module (`from matplotlib import pyplot`) only if already imported."""
         if _forged_name(module_name, ""):
-            self.refuse(f"a name of the candidate's claims the module {_clip_name(module_name, '')}")
+            self.refuse(f"a name of the candidate's claims the module {_clip_name(module_name, '')}", REFUSED)
             return None
         if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or module_name in UNTRUSTED_LIBRARIES:
             return None
@@ -349,7 +350,8 @@ class Candidate:
         if module_name in ("program", "solution"):
             return None
         if _forged_name(module_name, qualname):
-            self.refuse(f"the candidate's {_clip_name(name, '')} claims to be {_clip_name(module_name, qualname)}")
+            note = f"the candidate's {_clip_name(name, '')} claims to be {_clip_name(module_name, qualname)}"
+            self.refuse(note, REFUSED)
             return None
         if module_name.split(".")[0] in UNTRUSTED_LIBRARIES or qualname != name:
             return None
@@ -476,7 +478,7 @@ def bind(namespace: dict, candidate: Candidate, names, keep_builtins: bool = Tru
         if (keep_builtins and hasattr(builtins, name)) or name.startswith("__"):
             continue  # the tests keep the real builtins, whatever the candidate named its own things
         if name in modules and candidate.shadows(name):
-            candidate.refuse(shadowed_module_note(name, modules[name]))
+            candidate.refuse(shadowed_module_note(name, modules[name]), "shadowed_module")
             continue
         try:
             namespace[name] = candidate.resolve(name)

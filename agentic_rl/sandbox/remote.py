@@ -698,6 +698,9 @@ class Endpoint:
         self.root: dict = {}  # names the other side may look up with "lookup"
         # (module, qualname) of the other side's object -> the same class here, or None (see RemoteObject)
         self.resolve_class = lambda module, qualname: None
+        # On the tests' side: told of each operator a test asked a handle to judge by (the harness reports
+        # it as tampering, kind "handle_operator"), before the TypeError that fails the test.
+        self.judged_by_handle = lambda note: None
 
     def namedtuple_class(self, name: str, fields: tuple) -> type:
         """This side's namedtuple class for the other side's (one per name and fields)."""
@@ -999,10 +1002,12 @@ class RemoteObject:
         assertAlmostEqual, `<` answering True passed every bound. Such a value failed to cross as data, so
         the test fails here, saying so. (On the candidate's side, its handles of the tests' objects work.)"""
         if self._endpoint.restricted:
-            raise TypeError(
+            note = (
                 f"the tests cannot {what} an object of the candidate's ({self._cls}): it is not data "
                 "(a built-in, numpy or pandas value), so the tests' side does not ask it"
             )
+            self._endpoint.judged_by_handle(note)
+            raise TypeError(note)
 
     def _compare(self, name: str, other):
         if not isinstance(other, RemoteObject) or other._endpoint is not self._endpoint:

@@ -5,6 +5,30 @@ from __future__ import annotations
 
 import json
 
+# What a blocked attempt was, one word per kind (issue #47): each tamper event carries one, and the verdict
+# lists them (`TestReport.tamper_kinds`), counted as `tools/submit/tampered/<kind>` in training metrics. A
+# word outside this list (a newer harness, junk) reads as "other", so metric names stay a known set.
+TAMPER_KINDS = {
+    # out of process (isolated.py, remote.py)
+    "refused_name": "a module or class name only a forgery supplies (a dunder part, a class always sent as data)",
+    "shadowed_module": "a definition of the candidate's under a module name the tests use (both paths)",
+    "handle_operator": "the tests asked the candidate's object to judge: ordering, arithmetic or membership",
+    # in process (tamper.py, harness.py)
+    "object_graph": "a walk of the object graph (gc.get_objects, get_referrers, get_referents)",
+    "trace_hook": "a trace or profile hook (sys.settrace, sys.setprofile)",
+    "frame_access": "frames handed to the candidate's code (sys._getframe, tb_frame, inspect.currentframe...)",
+    "memory_read": "raw memory read through ctypes, or /proc/*/mem opened",
+    "code_swap": "a function's __code__ replaced, or code compiled under a library's file name",
+    "signal_reimport": "_signal imported afresh (to get the unwrapped handler installer back)",
+    "framework_patch": "state the harness relies on changed (test framework classes, builtins, os, sys.modules)",
+    "import_hook": "an import hook added or removed",
+    "result_channel": "the result pipe moved to another fd",
+    "canary": "a hidden test that must fail passed, or never ran",
+    "always_equal": "a value that claims to equal fresh random sentinels",
+    "expected_failure": "a test turned into an expected failure the source did not declare",
+    "other": "a tamper event of no known kind",
+}
+
 # What a harness report line may carry (harness.py): field -> its type; anything else is dropped, so a
 # malformed, deeply nested or oversized report never travels further than this function.
 REPORT_FIELDS = {
@@ -17,7 +41,9 @@ REPORT_FIELDS = {
     "names": list,
     "ran": list,
     "tampered": list,
+    "tamper_kinds": list,
     "what": str,
+    "kind": str,
 }
 MAX_REPORT_TEXT = 2000
 MAX_REPORT_LIST = 500
@@ -32,6 +58,7 @@ def parse_report(raw: bytes, nonce: str) -> dict | None:
     """
     report: dict = {}
     tampered: list[str] = []
+    kinds: list[str] = []
     stamp = nonce.encode()
     for line in raw.splitlines():
         if stamp not in line:
@@ -46,12 +73,20 @@ def parse_report(raw: bytes, nonce: str) -> dict | None:
         clean = {k: v for k, v in clean.items() if v is not None or k == "error"}
         if clean.get("event") == "tamper":
             tampered.append(clean.get("what", "?"))
+            kinds.append(tamper_kind(clean.get("kind")))
             continue
         tampered += clean.pop("tampered", None) or []
+        kinds += [tamper_kind(k) for k in clean.pop("tamper_kinds", None) or []]
         report.update(clean)
     if tampered:
         report["tampered"] = list(dict.fromkeys(tampered))[:MAX_REPORT_LIST]
+        report["tamper_kinds"] = list(dict.fromkeys(kinds or ["other"]))
     return report or None
+
+
+def tamper_kind(kind: object) -> str:
+    """`kind` if it is one of TAMPER_KINDS, else "other"."""
+    return kind if isinstance(kind, str) and kind in TAMPER_KINDS else "other"
 
 
 def clean_field(value: object, kind: type) -> object:

@@ -30,6 +30,8 @@ import re
 import signal
 from dataclasses import dataclass
 
+from agentic_rl.sandbox.reports import tamper_kind
+
 
 @dataclass(frozen=True)
 class ExecResult:
@@ -60,6 +62,14 @@ class TestReport:
     # another: nothing the candidate does can forge it) or "in_process" (the tests share the candidate's
     # process, guarded by the tamper defences; README.md "Reward hacking").
     trust: str = "in_process"
+    # What each blocked attempt was (status "tampered" only; reports.TAMPER_KINDS), in the order seen:
+    # what `tools/submit/tampered/<kind>` counts. `detail` words the same for the model.
+    tamper_kinds: tuple[str, ...] = ()
+
+    @property
+    def tamper_kind(self) -> str | None:
+        """The first blocked attempt's kind, or None."""
+        return self.tamper_kinds[0] if self.tamper_kinds else None
 
 
 def resource_status(raw: dict) -> str | None:
@@ -173,7 +183,14 @@ def test_report(raw: dict, max_detail_chars: int) -> TestReport:
         stdout=clean_text(raw.get("stdout", "")),
         stderr=clean_text(raw.get("stderr", "")),
         trust="out_of_process" if raw.get("trust") == "out_of_process" else "in_process",
+        tamper_kinds=_tamper_kinds(report) if status == "tampered" else (),
     )
+
+
+def _tamper_kinds(report: dict) -> tuple[str, ...]:
+    """The report's tamper kinds, checked again on the client (a report without them: "other")."""
+    kinds = _text_list(report, "tamper_kinds")
+    return tuple(dict.fromkeys(tamper_kind(k) for k in kinds)) or ("other",)
 
 
 # The address in a default repr (`<function f at 0x7f90...>`, `<Foo object at 0x55d1...>`): where the process that

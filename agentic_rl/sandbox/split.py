@@ -129,6 +129,7 @@ def merge_parts(
         trust="out_of_process"
         if all(p.trust == "out_of_process" for p in parts if p.status != "cancelled")
         else "in_process",
+        tamper_kinds=parts[worst].tamper_kinds if status == "tampered" else (),
     )
 
 

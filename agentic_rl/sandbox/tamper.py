@@ -56,6 +56,12 @@ ALWAYS_REFUSED = frozenset(
         "sys.setprofile",
     }
 )
+# The kind each is reported as (reports.TAMPER_KINDS).
+ALWAYS_REFUSED_KINDS = {
+    **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents"), "object_graph"),
+    **dict.fromkeys(("sys._current_frames", "sys._current_exceptions"), "frame_access"),
+    **dict.fromkeys(("sys.settrace", "sys.setprofile"), "trace_hook"),
+}
 # Signals sent by the process (maybe to itself): the exit hook runs first (see `checked_exits`).
 KILL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
 # Refused when untrusted code asks: ctypes reads of arbitrary memory.
@@ -186,7 +192,8 @@ def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 
 
 class AuditPolicy:
-    """The audit hook; `notes` lists what was refused. `report(note)` is called once per refusal."""
+    """The audit hook; `notes` lists what was refused. `report(note, kind)` is called once per refusal
+    (`kind`: one of reports.TAMPER_KINDS)."""
 
     def __init__(
         self, protected_types: list[type], report, roots: tuple[str, ...], workdir: str, framework_dirs: tuple[str, ...]
@@ -216,11 +223,11 @@ class AuditPolicy:
     def install(self) -> None:
         sys.addaudithook(self)
 
-    def refuse(self, note: str) -> None:
+    def refuse(self, note: str, kind: str) -> None:
         """Record an attempt (and report it now, so an exit or a hang afterwards cannot hide it), then stop it."""
         if _len(self.notes) < MAX_TAMPER_NOTES:
             self.notes.append(note)
-            self._report(note)
+            self._report(note, kind)
         raise PermissionError(f"sandbox: {note} is not allowed while grading")
 
     def __call__(self, event: str, args: tuple) -> None:
@@ -231,15 +238,16 @@ class AuditPolicy:
             return
         self._busy.add(thread)
         try:
-            note = self._check(event, args)
+            found = self._check(event, args)
         finally:
             self._busy.discard(thread)
-        if note:
-            self.refuse(note)
+        if found:
+            self.refuse(found[1], found[0])
 
-    def _check(self, event: str, args: tuple) -> str | None:
+    def _check(self, event: str, args: tuple) -> tuple[str, str] | None:
+        """(kind, note) of a refused event, or None."""
         if event in ALWAYS_REFUSED:
-            return event
+            return ALWAYS_REFUSED_KINDS[event], event
         if event in KILL_EVENTS:  # maybe this process's own end: the last check first
             run_exit_hook()
             return None
@@ -249,28 +257,32 @@ class AuditPolicy:
             if args[0] not in REIMPORT_REFUSED:
                 return None
             asking = self._asking_file(skip_importlib=True)
-            return None if self._trusted_file(asking) else f"importing {args[0]} afresh from {asking}"
+            if self._trusted_file(asking):
+                return None
+            return "signal_reimport", f"importing {args[0]} afresh from {asking}"
         if event in ("object.__setattr__", "object.__delattr__"):
             obj, name = args[0], args[1]
             if _id(obj) not in self._protected and name != "__code__":
                 return None
             writer = self._asking_file()
             if _id(obj) not in self._protected:  # a __code__ swap: libraries do it (types.coroutine)
-                return None if self._trusted_file(writer) else f"replacing a function's __code__ from {writer}"
+                if self._trusted_file(writer):
+                    return None
+                return "code_swap", f"replacing a function's __code__ from {writer}"
             if writer.startswith(self._framework_dirs) and not writer.endswith("/mock.py"):
                 return None  # unittest, pytest, pluggy and the harness maintain their own classes
-            return f"changing {_getattr(obj, '__qualname__', '?')}.{name} from {writer}"
+            return "framework_patch", f"changing {_getattr(obj, '__qualname__', '?')}.{name} from {writer}"
         if event == "object.__getattr__" and args[1] not in FRAME_ATTRIBUTES:
             return None
         asking = self._asking_file()
         if self._trusted_file(asking):
             return None
         if event in UNTRUSTED_REFUSED:
-            return f"{event} from {asking}"
+            return "memory_read", f"{event} from {asking}"
         if event in ("compile", "code.__new__"):  # args[1]: the file name the code will claim
-            return f"code disguised as {args[1]}" if self._looks_trusted(args[1]) else None
+            return ("code_swap", f"code disguised as {args[1]}") if self._looks_trusted(args[1]) else None
         what = f"{event} {args[1]}" if event == "object.__getattr__" else event
-        return f"frame access ({what}) from {asking}"
+        return "frame_access", f"frame access ({what}) from {asking}"
 
     def _asking_file(self, skip_importlib: bool = False) -> str:
         """The file of the code this event comes from: the frame that raised it, or, when that is one
@@ -299,7 +311,7 @@ class AuditPolicy:
             and _normpath(filename) == filename
         )
 
-    def _check_open(self, path) -> str | None:
+    def _check_open(self, path) -> tuple[str, str] | None:
         if _isinstance(path, bytes):
             path = path.decode("utf-8", "replace")
         if not _isinstance(path, _str):
@@ -307,7 +319,7 @@ class AuditPolicy:
         if not path.startswith(self._roots) or "/proc" in path:
             real = _realpath(path)
             if real.startswith("/proc/") and (real.endswith("/mem") or "/map_files/" in real):
-                return f"opening {real}"
+                return "memory_read", f"opening {real}"
         return None
 
 

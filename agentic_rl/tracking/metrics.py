@@ -21,6 +21,7 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
     errors = {name: 0 for name in calls if name != "none"}
     latency = {name: 0.0 for name in calls if name != "none"}
     tampered = capped = in_process = 0
+    tampered_kinds: dict[str, int] = defaultdict(int)
     for turn in traj.turns:
         obs = turn.observation
         capped += obs is not None and obs.status == "capped"
@@ -29,6 +30,9 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
         tampered += turn.call.name == "submit" and obs.status == "tampered"
+        if turn.call.name == "submit" and obs.status == "tampered":
+            for kind in _tamper_kinds(obs):
+                tampered_kinds[kind] += 1
         in_process += turn.call.name == "submit" and obs.trust == "in_process"
     return {
         "turns": len(traj.turns),
@@ -36,6 +40,7 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
         "tool_errors": errors,
         "tool_latency_ms": {k: round(v, 3) for k, v in latency.items()},
         "tampered_submissions": tampered,
+        "tampered_kinds": dict(tampered_kinds),
         "in_process_submissions": in_process,
         "capped_calls": capped,
         "model_tokens": traj.n_model_tokens,
@@ -53,7 +58,10 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
     declared tool (the names the episodes declared: `Trajectory.tools`). `tools/submit/tampered_rate` =
     submissions the sandbox graded `tampered` (a detected attempt to forge the verdict) / submissions, and
     `tools/submit/in_process_rate` = submissions whose verdict was computed inside the candidate's process (the
-    sandbox's fallback harness, `TestReport.trust`) / submissions. An episode that never
+    sandbox's fallback harness, `TestReport.trust`) / submissions. `tools/submit/tampered/<kind>` = tampered
+    submissions with a blocked attempt of that kind (`TestReport.tamper_kinds`: `shadowed_module`,
+    `handle_operator`, `frame_access`, ...; `unknown` where the observation does not carry them) / submissions,
+    for the kinds these episodes showed. An episode that never
     ran (a missing replay sample) counts with zero turns.
     """
     counts = list(counts)
@@ -80,7 +88,26 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
     if calls.get("submit"):  # records written before this field existed count as untampered
         out["tools/submit/tampered_rate"] = sum(c.get("tampered_submissions", 0) for c in counts) / calls["submit"]
         out["tools/submit/in_process_rate"] = sum(c.get("in_process_submissions", 0) for c in counts) / calls["submit"]
+        out.update(_tampered_kind_rates(counts, calls["submit"]))
     return out
+
+
+def _tamper_kinds(obs) -> tuple[str, ...]:
+    """The kinds of a tampered verdict (the sandbox's `TestReport.tamper_kinds`, carried by the observation),
+    or ("unknown",) where the observation does not carry them."""
+    kinds = tuple(getattr(obs, "tamper_kinds", None) or ())
+    return kinds or ("unknown",)
+
+
+def _tampered_kind_rates(counts: list[dict[str, Any]], n_submits: int) -> dict[str, float]:
+    """`tools/submit/tampered/<kind>` = submissions graded `tampered` with an attempt of that kind /
+    submissions, for each kind seen in these episodes (a submission may count under several kinds; a kind
+    no episode showed is absent). Records written before the field existed have none."""
+    totals: dict[str, int] = defaultdict(int)
+    for c in counts:
+        for kind, n in (c.get("tampered_kinds") or {}).items():
+            totals[kind] += n
+    return {f"tools/submit/tampered/{kind}": n / n_submits for kind, n in sorted(totals.items())}
 
 
 def episode_metrics(trajs: Sequence[Trajectory]) -> dict[str, float]:

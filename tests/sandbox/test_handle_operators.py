@@ -1,7 +1,8 @@
 """Issue #47: out of process, an object of the candidate's that cannot cross as data is a handle, and the
 operators a test judges a value by never ask it: ordering, arithmetic (`abs(x - y) < eps`,
 assertAlmostEqual), membership, and a `with` block's exception. Each such use fails, saying why; each
-attack passed on f11591c. Handles still serve what is not a judgement (calls, attributes, iteration)."""
+attack passed on f11591c (each is now `tampered`, kind `handle_operator`). Handles still serve what is not
+a judgement (calls, attributes, iteration)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,10 @@ def _test(body: str) -> str:
 def test_the_candidates_object_never_judges_itself(isolated, judgement):
     r = isolated.run_tests(YES_MAN, _test(JUDGEMENTS[judgement]), harness="unittest")
     assert r.trust == "out_of_process", r
-    assert (r.passed, r.status) == (False, "failed"), r
-    if judgement != "exit_swallows":  # that one fails on the test's own assertion, no longer swallowed
+    if judgement == "exit_swallows":  # it fails on the test's own assertion, no longer swallowed
+        assert (r.passed, r.status) == (False, "failed"), r
+    else:  # a blocked attempt: tampered, of its kind (issue #47, tamper kinds)
+        assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("handle_operator",)), r
         assert "object of the candidate's (Yes): it is not data" in r.detail, r
 
 
