@@ -57,7 +57,7 @@ from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun
 from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory
 from agentic_rl.runtime.stages import RunContext, finish, open_run, pin_run_heap, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
-from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics
+from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics, task_type_metrics
 from agentic_rl.tracking.plots import plot_run, read_metrics
 from agentic_rl.tracking.runs import eval_records_path
 from agentic_rl.tracking.sinks import open_tracker, truncate_metrics
@@ -343,6 +343,7 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
             **episode_metrics(group),
             **shared,
             **codegym_metrics(group, [task] * len(group)),  # env/*: only for CodeGym tasks
+            **task_type_metrics(task.metadata.get("task_type"), group),  # per type: only for typed tasks
             "time/update_s": stats.update_s,
             "time/step_s": shared["time/rollout_s"] + stats.update_s,
             **memory_metrics(),
