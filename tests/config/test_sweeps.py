@@ -48,12 +48,18 @@ CAP_NOTICE = CAP_TEXT.split(":")[0]  # "<feedback>Tool-call limit reached"
 SEARCH = "<search>add two numbers</search>"
 CRASHING_CODE = "```python\nraise ValueError('probe')\n```"
 CORRECT_SUBMISSION = "```submit\ndef add(a, b):\n    return a + b\n```"
+WRONG_SUBMISSION = "```submit\ndef add(a, b):\n    return a - b\n```"
 
 
-def probe_policy() -> ScriptedPolicy:
+def probe_policy(last_turn: int | None = None) -> ScriptedPolicy:
+    """Searches and crashing code in turn, and after a cap notice the right answer; with `last_turn`, a wrong
+    answer on that turn (a failed episode that submitted: what the shaped reward's search bonus is about)."""
+
     def script(req: TurnRequest) -> str:
         if CAP_NOTICE in policy.tokenizer.decode(req.history_ids):
             return CORRECT_SUBMISSION
+        if req.turn_index == last_turn:
+            return WRONG_SUBMISSION
         return SEARCH if req.turn_index % 2 == 0 else CRASHING_CODE
 
     policy = ScriptedPolicy(script)
@@ -86,11 +92,13 @@ def jobs(grid: dict[str, list[str]]) -> list[dict[str, str]]:
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-def signature(cfg) -> tuple:
-    """What the probe episode does under `cfg`: per turn (call, observation status), finish, verdict, reward."""
+def signature(cfg, submit_last: bool = False) -> tuple:
+    """What the probe episode does under `cfg`: per turn (call, observation status), finish, verdict, reward.
+    `submit_last`: the probe submits a wrong answer on the last turn."""
     rollout = to_dataclass(cfg.rollout, RolloutConfig)
     tools = toolset(tuple(cfg.tools.active), log=[])
-    [traj] = run_episodes([(TASK, 0)], probe_policy(), tools, rollout)
+    policy = probe_policy(rollout.max_turns - 1 if submit_last else None)
+    [traj] = run_episodes([(TASK, 0)], policy, tools, rollout)
     reward = build(cfg.reward)(traj)
     turns = tuple(
         (t.call.name if t.call else None, t.observation.status if t.observation else None) for t in traj.turns
@@ -115,7 +123,9 @@ def test_every_swept_value_changes_the_rollout(sweep):
     signatures = {}
     for job in jobs(grid):
         cfg = compose_job(sweep, override_list(job))
-        signatures[tuple(job.items())] = sig = signature(cfg)
+        sig = signature(cfg)
+        # a reward-only change shows in an episode that submitted and failed: the probe that submits last
+        signatures[tuple(job.items())] = (sig, signature(cfg, submit_last=True))
         for key, free in UNCONSTRAINED.items():
             if key in job:
                 free_cfg = compose_job(sweep, override_list({**job, key: "null" if free is None else str(free)}))
