@@ -3,6 +3,7 @@ supervisor feeds it the request, watches deadline, output and memory, kills what
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import math
 import os
@@ -22,8 +23,10 @@ from pathlib import Path
 from agentic_rl.sandbox.cgroups import MemoryCgroups
 from agentic_rl.sandbox.linux import (
     CLONE_NEWIPC,
+    CLONE_NEWNET,
     CLONE_NEWNS,
     CLONE_NEWPID,
+    HOST_BUDGET_SYSCALLS,
     MS_BIND,
     MS_NODEV,
     MS_NOEXEC,
@@ -33,12 +36,15 @@ from agentic_rl.sandbox.linux import (
     PR_SET_CHILD_SUBREAPER,
     PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG,
+    deny_syscalls,
     fork_pid_namespace,
     fresh_keyrings,
     kill_by_pidfd,
+    loopback_up,
     mount,
     open_pidfd,
     prctl,
+    seccomp_program,
     setns,
     setrlimit_capped,
     unshare,
@@ -54,6 +60,7 @@ MAX_RESULT_BYTES = 4 * 1024 * 1024
 SETUP_FAILED_EXIT = 125
 READ_CHUNK = 1 << 16
 MEMORY_POLL_S = 0.25  # how often the summed memory of a call's processes is checked
+PTY_MAX = 64  # ptys one call may open (its own devpts instance; the host has ~4096 for everyone)
 
 
 def _read_nsinit() -> str | None:
@@ -123,6 +130,7 @@ class Supervisor:
         self._init_pid: int | None = None  # the current call's init
         self._watched_pid: int | None = None  # what ends the call when it exits: its runner, or its init
         self._zygote_fds: list[int] = []  # in the zygote: fds its runners close before they wait
+        seccomp_program(HOST_BUDGET_SYSCALLS, errno.ENOSYS)  # built here once: each call's runner installs it
         self._zygote_pid, self._zygote_sock = self._start_zygote(close_in_zygote)
 
     # ------------------------------------------------------------------ zygote
@@ -475,10 +483,12 @@ class Supervisor:
         os._exit(0)
 
     def _waiting_runner(self, channel: socket.socket) -> None:
-        """The runner before its call: wait for the order (its pipe ends), then run. EOF (the server is
-        gone): exit. (A runner made by `_prefork_in_namespace` also holds the write end of its `started`
-        pipe: `_runner` closes it with every other fd it does not need, once it has read its request.)"""
+        """The runner before its call: make what only its call will use (`_own_kernel_state`), wait for the
+        order (its pipe ends), then run. EOF (the server is gone): exit. (A runner made by
+        `_prefork_in_namespace` also holds the write end of its `started` pipe: `_runner` closes it with
+        every other fd it does not need, once it has read its request.)"""
         try:
+            self._own_kernel_state()
             msg, fds, _, _ = socket.recv_fds(channel, 4096, 8)
             if not msg:
                 os._exit(0)
@@ -487,6 +497,25 @@ class Supervisor:
             os.write(2, f"sandbox runner setup failed: {type(e).__name__}: {e}\n".encode())
             os._exit(SETUP_FAILED_EXIT)
         self._runner(fds)  # never returns
+
+    def _own_kernel_state(self) -> None:
+        """Kernel state of the call's own, made while the runner waits for its order (off the call's path):
+        with mount namespaces, its own mount and IPC namespaces (System V and POSIX IPC objects die with
+        the call) and its own ptys (`_own_ptys`); a network namespace of its own (where the server has
+        one: network "none"), so the sockets a call leaves (TIME_WAIT, a listener kept in flight) never
+        hold a port of the next call's; and a seccomp filter refusing the calls that take from a budget
+        the kernel counts for the whole host with nothing to bound it per call
+        (`linux.HOST_BUDGET_SYSCALLS`: AIO events, io_uring)."""
+        if self.private_tmp:
+            unshare(CLONE_NEWNS | CLONE_NEWIPC)
+            _own_ptys()
+        if self.config.get("network") == "none":
+            try:
+                unshare(CLONE_NEWNET)
+                loopback_up()
+            except OSError:  # not allowed here (no root): the calls share the server's (README, "Across calls")
+                pass
+        deny_syscalls(HOST_BUDGET_SYSCALLS)
 
     def _from_zygote(self, what: str) -> int:
         try:
@@ -628,6 +657,7 @@ class Supervisor:
             if pidfd is not None:
                 os.close(pidfd)
             self._kill_all(uid)
+            _collect_unowned_sockets()
             self._init_pid = self._watched_pid = None
             self._empty_cgroup()
             out.close()
@@ -865,13 +895,11 @@ class Supervisor:
         return ours.detach()
 
     def _mount_call(self, req: dict, call_dir: str | None) -> str:
-        """As root, with mount namespaces: the call's own mount and IPC namespaces, its tmpfs over every
-        world-writable directory, and the /proc of its PID namespace. Returns the directory the call sees
-        as its /tmp."""
+        """As root, with mount namespaces (the call's own already: `_own_kernel_state`): its tmpfs over
+        every world-writable directory, and the /proc of its PID namespace. Returns the directory the
+        call sees as its /tmp."""
         if not self.private_tmp:
             return call_dir
-        # Own IPC namespace: System V and POSIX IPC objects die with the call.
-        unshare(CLONE_NEWNS | CLONE_NEWIPC)
         # A private, size-capped /tmp (also seen at every world-writable directory found at start:
         # /var/tmp, /dev/shm, /run/lock...) that no other call can reach; it disappears with the
         # mount namespace when the call's last process is gone, and caps the call's disk writes.
@@ -909,6 +937,29 @@ class Supervisor:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         # If the server dies, so does the runner. Set after setresuid, which clears this setting.
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _own_ptys() -> None:
+    """A devpts instance of the call's own over /dev/pts, with /dev/ptmx its multiplexer: the call opens at
+    most PTY_MAX ptys (the host has kernel.pty.max, ~4096, for everyone; an instance other than the host's
+    cannot take the 1024 it keeps in reserve either), and they go with the call's mount namespace."""
+    try:
+        options = f"newinstance,ptmxmode=0666,mode=0620,max={PTY_MAX}"
+        mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, options)
+        mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
+    except OSError as e:  # no devpts or no /dev/ptmx here: the call uses the host's, unbounded
+        os.write(2, f"sandbox: no devpts instance for the call ({e})\n".encode())
+
+
+def _collect_unowned_sockets() -> None:
+    """Once the call's processes are gone: have the kernel collect the unix sockets that only messages in
+    flight hold (an SCM_RIGHTS cycle: a socket queued on itself with a listener, a memfd...), which no
+    process owns and no exit frees. Releasing a unix socket runs (or, since Linux 6.10, queues) the
+    kernel's collector while anything is in flight; the call may not have released one after its cycle
+    went in flight, so one is released here."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    a.close()
+    b.close()
 
 
 def _send_request(fd: int, req: dict, nonce: str, call_dir: str | None) -> None:

@@ -21,7 +21,7 @@ PRELUDE = textwrap.dedent("""
 
     class ExitAtOnce:  # the harness: the program is done as soon as it starts
         @staticmethod
-        def main(req, workdir, result_fd, nonce):
+        def main(req, workdir, result_fd, nonce, candidate_fd=None):
             os._exit(req["exit_code"])
 
     supervisor = server.Supervisor({"work_dir": tempfile.mkdtemp()}, ExitAtOnce, private_tmp=False, world_writable=[])
