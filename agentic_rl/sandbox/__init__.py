@@ -38,21 +38,34 @@ How a call runs (details and known weaknesses: README.md beside this file):
     limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """
 
+from agentic_rl.sandbox.reports import TAMPER_KINDS
 from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.sandbox.sandbox import (
     HARNESSES,
+    PYTHON_ENV_VAR,
+    REPO_ROOT,
     Sandbox,
     default_sandbox,
     execute,
     resolve_python,
     run_tests,
 )
+from agentic_rl.sandbox.trust import IN_PROCESS, OUT_OF_PROCESS
+from agentic_rl.sandbox.trust import plan as plan_trust
 
+# The facade: the rest of the package imports the sandbox only from here (an import-linter contract in
+# pyproject.toml); the modules beside this file are its inside.
 __all__ = [
     "ExecResult",
     "TestReport",
+    "TAMPER_KINDS",
     "Sandbox",
     "HARNESSES",
+    "PYTHON_ENV_VAR",
+    "REPO_ROOT",
+    "IN_PROCESS",
+    "OUT_OF_PROCESS",
+    "plan_trust",
     "execute",
     "run_tests",
     "default_sandbox",
