@@ -43,6 +43,7 @@ class Tracker:
         self.metrics_path = self.run_dir / "metrics.jsonl"
         self.settings = dict(wandb_cfg or {})
         self._wandb = None
+        self._warned_negative = False
         self._summary: dict[str, Any] | None = None
         self.wandb_info: dict[str, Any] = {}
         logger.info("run dir: %s", self.run_dir.resolve())
@@ -63,7 +64,12 @@ class Tracker:
         log_every = self.settings.get("log_every") or 0
         if "train/epoch" in metrics and log_every and step % log_every == 0:
             logger.info(step_line(metrics, step))
-        if self._wandb is not None:
+        if self._wandb is not None and step < 0 and not self._warned_negative:
+            # W&B drops a step lower than one it has seen (the evaluation before training logs step 0), and sending
+            # it without a step would move W&B's counter past the training steps that follow
+            self._warned_negative = True
+            logger.info("W&B: records at negative steps (the warm-up) are kept in metrics.jsonl only")
+        if self._wandb is not None and step >= 0:
             try:
                 self._wandb.log({**metrics, wandb_run.STEP_METRIC: step}, step=step)
             except Exception:  # W&B trouble never stops training

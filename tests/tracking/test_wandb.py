@@ -257,3 +257,28 @@ def test_the_transcript_shows_each_turn_with_the_response_prefix_it_opened_with(
     turn = Turn(generated_ids=[1], text='{"name": "Observe"}</action>', call=None, prefix="<action>")
     traj = Trajectory(task_id="codegym/x/000", token_ids=[1], loss_mask=[1], prompt_len=0, turns=[turn])
     assert '<action>{"name": "Observe"}</action>' in transcript(traj)
+
+
+class RecordingRun:
+    """Stands in for a W&B run: what `log` received, and with which step."""
+
+    def __init__(self) -> None:
+        self.logged: list[tuple[dict, int | None]] = []
+
+    def log(self, metrics: dict, step: int | None = None) -> None:
+        self.logged.append((metrics, step))
+
+
+def test_negative_steps_stay_in_the_jsonl_and_never_reach_wandb(tmp_path):
+    """W&B drops a step below one it has seen: the warm-up's negative steps would be lost there, or, sent without a
+    step, push W&B's counter past the training steps after them."""
+    tracker = Tracker(tmp_path, {"name": "none"})
+    run = RecordingRun()
+    tracker._wandb = run
+    tracker.log({"eval/multi_tool/pass@1": 0.1}, 0)
+    tracker.log({"warmup/loss": 0.5}, -2)
+    tracker.log({"warmup/loss": 0.4}, -1)
+    tracker.log({"train/loss": 0.3}, 1)
+    assert [step for _, step in run.logged] == [0, 1]
+    lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [0, -2, -1, 1]
