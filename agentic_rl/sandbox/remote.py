@@ -31,14 +31,14 @@ import collections
 import datetime
 import decimal
 import fractions
-import json
 import linecache
 import math
 import operator
 import os
-import struct
 import sys
 import traceback
+
+from agentic_rl.sandbox.wire import read_msg, write_msg
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 200
@@ -138,41 +138,23 @@ class RemoteError(Exception):
 # framing
 
 
+# wire.py's framing (the sandbox has one), strict JSON, with every failure of the channel a ChannelClosed.
+
+
 def send_frame(fd: int, obj: object) -> None:
-    data = json.dumps(obj, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    view = memoryview(struct.pack(">I", len(data)) + data)
     try:
-        while view:
-            view = view[os.write(fd, view) :]
+        write_msg(fd, obj, strict=True)
     except OSError as e:  # the other side is gone (SIGPIPE is ignored on the trusted side)
         raise ChannelClosed(str(e)) from None
 
 
 def recv_frame(fd: int) -> object:
-    head = _read_exact(fd, 4)
-    (n,) = struct.unpack(">I", head)
-    if n > MAX_MESSAGE_BYTES:
-        raise ChannelClosed(f"a message of {n} bytes is over the channel's limit")
     try:
-        return json.loads(_read_exact(fd, n).decode("utf-8"))
-    except (ValueError, RecursionError) as e:
-        raise ChannelClosed(f"malformed message: {type(e).__name__}") from None
-
-
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        try:
-            chunk = os.read(fd, min(n - got, 1 << 20))
-        except InterruptedError:
-            continue
-        except OSError as e:
-            raise ChannelClosed(str(e)) from None
-        if not chunk:
-            raise ChannelClosed("the other side closed the channel")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        return read_msg(fd, max_bytes=MAX_MESSAGE_BYTES)
+    except (EOFError, OSError) as e:
+        raise ChannelClosed(str(e) or "the other side closed the channel") from None
+    except (ValueError, RecursionError) as e:  # over the limit, or not JSON
+        raise ChannelClosed(f"malformed message: {type(e).__name__}: {str(e)[:200]}") from None
 
 
 # --------------------------------------------------------------------------------------------------
