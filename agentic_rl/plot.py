@@ -1,4 +1,6 @@
-"""`python -m agentic_rl.plot RUN_OR_SWEEP_DIR`: (re)draw the figures of a run or a sweep."""
+"""`python -m agentic_rl.plot RUN_OR_SWEEP_DIR`: (re)draw the figures of a run, or of a folder of runs (a sweep, or a
+record's seed-*/ folders): each run's own figure, the three-panel figure over each arm's seeds, and the sweep's
+panels."""
 
 from __future__ import annotations
 
@@ -6,12 +8,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from agentic_rl.tracking.plots import find_runs, plot_run, plot_sweep
+from agentic_rl.tracking.plots import find_runs, plot_run, plot_seeds, plot_sweep
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("path", type=Path, help="a run dir (has metrics.jsonl) or a sweep dir (has job dirs)")
+    parser.add_argument(
+        "path",
+        type=Path,
+        help="a run dir (has metrics.jsonl), or a sweep dir or record folder (has run dirs: job dirs, seed-*/)",
+    )
     args = parser.parse_args(argv)
     # the command's output is the figures' paths, one per line (for scripts and shells), not log records
     if (args.path / "metrics.jsonl").is_file():
@@ -19,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     elif find_runs(args.path):
         for run in find_runs(args.path):
             print(plot_run(run))  # noqa: T201 - the command prints the figure paths for scripts
+        for figure in plot_seeds(args.path):
+            print(figure)  # noqa: T201 - the command prints the figure paths for scripts
         print(plot_sweep(args.path))  # noqa: T201 - the command prints the figure paths for scripts
     else:
         print(f"error: {args.path} holds no metrics.jsonl and no job dirs with one", file=sys.stderr)  # noqa: T201 - the command's error goes to the terminal

@@ -5,8 +5,9 @@ the base model's evaluation of the same tasks (one for every arm, or one per arm
 
 The paired sections' primary test takes the task as the unit: each task's mean over seeds and samples, a seeded
 percentile bootstrap over tasks for the 95% interval (`--resamples`, `--bootstrap-seed`), an exact sign test on the
-task means for p, and Holm's correction across the comparisons of a table. Records that carry `task_type` add the
-same tables per task type."""
+task means for p, and Holm's correction across the comparisons of a table. The section "After RL vs the base's best
+mode and its format baselines" holds each arm's trained multi-tool pass rate against the base's best mode and each
+format baseline before training. Records that carry `task_type` add the same tables per task type."""
 
 from __future__ import annotations
 

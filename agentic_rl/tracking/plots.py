@@ -1,16 +1,26 @@
-"""Figures from a run dir (metrics.jsonl + summary.json) or a sweep dir (one run dir per job).
+"""Figures from a run dir (metrics.jsonl, summary.json, eval_before/after.jsonl), a folder of seeds, or a sweep dir.
 
-Run: pass@1 per mode before/after training (95% Wilson intervals), training pass rate and reward on
-separate axes, and the tool-call rates; the title names model, tools, reward and run. Sweep: the jobs grouped
-into arms (`runs.group_by_arm`: overrides without the seed); per arm the tool-rate, pass-rate and reward curves
-as the mean over seeds with a 95% t band, and pass@1 per mode before/after as the mean over seeds ± 95% t CI
-(one seed: Wilson over its tasks), so ablations are compared at a glance and with their noise.
+The notebook's three-panel figure, `figures/training_summary.png` (`summary_data` computes what it draws,
+`draw_summary` draws it), for one run at the end of each run (`plot_run`) and over seeds for a folder of runs
+(`plot_seeds`: a record's seed-*/ folders, or a sweep, one figure per arm):
+  left   held-out pass@1 per mode (format baselines included) before and after training, with 95% intervals over
+         tasks (from the per-episode records: each task's mean over seeds and samples, Wilson over tasks; runs
+         without records: summary.json, the t interval over seeds);
+  middle training pass rate (left axis) and mean reward (right axis), each seed's rolling mean;
+  right  tool rates over training, search drawn apart for `docs` tasks and for the other tasks (a step logs only
+         its own task's type, so each is a moving average over the steps of its kind), with the other tools.
+Over several seeds each curve is the mean with a 95% t band. Numbers are never clipped; a share's band is clipped
+to [0, 1] in the drawing only, with a note on the axes (`draw_band`).
+
+Sweep (`plot_sweep`): the dashboard's panels (`tracking.panels`), one colour per arm, its seeds as mean and band,
+and pass@1 per mode before/after as the mean over seeds ± 95% t CI (one seed: Wilson over its tasks).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -19,8 +29,8 @@ matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from agentic_rl.tracking.metrics import NON_TOOL_RATES  # noqa: E402
 from agentic_rl.tracking.runs import (  # noqa: E402
+    TRAIN_REWARD,
     Estimate,
     across_seeds,
     eval_sections,
@@ -29,10 +39,13 @@ from agentic_rl.tracking.runs import (  # noqa: E402
     is_evaluation_run,
     pass_at_1_estimate,
     per_step,
+    read_eval_records,
     read_metrics,
     read_summary,
+    scored_outcomes,
+    tasks_scored,
 )
-from agentic_rl.tracking.stats import wilson_interval  # noqa: E402
+from agentic_rl.tracking.stats import task_rate  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -47,87 +60,217 @@ def rolling_mean(values: list[float], window: int | None = None) -> list[float]:
     return out
 
 
-def per_epoch_end(records: list[dict], key: str) -> tuple[list[int], list[float]]:
-    """Mean of `key` over each epoch, placed at the epoch's last step."""
-    groups: dict[int, list[tuple[int, float]]] = defaultdict(list)
-    for r in records:
-        if r.get(key) is not None and "train/epoch" in r:
-            groups[int(r["train/epoch"])].append((r["step"], r[key]))
-    epochs = sorted(groups)
-    return ([groups[e][-1][0] for e in epochs], [sum(v for _, v in groups[e]) / len(groups[e]) for e in epochs])
-
-
 def run_title(summary: dict, run_dir: Path) -> str:
     """model / tools / reward / run, as far as summary.json knows them."""
     parts = [f"{key} {summary[key]}" for key in ("model", "tools", "reward") if summary.get(key)]
     return " | ".join(parts + [f"run {Path(run_dir).resolve().parent.name}/{Path(run_dir).name}"])
 
 
+PHASES = ("before", "after")
 PHASE_COLORS = {"before": "#90a4ae", "after": "#43a047"}
+MODE_ORDER = ("no_tools", "code_only", "multi_tool", "last_block", "forced_submit")  # the rest after, by name
+DOCS = "docs"  # the task type of tasks that need the generated library: its search is drawn apart
+# per-type search metrics (metrics.task_type_metrics), the share of turns first: the unit of the other tool rates
+SEARCH_KEYS = {"tools/search_rate": "share of turns", "tools/search_episodes": "share of episodes"}
 
 
-def plot_pass_at_1_bars(ax, evals: dict, n_tasks: int | None) -> None:
-    """pass@1 per mode, before and after training side by side, with 95% Wilson intervals over n tasks."""
-    modes = list(dict.fromkeys(m for phase in ("before", "after") for m in (evals.get(phase) or {})))
-    if not modes:
-        ax.text(0.5, 0.5, "no evaluation in this run", ha="center", va="center", transform=ax.transAxes)
-    phases = [p for p in ("before", "after") if evals.get(p)]
+@dataclass(frozen=True)
+class Curve:
+    """One line of the figure: per training step the mean over seeds and its 95% t interval (unclipped); `share`:
+    a rate in [0, 1], whose band the drawing clips (and says so)."""
+
+    label: str
+    steps: list[int]
+    estimates: list[Estimate]
+    share: bool = True
+
+    @property
+    def means(self) -> list[float]:
+        return [e.mean for e in self.estimates]
+
+
+@dataclass(frozen=True)
+class SummaryData:
+    """What the three-panel figure draws, computed from the runs' own files before anything is drawn (so tests
+    read the numbers, not the pixels): pass@1 per phase and mode with its 95% interval, the learning curves, the
+    tool-rate curves, and how many seeds stand behind them."""
+
+    pass_at_1: dict[str, dict[str, Estimate]]
+    learning: list[Curve]
+    tools: list[Curve]
+    seeds: int
+
+
+def ordered_modes(modes) -> list[str]:
+    """The evaluation modes in `MODE_ORDER`, the format baselines after the modes they grade, others by name."""
+    modes = set(modes)
+    return [m for m in MODE_ORDER if m in modes] + sorted(modes - set(MODE_ORDER))
+
+
+def records_pass_at_1(runs: list[Path], phase: str) -> dict[str, Estimate]:
+    """Mode -> pass@1 with the task as the unit, from the runs' per-episode records of `phase`: each task's mean
+    over seeds and samples (the scored episodes, `runs.scored`), the mean over tasks, and the Wilson 95% interval
+    over tasks (`stats.task_rate`, method "tasks"). {} when no run kept records."""
+    episodes: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    for run in runs:
+        for (mode, task, _), passed in scored_outcomes(read_eval_records(run, phase)).items():
+            episodes[mode].append((task, passed))
+    rates = {mode: task_rate(eps) for mode, eps in episodes.items()}
+    return {mode: Estimate(r["rate"], r["low"], r["high"], int(r["tasks"]), "tasks") for mode, r in rates.items()}
+
+
+def summary_pass_at_1(runs: list[Path], phase: str) -> dict[str, Estimate]:
+    """Mode -> pass@1 from summary.json, for runs that kept no records: the mean over seeds with its 95% t
+    interval, unclipped (one seed: the Wilson interval over its tasks; `runs.pass_at_1_estimate`)."""
+    measured: dict[str, list[tuple[float, int | None]]] = defaultdict(list)
+    for run, section in zip(runs, eval_sections(runs, phase)):
+        for mode, metrics in section.items():
+            if "pass@1" in metrics:
+                measured[mode].append((metrics["pass@1"], tasks_scored(run, metrics)))
+    return {mode: pass_at_1_estimate([p for p, _ in rows], [n for _, n in rows]) for mode, rows in measured.items()}
+
+
+def typed_steps(records: list[dict], prefix: str, docs: bool) -> tuple[list[int], list[float]]:
+    """(steps, values) of `<prefix>/<type>` over the training steps whose task is a `docs` task (`docs`) or of any
+    other type. A step logs only its own task's type (`metrics.task_type_metrics`), so each kind has its own steps."""
+    rows = []
+    for record in records:
+        if "train/epoch" not in record:
+            continue
+        for key, value in record.items():
+            kind = key[len(prefix) + 1 :] if key.startswith(prefix + "/") else None
+            if kind and "/" not in kind and value is not None and (kind == DOCS) == docs:
+                rows.append((record["step"], value))
+    return [s for s, _ in rows], [v for _, v in rows]
+
+
+def search_curves(runs_records: list[list[dict]]) -> list[Curve]:
+    """Search on `docs` tasks and on the other tasks, each a moving average over the steps of its kind (carried
+    to the next step of that kind across seeds, `seed_band`), from the first of `SEARCH_KEYS` the runs logged;
+    [] when they logged no per-type search metric (runs written before it, or tasks without a type)."""
+    logged = {key for records in runs_records for record in records for key in record}
+    prefix = next((p for p in SEARCH_KEYS if any(key.startswith(p + "/") for key in logged)), None)
+    if prefix is None:
+        return []
+    curves = []
+    for docs, kind in ((True, f"{DOCS} tasks"), (False, "other tasks")):
+        series = [smoothed(typed_steps(records, prefix, docs)) for records in runs_records]
+        curves.append(Curve(f"search, {kind} ({SEARCH_KEYS[prefix]})", *seed_band(series, carry=True)))
+    return curves
+
+
+def tool_curves(runs_records: list[list[dict]]) -> list[Curve]:
+    """The tool-rate panel's lines: every tool the runs' episodes declared (`tool_rate_curves`: execute, submit, an
+    environment's own), search split into `docs` and other tasks where the runs logged it per type."""
+    logged = [record for records in runs_records for record in records]
+    split = search_curves(runs_records)
+    curves = []
+    for metric, name in tool_rate_curves(logged):
+        if name == "search" and split:
+            curves += split
+        else:
+            curves.append(Curve(f"{name} (share of turns)", *arm_curve(runs_records, metric)))
+    return curves
+
+
+def summary_data(runs: list[Path]) -> SummaryData:
+    """The three-panel figure's data for one arm's runs (one run, or its seeds): pass@1 per mode before and after
+    from the per-episode records (else summary.json), the training pass rate and reward, and the tool rates."""
+    runs_records = [read_metrics(run) for run in runs]
+    pass_at_1 = {phase: records_pass_at_1(runs, phase) or summary_pass_at_1(runs, phase) for phase in PHASES}
+    learning = [
+        Curve("training pass rate", *arm_curve(runs_records, "train/pass_rate")),
+        Curve("mean reward", *arm_curve(runs_records, TRAIN_REWARD), share=False),
+    ]
+    return SummaryData(pass_at_1, learning, tool_curves(runs_records), len(runs))
+
+
+def draw_pass_at_1(ax, pass_at_1: dict[str, dict[str, Estimate]]) -> None:
+    """Panel 1: pass@1 per mode, before and after training side by side, with their 95% intervals (unclipped:
+    the axis makes room for them)."""
+    modes = ordered_modes(m for by_mode in pass_at_1.values() for m in by_mode)
+    phases = [p for p in PHASES if pass_at_1.get(p)]
     width = 0.8 / max(len(phases), 1)
-    top = 0.1
     for j, phase in enumerate(phases):
-        xs, values, lows, highs = [], [], [], []
-        for i, mode in enumerate(modes):
-            if mode not in evals[phase]:
-                continue
-            v = evals[phase][mode].get("pass@1", 0.0)
-            lo, hi = wilson_interval(v * n_tasks, n_tasks) if n_tasks else (v, v)
-            xs.append(i + (j - (len(phases) - 1) / 2) * width)
-            values.append(v)
-            lows.append(v - lo)
-            highs.append(hi - v)
-            top = max(top, hi)
+        shown = [(i, pass_at_1[phase][m]) for i, m in enumerate(modes) if m in pass_at_1[phase]]
         bars = ax.bar(
-            xs,
-            values,
+            [i + (j - (len(phases) - 1) / 2) * width for i, _ in shown],
+            [e.mean for _, e in shown],
             width=width,
             color=PHASE_COLORS[phase],
             edgecolor="#333",
-            yerr=[lows, highs] if n_tasks else None,
+            yerr=[[e.mean - e.low for _, e in shown], [e.high - e.mean for _, e in shown]],
             capsize=3,
             label=f"{phase} training",
         )
-        for bar, v in zip(bars, values):
-            ax.text(bar.get_x() + bar.get_width() / 2, v / 2, f"{v:.0%}", ha="center", fontsize=8)
-    ax.set_xticks(range(len(modes)), modes, fontsize=8)
-    ax.set_ylim(0, min(1.0, top * 1.15))
-    ax.set_xlabel("evaluation mode")
+        for bar, (_, e) in zip(bars, shown):
+            ax.text(bar.get_x() + bar.get_width() / 2, e.mean / 2, f"{e.mean:.0%}", ha="center", fontsize=7)
+    ax.set_xticks(range(len(modes)), modes, fontsize=8, rotation=15)
+    ax.set_xlabel("evaluation mode (last_block, forced_submit: format baselines)")
     ax.set_ylabel("pass@1 (share of tasks)")
-    ax.set_title(f"held-out pass@1, 95% Wilson CI (n={n_tasks or '?'} tasks)", fontsize=10)
+    methods = {e.method for by_mode in pass_at_1.values() for e in by_mode.values()}
+    how = "Wilson over tasks" if methods <= {"tasks", "wilson"} else "t over seeds"
+    ax.set_title(f"held-out pass@1, 95% CI ({how})", fontsize=10)
     if phases:
         ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no evaluation in these runs", ha="center", va="center", transform=ax.transAxes)
 
 
-def plot_curves(
-    ax, records: list[dict], keys: tuple[tuple[str, str], ...], title: str, ylabel: str, shares: bool = False
-) -> None:
-    """Per-step rolling means with epoch means as dots, one line per metric."""
-    for key, label in keys:
-        steps, values = per_step(records, key)
-        if not steps:
-            continue
-        (line,) = ax.plot(steps, rolling_mean(values), label=f"{label} (rolling mean)")
-        xs, ys = per_epoch_end(records, key)
-        ax.plot(xs, ys, "o", color=line.get_color(), label=f"{label} (epoch mean)")
+def draw_curves(ax, curves: list[Curve], ylabel: str) -> bool:
+    """Lines with their bands; returns whether a band was clipped in the drawing."""
+    clipped = False
+    for curve in curves:
+        if curve.steps:
+            clipped |= draw_band(ax, curve.steps, curve.estimates, curve.share, label=curve.label)
     ax.set_xlabel("training step (one task group each)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    if shares:  # rates on their full 0..1 scale, so a flat 0.02 does not look like a swing
-        ax.set_ylim(-0.02, 1.02)
+    return clipped
+
+
+def draw_learning(ax, learning: list[Curve]) -> None:
+    """Panel 2: the training pass rate (share of episodes, left axis) and mean reward (right axis)."""
+    rate, reward = learning
+    clipped = draw_curves(ax, [rate], "pass rate (share of episodes)")
+    ax.set_ylim(-0.02, 1.02)
+    twin = ax.twinx()
+    twin.set_prop_cycle(color=["#ff7f0e"])  # the second colour of the default cycle: not the pass rate's
+    draw_curves(twin, [reward], "mean episode reward")
+    handles = [h for a in (ax, twin) for h in a.get_legend_handles_labels()[0]]
+    if handles:
+        ax.legend(handles, [h.get_label() for h in handles], fontsize=7, loc="upper left")
+    else:
+        ax.text(0.5, 0.5, "no training steps logged", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title("training pass rate and reward (rolling mean)", fontsize=10)
+    note_clipped(ax, clipped)
+
+
+def draw_tools(ax, tools: list[Curve]) -> None:
+    """Panel 3: tool rates over training, search apart on `docs` tasks and on the others."""
+    clipped = draw_curves(ax, tools, "rate")
+    ax.set_ylim(-0.02, 1.02)  # rates on their full scale, so a flat 0.02 does not look like a swing
+    split = any(curve.label.startswith("search, ") for curve in tools)  # runs that logged search per task type
+    ax.set_title("tool rates over training (moving average" + ("; search by task type)" if split else ")"), fontsize=10)
     if ax.lines:
         ax.legend(fontsize=7)
     else:
-        ax.text(0.5, 0.5, "no training steps logged", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, "no tool rates logged", ha="center", va="center", transform=ax.transAxes)
+    note_clipped(ax, clipped)
+
+
+def draw_summary(data: SummaryData, title: str, out: Path) -> Path:
+    """The notebook's three-panel figure at `out`: pass@1 per mode, learning curves, tool rates."""
+    fig, axes = plt.subplots(1, 3, figsize=(19, 5.2))
+    draw_pass_at_1(axes[0], data.pass_at_1)
+    draw_learning(axes[1], data.learning)
+    draw_tools(axes[2], data.tools)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
 
 
 def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
@@ -138,61 +281,106 @@ def tool_rate_curves(records: list[dict]) -> tuple[tuple[str, str], ...]:
 
 
 def plot_run(run_dir: Path) -> Path:
-    """figures/training_summary.png: pass@1 before/after, training pass rate, reward, tool rates."""
+    """figures/training_summary.png: the three-panel figure of one run (`summary_data`, `draw_summary`)."""
     run_dir = Path(run_dir)
-    records = read_metrics(run_dir)
-    summary = read_summary(run_dir)
-    fig, axes = plt.subplots(1, 4, figsize=(22, 5))
-    plot_pass_at_1_bars(axes[0], summary.get("eval", {}), summary.get("n_eval_tasks"))
-    plot_curves(
-        axes[1],
-        records,
-        (("train/pass_rate", "pass rate"),),
-        "training pass rate",
-        "pass rate (share of episodes)",
-        shares=True,
-    )
-    plot_curves(axes[2], records, (("train/reward_mean", "mean reward"),), "training reward", "mean episode reward")
-    plot_curves(
-        axes[3],
-        records,
-        (*tool_rate_curves(records), *NON_TOOL_RATES.items()),
-        "tool-call rates",
-        "share of turns",
-        shares=True,
-    )
-    fig.suptitle(run_title(summary, run_dir), fontsize=11)
-    fig.tight_layout()
-    out = run_dir / "figures" / "training_summary.png"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    title = run_title(read_summary(run_dir), run_dir)
+    return draw_summary(summary_data([run_dir]), title, run_dir / "figures" / "training_summary.png")
 
 
-def arm_curve(runs_records: list[list[dict]], metric: str, rate: bool) -> tuple[list[int], list[Estimate]]:
+def training_runs(found: list[Path]) -> list[Path]:
+    """The training runs among a folder's run dirs: a base-model evaluation kept beside them (known by its
+    results.jsonl) is not an arm, unless there is nothing else."""
+    runs = [run for run in found if not is_evaluation_run(run)] or found
+    if len(runs) < len(found):
+        logger.info("left out the evaluation-only runs %s", sorted(run.name for run in set(found) - set(runs)))
+    return runs
+
+
+def plot_seeds(folder: Path) -> list[Path]:
+    """The three-panel figure over seeds for a folder of runs (a record's seed-*/ folders, or a sweep): per arm
+    (`runs.group_by_arm`), curves as the mean over its seeds with a 95% t band, bars with task-level intervals over
+    its seeds' episodes. One arm: figures/training_summary.png in the folder; several:
+    figures/training_summary-<arm>.png each."""
+    folder = Path(folder)
+    arms = group_by_arm(training_runs(find_runs(folder)))
+    written = []
+    for label, runs in arms.items():
+        name = "training_summary" + ("" if len(arms) == 1 else "-" + _slug(label))
+        title = (
+            f"{folder.resolve().name}: {label}, {len(runs)} seed{'s' * (len(runs) > 1)}. Curves: mean over seeds, "
+            "band 95% t interval"
+        )
+        written.append(draw_summary(summary_data(runs), title, folder / "figures" / f"{name}.png"))
+    return written
+
+
+def _slug(label: str) -> str:
+    """An arm label as a file name part: `tools=code seed_x` -> `tools=code_seed_x`."""
+    return "".join(c if c.isalnum() or c in "=.-" else "_" for c in label)[:80]
+
+
+def arm_curve(runs_records: list[list[dict]], metric: str) -> tuple[list[int], list[Estimate]]:
     """An arm's curve of `metric`: each seed's rolling mean, then per step the mean over the seeds that logged
-    that step with its 95% t interval (no band where only one seed has the step)."""
+    that step with its 95% t interval, unclipped (no band where only one seed has the step)."""
+    return seed_band([smoothed(per_step(records, metric)) for records in runs_records])
+
+
+def smoothed(series: tuple[list[int], list[float]]) -> tuple[list[int], list[float]]:
+    """(steps, values) -> (steps, their `rolling_mean`)."""
+    steps, values = series
+    return steps, rolling_mean(values)
+
+
+def seed_band(series: list[tuple[list[int], list[float]]], carry: bool = False) -> tuple[list[int], list[Estimate]]:
+    """Per step, the mean over seeds of their (smoothed) series and its 95% t interval (`across_seeds`, never
+    clipped). `carry`: a seed's value at a step it did not log is its last value before it (a series drawn only on
+    the steps of one task type falls on different steps in each seed, whose task order differs); without it, a
+    step counts only the seeds that logged it."""
     by_step: dict[int, list[float]] = defaultdict(list)
-    for records in runs_records:
-        steps, values = per_step(records, metric)
-        for step, value in zip(steps, rolling_mean(values)):
-            by_step[step].append(value)
+    grid = sorted({step for steps, _ in series for step in steps})
+    for steps, values in series:
+        known = dict(zip(steps, values))
+        last = None
+        for step in grid:
+            last = known.get(step, last if carry else None)
+            if last is not None:
+                by_step[step].append(last)
     steps = sorted(by_step)
-    return steps, [across_seeds(by_step[s], rate=rate) for s in steps]
+    return steps, [across_seeds(by_step[s]) for s in steps]
+
+
+CLIP_NOTE = "band drawn clipped to [0, 1]; its numbers are not"
+
+
+def draw_band(ax, steps: list[int], estimates: list[Estimate], share: bool, **style) -> bool:
+    """A mean line with its 95% band (where more than one seed has the step). A share's band is clipped to [0, 1]
+    in the drawing only, and the return value says whether that changed anything, so the axes can say so: the
+    estimates stay as they are."""
+    lows, highs = [e.low for e in estimates], [e.high for e in estimates]
+    clipped = share and (min(lows, default=0.0) < 0.0 or max(highs, default=1.0) > 1.0)
+    if share:
+        lows, highs = [max(0.0, v) for v in lows], [min(1.0, v) for v in highs]
+    (line,) = ax.plot(steps, [e.mean for e in estimates], **style)
+    if any(e.n > 1 for e in estimates):
+        ax.fill_between(steps, lows, highs, color=line.get_color(), alpha=0.2, linewidth=0)
+    return clipped
+
+
+def note_clipped(ax, clipped: bool) -> None:
+    """Say on the axes that a band was clipped for the drawing (`draw_band`)."""
+    if clipped:
+        ax.text(0.01, 0.01, CLIP_NOTE, transform=ax.transAxes, fontsize=7, color="#555", va="bottom")
 
 
 def plot_arm_curves(
     ax, arms: dict[str, list[Path]], records: dict[Path, list[dict]], metric: str, colors: dict[str, str], rate: bool
 ) -> None:
+    clipped = False
     for label, runs in arms.items():
-        steps, estimates = arm_curve([records[run] for run in runs], metric, rate)
-        if not steps:
-            continue
-        ax.plot(steps, [e.mean for e in estimates], marker=".", color=colors[label], label=label)
-        ax.fill_between(
-            steps, [e.low for e in estimates], [e.high for e in estimates], color=colors[label], alpha=0.2, linewidth=0
-        )
+        steps, estimates = arm_curve([records[run] for run in runs], metric)
+        if steps:
+            clipped |= draw_band(ax, steps, estimates, rate, marker=".", color=colors[label], label=label)
+    note_clipped(ax, clipped)
     ax.set_xlabel("training step (one task group each)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
@@ -266,11 +454,7 @@ def plot_sweep(sweep_dir: Path) -> Path:
     from agentic_rl.tracking.panels import EVAL_PASS_AT_1, logged_tools, panel_sections, panels
 
     sweep_dir = Path(sweep_dir)
-    found = find_runs(sweep_dir)
-    runs = [run for run in found if not is_evaluation_run(run)] or found
-    if len(runs) < len(found):  # a base-model evaluation kept beside the training runs is not an arm
-        left_out = sorted(run.name for run in set(found) - set(runs))
-        logger.info("sweep figure: left out the evaluation-only runs %s", left_out)
+    runs = training_runs(find_runs(sweep_dir))
     arms = group_by_arm(runs)
     records = {run: read_metrics(run) for run in runs}
     colors = {label: f"C{i % 10}" for i, label in enumerate(arms)}

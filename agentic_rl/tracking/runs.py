@@ -184,13 +184,11 @@ class Estimate:
         return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n, "method": self.method}
 
 
-def across_seeds(values: list[float], rate: bool = False) -> Estimate:
-    """Mean and 95% t interval of per-seed values, unclipped: a bound past a rate's range (a lower end below 0 with
-    three seeds) is what the seeds say, and the tables print it as it is. `rate=True` clips the band to [0, 1] for
-    drawing a training curve only (`plots.arm_curve`); no table asks for it."""
+def across_seeds(values: list[float]) -> Estimate:
+    """Mean and 95% t interval of per-seed values, never clipped: a bound past a rate's range (a lower end below 0
+    with three seeds) is what the seeds say, and tables and figure data keep it as it is. Only a drawing may clip
+    what it shows, and says so on the figure (`plots.draw_band`)."""
     mean, low, high = mean_ci(values)
-    if rate:
-        low, high = max(0.0, low), min(1.0, high)
     return Estimate(mean, low, high, len(values), "t" if len(values) > 1 else "point")
 
 
@@ -243,15 +241,29 @@ def outcomes_of(records: list[dict]) -> dict[tuple[str, str, int], bool]:
     return {(r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"]) for r in records}
 
 
+def scored(records: list[dict]) -> list[dict]:
+    """The episodes that pass@1 describes: the sampled ones, or the greedy ones when none was sampled. The greedy
+    episode (temperature 0, `greedy: true`) is reported apart as greedy_pass@1, so the task means of the tables and
+    figures leave it out too, and both sides of a comparison average the same kind of episode. The rule is
+    `evaluation.scores.scored_records`'; tracking sits below evaluation and cannot import it."""
+    sampled = [r for r in records if not r.get("greedy", False)]
+    return sampled or records
+
+
+def scored_outcomes(records: list[dict]) -> dict[tuple[str, str, int], bool]:
+    """`outcomes_of` the `scored` records: the episodes the task-level tables and figures average."""
+    return outcomes_of(scored(records))
+
+
 def task_types_of(records: list[dict]) -> dict[str, str]:
     """Task id -> its `task_type` (`docs`, `plain`, `exec`, ...) for the records that carry one."""
     return {str(r["task_id"]): str(r["task_type"]) for r in records if r.get("task_type") is not None}
 
 
 def episode_outcomes(run_dir: Path, phase: str) -> dict[tuple[str, str, int], bool]:
-    """`outcomes_of` the records of an evaluation run (`python -m agentic_rl.evaluate`), or else of a training
-    run's evaluation `phase` ("before" or "after")."""
-    return outcomes_of(read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase))
+    """`scored_outcomes` of the records of an evaluation run (`python -m agentic_rl.evaluate`), or else of a
+    training run's evaluation `phase` ("before" or "after")."""
+    return scored_outcomes(read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase))
 
 
 def eval_sections(runs: list[Path], phase: str) -> list[dict]:

@@ -28,6 +28,12 @@ arms by `runs.group_by_arm` (overrides without the seed):
   seed (same seed, task and sample; only the seeds both arms ran), with the same primary test, its own Holm family,
   and the same secondary column (`arm_pair_rows`). Pairing takes out how hard each task is, so it tells arms apart
   with fewer tasks than the two-proportion test below when both arms pass and fail mostly the same tasks;
+- after RL vs the base's best mode and its format baselines (`baseline_section`): per arm, the trained multi_tool
+  mode after training against, task by task, the base before training in its best mode (the highest mean pass rate
+  over tasks among every mode evaluated before, format baselines included) and in each format baseline
+  (`last_block`, `forced_submit`), with the primary test; its rows are one Holm family. An arm with nothing to
+  compare (no evaluation before, no multi_tool after, a baseline not evaluated) gets a note, never a made-up row.
+  Every task-level figure averages the episodes pass@1 describes (`runs.scored`: the sampled ones, not the greedy);
 - by task_type, when the records carry one (`docs`, `plain`, `exec`, ...): per arm, mode and type the pass rate
   before and after (tasks as the unit, bootstrap interval) and both paired tests per type, each a Holm family of
   its own (`task_type_tables`). Modes are read from the records and summaries, whatever their names (`no_tools`,
@@ -57,13 +63,13 @@ from agentic_rl.tracking.runs import (
     eval_sections,
     find_runs,
     hydra_overrides,
-    outcomes_of,
     pass_at_1_estimate,
     per_step,
     read_eval_records,
     read_metrics,
     read_summary,
     run_seed,
+    scored_outcomes,
     task_types_of,
     tasks_scored,
 )
@@ -263,14 +269,33 @@ def before_after_pairs(
     pairs: dict[str, list[Pair]] = {}
     runs_with: dict[str, int] = {}
     for run in runs:
-        before = outcomes_of(read_eval_records(run, "before")) or base_outcomes or {}
-        after = outcomes_of(read_eval_records(run, "after"))
-        matched = sorted(before.keys() & after.keys())
-        for mode in {key[0] for key in matched}:
+        before, after = run_outcomes(run, base_outcomes)
+        for mode in sorted({key[0] for key in before.keys() & after.keys()}):
             runs_with[mode] = runs_with.get(mode, 0) + 1
-        for key in matched:
-            pairs.setdefault(key[0], []).append((key[1], before[key], after[key]))
+            pairs.setdefault(mode, []).extend(mode_pairs(before, after, mode, mode))
     return pairs, runs_with
+
+
+Outcomes = dict[tuple[str, str, int], bool]  # (mode, task id, sample) -> passed
+
+
+def run_outcomes(run: Path, base_outcomes: Outcomes | None = None) -> tuple[Outcomes, Outcomes]:
+    """A run's scored episodes (`runs.scored_outcomes`) before and after training; before, when the run kept no
+    records of its own, the base model's (`base_outcomes`, or none)."""
+    before = scored_outcomes(read_eval_records(run, "before")) or base_outcomes or {}
+    return before, scored_outcomes(read_eval_records(run, "after"))
+
+
+def mode_pairs(before: Outcomes, after: Outcomes, before_mode: str, after_mode: str) -> list[Pair]:
+    """(task, passed before in `before_mode`, passed after in `after_mode`) for each episode after training whose
+    (task, sample) was also evaluated before, in key order. With the same mode on both sides the pair is one episode
+    before and after; across modes (the trained multi-tool mode against a baseline mode) it lines up the samples of
+    one task, which is all the task-level test uses (each side's task mean)."""
+    return [
+        (task, before[(before_mode, task, sample)], passed)
+        for (mode, task, sample), passed in sorted(after.items())
+        if mode == after_mode and (before_mode, task, sample) in before
+    ]
 
 
 def arm_pairs(arms: dict[str, list[Path]]) -> list[tuple[str, str, str, int, list[Pair]]]:
@@ -283,7 +308,7 @@ def arm_pairs(arms: dict[str, list[Path]]) -> list[tuple[str, str, str, int, lis
             (seed, *key): passed
             for run in arm_runs
             if (seed := run_seed(run)) is not None
-            for key, passed in outcomes_of(read_eval_records(run, "after")).items()
+            for key, passed in scored_outcomes(read_eval_records(run, "after")).items()
         }
     found = []
     for a, b in itertools.combinations(arms, 2):
@@ -355,7 +380,7 @@ def arm_pair_rows(
 def phase_outcomes(runs: list[Path], phase: str, base: Path | None = None) -> list[dict[tuple[str, str, int], bool]]:
     """Per run, its `phase` episodes (mode, task, sample) -> passed; before training, runs without records of
     their own stand on `base`'s episodes, counted once (as `phase_sections`)."""
-    own = [outcomes for run in runs if (outcomes := outcomes_of(read_eval_records(run, phase)))]
+    own = [outcomes for run in runs if (outcomes := scored_outcomes(read_eval_records(run, phase)))]
     if phase == "before" and base is not None and len(own) < len(runs):
         own.append(episode_outcomes(base, "before"))
     return own
@@ -500,6 +525,81 @@ def task_type_tables(
     }
 
 
+TRAINED_MODE = "multi_tool"  # the mode a claim about RL is made in: the trained policy with every tool
+FORMAT_BASELINES = ("last_block", "forced_submit")  # evaluation.baselines.FORMAT_BASELINES' names (a lower layer)
+
+
+def before_mode_rates(before: list[Outcomes]) -> dict[str, dict[str, float | int]]:
+    """Mode -> its task-level pass rate before training (`stats.task_rate`) over the arm's episodes before, for
+    every mode evaluated then, the format baselines included."""
+    episodes: dict[str, list[tuple[str, bool]]] = {}
+    for outcomes in before:
+        for (mode, task, _), passed in outcomes.items():
+            episodes.setdefault(mode, []).append((task, passed))
+    return {mode: task_rate(eps) for mode, eps in sorted(episodes.items())}
+
+
+def best_mode(rates: dict[str, dict[str, float | int]]) -> str | None:
+    """The base's best mode: the highest mean pass rate over tasks before training; a tie goes to the mode first in
+    name order, so the choice does not depend on the order of the records. None when nothing was evaluated."""
+    return min(rates, key=lambda mode: (-rates[mode]["rate"], mode)) if rates else None
+
+
+def baseline_roles(best: str | None) -> dict[str, str]:
+    """Baseline mode -> its role in the section: the base's best mode, then each format baseline (one row, not two,
+    when the best mode is a format baseline: the same test twice would only cost Holm power)."""
+    roles = {best: "base's best mode"} if best else {}
+    for mode in FORMAT_BASELINES:
+        roles[mode] = "base's best mode, format baseline" if mode == best else "format baseline"
+    return roles
+
+
+def baseline_arm(
+    label: str, runs: list[Path], base: Path | None, base_outcomes: Outcomes | None, spec: Bootstrap
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One arm's part of the baseline section: (what the base did before training: each mode's task-level rate,
+    the best mode, and notes on what could not be compared), and its comparison rows, the trained multi-tool mode
+    after against each baseline mode before (`mode_pairs`, `paired_test`). No row is invented: an arm without an
+    evaluation before training, or without the trained mode after, or a baseline not evaluated before, gets a note
+    instead."""
+    rates = before_mode_rates(phase_outcomes(runs, "before", base))
+    best = best_mode(rates)
+    arm: dict[str, Any] = {"arm": label, "before_rates": rates, "best_mode": best, "notes": []}
+    outcomes = [run_outcomes(run, base_outcomes) for run in runs]
+    if not rates:
+        arm["notes"].append("no evaluation before training (no eval_before.jsonl, no --before): no baseline")
+        return arm, []
+    if not any(key[0] == TRAINED_MODE for _, after in outcomes for key in after):
+        arm["notes"].append(f"no {TRAINED_MODE} evaluation after training: nothing to set against the baselines")
+        return arm, []
+    rows = []
+    for mode, role in baseline_roles(best).items():
+        by_run = [mode_pairs(before, after, mode, TRAINED_MODE) for before, after in outcomes]
+        pairs = [pair for run_pairs in by_run for pair in run_pairs]
+        if not pairs:
+            arm["notes"].append(f"{mode}: not evaluated before training on the tasks and samples evaluated after")
+            continue
+        runs_with = sum(bool(run_pairs) for run_pairs in by_run)
+        rows.append({"arm": label, "baseline": mode, "role": role, "runs": runs_with, **paired_test(pairs, spec)})
+    return arm, rows
+
+
+def baseline_section(
+    arms: dict[str, list[Path]],
+    base_of: dict[str, Path | None],
+    arm_outcomes: dict[str, Outcomes | None],
+    spec: Bootstrap,
+) -> dict[str, Any]:
+    """The section `BASELINE_SECTION`: per arm, its trained multi-tool pass rate after training against, task by
+    task, the base's best mode before training (whichever of no_tools, code_only, multi_tool, last_block,
+    forced_submit scored highest) and each format baseline before training, with the primary task-level test; the
+    rows of every arm are one Holm family. A gain over the multi-tool mode before can be the model learning to submit
+    (formatting); a gain over these is what the policy solves that the base, with its format fixed or in its best
+    mode, did not."""
+    parts = [baseline_arm(label, runs, base_of[label], arm_outcomes[label], spec) for label, runs in arms.items()]
+    return {"arms": [arm for arm, _ in parts], "rows": with_holm([row for _, rows in parts for row in rows])}
+
+
 def build_table(
     runs: list[Path], base: Path | list[Path] | None = None, spec: Bootstrap = DEFAULT_BOOTSTRAP
 ) -> dict[str, Any]:
@@ -543,6 +643,7 @@ def build_table(
         ),
         "arm_pairs": with_holm(arm_pair_rows(arms, spec)),
         "task_types": task_type_tables(arms, base_of, arm_outcomes, record_task_types(runs, bases), spec),
+        "vs_baselines": baseline_section(arms, base_of, arm_outcomes, spec),
         "paired_base": (
             str(bases[0]) if len(bases) == 1 else {label: None if b is None else str(b) for label, b in base_of.items()}
         )
@@ -795,6 +896,46 @@ def changes_markdown(table: dict[str, Any]) -> list[str]:
     return lines + task_type_markdown(table)
 
 
+BASELINE_SECTION = "After RL vs the base's best mode and its format baselines"
+
+
+def _baseline_name(row: dict[str, Any]) -> str:
+    return f"`{row['arm']}` {TRAINED_MODE} after - {row['baseline']} before {row['difference']:+.3f}"
+
+
+def baselines_markdown(table: dict[str, Any]) -> list[str]:
+    """The baseline section: the base's modes before training (the best marked), what could not be compared, and
+    the trained multi-tool mode against the best mode and each format baseline, one Holm family."""
+    section = table.get("vs_baselines")
+    if not section:
+        return []
+    lines = [
+        "",
+        f"## {BASELINE_SECTION}",
+        "",
+        f"Each arm's trained `{TRAINED_MODE}` pass rate after training against, task by task, the base model before "
+        "training: its best mode (the highest mean pass rate over tasks among every mode evaluated before, the "
+        "format baselines included) and each format baseline (`last_block`: the last code block graded as the "
+        "submission; `forced_submit`: a forced final submit turn). A gain over multi_tool before can be the model "
+        "learning the format; a gain here is over the best the base did, its format fixed. The primary test of the "
+        "sections above, intervals unclipped; the rows of this table are one Holm family.",
+        "",
+        "| arm | mode before training | pass rate, tasks as the unit [Wilson 95% CI] | best |",
+        "|---|---|---|---|",
+    ]
+    for arm in section["arms"]:
+        for mode, rate in arm["before_rates"].items():
+            best = "yes" if mode == arm["best_mode"] else ""
+            lines.append(f"| {arm['arm']} | {mode} | {_rate(rate)} | {best} |")
+    notes = [f"- `{arm['arm']}`: {note}." for arm in section["arms"] for note in arm["notes"]]
+    lines += ["", *notes] if notes else []
+    if section["rows"]:
+        keys = ["arm", "baseline", "role", "runs"]
+        sides = ("baseline before", f"{TRAINED_MODE} after", "after - baseline")
+        lines += ["", *comparison_markdown(section["rows"], keys, sides, _baseline_name)]
+    return lines
+
+
 def tool_rates_markdown(table: dict[str, Any]) -> list[str]:
     """The tool rates at evaluation."""
     lines = [
@@ -878,6 +1019,7 @@ def table_markdown(table: dict[str, Any]) -> str:
         header_markdown,
         pass_at_1_markdown,
         changes_markdown,
+        baselines_markdown,
         tool_rates_markdown,
         training_markdown,
         power_markdown,

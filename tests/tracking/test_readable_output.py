@@ -12,8 +12,10 @@ import agentic_rl.evaluation.evaluator as evaluator_module
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.rollout.policy import ScriptedPolicy
-from agentic_rl.tracking.plots import plot_pass_at_1_bars, plot_run, plot_sweep, run_title, wilson_interval
+from agentic_rl.tracking.plots import draw_pass_at_1, plot_run, plot_sweep, run_title
+from agentic_rl.tracking.runs import Estimate
 from agentic_rl.tracking.sinks import Tracker
+from agentic_rl.tracking.stats import wilson_interval
 from tests.evaluation.test_evaluator import GOOD, FakeSandbox, compose_cfg, tasks, toolsets
 
 
@@ -65,23 +67,32 @@ def test_wilson_interval_matches_hand_computed_values():
     assert (lo, hi) == (pytest.approx(0.3263, abs=1e-3), pytest.approx(0.6737, abs=1e-3))
 
 
-def test_pass_at_1_bars_have_legend_labels_and_wilson_error_bars():
+def test_pass_at_1_bars_have_legend_labels_and_their_intervals_as_error_bars():
     fig, ax = plt.subplots()
-    evals = {
-        "before": {"no_tools": {"pass@1": 0.0}, "multi_tool": {"pass@1": 0.25}},
-        "after": {"no_tools": {"pass@1": 0.5}, "multi_tool": {"pass@1": 0.5}},
+    low, high = wilson_interval(14, 28)
+    pass_at_1 = {
+        "before": {
+            "no_tools": Estimate(0.0, 0.0, 0.12, 28, "tasks"),
+            "multi_tool": Estimate(0.25, 0.1, 0.4, 28, "tasks"),
+        },
+        "after": {
+            "no_tools": Estimate(0.5, low, high, 28, "tasks"),
+            "last_block": Estimate(0.5, low, high, 28, "tasks"),
+        },
     }
-    plot_pass_at_1_bars(ax, evals, n_tasks=28)
+    draw_pass_at_1(ax, pass_at_1)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["before training", "after training"]
-    assert ax.get_ylabel() == "pass@1 (share of tasks)" and ax.get_xlabel() == "evaluation mode"
+    assert ax.get_ylabel() == "pass@1 (share of tasks)" and ax.get_xlabel().startswith("evaluation mode")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["no_tools", "multi_tool", "last_block"]
     caps = [c for c in ax.containers if hasattr(c, "lines") and c.lines[1]]  # error bars with caps
     assert len(caps) == 2
     tops = sorted(round(float(y), 3) for c in caps for y in c.lines[1][1].get_ydata())
     assert tops[-1] == pytest.approx(0.674, abs=1e-3)  # upper Wilson bound of 14/28
+    assert "Wilson over tasks" in ax.get_title()
     plt.close(fig)
 
 
-def test_run_figure_has_a_title_and_separate_axes(tmp_path):
+def test_run_figure_has_a_title_and_separate_axes(tmp_path, saved_figures):
     tracker = Tracker(tmp_path)
     for step in range(1, 5):
         tracker.log(
@@ -105,30 +116,16 @@ def test_run_figure_has_a_title_and_separate_axes(tmp_path):
     }
     tracker.summary(summary)
     assert run_title(summary, tmp_path).startswith("model tiny-random | tools multi | reward shaped | run ")
-    captured = {}
-    real_savefig = plt.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        captured["fig"] = fig
-        return real_savefig(fig, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plt.Figure, "savefig", keep)
-        out = plot_run(tmp_path)
+    out = plot_run(tmp_path)
     assert out.is_file() and out.stat().st_size > 10_000
-    fig = captured["fig"]
+    (fig,) = saved_figures
     assert fig._suptitle.get_text() == run_title(summary, tmp_path)
-    labels = [ax.get_ylabel() for ax in fig.axes]
-    assert labels == [
-        "pass@1 (share of tasks)",
-        "pass rate (share of episodes)",
-        "mean episode reward",
-        "share of turns",
-    ]
+    labels = [ax.get_ylabel() for ax in fig.axes]  # the three panels, then the reward's own axis on the middle one
+    assert labels == ["pass@1 (share of tasks)", "pass rate (share of episodes)", "rate", "mean episode reward"]
     assert all(ax.get_xlabel() for ax in fig.axes)
 
 
-def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
+def test_sweep_figure_draws_every_dashboard_panel(tmp_path, saved_figures):
     from agentic_rl.tracking.panels import panels
 
     for job, tampered in (("0", 0.0), ("1", 0.5)):
@@ -157,18 +154,10 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
     (base / ".hydra" / "overrides.yaml").write_text(json.dumps(["data=pipelines-heldout"]))
     (base / "metrics.jsonl").write_text(json.dumps({"step": 0, "eval/multi_tool/pass@1": 0.0}) + "\n")
     (base / "results.jsonl").write_text(json.dumps({"task_id": "a", "mode": "multi_tool", "passed": False}) + "\n")
-    captured = {}
-    real_savefig = plt.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        captured["fig"] = fig
-        return real_savefig(fig, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plt.Figure, "savefig", keep)
-        out = plot_sweep(tmp_path)
+    out = plot_sweep(tmp_path)
     assert out.is_file()
-    axes = captured["fig"].axes
+    (fig,) = saved_figures
+    axes = fig.axes
     # the eval panel is drawn once per evaluation phase the runs have (here: after training only)
     assert [ax.get_title() for ax in axes] == [
         f"{p.section}: {p.title}" + (" (after training)" if "*" in p.metric else "") for p in panels()
@@ -176,4 +165,4 @@ def test_sweep_figure_draws_every_dashboard_panel(tmp_path):
     tampered = axes[[p.metric for p in panels()].index("tools/submit/tampered_rate")]
     assert sorted(line.get_label() for line in tampered.lines) == ["tools=code", "tools=multi"]
     assert [line.get_ydata()[-1] for line in tampered.lines] == [0.0, 0.5]
-    assert [t.get_text() for t in captured["fig"].legends[0].texts] == ["tools=code (1 seed)", "tools=multi (1 seed)"]
+    assert [t.get_text() for t in fig.legends[0].texts] == ["tools=code (1 seed)", "tools=multi (1 seed)"]
