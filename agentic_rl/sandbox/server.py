@@ -34,8 +34,9 @@ Without root (no PID namespace), or if the factory cannot start, the zygote fork
 (a child subreaper without root), and the init forks the runner.
 
 Modules: `wire` (framing), `linux` (system calls), `mounts` (the server's namespaces), `cgroups` (memory
-cgroups), `supervisor` (one call), `nsinit` (the init factory), `procfs` (reading a call's processes),
-`reports` (the harness report).
+cgroups), `supervisor` (one call's lifecycle), `zygote` (the zygote: making each call's processes),
+`isolation` (what a runner does to isolate its call), `nsinit` (the init factory), `procfs` (reading a
+call's processes), `reports` (the harness report).
 
 Protocol: the client writes requests to the server's stdin and reads replies from its stdout, each
 message a 4-byte big-endian length and UTF-8 JSON. The first message is the server's "ready" report.
@@ -65,6 +66,7 @@ if __name__ == "__main__":
         sys.modules[_name] = _package
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups  # noqa: E402
+from agentic_rl.sandbox.isolation import BASE_ENV  # noqa: E402
 from agentic_rl.sandbox.linux import (  # noqa: E402
     CLONE_NEWNET,
     PR_SET_CHILD_SUBREAPER,
@@ -75,7 +77,7 @@ from agentic_rl.sandbox.linux import (  # noqa: E402
 )
 from agentic_rl.sandbox.mounts import enter_namespaces, world_writable_dirs  # noqa: E402
 from agentic_rl.sandbox.procfs import vm_size  # noqa: E402
-from agentic_rl.sandbox.supervisor import BASE_ENV, Supervisor  # noqa: E402
+from agentic_rl.sandbox.supervisor import Supervisor  # noqa: E402
 from agentic_rl.sandbox.wire import read_msg, write_msg  # noqa: E402
 
 # The client and the benchmark use the framing and the network-namespace helpers through this module too.

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from agentic_rl.sandbox.supervisor import PTY_MAX
+from agentic_rl.sandbox.isolation import PTY_MAX
 
 from .conftest import make_sandbox, needs_root
 
