@@ -12,7 +12,9 @@ ignored; blank lines are skipped. A malformed line is an error naming the file a
 How it answers: in `no_tools` mode the reply is the solution in a ```python block (graded as the answer); in
 tool modes it is the solution in a ```submit block, graded by the submit tool. One turn per episode: a replay
 submits once. A task with no sample (or fewer samples than `evaluator.n_samples`) is a recorded failure with
-status "no_sample"; the evaluator asks `has_sample` and does not roll such episodes out.
+status "no_sample"; the evaluator asks `has_sample` and does not roll such episodes out. Its samples are graded
+as samples 0..n-1 with no greedy episode (`policies.fit_to_policy` sets that for `policy=replay`; code that calls
+`evaluate` itself passes `greedy=False`).
 
 Built on `ScriptedPolicy` with the byte-level tokenizer, so no model is loaded and the rollout runs exactly
 as for a model (prompt, parser, tools, graders).

@@ -59,7 +59,9 @@ def toolsets(sandbox, modes, *overrides: str):
 
 def replay(task_list, samples_path, sandbox, modes, *overrides: str, **eval_kwargs):
     policy = ReplayPolicy.from_file(samples_path)
-    ec = EvalConfig(modes=list(modes), **eval_kwargs)
+    # a samples file's answers are its samples, none greedy (what `python -m agentic_rl.evaluate` sets for it)
+    n = eval_kwargs.pop("n_samples", 1)
+    ec = EvalConfig(modes=list(modes), n_samples=n, greedy=False, **eval_kwargs)
     return evaluate(task_list, policy, toolsets(sandbox, modes, *overrides), ROLLOUT, ec, progress=False)
 
 
