@@ -60,6 +60,7 @@ class Observation:
     passed: bool | None = None  # only for submit
     executed: bool = True  # False when the call was refused (cap reached, tool not in the set)
     trust: str | None = None  # grading tools: where the verdict was computed ("out_of_process" | "in_process")
+    tamper_kinds: tuple[str, ...] = ()  # grading tools: what a `tampered` verdict caught (sandbox.reports.TAMPER_KINDS)
 
 
 @dataclass

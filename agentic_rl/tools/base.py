@@ -155,6 +155,7 @@ class Tool:
         status: str = "ok",
         passed: bool | None = None,
         trust: str | None = None,
+        tamper_kinds: tuple[str, ...] = (),
     ) -> Observation:
         """`body` capped to `max_chars` and wrapped in the result tag; `start` is a perf_counter() value."""
         text = f"<{self.spec.result_tag}>\n{cap_text(body, self.max_chars)}\n</{self.spec.result_tag}>"
@@ -165,6 +166,7 @@ class Tool:
             status=status,
             passed=passed,
             trust=trust,
+            tamper_kinds=tamper_kinds,
             latency_ms=(time.perf_counter() - start) * 1e3,
         )
 

@@ -99,6 +99,7 @@ class SubmitTool(Tool):
             status=report.status,
             passed=report.passed,
             trust=getattr(report, "trust", None),
+            tamper_kinds=tuple(getattr(report, "tamper_kinds", ()) or ()),
         )
 
 

@@ -21,8 +21,8 @@ SUBMIT = "```submit\ndef add(a, b):\n    return a + b\n```"
 class VerdictSandbox:
     """Gives every submission the same verdict."""
 
-    def __init__(self, status: str) -> None:
-        self.status = status
+    def __init__(self, status: str, tamper_kinds: tuple[str, ...] = ()) -> None:
+        self.status, self.tamper_kinds = status, tamper_kinds
 
     def run_tests(self, code: str, tests: str, **kwargs) -> TestReport:
         passed = self.status == "passed"
@@ -32,6 +32,7 @@ class VerdictSandbox:
             n_tests=2,
             n_failed=0 if passed else 2,
             detail="" if passed else f"verdict: {self.status}",
+            tamper_kinds=self.tamper_kinds,
         )
 
 
@@ -97,3 +98,15 @@ def test_in_process_share_of_submissions_is_logged() -> None:
     assert aggregate_metrics(counts)["tools/submit/in_process_rate"] == pytest.approx(2 / 5)
     no_submission = submit_once("failed") | {"tool_calls": {"none": 1}}
     assert "tools/submit/in_process_rate" not in aggregate_metrics([no_submission])
+
+
+def test_the_kind_of_a_tampered_verdict_reaches_the_metrics() -> None:
+    """The sandbox says what it caught; the observation carries it, so `tools/submit/tampered/<kind>` counts it
+    (not `unknown`)."""
+    tool = SubmitTool(VerdictSandbox("tampered", ("shadowed_module",)))
+    toolset = ToolSet(name="submit", tools={"submit": tool}, grader=tool, system_prompt="SYS")
+    traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: SUBMIT), toolset, RolloutConfig(max_turns=1))[0]
+    assert traj.turns[0].observation.tamper_kinds == ("shadowed_module",)
+    metrics = aggregate_metrics([episode_counts(traj)])
+    assert metrics["tools/submit/tampered/shadowed_module"] == 1.0
+    assert "tools/submit/tampered/unknown" not in metrics
