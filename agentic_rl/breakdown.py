@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import outcomes_of, read_eval_records
+from agentic_rl.tracking.runs import outcomes_of, read_eval_records, scored
 from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap, task_rate
 from agentic_rl.tracking.tables import ALL, Pair, comparison_markdown, paired_test, primary_test_note, with_holm
 
@@ -79,7 +79,7 @@ def breakdown_rows(run_dirs: Sequence[Path], key: str, data_path: Path | None = 
     for run_dir in run_dirs:
         value = field_reader(run_dir, key, data_path)
         for phase in PHASES:
-            for record in read_eval_records(run_dir, phase):
+            for record in scored(read_eval_records(run_dir, phase)):  # the greedy episode is reported apart
                 group = (phase, record["mode"], value(record))
                 episodes.setdefault(group, []).append((str(record["task_id"]), bool(record["passed"])))
     rows = []
@@ -102,7 +102,7 @@ def _value_order(value: str) -> tuple[int, float | str]:
 def keyed_records(run_dir: Path, phase: str) -> dict[tuple[str, str, int], dict]:
     """The records of an evaluation run (results.jsonl), else of a training run's `phase`, by (mode, task, sample):
     the key `runs.outcomes_of` pairs by."""
-    records = read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase)
+    records = scored(read_eval_records(run_dir, "eval") or read_eval_records(run_dir, phase))
     return dict(zip(outcomes_of(records), records))
 
 

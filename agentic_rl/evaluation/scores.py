@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentic_rl.evaluation.passk import pass_at_k
+from agentic_rl.tracking.runs import scored
 
 Record = dict[str, Any]
 
 
 def scored_records(records: Sequence[Record]) -> list[Record]:
     """The episodes pass@k and the tool metrics describe: the sampled ones, or the greedy ones when none was
-    sampled (an evaluation with `n_samples: 0`)."""
-    sampled = [r for r in records if not r.get("greedy", False)]
-    return sampled or list(records)
+    sampled (an evaluation with `n_samples: 0`). One rule with the tables and figures (`tracking.runs.scored`)."""
+    return scored(list(records))
 
 
 def pass_at(records: Sequence[Record], ks: Sequence[int]) -> dict[int, float]:

@@ -87,7 +87,10 @@ class SubmitTool(Tool):
         start = time.perf_counter()
         report = self.sandbox.run_tests(
             candidate_preamble(task) + call.content,
-            task.tests, harness=task.harness, entry_point=task.entry_point, timeout_s=self.timeout_s
+            task.tests,
+            harness=task.harness,
+            entry_point=task.entry_point,
+            timeout_s=self.timeout_s,
         )
         body = f"PASS: {report.n_tests} tests passed" if report.passed else f"FAIL: {report.detail or report.status}"
         # a tampered verdict is a failed candidate, not a broken tool: it is not a submit error

@@ -39,13 +39,14 @@ class SweepOutputOnEnd(Callback):
 
 
 class PlotSweepOnEnd(SweepOutputOnEnd):
-    """<sweep dir>/figures/sweep_summary.png (tracking/plots.py)."""
+    """<sweep dir>/figures/sweep_summary.png and each arm's training_summary figure (tracking/plots.py)."""
 
     what, command = "figure", "agentic_rl.plot"
 
     def write(self, sweep_dir: Path) -> Path:
-        from agentic_rl.tracking.plots import plot_sweep
+        from agentic_rl.tracking.plots import plot_seeds, plot_sweep
 
+        plot_seeds(sweep_dir)  # the three-panel figure per arm, over its seeds
         return plot_sweep(sweep_dir)
 
 

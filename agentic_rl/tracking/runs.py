@@ -244,8 +244,8 @@ def outcomes_of(records: list[dict]) -> dict[tuple[str, str, int], bool]:
 def scored(records: list[dict]) -> list[dict]:
     """The episodes that pass@1 describes: the sampled ones, or the greedy ones when none was sampled. The greedy
     episode (temperature 0, `greedy: true`) is reported apart as greedy_pass@1, so the task means of the tables and
-    figures leave it out too, and both sides of a comparison average the same kind of episode. The rule is
-    `evaluation.scores.scored_records`'; tracking sits below evaluation and cannot import it."""
+    figures leave it out too, and both sides of a comparison average the same kind of episode. Evaluation scores
+    with this rule too (`evaluation.scores.scored_records`)."""
     sampled = [r for r in records if not r.get("greedy", False)]
     return sampled or records
 

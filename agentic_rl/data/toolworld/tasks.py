@@ -35,7 +35,6 @@ from agentic_rl.data import overlap, pipelines
 from agentic_rl.data.overlap import drop_near_duplicates, task_text
 from agentic_rl.data.toolworld import library as L
 from agentic_rl.paths import cache_root
-from agentic_rl.runtime.files import atomic_write_text
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -112,7 +111,15 @@ def _docs_task(
     )
     body = ["    result = list(nums)"] + ([f"    result = {step.code}"] if step else [])
     reference = "\n".join(
-        ["import math", f"import {lib.name}", "", "", f"def {entry}(nums):", *body, f"    return {lib.name}.{fn.name}(result)"]
+        [
+            "import math",
+            f"import {lib.name}",
+            "",
+            "",
+            f"def {entry}(nums):",
+            *body,
+            f"    return {lib.name}.{fn.name}(result)",
+        ]
     )
     demo = [
         {"tool": "search", "content": f"{lib.name} {fn.concept}"},
@@ -305,12 +312,16 @@ def _world(spec_items: tuple, n_train: int, n_heldout: int, n_tests: int, mix_it
     if n_train < 1 or n_heldout < 1:
         raise ValueError(f"toolworld: n_train and n_heldout must be positive, got {n_train}, {n_heldout}")
     if n_tests < 3:
-        raise ValueError(f"toolworld: n_tests must be at least 3 (the example, the empty list, one more), got {n_tests}")
+        raise ValueError(
+            f"toolworld: n_tests must be at least 3 (the example, the empty list, one more), got {n_tests}"
+        )
     path = world_cache_path(spec, n_train, n_heldout, n_tests, mix)
     sizes = {"train": n_train, "heldout": n_heldout}
     world = pipelines.read_family(path, sizes)
     if world is None:
-        world = {split: tuple(tasks) for split, tasks in _generate_world(spec, n_train, n_heldout, n_tests, mix).items()}
+        world = {
+            split: tuple(tasks) for split, tasks in _generate_world(spec, n_train, n_heldout, n_tests, mix).items()
+        }
         pipelines.write_family(path, world)
     return world
 
