@@ -126,7 +126,8 @@ def _docs_task(
         {"tool": "execute", "content": f"{reference}\n\n\nprint({entry}({example}))"},
         {"tool": "submit", "content": reference + "\n"},
     ]
-    return _task(entry, prompt, cases, outputs, reference, "docs", spec, fn.family, demo, difficulty=1 + bool(step))
+    tests = _case_tests(entry, cases, outputs)
+    return _make_task(entry, prompt, tests, reference, "docs", spec, fn.family, demo, difficulty=1 + bool(step))
 
 
 def _exec_tasks(lib: L.Library, fn: L.LibraryFunction, spec: dict) -> list[Task]:
@@ -167,22 +168,12 @@ def _plain_task(p: pipelines.Pipeline, spec: dict, n_tests: int) -> Task | None:
     return _make_task(p.name, prompt, tests, reference, "plain", spec, family, demo, difficulty=len(p.steps))
 
 
-def _task(
-    entry: str,
-    prompt: str,
-    cases: list[list[int]],
-    outputs: list[Any],
-    reference: str,
-    task_type: str,
-    spec: dict,
-    family: str,
-    demo: list[dict],
-    difficulty: int,
-) -> Task:
+def _case_tests(entry: str, cases: list[list[int]], outputs: list[Any]) -> str:
+    """A pytest file with one test per case, its expected value computed here."""
     lines = [f"from solution import {entry}", ""]
     for i, (case, out) in enumerate(zip(cases, outputs)):
         lines += ["", f"def test_case_{i}():", f"    assert {entry}({case!r}) == {out!r}", ""]
-    return _make_task(entry, prompt, "\n".join(lines), reference, task_type, spec, family, demo, difficulty)
+    return "\n".join(lines)
 
 
 def _make_task(
