@@ -7,7 +7,7 @@ import re
 import time
 from typing import Any
 
-from agentic_rl.data.toolworld import candidate_preamble
+from agentic_rl.data.toolworld.library import candidate_preamble
 from agentic_rl.tools.base import Tool, ToolSpec
 from agentic_rl.types import Observation, Task, ToolCall
 

@@ -6,15 +6,9 @@ import re
 
 import pytest
 
-from agentic_rl.data.toolworld import (
-    TASK_TYPES,
-    candidate_preamble,
-    generate_library,
-    load_toolworld,
-    task_library,
-    world_library,
-)
+from agentic_rl.data.toolworld import candidate_preamble, generate_library, task_library, world_library
 from agentic_rl.data.toolworld.library import CONCEPT_FAMILIES
+from agentic_rl.data.toolworld.tasks import TASK_TYPES, load_toolworld
 from agentic_rl.sandbox import Sandbox
 from agentic_rl.tools.code import ExecuteTool, SubmitTool
 from agentic_rl.types import Task, ToolCall

@@ -155,6 +155,7 @@ def test_evaluate_steps_codegym_tasks_in_its_own_sandbox(tmp_path, monkeypatch):
                 "data.configs_per_env=2",
                 "data.shuffle=false",
                 "evaluator.modes=[multi_tool]",
+                "evaluator.n_samples=0",  # the greedy episode alone: one episode per task
                 "rollout.max_turns=4",
                 f"+run_dir={tmp_path}",
             ],

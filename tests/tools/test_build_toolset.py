@@ -25,7 +25,7 @@ def test_the_worked_examples_are_the_yamls_exchanges_and_the_switch_hides_them()
     cfg = tools_cfg()
     toolset = build_toolset(cfg, sandbox=object())
     assert toolset.examples == tuple((e.task.strip(), e.reply.strip()) for e in cfg.examples)
-    assert len(toolset.examples) == 2 and toolset.examples[1][0].startswith("Write a function `double")
+    assert len(toolset.examples) == 2 and toolset.examples[1][0].startswith("Write a function `shout")
     assert build_toolset(tools_cfg("tools.worked_example=false"), sandbox=object()).examples == ()
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_rl.data.toolworld import load_toolworld, world_library
+from agentic_rl.data.toolworld import world_library
+from agentic_rl.data.toolworld.tasks import load_toolworld
 from agentic_rl.tools.search import SearchTool
 from agentic_rl.tools.search.library import LibraryBackend
 from agentic_rl.types import Task, ToolCall

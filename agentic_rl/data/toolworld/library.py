@@ -26,7 +26,10 @@ import random
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentic_rl.types import Task
 
 # consonant-vowel syllables that make pronounceable, made-up words
 _ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gl", "kr", "pl", "tr")
@@ -373,3 +376,22 @@ def generate_library(seed: int, variants: int = 3, record_families: int = 8) -> 
                 break
     functions += [_record_function(rng, f"record_{i}", taken) for i in range(record_families)]
     return Library(module, tuple(functions))
+
+
+@functools.lru_cache(maxsize=8)
+def world_library(seed: int, variants: int = 3, record_families: int = 24) -> Library:
+    """The library of a world, built once per process."""
+    return generate_library(seed, variants=variants, record_families=record_families)
+
+
+def task_library(task: Task) -> Library | None:
+    """The generated library a task's code may import (None for tasks of other sources). Kept here, apart from the
+    task generator, so that the tools that ask it import nothing heavier than this module."""
+    spec = task.metadata.get("library") if isinstance(task.metadata, dict) else None
+    return world_library(**spec) if spec else None
+
+
+def candidate_preamble(task: Task) -> str:
+    """What runs before a candidate's code for `task` in the sandbox: the library's module, or nothing."""
+    library = task_library(task)
+    return sandbox_preamble(library) if library is not None else ""

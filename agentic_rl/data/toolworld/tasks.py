@@ -34,6 +34,7 @@ from typing import Any
 from agentic_rl.data import overlap, pipelines
 from agentic_rl.data.overlap import drop_near_duplicates, task_text
 from agentic_rl.data.toolworld import library as L
+from agentic_rl.data.toolworld.library import world_library
 from agentic_rl.paths import cache_root
 from agentic_rl.types import Task
 
@@ -43,24 +44,6 @@ SOURCE = "toolworld"
 SPLITS = ("train", "heldout")
 TASK_TYPES = ("docs", "plain", "exec")
 DEFAULT_MIX = {"docs": 0.5, "plain": 0.35, "exec": 0.15}
-
-
-@functools.lru_cache(maxsize=8)
-def world_library(seed: int, variants: int = 3, record_families: int = 24) -> L.Library:
-    """The library of a world, built once per process."""
-    return L.generate_library(seed, variants=variants, record_families=record_families)
-
-
-def task_library(task: Task) -> L.Library | None:
-    """The generated library a task's code may import (None for tasks of other sources)."""
-    spec = task.metadata.get("library") if isinstance(task.metadata, dict) else None
-    return world_library(**spec) if spec else None
-
-
-def candidate_preamble(task: Task) -> str:
-    """What runs before a candidate's code for `task` in the sandbox: the library's module, or nothing."""
-    library = task_library(task)
-    return L.sandbox_preamble(library) if library is not None else ""
 
 
 def _deal(rng: random.Random, names: Sequence[str]) -> tuple[list[str], list[str]]:

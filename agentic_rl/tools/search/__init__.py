@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from agentic_rl.data.toolworld.library import task_library
 from agentic_rl.registry import Registry
 from agentic_rl.tools.base import Tool, ToolSpec
 from agentic_rl.types import Observation, Task, ToolCall
@@ -88,10 +89,14 @@ class SearchTool(Tool):
 
     def backend_for(self, task: Task) -> SearchBackend:
         """The task's own library's documentation where it has one, else the configured backend."""
-        # imported here: the library backend imports this module's SearchHit
-        from agentic_rl.tools.search.library import backend_for_task
+        library = task_library(task)
+        if library is None:
+            return self.backend
+        # imported here: the library backend imports this module's SearchHit (and the index's numpy and bm25s,
+        # which a docstore search must not need)
+        from agentic_rl.tools.search.library import library_backend
 
-        return backend_for_task(task) or self.backend
+        return library_backend(library)
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         start = time.perf_counter()

@@ -15,13 +15,12 @@ import hashlib
 import logging
 from typing import Any
 
-from agentic_rl.data.toolworld import Library, task_library
+from agentic_rl.data.toolworld.library import Library
 from agentic_rl.paths import cache_root
 from agentic_rl.tools.search import SearchHit
 from agentic_rl.tools.search.docstore_data import ENTRIES
 from agentic_rl.tools.search.needs import NeedsMatcher
 from agentic_rl.tools.search.pydoc_store import build_index
-from agentic_rl.types import Task
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +67,3 @@ class LibraryBackend:
 def library_backend(library: Library) -> LibraryBackend:
     """One backend per library per process: every episode of a run shares it."""
     return LibraryBackend(library)
-
-
-def backend_for_task(task: Task) -> LibraryBackend | None:
-    """The backend of the task's own library, or None when the task has none (search the configured backend)."""
-    library = task_library(task)
-    return library_backend(library) if library is not None else None
