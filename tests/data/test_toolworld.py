@@ -58,10 +58,10 @@ def test_task_types_match_what_each_task_needs(world):
             assert len(calls) == 1 and lib.function(calls.pop()).kind == "concept"
             assert lib.name in task.prompt and not any(f.name in task.prompt for f in lib.functions)
         elif kind == "exec":
-            assert not calls and re.search(r'return "\w+"', task.reference_solution)
+            code = re.search(r'return record\["(\w+)"\]', task.reference_solution)
+            assert not calls and code
             record = next(f for f in lib.functions if f"{lib.name}.{f.name}(" in task.prompt)
-            assert record.kind == "record"
-            assert task.reference_solution.split('"')[1] in dict(record.fields)
+            assert record.kind == "record" and code.group(1) in dict(record.fields)
         else:
             assert not calls and lib.name not in task.reference_solution
 
@@ -112,9 +112,12 @@ def test_demonstrations_pass_and_trivial_candidates_fail(world, sandbox):
             elif call["tool"] == "submit":
                 assert run_call(submit, "submit", call["content"], task).passed, task.task_id
         entry = task.entry_point
-        args = "" if task.metadata["task_type"] == "exec" else "nums"
-        for body in ("return None", "return 0", 'return ""', "return []", "return nums" if args else "return 'abc'"):
-            verdict = run_call(submit, "submit", f"def {entry}({args}):\n    {body}\n", task)
+        arg = "record" if task.metadata["task_type"] == "exec" else "nums"
+        trivial = ("return None", "return 0", 'return ""', "return []", f"return {arg}")
+        if arg == "record":  # neither a constant code's value nor a position in the dict
+            trivial += ("return list(record.values())[0]", "return list(record.values())[-1]")
+        for body in trivial:
+            verdict = run_call(submit, "submit", f"def {entry}({arg}):\n    {body}\n", task)
             assert not verdict.passed, (task.task_id, body)
 
 

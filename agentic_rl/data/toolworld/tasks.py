@@ -6,8 +6,10 @@ Three task types, each recorded as `metadata["task_type"]`:
   Only the generated library's documentation says what a plimth is and which function computes it, so the
   task needs a search. The statement says what to compute and that the library has it, never which function.
 - `plain`: a list pipeline in words (`agentic_rl.data.pipelines`): plain Python, no library, no search.
-- `exec`: return the code under which a record function of the library reports a statistic. The documentation
-  lists the statistics but not their codes, so running the function once is what pays.
+- `exec`: read a statistic out of a record that a record function of the library returns (a dict under made-up
+  codes). The documentation lists the statistics but not their codes, so running the function once is what pays;
+  the tests pass records with their keys shuffled and values that change, so neither a constant nor a position
+  in the dict passes.
 
 The split deals whole families to one side: concept families (all variants of "weighted position sum modulo m"),
 record functions, and the pipelines' step families. A held-out `docs` task therefore needs a function no
@@ -113,23 +115,43 @@ def _docs_task(
     return _make_task(entry, prompt, tests, reference, "docs", spec, fn.family, demo, difficulty=1 + bool(step))
 
 
-def _exec_tasks(lib: L.Library, fn: L.LibraryFunction, spec: dict) -> list[Task]:
+def _record_cases(lib: L.Library, fn: L.LibraryFunction, n_tests: int) -> list[dict]:
+    """Records of `fn` for random lists, each with its keys in a shuffled order, so only reading the right code
+    passes (not a position in the dict, not a constant: the values change from case to case)."""
+    rng = random.Random(f"{lib.name}/{fn.name}/records")
+    codes = [code for code, _ in fn.fields]
+    for _ in range(100):
+        cases = []
+        for _ in range(n_tests):
+            record = lib.call(fn.name, [rng.randint(-12, 20) for _ in range(rng.randint(2, 9))])
+            keys = list(record)
+            rng.shuffle(keys)
+            cases.append({k: record[k] for k in keys})
+        columns = {code: [case[code] for case in cases] for code in codes}
+        # every code's values change between cases, and no two codes agree on every case: only the right one passes
+        if all(len(set(v)) > 1 for v in columns.values()) and len({tuple(v) for v in columns.values()}) == len(codes):
+            return cases
+    raise RuntimeError(f"toolworld: no telling test records for {fn.name}; raise n_tests")
+
+
+def _exec_tasks(lib: L.Library, fn: L.LibraryFunction, spec: dict, n_tests: int) -> list[Task]:
     tasks = []
+    cases = _record_cases(lib, fn, n_tests)
     for code, statistic in fn.fields:
         slug = statistic.split(" (")[0].replace(" ", "_")
-        entry = f"{fn.concept}_code_for_{slug}"
+        entry = f"{fn.concept}_{slug}"
         prompt = (
             f"`{lib.name}.{fn.name}(nums)` (`import {lib.name}`) returns the {fn.concept} record of a list of "
             f"integers: a dict that maps short codes to statistics of the list. Write a Python function "
-            f"`{entry}() -> str` that returns the code under which the record holds the {statistic}. Run the "
-            f"function on a list of your choice to see which code holds what."
+            f"`{entry}(record: dict) -> int` that takes such a record and returns the value it holds for the "
+            f"{statistic}. Run the function on a list of your choice to see which code holds what."
         )
-        reference = f'def {entry}():\n    return "{code}"'
+        reference = f'def {entry}(record):\n    return record["{code}"]'
         demo = [
             {"tool": "execute", "content": f"import {lib.name}\nprint({lib.name}.{fn.name}([3, -8, 4, 6, -1]))"},
             {"tool": "submit", "content": reference + "\n"},
         ]
-        tests = f"from solution import {entry}\n\n\ndef test_code():\n    assert {entry}() == {code!r}\n"
+        tests = _case_tests(entry, cases, [case[code] for case in cases])
         tasks.append(_make_task(entry, prompt, tests, reference, "exec", spec, fn.family, demo, difficulty=1))
     return tasks
 
@@ -151,7 +173,7 @@ def _plain_task(p: pipelines.Pipeline, spec: dict, n_tests: int) -> Task | None:
     return _make_task(p.name, prompt, tests, reference, "plain", spec, family, demo, difficulty=len(p.steps))
 
 
-def _case_tests(entry: str, cases: list[list[int]], outputs: list[Any]) -> str:
+def _case_tests(entry: str, cases: Sequence[Any], outputs: Sequence[Any]) -> str:
     """A pytest file with one test per case, its expected value computed here."""
     lines = [f"from solution import {entry}", ""]
     for i, (case, out) in enumerate(zip(cases, outputs)):
@@ -207,7 +229,7 @@ def _candidates(
             task = _docs_task(lib, fn, step, spec, n_tests)
             if task is not None:
                 docs.append(task)
-    exec_ = [t for fn in lib.functions if fn.family in record_families for t in _exec_tasks(lib, fn, spec)]
+    exec_ = [t for fn in lib.functions if fn.family in record_families for t in _exec_tasks(lib, fn, spec, n_tests)]
     plain_pipes = pipelines.distinct_pipelines(rng, n_plain, (1, 2), vocabulary, seen, required=0)
     plain = [t for p in plain_pipes if (t := _plain_task(p, spec, n_tests)) is not None]
     # one-step docs tasks first: every function is reached by a task before any gets a second one
@@ -260,9 +282,9 @@ def _generate_world(spec: dict, n_train: int, n_heldout: int, n_tests: int, mix:
         t: drop_near_duplicates(pools["heldout"][t], train, task_text, wanted=counts["heldout"][t])
         for t in ("docs", "plain")
     }
-    # Every exec task has the same shape (`return "<code>"`), so the lexical check flags them all. What it guards
-    # against, an answer remembered from training, cannot happen here: each record function and its codes belong
-    # to one split. Checked instead: no held-out answer code is a training answer.
+    # Every exec task has the same shape (`return record["<code>"]`), so the lexical check flags them all. What it
+    # guards against, an answer remembered from training, cannot happen here: each record function and its codes
+    # belong to one split. Checked instead: no held-out answer code is a training answer.
     heldout_pool["exec"] = _unseen_answers(pools["heldout"]["exec"], train)
     return {"train": train, "heldout": _take(heldout_pool, counts["heldout"], "heldout")}
 
