@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 
 import pytest
 
-from .conftest import make_sandbox
+from agentic_rl.data.paths import BIGCODEBENCH_FULL
 
-BCB_FULL = "/work/shared/data/bigcodebench_full.jsonl.gz"
+from .conftest import make_sandbox
 
 # np.testing checks that never fail, and the array the test compares them with
 FAKE_NP = (
@@ -98,11 +97,11 @@ def test_honest_imports_under_those_names_still_pass(sandbox):
     assert (r.passed, r.status) == (True, "passed"), r
 
 
-@pytest.mark.skipif(not os.path.exists(BCB_FULL), reason="needs the BigCodeBench data")
-def test_bigcodebench_241_with_a_class_named_np(sandbox):
-    """The issue's real case: wrong arrays passed 5/5 with a class `np` in place of numpy."""
+def test_bigcodebench_241_with_a_class_named_np(sandbox, shared_data_dir):
+    """The issue's real case: wrong arrays passed 5/5 with a class `np` in place of numpy. The full BigCodeBench copy
+    comes from $AGENTIC_RL_DATA_DIR (tests/conftest.py: skipped, saying so, where it is unset)."""
     pytest.importorskip("matplotlib")
-    with gzip.open(BCB_FULL, "rt") as f:
+    with gzip.open(shared_data_dir / BIGCODEBENCH_FULL, "rt") as f:
         task = next(row for row in map(json.loads, f) if row["task_id"] == "BigCodeBench/241")
     attack = ("import matplotlib.pyplot as plt\n" + FAKE_NP.replace("class np:", "class np:\n    linalg = None")) + (
         "def task_func(original):\n    fig, ax = plt.subplots()\n"

@@ -1,0 +1,2 @@
+#!/bin/bash
+/usr/bin/time -v nice -n 19 python -m agentic_rl.train warmup=sft-only warmup.epochs=2 warmup.batch_size=4 eval_before=false evaluator.limit=16 "evaluator.modes=[multi_tool,code_only]" logger=none progress=false checkpoint_every=0 hydra.run.dir=<run dir>
