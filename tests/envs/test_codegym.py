@@ -240,6 +240,15 @@ def test_a_response_prefix_that_already_holds_a_complete_action_is_refused():
         ('<action>{"name": "Observe"}</act', None),
         ('<action>{"name": "Observe", "parameters": {...}}, <action>{"name"', None),
         ("<action>[1, 2] then", None),
+        # a stray tag before a closed action: the first tag's action, never the last one's
+        (
+            '<action>{"name": "Observe", "parameters": {}} hmm <action>{"name": "Done", "parameters": {}}</action>',
+            '{"name": "Observe", "parameters": {}}',
+        ),
+        (
+            '<action> let me think <action>{"name": "Total", "parameters": {}}</action>',
+            'let me think <action>{"name": "Total", "parameters": {}}',
+        ),
     ],
 )
 def test_find_action_reads_the_first_action_closed_or_ended_by_its_json_object(text, content):
@@ -260,6 +269,17 @@ def test_an_unclosed_action_stops_the_turn_after_its_object_and_runs():
     assert [t.call.name for t in traj.turns] == ["Observe", "Done"] and traj.passed
     assert traj.turns[0].text == '{"name": "Observe", "parameters": {}}\n\nT'  # cut at the first byte after it
     assert '"total": 0' in observations(traj)[0]
+
+
+def test_a_turn_with_a_stray_action_before_a_closed_one_runs_its_first_action():
+    # the first tag holds a complete Observe; a closed Done follows: the turn is the Observe, and the episode goes on
+    stray = '<action>{"name": "Observe", "parameters": {}} wait, <action>{"name": "Done", "parameters": {"answer": 5}}'
+    traj = roll(task(), stray + "</action>", act("Done", answer=5))
+    assert [t.call.name for t in traj.turns] == ["Observe", "Done"] and traj.passed
+    assert '"total": 0' in observations(traj)[0]
+    # a stray tag with no JSON object: the turn is that tag's (malformed) action, not the closed Done after it
+    traj = roll(task(), "<action> thinking " + act("Done", answer=5), act("Total"))
+    assert traj.turns[0].observation.status == "invalid" and not traj.passed and len(traj.turns) == 2
 
 
 class ScanningPolicy(ScriptedPolicy):

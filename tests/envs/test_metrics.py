@@ -62,3 +62,14 @@ def test_no_codegym_episode_gives_no_env_metric_and_unknown_oracle_leaves_its_ra
     assert codegym_metrics([traj([turn("submit")])], [task(harness="pytest")]) == {}
     m = codegym_metrics([traj([turn("Observe")])], [task(None)])
     assert "env/oracle_calls" not in m and "env/calls_vs_oracle" not in m and m["env/observe_rate"] == 1.0
+
+
+def test_calls_vs_oracle_is_the_ratio_of_the_means_not_the_mean_of_the_ratios():
+    # the documented formula: env/calls_per_episode / env/oracle_calls. Episodes with different oracle counts tell
+    # it apart from a mean of per-episode ratios: (4 + 2) / 2 = 3 calls, (2 + 10) / 2 = 6 oracle calls -> 0.5,
+    # where the mean of the ratios would be (4 / 2 + 2 / 10) / 2 = 1.1
+    long = traj([turn("Observe")] * 3 + [turn("Done")], passed=True, finish="passed")
+    short = traj([turn("Observe"), turn("Done")])
+    m = codegym_metrics([long, short], [task(2), task(10)])
+    assert m["env/calls_per_episode"] == 3 and m["env/oracle_calls"] == 6
+    assert m["env/calls_vs_oracle"] == pytest.approx(0.5)
