@@ -15,18 +15,19 @@ Safe points (a checkpoint, or a stop on SIGINT/SIGTERM) fall between rollout bat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import hydra
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
@@ -36,7 +37,15 @@ from agentic_rl.config import algo_config, register_configs, validate, warmup_co
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs import build_environment
 from agentic_rl.envs.metrics import codegym_metrics
+from agentic_rl.evaluation.base_cache import (
+    BaseEvalConfig,
+    base_eval_key,
+    package_version,
+    shared_base_eval,
+    with_seed,
+)
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics
+from agentic_rl.evaluation.records import ResultStore
 from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
@@ -256,6 +265,7 @@ def warm_up(
         micro_batch_tokens=warm.micro_batch_tokens or t.algo.micro_batch_tokens,
         max_grad_norm=t.algo.max_grad_norm,
         dtype=t.algo.dtype,
+        lora_dropout=t.algo.lora.dropout,
         log=ctx.tracker.log,
         seed=t.cfg.seed,
         progress=bool(t.cfg.progress) and t.dist.is_main,
@@ -430,10 +440,33 @@ def _mean_metric(run_dir: Path, key: str) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
+def base_eval_config(cfg: DictConfig) -> BaseEvalConfig:
+    node = cfg.get("base_eval")
+    return BaseEvalConfig() if node is None else to_dataclass(node, BaseEvalConfig)
+
+
+@contextlib.contextmanager
+def base_evaluation(t: Training) -> Iterator[tuple[EvalConfig, ResultStore]]:
+    """The evaluator settings and store of the shared base evaluation (agentic_rl.evaluation.base_cache)."""
+    base = base_eval_config(t.cfg)
+    settings: dict[str, Any] = {
+        name: OmegaConf.to_container(t.cfg[name], resolve=True) for name in ("model", "evaluator", "rollout", "sandbox")
+    }
+    settings["evaluator"]["seed"] = base.seed
+    settings["version"] = package_version()
+    with shared_base_eval(base, base_eval_key(settings, t.eval_tasks)) as store:
+        logger.info("eval before: the shared base evaluation in %s (%d episodes there)", store.path.parent, len(store))
+        yield with_seed(t.eval_cfg, base.seed), store
+
+
 def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     release_free_memory()  # what training freed, so the evaluation's peak does not stack on top of it
     evaluate = EVALUATORS.get(t.eval_cfg.name)
-    results = evaluate(t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, t.eval_cfg, progress=t.cfg.progress)
+    shared = phase == "before" and base_eval_config(t.cfg).cache is not None
+    with base_evaluation(t) if shared else contextlib.nullcontext((t.eval_cfg, None)) as (eval_cfg, store):
+        results = evaluate(
+            t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, eval_cfg, progress=t.cfg.progress, store=store
+        )
     # same names before (step 0) and after training: one curve each
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)
     for mode, res in results.items():

@@ -26,6 +26,15 @@ def full_data_dir() -> Path | None:
     return Path(env).expanduser().resolve() if env else None
 
 
+@pytest.fixture(autouse=True)
+def own_base_eval_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's training runs share base evaluations only among themselves (conf/train.yaml `base_eval.cache`
+    reads $AGENTIC_RL_BASE_EVAL_CACHE), never with another test's or the checkout's outputs/."""
+    path = tmp_path_factory.mktemp("base-evals")
+    monkeypatch.setenv("AGENTIC_RL_BASE_EVAL_CACHE", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def sample_data_dir() -> Path:
     """The few-row samples of KodCode, BigCodeBench-Hard and BigCodeBench (tests/data/README.md)."""

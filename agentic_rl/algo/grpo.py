@@ -35,12 +35,11 @@ from agentic_rl.algo.rollout_correction import (
 )
 from agentic_rl.algo.scoring import (
     TRAINER_DTYPES,
-    SharedPrefix,
+    PrefixPass,
     behaviour_logprobs,
     group_prefix,
     padded_batch,
     padded_rows,
-    prefix_states,
     reference_logprobs,
     reference_prefix,
     sampler_logprobs_of,
@@ -314,24 +313,13 @@ def _group_backward(
     correction = cfg.rollout_correction
     gap: GapSums | None = None
     total_loss, kl_sum, n_clipped = 0.0, 0.0, 0.0
-    # The group's shared prompt runs once per pass instead of once per episode. The policy's prefix pass stays
-    # alive across the micro-batches: their gradients w.r.t. its keys/values collect in `leaves` and go back
-    # through it once at the end (the chain rule summed over the episodes, as separate passes would give).
+    # The group's shared prompt runs once per pass instead of once per episode (`PrefixPass`).
     prefix_ids = group_prefix(model, group, device, cfg.lora.dropout)
-    ref_prefix = policy_prefix = leaves = None
+    ref_prefix = policy_prefix = None
     if prefix_ids is not None:
         ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
-        # recompute_prefix: keys/values only now; the pass with its activations runs again at the end
-        with torch.set_grad_enabled(not cfg.recompute_prefix):
-            policy_prefix = prefix_states(model, prefix_ids)
-        leaves = SharedPrefix(
-            policy_prefix.length,
-            # without a graph yet, which keys/values depend on the adapter is not known: all collect gradients
-            [
-                tuple(t.detach().requires_grad_(t.requires_grad or cfg.recompute_prefix) for t in kv)
-                for kv in policy_prefix.layers
-            ],
-        )
+        policy_prefix = PrefixPass(model, prefix_ids, recompute=cfg.recompute_prefix)
+    leaves = None if policy_prefix is None else policy_prefix.leaves
     start = 0 if prefix_ids is None else prefix_ids.shape[1]
     for idx in token_budget_batches([len(t.token_ids) - start for t in group], cfg.micro_batch_tokens):
         ids, attn, mask = padded_batch([group[i] for i in idx], pad_id, device)
@@ -361,17 +349,8 @@ def _group_backward(
             trim_heap()
         total_loss += float(loss.detach())
         n_clipped += float((terms.clipped * mask).sum())
-    if policy_prefix is not None and leaves is not None:
-        if cfg.recompute_prefix:  # the same pass with grad: the same keys/values, now with their graph
-            policy_prefix = prefix_states(model, prefix_ids)
-        pairs = [
-            (out, leaf.grad)
-            for kv_out, kv_leaf in zip(policy_prefix.layers, leaves.layers)
-            for out, leaf in zip(kv_out, kv_leaf)
-            if leaf.grad is not None and out.requires_grad
-        ]
-        if pairs:
-            torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])
+    if policy_prefix is not None:
+        policy_prefix.backward()
     return _GroupSums(total_loss, kl_sum, n_clipped, gap)
 
 

@@ -208,28 +208,18 @@ def prefix_states(model: Any, ids: torch.Tensor) -> SharedPrefix:
     return SharedPrefix(ids.shape[1], [layer.captured for layer in layers])
 
 
-def sequence_logprobs(
-    model: Any,
-    ids: torch.Tensor,
-    attn: torch.Tensor,
-    mask: torch.Tensor,
-    temperature: float,
-    prefix: SharedPrefix | None = None,
-) -> torch.Tensor:
-    """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob at `temperature` of token t+1 given the prefix.
+def agent_hidden_states(
+    model: Any, ids: torch.Tensor, attn: torch.Tensor, keep: torch.Tensor, prefix: SharedPrefix | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The decoder's last hidden states at the predictions `keep` marks, and the tokens they predict.
 
-    Only positions where `mask` is 1 are computed (others are 0): the vocabulary projection and softmax are
-    most of the cost and memory on long, mostly-prompt-and-observation sequences, so the hidden states are
-    gathered at the model's own tokens first and only those rows go through the LM head (`head_logprobs`).
-    `prefix`: the keys/values of the first `prefix.length` tokens, which every row shares (`shared_prefix_len`);
-    only the rest of each row is run.
+    ids, attn: (B, L); keep: (B, L-1) bool, True where token t+1 is to be predicted -> hidden (N, H), targets (N,),
+    in row-major order of `keep`. `prefix`: the keys/values of the first `prefix.length` tokens, which every row
+    shares (`shared_prefix_len`); only the rest of each row runs, and `keep` must be False inside it. Only the
+    kept rows go on to the LM head: on long, mostly-prompt-and-observation sequences the vocabulary projection is
+    most of the cost and memory. Needs a model with a decoder stack and an LM head (`_body_and_head`).
     """
-    body, head = _body_and_head(model)
-    if body is None or head is None:  # an architecture without the usual split: project every position
-        if prefix is not None:
-            raise ValueError("a shared prefix needs a model with a decoder stack and an LM head (`model`, `lm_head`)")
-        logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits[:, :-1]
-        return token_logprobs(logits, ids[:, 1:], temperature) * mask
+    body, _ = _body_and_head(model)
     start = 0 if prefix is None else prefix.length
     kwargs: dict[str, Any] = {}
     if prefix is not None:
@@ -240,11 +230,69 @@ def sequence_logprobs(
         kwargs["position_ids"] = torch.arange(start, ids.shape[1], device=ids.device)[None].expand(ids.shape[0], -1)
     with _cache_kept_under_checkpointing(body) if prefix is not None else contextlib.nullcontext():
         hidden = body(input_ids=ids[:, start:], attention_mask=attn, use_cache=False, **kwargs).last_hidden_state
-    keep = mask[:, start:].bool()  # hidden[:, j] (position start + j) predicts token start + j + 1
-    picked = head_logprobs(head, hidden[:, :-1][keep], ids[:, start + 1 :][keep], temperature)
-    out = torch.zeros((ids.shape[0], ids.shape[1] - 1 - start), dtype=picked.dtype, device=picked.device)
-    out = out.index_put(keep.nonzero(as_tuple=True), picked)
-    return torch.cat([out.new_zeros((ids.shape[0], start)), out], dim=1) if start else out
+    suffix_keep = keep[:, start:]  # hidden[:, j] (position start + j) predicts token start + j + 1
+    return hidden[:, :-1][suffix_keep], ids[:, start + 1 :][suffix_keep]
+
+
+def sequence_logprobs(
+    model: Any,
+    ids: torch.Tensor,
+    attn: torch.Tensor,
+    mask: torch.Tensor,
+    temperature: float,
+    prefix: SharedPrefix | None = None,
+) -> torch.Tensor:
+    """ids, attn: (B, L); mask: (B, L-1) -> (B, L-1) log-prob at `temperature` of token t+1 given the prefix.
+
+    Only positions where `mask` is 1 are computed (others are 0), through `agent_hidden_states` and the LM head at
+    those rows only (`head_logprobs`). `prefix`: the keys/values of the first `prefix.length` tokens, which every
+    row shares (`shared_prefix_len`); only the rest of each row is run.
+    """
+    body, head = _body_and_head(model)
+    if body is None or head is None:  # an architecture without the usual split: project every position
+        if prefix is not None:
+            raise ValueError("a shared prefix needs a model with a decoder stack and an LM head (`model`, `lm_head`)")
+        logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits[:, :-1]
+        return token_logprobs(logits, ids[:, 1:], temperature) * mask
+    keep = mask.bool()
+    hidden, targets = agent_hidden_states(model, ids, attn, keep, prefix)
+    picked = head_logprobs(head, hidden, targets, temperature)
+    out = torch.zeros(keep.shape, dtype=picked.dtype, device=picked.device)
+    return out.index_put(keep.nonzero(as_tuple=True), picked)
+
+
+class PrefixPass:
+    """The policy's pass over a prefix that a batch's sequences share, for a training step: run once, its keys and
+    values handed to every micro-batch as leaves (`leaves`) that collect the micro-batches' gradients, which
+    `backward` sends through the prefix pass once at the end (the chain rule summed over the sequences, as
+    separate passes would give).
+
+    recompute: the first pass keeps no graph (keys/values only) and `backward` runs it again with one, so the
+    prefix's activations are not held across the micro-batches; without it the first pass keeps its graph.
+    """
+
+    def __init__(self, model: Any, ids: torch.Tensor, *, recompute: bool) -> None:
+        self.model, self.ids, self.recompute = model, ids, recompute
+        with torch.set_grad_enabled(not recompute):
+            self.states = prefix_states(model, ids)
+        self.leaves = SharedPrefix(
+            self.states.length,
+            # without a graph yet, which keys/values depend on the adapter is not known: all collect gradients
+            [tuple(t.detach().requires_grad_(t.requires_grad or recompute) for t in kv) for kv in self.states.layers],
+        )
+
+    def backward(self) -> None:
+        """Back-propagate the gradients the leaves collected through the prefix pass (call once, after every
+        micro-batch's backward)."""
+        states = prefix_states(self.model, self.ids) if self.recompute else self.states
+        pairs = [
+            (out, leaf.grad)
+            for kv_out, kv_leaf in zip(states.layers, self.leaves.layers)
+            for out, leaf in zip(kv_out, kv_leaf)
+            if leaf.grad is not None and out.requires_grad
+        ]
+        if pairs:
+            torch.autograd.backward([out for out, _ in pairs], grad_tensors=[grad for _, grad in pairs])
 
 
 def _adapter_disabled(model: Any) -> contextlib.AbstractContextManager:

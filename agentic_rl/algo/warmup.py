@@ -27,7 +27,15 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from agentic_rl.algo.scoring import padded_batch, token_budget_batches, trainer_precision
+from agentic_rl.algo.scoring import (
+    PrefixPass,
+    SharedPrefix,
+    agent_hidden_states,
+    group_prefix,
+    padded_batch,
+    token_budget_batches,
+    trainer_precision,
+)
 from agentic_rl.types import Trajectory
 
 
@@ -104,25 +112,26 @@ def nll_and_hits(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Ten
 
 
 def agent_token_logits(
-    model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor
+    model: Any, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor, prefix: SharedPrefix | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """ids, attn: (B, L); mask: (B, L-1) (1 where token t+1 is the agent's) -> logits (N, V), targets (N,).
 
-    Only the N agent positions go through the LM head (the head and its (N, V) logits are most of the memory on
-    long, mostly-prompt sequences); a model without a decoder/head split projects every position instead. The head
-    runs in fp32 outside any autocast (as `core.head_logprobs` does): the NLL is summed over many tokens.
+    Only the N agent positions go through the LM head (`scoring.agent_hidden_states`); a model without a
+    decoder/head split projects every position instead. The head runs in fp32 outside any autocast (as
+    `core.head_logprobs` does): the NLL is summed over many tokens. `prefix`: keys/values of leading tokens every
+    row shares (`scoring.PrefixPass`), which then do not run again.
     """
     keep = mask.bool()
-    targets = ids[:, 1:][keep]
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    decoder = getattr(base, "get_decoder", lambda: None)()
     head = base.get_output_embeddings()
-    if decoder is None or head is None:
+    if getattr(base, "model", None) is None or head is None:
+        if prefix is not None:
+            raise ValueError("a shared prefix needs a model with a decoder stack and an LM head (`model`, `lm_head`)")
         logits = model(input_ids=ids, attention_mask=attn, use_cache=False).logits[:, :-1]
-        return logits[keep].float(), targets
-    hidden = decoder(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state  # (B, L, H)
+        return logits[keep].float(), ids[:, 1:][keep]
+    hidden, targets = agent_hidden_states(model, ids, attn, keep, prefix)
     with torch.autocast(device_type=hidden.device.type, enabled=False):
-        return head(hidden[:, :-1][keep].float()), targets
+        return head(hidden.float()), targets
 
 
 @dataclass
@@ -154,8 +163,14 @@ def sft_step(
     micro_batch_tokens: int,
     max_grad_norm: float,
     dtype: str = "fp32",
+    lora_dropout: float = 0.0,
 ) -> SFTStats:
-    """One optimizer step of the mean agent-token NLL over `demos`, micro-batch by micro-batch (module docstring)."""
+    """One optimizer step of the mean agent-token NLL over `demos`, micro-batch by micro-batch (module docstring).
+
+    The leading tokens every demonstration shares (the system prompt and its worked examples, most of each one)
+    run once per step (`scoring.PrefixPass`, recomputed for the backward) instead of once per demonstration:
+    the same loss and gradients, about half the work on the embedded default's prompts.
+    `lora_dropout` > 0 turns that off (one dropout draw would be shared by every demonstration)."""
     started = time.perf_counter()
     n_tokens = sum(t.n_model_tokens for t in demos)
     if n_tokens == 0:
@@ -165,12 +180,19 @@ def sft_step(
     optimizer.zero_grad(set_to_none=True)
     total_nll, hits = 0.0, 0
     with trainer_precision(dtype, device):
-        for idx in token_budget_batches([len(t.token_ids) for t in demos], micro_batch_tokens):
+        prefix_ids = group_prefix(model, demos, device, lora_dropout)
+        prefix = None if prefix_ids is None else PrefixPass(model, prefix_ids, recompute=True)
+        start = 0 if prefix_ids is None else prefix_ids.shape[1]
+        for idx in token_budget_batches([len(t.token_ids) - start for t in demos], micro_batch_tokens):
             ids, attn, mask = padded_batch([demos[i] for i in idx], pad_id, device)
-            logits, targets = agent_token_logits(model, ids, attn, mask[:, 1:])
+            logits, targets = agent_token_logits(
+                model, ids, attn, mask[:, 1:], None if prefix is None else prefix.leaves
+            )
             nll, batch_hits = nll_and_hits(logits, targets)
             (nll / n_tokens).backward()  # this micro-batch's share of the batch mean
             total_nll, hits = total_nll + float(nll.detach()), hits + batch_hits
+        if prefix is not None:
+            prefix.backward()
     params = [p for p in model.parameters() if p.requires_grad]
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm))
     optimizer.step()

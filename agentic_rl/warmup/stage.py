@@ -62,6 +62,7 @@ def run_warmup(
     micro_batch_tokens: int,
     max_grad_norm: float,
     dtype: str,
+    lora_dropout: float = 0.0,
     log: Log,
     seed: int,
     progress: bool = True,
@@ -91,6 +92,7 @@ def run_warmup(
             micro_batch_tokens=micro_batch_tokens,
             max_grad_norm=max_grad_norm,
             dtype=dtype,
+            lora_dropout=lora_dropout,
         )
         history.append(stats)
         log({**stats.metrics(), "warmup/epoch": epoch, "warmup/step": k}, k - len(plan) - 1)

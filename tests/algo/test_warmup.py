@@ -186,6 +186,29 @@ def test_micro_batches_give_the_gradient_of_the_batch_mean(tiny, chat):
     assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-4) for a, b in zip(grads_one, grads_all))
 
 
+def test_the_shared_prompt_runs_once_with_the_same_loss_and_gradient(tiny, chat):
+    """The demonstrations share their system prompt: run once per step (PrefixPass) it gives the loss, accuracy
+    and gradient of running each demonstration whole. lora_dropout > 0 is what turns the sharing off (the model
+    here has none, so both passes are deterministic)."""
+    from agentic_rl.algo.scoring import shared_prefix_len
+
+    model, tokenizer = tiny
+    demos = demo_set(chat)
+    assert shared_prefix_len(demos) > 10  # there is a prefix to share
+    params = [p for p in model.parameters() if p.requires_grad]
+    results = []
+    for dropout in (0.0, 0.5):
+        opt = torch.optim.SGD(params, lr=0.0)
+        stats = sft_step(
+            model, opt, demos, tokenizer.pad_token_id, micro_batch_tokens=64, max_grad_norm=1e9, lora_dropout=dropout
+        )
+        results.append((stats, [p.grad.clone() for p in params]))
+    (shared, grads_shared), (whole, grads_whole) = results
+    assert shared.loss == pytest.approx(whole.loss, rel=1e-5) and shared.token_accuracy == whole.token_accuracy
+    assert any(g.abs().sum() > 0 for g in grads_whole)
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-4) for a, b in zip(grads_shared, grads_whole))
+
+
 def test_batches_cover_every_demo_once_per_epoch_in_a_seeded_order():
     plan = batches(5, 2, 3, random.Random(0))
     assert [len(idx) for _, idx in plan] == [2, 2, 1] * 3
