@@ -65,7 +65,12 @@ def _tools(env):
     mapping = getattr(env, "func_mapping", None)
     if not isinstance(mapping, dict) or not mapping:
         raise TypeError("the environment has no func_mapping (a dict: tool name -> method)")
-    return {str(name): (getattr(fn, "__doc__", None) or "").strip() for name, fn in mapping.items()}
+    # the public release maps names to action codes (ints): the documentation is then the method of that name's
+    docs = {}
+    for name, fn in mapping.items():
+        fn = fn if callable(fn) else getattr(env, str(name), None)
+        docs[str(name)] = (getattr(fn, "__doc__", None) or "").strip() if callable(fn) else ""
+    return docs
 
 
 def _step(env, action):

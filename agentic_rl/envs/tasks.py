@@ -8,7 +8,9 @@ File format (JSON Lines, one environment per line; `python -m agentic_rl.envs.ve
      "description": "...",                      the task statement shown to the model (optional: class doc)
      "oracle": "function_name",                 optional: a scripted tool-only solution `f(call) -> answer`
      "oracle_calls": [n, ...],                  optional: the oracle's calls per configuration (from verify)
-     "split": "train" | "heldout"}              optional (default train): held-out environments are never trained on
+     "split": "train" | "heldout",              optional (default train): held-out environments are never trained on
+     "t_max": n}                                optional: calls per episode, where data.t_max is null
+The public CodeGym release's format is read too (agentic_rl/envs/release.py; `env_dir`: its environments' code).
 Splits of the tasks (`split=`): "train" = the first configurations of each training environment,
 "heldout_configs" = the last `heldout_configs` configurations of each training environment (seen tools,
 unseen inputs), "heldout_envs" = every configuration of the held-out environments (unseen tools), "heldout" =
@@ -28,41 +30,49 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.envs.release import is_release_row, read_release
 from agentic_rl.types import Task
 
 SPLITS = ("train", "heldout_configs", "heldout_envs", "heldout", "all")
 REQUIRED = {"env_id": str, "class_name": str, "code": str, "configs": list}
 
 
-def read_environments(path: str | Path) -> list[dict[str, Any]]:
-    """The records of an environments file, each checked; a wrong line raises ValueError saying how to fix it."""
+def read_environments(path: str | Path, env_dir: str | None = None) -> list[dict[str, Any]]:
+    """The records of an environments file, each checked; a wrong line raises ValueError saying how to fix it.
+
+    A file in the public CodeGym release's format (its first row's `ability` starts with "codegym_v1@") is read
+    by agentic_rl.envs.release, with the environments' code from the rows or from `env_dir`."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
             f"no CodeGym environments file at {path} (data.path); write one JSON object "
             "per line, see agentic_rl/envs/tasks.py"
         )
-    records, seen = [], set()
+    rows = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            rows.append((n, json.loads(line)))
         except ValueError as exc:
             raise ValueError(
                 f"{path}, line {n}: not JSON ({exc}); an environments file has one JSON object per line"
             ) from None
+    if not rows:
+        raise ValueError(f"{path} holds no environments")
+    if is_release_row(rows[0][1]):
+        return [check_record(r, f"{path} (environment {r['env_id']})") for r in read_release(path, rows, env_dir)]
+    records, seen = [], set()
+    for n, record in rows:
         check_record(record, f"{path}, line {n}")
         if record["env_id"] in seen:
             raise ValueError(f"{path}, line {n}: env_id {record['env_id']!r} appears twice; env ids must be unique")
         seen.add(record["env_id"])
         records.append(record)
-    if not records:
-        raise ValueError(f"{path} holds no environments")
     return records
 
 
-def check_record(record: Any, where: str) -> None:
+def check_record(record: Any, where: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         # ValueError, not TypeError: a bad data file is a config-level error (registry.build reports it)
         raise ValueError(f"{where}: an environment must be a JSON object, got {type(record).__name__}")  # noqa: TRY004
@@ -77,6 +87,9 @@ def check_record(record: Any, where: str) -> None:
     calls = record.get("oracle_calls")
     if calls is not None and (not isinstance(calls, list) or len(calls) != len(record["configs"])):
         raise ValueError(f"{where}: oracle_calls must list one number per configuration")
+    if record.get("t_max") is not None and (not isinstance(record["t_max"], int) or record["t_max"] < 1):
+        raise ValueError(f"{where}: t_max must be a positive integer (calls per episode) or absent")
+    return record
 
 
 def environment_tasks(
@@ -102,7 +115,7 @@ def environment_tasks(
                     "code": record["code"],
                     "class_name": record["class_name"],
                     "options": options,
-                    "t_max": t_max,
+                    "t_max": t_max if t_max is not None else record.get("t_max"),
                     "worked_example": worked_example,
                     "calls_left": calls_left,
                 },
@@ -182,6 +195,7 @@ def load_codegym(
     max_success: float = 1.0,
     worked_example: bool = False,
     calls_left: bool = False,
+    env_dir: str | None = None,
 ) -> list[Task]:
     """The tasks of `split` (see the module docstring) from `path`, or from the built-in set when None.
 
@@ -191,7 +205,8 @@ def load_codegym(
     whose share of passed episodes there is in (min_success, max_success] are kept (one not measured is
     dropped). configs_per_env: only the first N configurations of each environment within the split.
     worked_example: end each episode's system prompt with a short worked episode of another task. calls_left:
-    end each observation with the calls left (the last but one asks for Done). With
+    end each observation with the calls left (the last but one asks for Done). env_dir: where a file in the public
+    release's format finds its environments' code (agentic_rl/envs/release.py). With
     `shuffle` the order is permuted by `random.Random(seed)`; then `limit` keeps the first tasks.
     """
     if split not in SPLITS:
@@ -207,7 +222,7 @@ def load_codegym(
 
         records = builtin_records()
     else:
-        records = read_environments(path)
+        records = read_environments(path, env_dir)
     if envs is not None:
         records = select_environments(records, list(envs))
     if success is not None:
