@@ -53,6 +53,7 @@ def _load_sibling(name: str):
 tamper = _load_sibling("tamper")
 remote = _load_sibling("remote")
 isolated = _load_sibling("isolated")
+patching = _load_sibling("patching")
 
 
 class Reporter:
@@ -136,7 +137,7 @@ def candidate(req: dict, workdir: str, sock) -> None:
     program, then the channel's candidate side (isolated.candidate_main). Never returns."""
     sys.argv = [os.path.join(workdir, "program.py")]
     _fresh_process_state()
-    isolated.candidate_main(sock, (), req, workdir, remote)
+    isolated.candidate_main(sock, (), req, workdir, remote, patching)
 
 
 # The original: warm_up wraps os._exit (tamper.checked_exits) for the candidate, and this module is loaded first.
@@ -317,7 +318,7 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
     else:
         ours, other = isolated.split(workdir, req.get("trusted_dir"))
         if ours is None:
-            isolated.candidate_main(other, (reporter.fd,), req, workdir, remote)  # never returns
+            isolated.candidate_main(other, (reporter.fd,), req, workdir, remote, patching)  # never returns
     if workdir in sys.path:
         sys.path.remove(workdir)  # the tests import nothing the candidate wrote
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
@@ -326,8 +327,11 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
     runner = runners[req["harness"]]
     found = Tampering(reporter)  # names refused on this side (isolated.Candidate): each one a tamper event
     endpoint.judged_by_handle = lambda note: found(note, "handle_operator")
+    sys.addaudithook(_no_unpickling)
     try:
         candidate = isolated.Candidate(endpoint, remote, TRUSTED_ROOTS, refuse=found)
+        candidate.patches = patching.PatchForwarding(endpoint, remote)
+        candidate.patches.install()
         if candidate.error and req["harness"] != "pytest":  # pytest words it itself, as in process
             outcome["error"] = f"the program failed before any test ran: {_clip(candidate.error)}"
         else:
@@ -337,6 +341,14 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
     reporter.send(event="done", tampered=list(found.notes), tamper_kinds=list(found.kinds), **outcome)
+
+
+def _no_unpickling(event: str, args: tuple) -> None:
+    """Out of process nothing is unpickled in the tests' process: a pickle the candidate wrote would run its
+    code beside the report channel. trust.py sends the tests that unpickle in process; this refuses what
+    it could not see (a library that unpickles inside, a deserializer it does not list)."""
+    if event == "pickle.find_class":
+        raise RuntimeError("unpickling is refused in the tests' process (out of process); the test needs in-process")
 
 
 def _trusted_path(req: dict, name: str) -> str:
@@ -438,7 +450,9 @@ class _FailingImport:
 def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -> dict:
     source, path, files = _program_lines(req, workdir)
     namespace = {"__name__": "program", "__builtins__": __builtins__, "os": os, "sys": sys}
-    used = isolated.used_names(req["test"]) - {"os", "sys"}
+    # the names the test patches in the candidate's module (`patch(__name__ + '.randint')`) too: the patch
+    # replaces them here and, forwarded, in the candidate's process (patching.py)
+    used = (isolated.used_names(req["test"]) | patching.patched_names(req["test"])) - {"os", "sys"}
     isolated.bind(namespace, candidate, used, modules=isolated.modules_used(req["test"]))
     module = types.ModuleType("program")
     module.__dict__.update(namespace)
@@ -448,6 +462,7 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
         exec(compile(source, path, "exec"), module.__dict__)
     except BaseException as e:  # noqa: BLE001
         return {"error": f"the test code failed to load: {_short_error(e, files)}"}
+    candidate.patches.forward_assignments(module.__dict__, req["test"])
     collected = _collect_test_cases(module, req, reporter)
     if isinstance(collected, str):
         return {"error": collected}

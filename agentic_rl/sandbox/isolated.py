@@ -89,8 +89,9 @@ def _not_dumpable() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: str, remote) -> None:
-    """The candidate's process: drop the report channel, load the code, serve requests. Never returns."""
+def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: str, remote, patching=None) -> None:
+    """The candidate's process: drop the report channel, load the code, serve requests (and apply the
+    tests' patches: `patching`, patching.py). Never returns."""
     code = 0
     try:
         for fd in result_fds:
@@ -101,6 +102,8 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc stays its own (psutil, fd lists)
         sys.path.insert(0, workdir)
         endpoint = remote.Endpoint(sock.fileno(), send_frames=True)
+        if patching is not None:
+            patching.CandidatePatches(endpoint)
         if req["harness"] == "pytest":
             _stdin_as_under_pytest()
         module_name = "solution" if req["harness"] == "pytest" else "program"
@@ -206,6 +209,7 @@ class Candidate:
         (a tamper event: the verdict `tampered`, counted in `tools/submit/tampered_rate`)."""
         self.endpoint, self.remote, self.trusted_roots = endpoint, remote, trusted_roots
         self.refuse = refuse or (lambda note, kind: None)
+        self.patches = None  # the tests' side of patching.py, where the harness forwards the tests' patches
         endpoint.resolve_class = self.library_class
         listing = endpoint.request("lookup", name="__listing__")
         if type(listing) is not dict or type(listing.get("names")) is not dict:

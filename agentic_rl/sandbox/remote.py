@@ -354,6 +354,10 @@ class Codec:
             return RemoteObject(self.endpoint, _int(body), qualname, self.endpoint.resolve_class(module, qualname))
         if tag == "$back":
             return self.endpoint.local(_int(body))
+        if tag == "$ref":  # a module or library object by name: only the candidate's side resolves them
+            if self.endpoint.resolve_ref is None:
+                raise Unsupported("references by name are not taken here")
+            return self.endpoint.resolve_ref(_str(body))
         return self._decode_numeric(tag, body, depth)
 
     def _decode_numeric(self, tag: str, body: object, depth: int) -> object:
@@ -437,6 +441,16 @@ class Codec:
                 info["syntax"] = details
         return info
 
+    def _peer_exception_class(self, module: str, name: str) -> type | None:
+        """On the candidate's side only (it takes names from the tests' side): the class of an exception the
+        tests' side raised into it (a mock's `side_effect = requests.HTTPError`), as its own modules have it,
+        so that its `except requests.HTTPError` catches it as in process."""
+        try:
+            cls = self.endpoint.resolve_ref(f"{module}.{name}")
+        except Exception:  # noqa: BLE001 - no such class here: a stand-in, as before
+            return None
+        return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
     def decode_exception(self, info: object, known: dict) -> BaseException:
         info = info if type(info) is dict else {}
         name = _str(info.get("type", "Exception"))[:200]
@@ -447,6 +461,8 @@ class Codec:
             args = (message,)
         args = args if type(args) is tuple else (message,)
         cls = known.get(name) or (_BUILTIN_EXCEPTIONS.get(name) if "module" not in info else None)
+        if cls is None and "module" in info and self.endpoint.resolve_ref is not None:
+            cls = self._peer_exception_class(_str(info["module"]), name)
         syntax = info.get("syntax")
         if cls is not None and issubclass(cls, SyntaxError) and type(syntax) is list and len(syntax) == 7:
             if all(v is None or type(v) in (int, str) for v in syntax):
@@ -683,6 +699,10 @@ class Endpoint:
         # On the tests' side: told of each operator a test asked a handle to judge by (the harness reports
         # it as tampering, kind "handle_operator"), before the TypeError that fails the test.
         self.judged_by_handle = lambda note: None
+        # On the candidate's side only (patching.CandidatePatches): requests beyond the objects' operations
+        # (the tests' patches, applied here), and how a reference by name ("$ref") is resolved.
+        self.extra_ops: dict = {}
+        self.resolve_ref = None
 
     def namedtuple_class(self, name: str, fields: tuple) -> type:
         """This side's namedtuple class for the other side's (one per name and fields)."""
@@ -784,6 +804,8 @@ class Endpoint:
     def _apply(self, msg: dict) -> tuple[object, list | None]:
         """Carry out one request of the other side: (its result, the arguments it changed in place)."""
         op = msg["op"]
+        if op in self.extra_ops:
+            return self.extra_ops[op](msg), None
         if op == "lookup":
             name = _str(msg.get("name"))
             if name not in self.root:
@@ -791,7 +813,7 @@ class Endpoint:
             return self.root[name], None
         target = self.local(_int(msg.get("target")))
         if self.restricted and op in ("getattr", "setattr", "delattr"):
-            _check_attribute_request(target, _str(msg.get("name")))
+            _check_attribute_request(target, _str(msg.get("name")), op)
         if op == "getattr":
             return getattr(target, _str(msg.get("name"))), None
         if op == "setattr":
@@ -832,12 +854,20 @@ class Endpoint:
         return changed or None
 
 
-def _check_attribute_request(target: object, name: str) -> None:
+def _check_attribute_request(target: object, name: str, op: str = "getattr") -> None:
     """What the candidate may ask of the trusted side's objects (Endpoint.restricted)."""
     import types
 
     if name.startswith("_"):
         raise NotServed(f"attribute {name!r} is not served")
+    mock = sys.modules.get("unittest.mock")
+    is_mock = mock is not None and isinstance(target, mock.NonCallableMock)
+    if is_mock and (op != "getattr" or hasattr(type(target), name)):
+        # A mock the tests patched into the candidate's process: the candidate may call it and read what
+        # the test configured (its children, their return values), never use the mock's own API or set
+        # its attributes, with which it could erase or rewrite the calls it made (`reset_mock()`,
+        # `call_args_list.clear()`, a child replaced by an object of its own that answers every assert).
+        raise NotServed(f"the mock's {name!r} is not served")
     if isinstance(
         target,
         (
@@ -933,6 +963,9 @@ class RemoteObject:
         return self._apply("reversed")
 
     def __bool__(self):
+        # `if x:`, `assert x`, `assertTrue(x)`: on the tests' side the candidate's object does not say whether
+        # it is true (an object of its class would answer True to every check); issue #47
+        self._not_judged_by_it("take the truth value of")
         return _expect(self._apply("bool"), bool)
 
     def __str__(self):

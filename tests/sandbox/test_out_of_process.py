@@ -136,22 +136,23 @@ def test_unittest_and_humaneval_out_of_process(sandbox):
     assert (r.passed, r.trust) == (True, "out_of_process"), r
 
 
-def test_tests_that_reach_into_the_candidates_process_run_in_it(sandbox):
+def test_tests_that_read_the_candidates_output_run_in_its_process(sandbox):
+    # A patch crosses the boundary (test_patching.py); reading what the candidate's process printed does not.
     test = (
-        "import unittest\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
-        "    @patch('os.getcwd', return_value='/x')\n"
-        "    def test_a(self, _):\n        self.assertEqual(task_func(), '/x')\n"
+        "import unittest, io\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
+        "    @patch('sys.stdout', new_callable=io.StringIO)\n"
+        "    def test_a(self, out):\n        task_func()\n        self.assertEqual(out.getvalue(), 'hi\\n')\n"
     )
-    r = sandbox.run_tests("import os\ndef task_func():\n    return os.getcwd()\n", test, harness="unittest")
+    r = sandbox.run_tests("def task_func():\n    print('hi')\n", test, harness="unittest")
     assert (r.passed, r.trust) == (True, "in_process"), r
-    assert plan(test, "unittest") == ("in_process", "mock")  # unittest.mock: the first construct found
-    assert plan("def test_a(capsys):\n    pass\n", "pytest") == ("in_process", "capsys")
+    assert plan(test, "unittest") == ("in_process", "capture: patch('sys.stdout')")
+    assert plan("def test_a(capsys):\n    pass\n", "pytest") == ("in_process", "capture: capsys")
     assert plan("from solution import f\ndef test_a():\n    assert f() == 1\n", "pytest") == ("out_of_process", None)
     assert plan("def check(c):\n    patch = 1\n", "humaneval") == ("out_of_process", None)
     # the candidate's pickle, unpickled out of process, would run its code beside the report channel
     assert plan("import pickle\ndef test_a():\n    assert pickle.load(open('out.pkl', 'rb')) == 1\n", "pytest") == (
         "in_process",
-        "pickle",
+        "runs_data: pickle",
     )
 
 
@@ -167,8 +168,9 @@ def test_tests_that_seed_a_shared_random_generator_run_in_the_candidates_process
     code = "import numpy as np\ndef task_func():\n    return int(np.random.randint(0, 10**9))\n"
     r = sandbox.run_tests(code, test, harness="unittest")
     assert (r.passed, r.trust) == (True, "in_process"), r
-    assert plan(test, "unittest") == ("in_process", "np.random.seed")
-    assert plan("import random\ndef test_a():\n    random.seed(1)\n", "pytest") == ("in_process", "random.seed")
+    assert plan(test, "unittest") == ("in_process", "shared_random: numpy.random.seed")
+    seeds = "import random\ndef test_a():\n    random.seed(1)\n"
+    assert plan(seeds, "pytest") == ("in_process", "shared_random: random.seed")
     # drawing data, without seeding a generator the candidate shares, stays out of process
     assert plan("import random\ndef test_a():\n    xs = [random.random()]\n", "pytest") == ("out_of_process", None)
 
