@@ -24,8 +24,10 @@ All environment code runs in the sandbox: one sandbox call per environment, all 
 constant-answer rule adds one call per configuration, for its reference answer, and one per constant).
 
 The constant-answer baseline (`constant_results`, `best_constant`): what a policy that always answers the same
-value scores on a set of CodeGym tasks, per task; `python -m agentic_rl.hygiene data=codegym-heldout
---constant-baseline OUT.jsonl` writes it beside the hygiene report.
+value scores on a set of CodeGym tasks, per task. With `--success`, the report's `success_vs_constant` (and the log)
+gives the policy's success rate on the measured configurations beside that baseline's on the same ones.
+`python -m agentic_rl.hygiene data=codegym-heldout --constant-baseline OUT.jsonl` writes it beside the hygiene
+report.
 """
 
 from __future__ import annotations
@@ -326,6 +328,27 @@ def best_constant(results: Mapping[str, Mapping[str, bool]], task_ids: Sequence[
     return answer, [{"task_id": t, "passed": bool(results[key].get(t, False)), "answer": answer} for t in task_ids]
 
 
+def success_beside_constant(
+    records: list[dict[str, Any]], success: Mapping[str, Sequence[bool]], runner: CodeGymRunner, timeout_s: float
+) -> dict[str, Any]:
+    """A policy's success rate on the configurations the results measure, and beside it the constant-answer
+    baseline's on the same configurations (the constant that solves most of them), so that a score a constant
+    explains reads as one."""
+    from agentic_rl.envs.tasks import environment_tasks
+
+    tasks = [t for r in records for t in environment_tasks(r) if success.get(t.task_id)]
+    if not tasks:
+        return {"configs": 0}
+    episodes = [p for t in tasks for p in success[t.task_id]]
+    answer, rows = best_constant(constant_results(tasks, runner, timeout_s=timeout_s), [t.task_id for t in tasks])
+    return {
+        "configs": len(tasks),
+        "success_rate": sum(episodes) / len(episodes),
+        "constant_answer": answer,
+        "constant_success_rate": sum(r["passed"] for r in rows) / len(rows),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentic_rl.envs.verify", description=__doc__.split("\n")[0])
     parser.add_argument("file", help="an environments .jsonl file, or 'builtin'")
@@ -360,7 +383,18 @@ def main(argv: list[str] | None = None) -> int:
     rules = Rules(
         args.min_tools, args.min_calls, args.max_calls, args.max_success, args.timeout_s, args.constant_answer
     )
-    kept, report = verify_records(records, CodeGymRunner(), rules, success)
+    runner = CodeGymRunner()
+    kept, report = verify_records(records, runner, rules, success)
+    if success:
+        report["success_vs_constant"] = beside = success_beside_constant(records, success, runner, rules.timeout_s)
+        if beside["configs"]:
+            logger.info(
+                "success %.3f on %d measured configurations; constant answer %s: %.3f",
+                beside["success_rate"],
+                beside["configs"],
+                json.dumps(beside["constant_answer"]),
+                beside["constant_success_rate"],
+            )
     if args.out:
         Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in kept))
     text = json.dumps(report, indent=2)

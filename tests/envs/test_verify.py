@@ -74,6 +74,11 @@ def test_difficulty_filter_and_pass_at_k_use_a_policys_measured_success(tmp_path
     kept, report = run_verify(tmp_path, [variant("ok")], "--success", str(success))
     assert [d["config_index"] for d in report["dropped_configs"] if d["reason"] == "too_easy"] == [0]
     assert len(kept["ok"]["configs"]) == 11
+    # the policy's success beside the constant-answer baseline's on the same two configurations (their reference
+    # answers differ, 25 and 0: the best constant solves one of the two)
+    beside = report["success_vs_constant"]
+    assert beside["configs"] == 2 and beside["success_rate"] == pytest.approx(3 / 8)
+    assert beside["constant_success_rate"] == pytest.approx(0.5)
     # without an oracle, only configurations some sample solved (pass@K) are kept
     kept, report = run_verify(tmp_path, [variant("ok", oracle=None)], "--success", str(success))
     assert len(kept["ok"]["configs"]) == 1 and kept["ok"]["configs"][0] == GOOD["configs"][1]

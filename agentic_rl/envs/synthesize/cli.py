@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         status, record = run_problem(problem, endpoint, runner, settings, reference)
         store.finish(status, record)
         store.write_report(len(problems), described)
-    report = store.write_report(len(problems), described)
-    if isinstance(reference, ResultsReference):
-        report["difficulty_not_measured"] = reference.not_measured
+    # configurations the results file does not measure are kept; say how many (this run's)
+    extra = {"difficulty_not_measured": reference.not_measured} if isinstance(reference, ResultsReference) else {}
+    report = store.write_report(len(problems), described, **extra)
     sys.stderr.write(
         f"{report['environments_out']} environments ({report['configs_out']} configurations) from "
         f"{report['problems_in']} problems; report: {store.report_path}\n"

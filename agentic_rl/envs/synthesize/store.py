@@ -72,8 +72,8 @@ class RunStore:
         append_line(self.status_path, status)
         self.status[status["problem_id"]] = status
 
-    def write_report(self, problems_in: int, settings: dict[str, Any]) -> dict[str, Any]:
-        report = build_report(list(self.status.values()), problems_in, settings)
+    def write_report(self, problems_in: int, settings: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        report = {**build_report(list(self.status.values()), problems_in, settings), **extra}
         self.report_path.write_text(json.dumps(report, indent=2) + "\n")
         return report
 
