@@ -463,6 +463,7 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
     except BaseException as e:  # noqa: BLE001
         return {"error": f"the test code failed to load: {_short_error(e, files)}"}
     candidate.patches.forward_assignments(module.__dict__, req["test"])
+    _import_named_submodules(module.__dict__, req["test"], candidate)
     collected = _collect_test_cases(module, req, reporter)
     if isinstance(collected, str):
         return {"error": collected}
@@ -477,6 +478,20 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
         "failures": _failure_list(result.failed),
         **share,
     }
+
+
+def _import_named_submodules(namespace: dict, test: str, candidate) -> None:
+    """`matplotlib.axes.Axes` in the tests, `matplotlib` bound to the library: in process the candidate's
+    imports had loaded `matplotlib.axes`; here the tests' own words import it (a submodule of a library
+    module bound in the tests' namespace, as the test names it; never a module the candidate names)."""
+    for node in ast.walk(patching.parse(test)):
+        chain = patching.dotted(node.value) if isinstance(node, ast.Attribute) else None
+        head = chain.split(".")[0] if chain and "." in chain else None
+        module = namespace.get(head) if head else None
+        if isinstance(module, types.ModuleType) and type(module.__name__) is str:
+            name = module.__name__ + chain[len(head) :]
+            if name not in sys.modules:
+                candidate.import_library(name)
 
 
 class _NoTampering:

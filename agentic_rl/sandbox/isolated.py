@@ -59,6 +59,7 @@ MODULE_ALIASES = {
     "ttest_ind": "scipy.stats",
 }
 REFUSED = "refused_name"  # the tamper kind of a name only a forgery supplies (reports.TAMPER_KINDS)
+_FRAMEWORKS = ("unittest", "pytest", "_pytest", "program", "solution")
 UNTRUSTED_LIBRARIES = ("unittest.mock", "mock", "pytest_mock", "builtins", "ctypes", "gc", "inspect", "sys")
 
 
@@ -211,6 +212,7 @@ class Candidate:
         self.refuse = refuse or (lambda note, kind: None)
         self.patches = None  # the tests' side of patching.py, where the harness forwards the tests' patches
         endpoint.resolve_class = self.library_class
+        endpoint.resolve_exception = self.library_exception
         listing = endpoint.request("lookup", name="__listing__")
         if type(listing) is not dict or type(listing.get("names")) is not dict:
             raise remote.Unsupported("the candidate's process sent no listing")
@@ -306,6 +308,17 @@ class Candidate:
             return None
         return cls
 
+    def library_exception(self, module_name: str, name: str) -> type | None:
+        """The exception class an installed library defines under this name, already imported here (the
+        candidate chose only which library exception it raised, as it could in process); never a test
+        framework's own (`unittest.SkipTest` would skip, `_pytest`'s outcomes end the run): a stand-in."""
+        if module_name.split(".")[0] in _FRAMEWORKS or _forged_name(module_name, name):
+            return None
+        cls = _own_attribute(self._loaded_module(module_name), name)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return None
+        return cls if (cls.__module__, cls.__qualname__) == (module_name, name) else None
+
     def _loaded_class(self, module_name: str, qualname: str) -> type | None:
         """The class `module_name`.`qualname` of a library module already imported here, found through the
         namespaces themselves (no module `__getattr__`, which may import), and only if the class says the
@@ -343,7 +356,7 @@ class Candidate:
         if name != module_name.rsplit(".", 1)[-1] and MODULE_ALIASES.get(name) != module_name:
             return None
         if module_name in (name, MODULE_ALIASES.get(name)):
-            return self._import(module_name)
+            return self.import_library(module_name)
         return self._loaded_module(module_name)
 
     def _library_object(self, name: str, module_name: object, qualname: object):
@@ -362,7 +375,7 @@ class Candidate:
         module = self._loaded_module(module_name)
         return _own_attribute(module, qualname) if module is not None else None
 
-    def _import(self, module_name: str):
+    def import_library(self, module_name: str):
         try:
             spec = importlib.util.find_spec(module_name)
         except (ImportError, ValueError, AttributeError):

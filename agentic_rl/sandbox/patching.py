@@ -46,6 +46,7 @@ class CandidatePatches:
         self._undo: dict[int, tuple] = {}
         endpoint.extra_ops = {"patch": self.patch, "patch_dict": self.patch_dict, "unpatch": self.unpatch}
         endpoint.resolve_ref = resolve_ref
+        endpoint.resolve_exception = _own_exception_class
 
     def patch(self, msg: dict) -> int:
         """Set (or delete) one attribute; the token that undoes it."""
@@ -94,6 +95,15 @@ def _current(target, name: str):
     if isinstance(target, (type, types.ModuleType)):
         return vars(target).get(name, _MISSING)
     return getattr(target, name, _MISSING)
+
+
+def _own_exception_class(module: str, name: str) -> type | None:
+    """The candidate's process's class of an exception the tests' side raised into it (a mock's side effect)."""
+    try:
+        cls = resolve_ref(f"{module}.{name}")
+    except Exception:  # noqa: BLE001 - no such class here: a stand-in
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
 
 
 def resolve_ref(dotted: str):
@@ -260,7 +270,7 @@ def _module_at(namespace: dict, chain: str):
 def assigned_attributes(source: str | ast.AST) -> set[tuple[str, str]]:
     """(dotted base, attribute) for each attribute of a dotted name the test code (its source or syntax
     tree) assigns or deletes (`os.path.exists = f` -> ("os.path", "exists"); `setattr(os, "remove", f)`)."""
-    tree = _parse(source)
+    tree = parse(source)
     out = set()
     for node in ast.walk(tree):
         targets = []
@@ -292,7 +302,7 @@ def dotted(node) -> str | None:
 def patched_names(source: str) -> set[str]:
     """The candidate's names the test patches by a literal target in its module (`patch('program.randint')`,
     `patch(__name__ + '.randint')`): the tests' namespace needs them bound, as the candidate's process has."""
-    tree = _parse(source)
+    tree = parse(source)
     out = set()
     for node in ast.walk(tree):
         text = None
@@ -308,7 +318,7 @@ def patched_names(source: str) -> set[str]:
     return out
 
 
-def _parse(source: str | ast.AST) -> ast.AST:
+def parse(source: str | ast.AST) -> ast.AST:
     if isinstance(source, ast.AST):
         return source
     try:

@@ -35,7 +35,9 @@ import linecache
 import math
 import operator
 import os
+import pathlib
 import sys
+import threading
 import traceback
 
 from agentic_rl.sandbox.wire import read_msg, write_msg
@@ -110,6 +112,8 @@ REFLECTED = {
     "divmod",
 }
 
+# pathlib's classes of this platform, crossing as their text.
+_PATHS = {cls.__name__: cls for cls in (pathlib.PurePosixPath, pathlib.PurePath, pathlib.Path, type(pathlib.Path()))}
 # defaultdict factories that may cross (by name): built-in constructors only.
 _FACTORIES = {"int": int, "list": list, "set": set, "dict": dict, "float": float, "str": str, "tuple": tuple}
 
@@ -208,6 +212,8 @@ class Codec:
             return {"$fr": [value.numerator, value.denominator]}
         if t is range:
             return {"$rg": [value.start, value.stop, value.step]}
+        if t in _PATHS.values():  # a path the candidate passes to a mocked open() compares as the tests' path
+            return {"$p": [t.__name__, str(value)]}
         if _plain_namedtuple(t):
             return {"$nt": [t.__name__, list(t._fields), [self.encode(v, depth + 1) for v in value]]}
         collection = self._encode_collection(value, t, depth)
@@ -332,6 +338,9 @@ class Codec:
             name, fields, items = _list(body, 3)
             cls = self.endpoint.namedtuple_class(_str(name), tuple(_str(f) for f in _list(fields)))
             return cls(*(d(v) for v in _list(items, len(cls._fields))))
+        if tag == "$p":
+            kind, text = _pair(body)
+            return _PATHS[_choice(kind, tuple(_PATHS))](_str(text))
         if tag == "$rg":
             start, stop, step = (_int(v) for v in _list(body, 3))
             return range(start, stop, step)
@@ -441,16 +450,6 @@ class Codec:
                 info["syntax"] = details
         return info
 
-    def _peer_exception_class(self, module: str, name: str) -> type | None:
-        """On the candidate's side only (it takes names from the tests' side): the class of an exception the
-        tests' side raised into it (a mock's `side_effect = requests.HTTPError`), as its own modules have it,
-        so that its `except requests.HTTPError` catches it as in process."""
-        try:
-            cls = self.endpoint.resolve_ref(f"{module}.{name}")
-        except Exception:  # noqa: BLE001 - no such class here: a stand-in, as before
-            return None
-        return cls if isinstance(cls, type) and issubclass(cls, BaseException) else None
-
     def decode_exception(self, info: object, known: dict) -> BaseException:
         info = info if type(info) is dict else {}
         name = _str(info.get("type", "Exception"))[:200]
@@ -461,8 +460,8 @@ class Codec:
             args = (message,)
         args = args if type(args) is tuple else (message,)
         cls = known.get(name) or (_BUILTIN_EXCEPTIONS.get(name) if "module" not in info else None)
-        if cls is None and "module" in info and self.endpoint.resolve_ref is not None:
-            cls = self._peer_exception_class(_str(info["module"]), name)
+        if cls is None and "module" in info:
+            cls = self.endpoint.resolve_exception(_str(info["module"])[:200], name)
         syntax = info.get("syntax")
         if cls is not None and issubclass(cls, SyntaxError) and type(syntax) is list and len(syntax) == 7:
             if all(v is None or type(v) in (int, str) for v in syntax):
@@ -477,16 +476,32 @@ class Codec:
                 Exception,
             )
             cls = stand_in_exception(name, base, known, _str(info.get("module", "solution")))
-        try:
-            exception = cls(*args)
-        except BaseException:  # noqa: BLE001 - e.g. an exception type whose constructor wants other args
-            exception = cls(message) if cls is not StopIteration else StopIteration()
+        exception = _constructed(cls, args, message)
+        if exception is None:  # a library class built neither way: its stand-in, named and worded alike
+            base = next((c for c in cls.__mro__ if _BUILTIN_EXCEPTIONS.get(c.__name__) is c), Exception)
+            exception = stand_in_exception(name, base, {}, _str(info.get("module", "solution")))(*args)
         frames = decode_frames(info.get("frames"))
         if frames:
             exception.candidate_frames = frames
             # the frames end where the recursion starts (exception_frames): pytest's words for it follow them
             exception.candidate_recursion = info.get("recursion") is True
         return exception
+
+
+def _constructed(cls: type, args: tuple, message: str) -> BaseException | None:
+    """`cls(*args)`; else `cls(message)`; else an object of a subclass without its `__init__` (a library
+    class such as CalledProcessError that wants other arguments), worded by `message`; None otherwise."""
+    for make in (lambda: cls(*args), lambda: cls(message) if cls is not StopIteration else StopIteration()):
+        try:
+            return make()
+        except BaseException:  # noqa: BLE001 - a constructor that wants other arguments
+            pass
+    try:  # the class itself (so `assertRaises(cls)` catches it), worded by the message that came
+        worded = type(cls.__name__, (cls,), {"__module__": cls.__module__, "__str__": lambda self: message})
+        worded.__init__ = lambda self, *a: BaseException.__init__(self, *a)
+        return worded(*args)
+    except BaseException:  # noqa: BLE001 - a class that cannot be derived from
+        return None
 
 
 # Classes whose objects `Codec.encode` always sends as data, never as a handle (a defaultdict with another
@@ -502,6 +517,7 @@ _ALWAYS_DATA = (
     collections.Counter,
     collections.OrderedDict,
     collections.deque,
+    *_PATHS.values(),
 )
 _ALWAYS_DATA_PANDAS = ("DataFrame", "Series", "Timestamp", "Timedelta")
 
@@ -688,6 +704,9 @@ class Endpoint:
         # function, whose attributes lead to the tests' globals and the framework).
         self.restricted = restricted
         self.codec = Codec(self)
+        # One request and its answer at a time: the candidate's threads may each call a mock of the tests'
+        # (re-entrant: a request serves the other side's nested requests in the same thread).
+        self._lock = threading.RLock()
         self._objects: dict[int, object] = {}
         self._ids: dict[int, int] = {}  # id(obj) -> handle, so one object keeps one handle
         self._namedtuples: dict[tuple, type] = {}
@@ -703,6 +722,11 @@ class Endpoint:
         # (the tests' patches, applied here), and how a reference by name ("$ref") is resolved.
         self.extra_ops: dict = {}
         self.resolve_ref = None
+        # (module, name) of an exception the other side raised -> the same class here, or None (a stand-in):
+        # on the tests' side a library's class already imported (isolated.Candidate.library_exception), so
+        # `assertRaises(subprocess.CalledProcessError)` catches it; on the candidate's side its own modules'
+        # class (the tests' words), so its `except requests.HTTPError` catches a mock's side effect.
+        self.resolve_exception = lambda module, name: None
 
     def namedtuple_class(self, name: str, fields: tuple) -> type:
         """This side's namedtuple class for the other side's (one per name and fields)."""
@@ -735,6 +759,10 @@ class Endpoint:
     def request(self, op: str, originals: list | None = None, **fields) -> object:
         """Send one request; serve the other side's nested requests until the answer comes. `originals`:
         the arguments of a call, changed here in place as the other side changed its copies."""
+        with self._lock:
+            return self._request(op, originals, fields)
+
+    def _request(self, op: str, originals: list | None, fields: dict) -> object:
         send_frame(self.fd, {"op": op, **fields})
         while True:
             msg = recv_frame(self.fd)

@@ -5,14 +5,16 @@ channel that carries data (remote.py). That is the default: a test goes in proce
 code (its syntax tree: comments and strings do not count) shows one of the needs below, each something
 the channel cannot give. The list is closed: a construct not on it runs out of process.
 
-* `capture`: it reads what the candidate's process printed or logged (pytest's `capsys`, `capfd`,
-  `caplog`; `redirect_stdout`; `sys.stdout` swapped or patched; `assertLogs`).
+* `capture`: it reads what the candidate's process printed, logged or warned (pytest's `capsys`, `capfd`,
+  `caplog`, `recwarn`; `redirect_stdout`; `sys.stdout` swapped or patched; `assertLogs`;
+  `warnings.catch_warnings`, `assertWarns`).
 * `shared_random`: it seeds a global random generator the candidate draws from (`np.random.seed`,
   `random.seed`, `manual_seed`): one generator in one process, as the official harness runs them.
 * `runs_data`: it turns what the candidate wrote into code in the tests' process (unpickling, unsafe
   YAML, `eval`/`exec`, importing by name): out of process that code would run beside the report channel.
 * `introspection`: it walks the candidate's objects or process (`__class__`, `__dict__`, `gc`,
-  `inspect`, `sys.modules`), which a handle does not show.
+  `inspect`, `sys.modules`), or checks a class it made (`issubclass`, `isinstance(x, type)`), which a
+  handle does not show.
 * `pyplot_state`: it reads pyplot's global state (`plt.gcf()`, `plt.get_fignums()`): the candidate's
   figures live in the candidate's process.
 * `pytest_monkeypatch`: pytest's `monkeypatch` (its setattr is not forwarded).
@@ -47,9 +49,10 @@ OUT_OF_PROCESS, IN_PROCESS = "out_of_process", "in_process"
 #   fixture  an argument's name (pytest fixtures);  keyword  a keyword argument's name
 _RULES = {
     "capture": {
-        "fixture": ("capsys", "capfd", "capsysbinary", "capfdbinary", "caplog"),
-        "last": ("redirect_stdout", "redirect_stderr", "assertLogs", "assertNoLogs"),
-        "dotted": ("sys.stdout", "sys.stderr", "sys.stdin", "sys.__stdout__", "sys.__stderr__"),
+        "fixture": ("capsys", "capfd", "capsysbinary", "capfdbinary", "caplog", "recwarn"),
+        "last": ("redirect_stdout", "redirect_stderr", "assertLogs", "assertNoLogs", "catch_warnings")
+        + ("assertWarns", "assertWarnsRegex"),
+        "dotted": ("sys.stdout", "sys.stderr", "sys.stdin", "sys.__stdout__", "sys.__stderr__", "pytest.warns"),
     },
     "shared_random": {"called": ("seed", "setstate", "set_state", "set_seed", "manual_seed", "manual_seed_all")},
     "runs_data": {
@@ -66,7 +69,8 @@ _RULES = {
         "module": ("gc", "inspect", "ctypes"),
         "last": ("__class__", "__module__", "__dict__", "__globals__", "__code__", "__closure__", "__getattribute__"),
         "dotted": ("sys.modules", "sys._getframe"),
-        "builtin": ("globals", "vars", "locals"),
+        "builtin": ("globals", "vars", "locals", "issubclass"),
+        "class_check": ("isinstance(..., type)",),  # a class the candidate made, which crosses as a handle
     },
     "pyplot_state": {
         "dotted": ("pyplot.gcf", "pyplot.gca", "pyplot.get_fignums", "pyplot.fignum_exists", "pyplot.get_figlabels")
@@ -151,6 +155,8 @@ def _facts(node: ast.AST, imported: dict[str, str]) -> list[tuple[str, str]]:
             return [("chain", node.attr)]  # `f().__class__`: the attribute alone
         facts = [("chain", _resolved(chain, imported))]
         return facts + ([("builtin", chain)] if "." not in chain and chain not in imported else [])
+    if isinstance(node, ast.Call) and dotted(node.func) == "isinstance" and len(node.args) == 2:
+        return [("class_check", "isinstance(..., type)")] if dotted(node.args[1]) == "type" else []
     if isinstance(node, ast.Call):
         chain = dotted(node.func)
         if chain is None or "." not in (resolved := _resolved(chain, imported)) or chain.startswith("self."):

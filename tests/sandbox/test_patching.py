@@ -85,6 +85,25 @@ def test_environ_and_the_candidates_own_names_are_patched_and_restored(sandbox):
     assert (r.passed, r.n_tests, r.trust) == (True, 2, "out_of_process"), r
 
 
+def test_paths_and_calls_from_the_candidates_threads_reach_the_mock_as_data(sandbox):
+    code = (
+        "import pathlib, subprocess, threading\n"
+        "def task_func(names):\n    out = [None] * len(names)\n"
+        "    def run(i):\n        with open(pathlib.Path('/d') / names[i], 'w') as f:\n            f.write('x')\n"
+        "        out[i] = subprocess.Popen(['x', names[i]]).poll()\n"
+        "    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(names))]\n"
+        "    [t.start() for t in threads]\n    [t.join() for t in threads]\n    return sorted(out)\n"
+    )
+    body = (
+        "    @patch('builtins.open')\n    @patch('subprocess.Popen')\n    def test_a(self, popen, mock_open):\n"
+        "        import pathlib\n        popen.return_value.poll.side_effect = [0, 1, 2, 3]\n"
+        "        self.assertEqual(task_func(['a', 'b', 'c', 'd']), [0, 1, 2, 3])\n"
+        "        mock_open.assert_any_call(pathlib.Path('/d/c'), 'w')\n"
+    )
+    r = grade(sandbox, code, body)
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
 def test_the_candidate_cannot_erase_what_the_tests_mock_recorded(sandbox):
     # the mock's own API (reset_mock, call_args_list, assert_*) and setting its attributes are refused
     code = (
@@ -129,3 +148,7 @@ def test_the_router_sends_in_process_only_what_needs_it():
     assert need("import os\ndef test_a():\n    os.remove = print\n", "pytest") == "hand_made_patch"
     assert need("# mock patch pickle capsys eval\nx = 'np.random.seed(1)'\n") == ""  # comments, strings: nothing
     assert need("def check(c):\n    import pickle\n", "humaneval") == ""
+    assert need("import warnings\nwith warnings.catch_warnings(record=True) as w:\n    pass\n") == "capture"
+    assert need("self.assertTrue(issubclass(task_func(), Base))\n") == "introspection"
+    assert need("self.assertTrue(isinstance(task_func(), type))\n") == "introspection"
+    assert need("self.assertTrue(isinstance(task_func(), dict))\n") == ""
