@@ -103,6 +103,7 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its own /proc stays its own (psutil, fd lists)
         sys.path.insert(0, workdir)
         endpoint = remote.Endpoint(sock.fileno(), send_frames=True)
+        _pace_threads(endpoint)
         if patching is not None:
             patching.CandidatePatches(endpoint)
         if req["harness"] == "pytest":
@@ -140,6 +141,20 @@ def candidate_main(sock: socket.socket, result_fds: tuple, req: dict, workdir: s
     except BaseException:  # noqa: BLE001
         pass
     os._exit(code)
+
+
+def _pace_threads(endpoint) -> None:
+    """The candidate's threads start no faster than the channel serves them (Endpoint.pace_thread_start):
+    its own process, so wrapping `Thread.start` there changes nothing the tests' side relies on."""
+    import threading
+
+    start = threading.Thread.start
+
+    def paced_start(thread):
+        endpoint.pace_thread_start()
+        return start(thread)
+
+    threading.Thread.start = paced_start
 
 
 def _stdin_as_under_pytest() -> None:

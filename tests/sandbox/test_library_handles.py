@@ -1,0 +1,87 @@
+"""Correct programs that the out-of-process channel must grade as the official harness does (issue #47):
+threads that each call a test's mock (BigCodeBench/147), a library that sets a private attribute on a
+function a test patched (BigCodeBench/593: matplotlib's `show.__signature__`), and the truth of an
+installed library's object (`self.assertTrue(ax)`); each without handing the candidate a way to a verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentic_rl.sandbox.trust import plan
+
+from .conftest import make_sandbox
+
+HEAD = "import unittest, os\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with make_sandbox(workers=1, nproc=64) as sb:
+        yield sb
+
+
+def grade(sb, code: str, body: str):
+    test = HEAD + body
+    assert plan(test, "unittest") == ("out_of_process", None)
+    return sb.run_tests(code, test, harness="unittest")
+
+
+def test_many_threads_that_each_call_a_mock_stay_under_the_process_limit(sandbox):
+    # 200 threads over a limit of 64: each waits its turn on the channel, so without pacing their start
+    # (Endpoint.pace_thread_start) all of them are alive at once and `start()` fails
+    code = (
+        "import os, threading\ndef task_func(n):\n    seen = []\n"
+        "    def work(i):\n        os.remove(str(i))\n        os.remove.sub(i)\n        seen.append(i)\n"
+        "    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]\n"
+        "    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    return len(seen)\n"
+    )
+    body = (
+        "    @patch('os.remove')\n    def test_a(self, m):\n"
+        "        self.assertEqual(task_func(200), 200)\n        self.assertEqual(m.call_count, 200)\n"
+    )
+    r = grade(sandbox, code, body)
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
+def test_private_attributes_set_on_a_tests_mock_stay_on_the_candidates_side(sandbox):
+    # as matplotlib's backend switch sets `show.__signature__`: it works, and nothing of it reaches the mock,
+    # so the same move cannot rewrite what the mock recorded
+    code = (
+        "import os, inspect\ndef task_func(p):\n    os.remove(p)\n"
+        "    os.remove.__signature__ = inspect.Signature()\n    os.remove._mock_call_args_list = []\n"
+        "    os.remove._mock_called = False\n"
+        "    return str(inspect.signature(os.remove)), os.remove._mock_called\n"
+    )
+    body = (
+        "    @patch('os.remove')\n    def test_a(self, m):\n"
+        "        self.assertEqual(task_func('/tmp/x'), ('()', False))\n        m.assert_called_once_with('/tmp/x')\n"
+    )
+    r = grade(sandbox, code, body)
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
+def test_a_library_object_with_no_truth_of_its_own_is_true(sandbox):
+    code = "import logging\ndef task_func():\n    return logging.getLogger('x')\n"
+    for check in ("self.assertTrue(task_func())", "assert task_func()", "self.assertFalse(not task_func())"):
+        r = grade(sandbox, code, f"    def test_a(self):\n        {check}\n")
+        assert (r.passed, r.status, r.tamper_kinds) == (True, "passed", ()), (check, r)
+
+
+def test_a_claimed_library_class_gets_that_class_truth_and_no_more(sandbox):
+    # a class of the candidate's claiming logging.Logger is true (as every Logger is), never false: its own
+    # __bool__ is not asked; assertFalse fails
+    code = (
+        "class Fake:\n    __module__ = 'logging'\n    __qualname__ = 'Logger'\n"
+        "    def __bool__(self):\n        return False\n"
+        "def task_func():\n    return Fake()\n"
+    )
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertFalse(task_func())\n")
+    assert (r.passed, r.status) == (False, "failed"), r
+
+
+def test_a_library_object_whose_truth_depends_on_it_is_not_asked(sandbox):
+    # UserList defines __len__: its truth is the object's to say, and the candidate's process would say it
+    code = "import collections\ndef task_func():\n    return collections.UserList([])\n"
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertTrue(task_func())\n")
+    assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("handle_operator",)), r
+    assert "truth value" in r.detail, r
