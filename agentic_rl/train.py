@@ -37,6 +37,7 @@ from agentic_rl.config import algo_config, register_configs, validate, warmup_co
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs import build_environment
 from agentic_rl.envs.metrics import codegym_metrics
+from agentic_rl.envs.serve import environment_servers, served
 from agentic_rl.evaluation.base_cache import (
     BaseEvalConfig,
     base_eval_key,
@@ -148,8 +149,11 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     checkpoint = resume_point(cfg, run_dir)
     state = checkpoint.state if checkpoint else {}
     tracker = open_tracker(cfg, run_dir, resume_id=state.get("wandb_id"), writer=dist.is_main)
-    with open_run(cfg, run_dir, tracker, step=state.get("step", 0)) as ctx:
-        training = build_training(cfg, ctx.sandbox, dist)
+    with (
+        open_run(cfg, run_dir, tracker, step=state.get("step", 0)) as ctx,
+        environment_servers(cfg.get("envs"), cfg.sandbox) as servers,  # envs.servers: stopped at the run's end
+    ):
+        training = build_training(cfg, ctx.sandbox, dist, servers)
         position = Position(data_rng=random.Random(cfg.seed))
         summary = {
             "model": training.model_name,
@@ -197,8 +201,9 @@ def resume_point(cfg: DictConfig, run_dir: Path) -> Checkpoint | None:
     return checkpoint
 
 
-def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training:
-    """Build stage: data, reward, tools, the model with its LoRA adapter, and the optimizer."""
+def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed, servers: Any = None) -> Training:
+    """Build stage: data, reward, tools (stepping on `servers` when envs.servers starts or names some), the model
+    with its LoRA adapter, and the optimizer."""
     algo = algo_config(cfg)
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
     train_tasks: list[Task] = build(cfg.data)
@@ -229,9 +234,12 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed) -> Training
         policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
         optimizer=optimizer,
         reward_fn=build(cfg.reward),
-        toolset=build_environment(build_toolset(cfg.tools, sandbox), sandbox),
+        toolset=build_environment(build_toolset(cfg.tools, sandbox), sandbox, served(servers, cfg.tools)),
         eval_toolsets={
-            m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox) for m in eval_cfg.modes
+            m: build_environment(
+                build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox, served(servers, cfg.evaluator.toolsets[m])
+            )
+            for m in eval_cfg.modes
         },
         pad_id=loaded.tokenizer.pad_token_id,
         model_name=loaded.name,

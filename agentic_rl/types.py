@@ -11,6 +11,21 @@ from typing import Any
 
 HARNESSES = ("pytest", "unittest", "humaneval", "codegym")
 
+# Why a call failed when the policy did not cause it. Such a failure is not the policy's score: the episode it hits
+# ends (`Trajectory.infra_failure`) and is left out of its group's baseline (agentic_rl.algo.grpo), or, where the
+# environment server died, the call is retried on another server (`Observation.retries`).
+INFRA_CAUSES = {
+    "server_died": "the environment server could not be reached, or closed the connection",
+    "server_timeout": "the environment server did not answer in time",
+    "bad_reply": "the environment server answered something that is not the protocol",
+    "server_error": "the environment server failed while handling the call",
+    "session_lost": "the environment server no longer holds the episode (it restarted)",
+    "sandbox": "the sandbox could not start or failed; nothing can be said about the code",
+    "harness": "the tool or environment harness crashed instead of answering",
+    "env_broken": "the environment's own code does not start",
+}
+POLICY_FAULT, INFRA_FAULT = "policy", "infra"
+
 
 @dataclass(frozen=True)
 class Task:
@@ -61,6 +76,12 @@ class Observation:
     executed: bool = True  # False when the call was refused (cap reached, tool not in the set)
     trust: str | None = None  # grading tools: where the verdict was computed ("out_of_process" | "in_process")
     tamper_kinds: tuple[str, ...] = ()  # grading tools: what a `tampered` verdict caught (sandbox.reports.TAMPER_KINDS)
+    # a failed call's fault: "policy" (its code raised or timed out, its action was malformed) or "infra" (one of
+    # INFRA_CAUSES); None for a call that did not fail. `cause` is the status for the policy's, the INFRA_CAUSES key
+    # for the infrastructure's.
+    fault: str | None = None
+    cause: str | None = None
+    retries: tuple[str, ...] = ()  # infrastructure failures this call recovered from (moved to another server)
 
 
 @dataclass
@@ -95,11 +116,14 @@ class Trajectory:
     turns: list[Turn] = field(default_factory=list)
     submitted_code: str | None = None
     passed: bool = False
-    finish_reason: str = "max_turns"  # passed | failed (no-tools answer) | max_turns | no_call | length
+    finish_reason: str = "max_turns"  # passed | failed (no-tools answer) | max_turns | no_call | length | infra_failure
     sample_index: int = 0
     grade: Observation | None = None  # the grader's observation of the last submission (None: never graded)
     # the names calls are counted under (the episode's declared tools, in order; see `calls_by_kind`)
     tools: tuple[str, ...] = ()
+    # the INFRA_CAUSES key of the failure that ended the episode (finish_reason "infra_failure"); None: the policy's
+    # own episode, scored as usual
+    infra_failure: str | None = None
 
     def __post_init__(self) -> None:
         assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"
@@ -119,6 +143,10 @@ class Trajectory:
         for name in executed:
             counts[name] += 1
         return counts
+
+    def infra_retries(self) -> list[str]:
+        """The causes of the infrastructure failures its calls recovered from (a server died, the call moved)."""
+        return [cause for t in self.turns if t.observation is not None for cause in t.observation.retries]
 
     def exec_failed(self) -> bool:
         """True if any executed `python` block failed to run (ToRL's execution penalty)."""

@@ -7,6 +7,13 @@ updated after the batch's first step; reference with the adapter disabled; all f
 per-token loss (policy objective x rollout-correction weight + KL) -> masked aggregation -> backward -> clip
 -> step. The maths lives in `core.py` and `rollout_correction.py`; this module only moves tensors.
 
+Episodes that an infrastructure failure ended (`Trajectory.infra_failure`: a server died, the sandbox failed; not
+the policy's doing) are not scored: `update_rollout_batch` drops them from their group before anything else, so the
+group's baseline (mean and std of the rewards) is that of the other episodes, and the loss is normalised over
+their tokens and number (the group is reweighted to what is left). A group left with fewer than two episodes has
+no baseline and takes no step. The drops and the calls that recovered by moving to another server are counted
+per cause (`rollout/infra_failures/<cause>`, `rollout/infra_retries/<cause>`).
+
 Memory: the group runs in micro-batches of at most `micro_batch_tokens` padded tokens after the prompt the
 group shares (which runs once, its gradient collected over the micro-batches and sent back through it once;
 with `recompute_prefix` that pass keeps no graph and runs again, with one, after the micro-batches),
@@ -204,6 +211,8 @@ class StepStats:
     update_s: float = 0.0  # wall time of this group's update, its share of the behaviour scoring included
     # `rollout_correction/*`: the sampler/trainer gap, when some trajectory of the group carries sampler log-probs
     rollout_gap: dict[str, float] = field(default_factory=dict)
+    # `rollout/infra_failures/<cause>` (episodes dropped), `rollout/infra_retries/<cause>` (calls that recovered)
+    infra: dict[str, float] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
         """`train/*` and `rollout_correction/*` metrics of this update, only those that have a value."""
@@ -214,13 +223,35 @@ class StepStats:
             "train/clip_frac": self.clip_frac,
             "train/model_tokens": self.n_tokens,
             **self.rollout_gap,
+            **self.infra,
         }
         return {name: value for name, value in values.items() if value is not None}
 
 
 def _updates(rewards: torch.Tensor, cfg: GRPOConfig) -> bool:
-    """Whether `grpo_step` takes an optimizer step for a group with these rewards."""
-    return not cfg.skip_zero_std_groups or group_has_signal(rewards)
+    """Whether `grpo_step` takes an optimizer step for a group with these rewards (two at least: a baseline)."""
+    return len(rewards) >= 2 and (not cfg.skip_zero_std_groups or group_has_signal(rewards))
+
+
+def scored_episodes(
+    group: Sequence[Trajectory], rewards: torch.Tensor
+) -> tuple[list[Trajectory], torch.Tensor, dict[str, float]]:
+    """group of G, rewards (G,) -> the episodes the policy is scored on, their rewards (G',), and the counts of
+    `rollout/infra_failures/<cause>` (episodes dropped) and `rollout/infra_retries/<cause>` (calls that recovered).
+
+    An episode an infrastructure failure ended is dropped rather than scored: its reward says nothing about the
+    policy, and a 0 in the group would pull the baseline down and give the other episodes credit they did not earn.
+    """
+    keep = [i for i, traj in enumerate(group) if traj.infra_failure is None]
+    counts: dict[str, float] = {}
+    for traj in group:
+        keys = [f"rollout/infra_retries/{cause}" for cause in traj.infra_retries()]
+        keys += [f"rollout/infra_failures/{traj.infra_failure}"] if traj.infra_failure is not None else []
+        for key in keys:
+            counts[key] = counts.get(key, 0.0) + 1.0
+    if len(keep) == len(group):
+        return list(group), rewards, counts
+    return [group[i] for i in keep], rewards[keep], counts
 
 
 def grpo_step(
@@ -370,8 +401,11 @@ def update_rollout_batch(
 
     The first group that takes a step is on-policy. Every later one was sampled by the policy as it was
     before that step, so its behaviour log-probs are scored now, before any step, and its update uses the
-    clipped importance ratio. Groups that will be skipped are not scored.
+    clipped importance ratio. Groups that will be skipped are not scored. Episodes an infrastructure failure
+    ended are dropped from their groups first (`scored_episodes`).
     """
+    kept = [scored_episodes(group, r) for group, r in zip(groups, rewards)]
+    groups, rewards = [k[0] for k in kept], [k[1] for k in kept]
     stepping = [i for i, r in enumerate(rewards) if _updates(r, cfg)]
     off_policy = stepping[1:]
     behaviour: dict[int, list[torch.Tensor]] = {}
@@ -393,5 +427,6 @@ def update_rollout_batch(
             model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i)
         )
         stats.update_s = time.perf_counter() - started + (scoring_share if i in behaviour else 0.0)
+        stats.infra = kept[i][2]
         all_stats.append(stats)
     return all_stats

@@ -10,6 +10,9 @@ tasks:
   - `counts_toward_cap(name)`, `grades(name)`, `final(name)`: how the loop treats a call of that tool;
   - `step(call) -> Observation`: run the call; it may change the episode's state;
   - `finish_reason`: set when the episode itself ends the episode (a CodeGym `T_max` hit), else None;
+  - `infra_failure`: set when the infrastructure failed the episode before any call (no server could open it);
+  - `snapshot()` / `restore(snapshot)`: the episode's state as JSON, and putting it back (an environment server
+    that died mid-episode costs nothing: another one resumes the episode from it, `Environment.resume`);
   - `close()`: release what the episode holds.
 The stop condition is the environment's (`stops(text)`, `closing_markers()`): a batch of episodes of one
 environment is generated together, so it shares one.
@@ -33,6 +36,7 @@ class Episode(ABC):
     tools: tuple[str, ...] = ()
     answers_once: bool = False
     finish_reason: str | None = None
+    infra_failure: str | None = None
 
     @abstractmethod
     def prompt_messages(self, observation_format: str) -> list[dict[str, str]]: ...
@@ -56,6 +60,13 @@ class Episode(ABC):
         """The names this episode's calls are counted under: its declared tools, then any other executed name."""
         return tuple(self.tools) + tuple(sorted(set(executed) - set(self.tools) - {"none"}))
 
+    def snapshot(self) -> dict:
+        """The episode's state as JSON-able data (empty: a stateless episode)."""
+        return {}
+
+    def restore(self, snapshot: dict) -> None:  # noqa: B027  (optional: a stateless episode has nothing to restore)
+        """Put back the state `snapshot()` gave (a no-op for a stateless episode)."""
+
     def close(self) -> None:  # noqa: B027  (an optional hook, not abstract: most episodes hold nothing)
         """Release what the episode holds (nothing, unless a subclass holds something)."""
 
@@ -67,6 +78,13 @@ class Environment(ABC):
 
     @abstractmethod
     def open(self, task: Task, sample_index: int) -> Episode: ...
+
+    def resume(self, task: Task, sample_index: int, snapshot: dict) -> Episode:
+        """An episode continued from `snapshot` (its `Episode.snapshot()`), without starting it again. Environments
+        whose episodes start with side effects (a CodeGym reset) override this to skip them."""
+        episode = self.open(task, sample_index)
+        episode.restore(snapshot)
+        return episode
 
     @abstractmethod
     def stops(self, text: str) -> bool:

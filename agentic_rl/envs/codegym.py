@@ -21,8 +21,14 @@ loops on bad actions still ends); the call that reaches it runs, then the episod
 finish_reason "t_max".
 
 Bad input never stops a run: an environment that raises in reset gives an episode whose every call answers
-that error (reward 0); malformed JSON, an unknown tool, a missing parameter (a `Done` without `answer`) or a
-hanging tool answer an error observation.
+that error; malformed JSON, an unknown tool, a missing parameter (a `Done` without `answer`) or a hanging tool
+answer an error observation.
+
+Failed calls are typed (agentic_rl.envs.faults): a tool that raised or timed out, or a refused action, is the
+policy's doing; an environment that does not start, a sandbox failure or a driver that crashed without answering
+is the infrastructure's, and ends the episode without scoring the policy. `snapshot()` is the episode's whole
+state as JSON (the environment's committed state, the call count, the tools), so another process can resume it
+(`CodeGymRunner.resume`, an environment server taking over a dead one's episode) without a reset.
 """
 
 from __future__ import annotations
@@ -36,7 +42,8 @@ from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
 from agentic_rl.envs.driver import driver_program, read_reply
-from agentic_rl.types import Observation, Task, ToolCall
+from agentic_rl.envs.faults import INFRA_STATUSES, typed
+from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,8 @@ OPEN, CLOSE = "<action>", "</action>"
 _JSON = json.JSONDecoder()
 RESULT_TAG = "env_result"
 INVALID = "invalid_action"  # the name a malformed action is recorded under
+HARNESS_ERROR = "harness_error"  # the driver exited without answering (typed as the infrastructure's failure)
+SNAPSHOT_KEYS = ("state", "tool_docs", "doc", "broken", "broken_cause", "n_calls", "terminated", "finish_reason")
 SYSTEM_PROMPT = """You solve a task by calling the tools of an interactive environment, one call per turn.
 Call a tool by writing exactly one JSON action in an <action> tag, for example:
 <action>{"name": "Observe", "parameters": {}}</action>
@@ -83,6 +92,10 @@ class CodeGymRunner:
     def open(self, task: Task, sample_index: int) -> CodeGymEpisode:
         return CodeGymEpisode(self, task)
 
+    def resume(self, task: Task, sample_index: int, snapshot: dict[str, Any]) -> CodeGymEpisode:
+        """The episode continued from its `snapshot()`: no reset, no sandbox call."""
+        return CodeGymEpisode(self, task, snapshot=snapshot)
+
     def stops(self, text: str) -> bool:
         return find_action(text) is not None
 
@@ -100,7 +113,10 @@ class CodeGymRunner:
         if result.status == "timeout":
             return {"ok": False, "error": f"the call timed out after {timeout_s or self.timeout_s:g} s"}, "timeout"
         detail = result.stderr.strip().splitlines()[-1:] or [result.status]
-        return {"ok": False, "error": f"the environment gave no result ({result.status}): {detail[0]}"}, result.status
+        # the driver answers every exception of the environment's code, so an exit with an error and no answer is
+        # the driver (the harness) crashing; the resource limits (memory, killed, ...) keep their own status
+        status = HARNESS_ERROR if result.status == "error" else result.status
+        return {"ok": False, "error": f"the environment gave no result ({result.status}): {detail[0]}"}, status
 
 
 def _default_execute(code: str, timeout_s: float) -> Any:
@@ -163,7 +179,7 @@ class CodeGymEpisode(Episode):
 
     nudge_text = NUDGE_TEXT
 
-    def __init__(self, runner: CodeGymRunner, task: Task) -> None:
+    def __init__(self, runner: CodeGymRunner, task: Task, snapshot: dict[str, Any] | None = None) -> None:
         self.runner, self.task = runner, task
         self.record = record_of(task)
         self.t_max = int(self.record.get("t_max") or runner.t_max)
@@ -172,8 +188,12 @@ class CodeGymEpisode(Episode):
         self.tool_docs: dict[str, str] = {}
         self.doc = ""
         self.broken: str | None = None
+        self.broken_cause = "env_broken"  # whose failure `broken` is (an INFRA_CAUSES key)
         self._terminated = False
-        reply, _ = runner.call(
+        if snapshot is not None:
+            self.restore(snapshot)
+            return
+        reply, status = runner.call(
             {
                 "op": "reset",
                 "code": self.record["code"],
@@ -185,7 +205,22 @@ class CodeGymEpisode(Episode):
             self.state, self.tool_docs, self.doc = reply["state"], reply["tools"], str(reply.get("doc") or "")
         else:
             self.broken = f"the environment failed to start: {reply.get('error', 'no state or tools')}"
+            self.broken_cause = INFRA_STATUSES.get(status, "env_broken")
             logger.warning("codegym task %s: %s", task.task_id, self.broken)
+        self.tools = tuple(self.tool_docs)
+
+    def snapshot(self) -> dict[str, Any]:
+        values = (self.state, self.tool_docs, self.doc, self.broken, self.broken_cause)
+        return dict(zip(SNAPSHOT_KEYS, (*values, self.n_calls, self._terminated, self.finish_reason)))
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        missing = [key for key in SNAPSHOT_KEYS if key not in snapshot]
+        if missing:
+            raise ValueError(f"codegym task {self.task.task_id}: a snapshot without {missing} cannot be restored")
+        self.state, self.tool_docs, self.doc = snapshot["state"], dict(snapshot["tool_docs"]), str(snapshot["doc"])
+        self.broken, self.broken_cause = snapshot["broken"], str(snapshot["broken_cause"])
+        self.n_calls, self._terminated = int(snapshot["n_calls"]), bool(snapshot["terminated"])
+        self.finish_reason = snapshot["finish_reason"]
         self.tools = tuple(self.tool_docs)
 
     # --- what the agent loop asks
@@ -226,7 +261,7 @@ class CodeGymEpisode(Episode):
         started = time.perf_counter()
         self.n_calls += 1
         self._terminated = False
-        obs = self._step(call, started)
+        obs = typed(self._step(call, started))
         if not self._terminated and self.n_calls >= self.t_max:
             self.finish_reason = "t_max"
             obs.text = obs.text.replace(
@@ -241,7 +276,9 @@ class CodeGymEpisode(Episode):
     # --- one call, trial-then-overwrite
     def _step(self, call: ToolCall, started: float) -> Observation:
         if self.broken is not None:
-            return self._observation(call.name, f"ERROR: {self.broken}", started, ok=False, status="env_error")
+            obs = self._observation(call.name, f"ERROR: {self.broken}", started, ok=False, status="env_error")
+            obs.fault, obs.cause = INFRA_FAULT, self.broken_cause  # the policy did not break the environment
+            return obs
         problem = self._invalid(call)
         if problem is not None:
             return self._observation(
@@ -322,6 +359,9 @@ class CodeGymEnvironment(Environment):
         if task.harness != "codegym":
             raise ValueError(f"task {task.task_id} is not a CodeGym task (harness {task.harness!r})")
         return self.runner.open(task, sample_index)
+
+    def resume(self, task: Task, sample_index: int, snapshot: dict[str, Any]) -> Episode:
+        return self.runner.resume(task, sample_index, snapshot)
 
     def stops(self, text: str) -> bool:
         return self.runner.stops(text)

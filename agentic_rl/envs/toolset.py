@@ -3,7 +3,8 @@ configured by `tools=none|code|multi`; tasks whose harness is "codegym" get thei
 
 `ToolSetEnvironment` is a `ToolSet` (the evaluator and the replay policy read its `active`, `answers_once`,
 `grader`) that opens episodes. A `ToolSetEpisode` is stateless: its tools, prompt, parser and stop condition
-are the tool set's, and `step` runs the tool (a tool that raises becomes a failed observation).
+are the tool set's, and `step` runs the tool (a tool that raises becomes a failed observation, typed as the
+harness's failure; envs.faults). With `served` (envs.serve), episodes open and step on environment servers.
 A tool set built with no tools at all answers with the `answer` tool: the code in the whole reply, graded
 once by the set's grader (the no-tools mode); that tool is added here, where the episode is built.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
+from agentic_rl.envs.faults import typed
 from agentic_rl.tools.base import (
     ToolLike,
     ToolSet,
@@ -57,17 +59,20 @@ def split_example_reply(reply: str) -> list[dict[str, str]]:
 
 
 def run_tool(tool: ToolLike, call: ToolCall, task: Task) -> Observation:
-    """`tool(call, task)`; a tool that raises is a recorded failure, never a crashed run."""
+    """`tool(call, task)`, its failure typed (envs.faults); a tool that raises is a recorded failure of the harness,
+    never a crashed run."""
     try:
-        return tool(call, task)
+        return typed(tool(call, task))
     except Exception as exc:
         logger.exception("tool %s failed on task %s", call.name, task.task_id)
-        return Observation(
-            tool=call.name,
-            text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
-            ok=False,
-            status="tool_error",
-            passed=False if spec_for(call.name).grades else None,
+        return typed(
+            Observation(
+                tool=call.name,
+                text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
+                ok=False,
+                status="tool_error",
+                passed=False if spec_for(call.name).grades else None,
+            )
         )
 
 
@@ -119,17 +124,19 @@ class ToolSetEpisode(Episode):
 @dataclass
 class ToolSetEnvironment(ToolSet, Environment):
     """A tool set that opens episodes; `codegym` (a `CodeGymRunner`, built on first use from `sandbox`) runs
-    the tasks whose harness is "codegym"."""
+    the tasks whose harness is "codegym". With `served` (an `envs.serve.Served`) every episode opens and steps on
+    environment servers; this process keeps a copy that parses and reads its state (`resume`), never steps."""
 
     sandbox: Any = None
     codegym: Any = None
+    served: Any = None
 
     @classmethod
-    def of(cls, toolset: ToolSet, sandbox: Any = None, codegym: Any = None) -> ToolSetEnvironment:
-        if isinstance(toolset, ToolSetEnvironment) and sandbox is None and codegym is None:
+    def of(cls, toolset: ToolSet, sandbox: Any = None, codegym: Any = None, served: Any = None) -> ToolSetEnvironment:
+        if isinstance(toolset, ToolSetEnvironment) and sandbox is None and codegym is None and served is None:
             return toolset
         base = {f.name: getattr(toolset, f.name) for f in fields(ToolSet) if f.init}
-        return cls(**base, sandbox=sandbox, codegym=codegym)
+        return cls(**base, sandbox=sandbox, codegym=codegym, served=served)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -137,13 +144,25 @@ class ToolSetEnvironment(ToolSet, Environment):
         self._stop_names = tuple(self._episode_tools)
 
     def open(self, task: Task, sample_index: int) -> Episode:
+        if self.served is not None:
+            return self.served.open(self, task, sample_index)
         if task.harness == "codegym":
-            if self.codegym is None:
-                from agentic_rl.envs.codegym import CodeGymRunner
-
-                self.codegym = CodeGymRunner(sandbox=self.sandbox)
-            return self.codegym.open(task, sample_index)
+            return self._codegym().open(task, sample_index)
         return ToolSetEpisode(self, self._episode_tools, task)
+
+    def resume(self, task: Task, sample_index: int, snapshot: dict) -> Episode:
+        """The episode continued from `snapshot`, in this process and without side effects (no CodeGym reset):
+        a server's stand-in for an episode it takes over, and the trainer's copy of a served episode."""
+        if task.harness == "codegym":
+            return self._codegym().resume(task, sample_index, snapshot)
+        return ToolSetEpisode(self, self._episode_tools, task)
+
+    def _codegym(self) -> Any:
+        if self.codegym is None:
+            from agentic_rl.envs.codegym import CodeGymRunner
+
+            self.codegym = CodeGymRunner(sandbox=self.sandbox)
+        return self.codegym
 
     def stops(self, text: str) -> bool:
         if has_completed_call(text, self._stop_names):
@@ -157,9 +176,10 @@ class ToolSetEnvironment(ToolSet, Environment):
         return None if None in markers else sorted(set(markers))
 
 
-def build_environment(toolset: ToolSet, sandbox: Any) -> ToolSetEnvironment:
-    """The run's environment: the tool set of `tools=`, whose CodeGym tasks step in the run's `sandbox`."""
-    return ToolSetEnvironment.of(toolset, sandbox=sandbox)
+def build_environment(toolset: ToolSet, sandbox: Any, served: Any = None) -> ToolSetEnvironment:
+    """The run's environment: the tool set of `tools=`, whose CodeGym tasks step in the run's `sandbox`, or, with
+    `served` (`envs.serve.served`, from `envs.servers`), whose episodes all step on environment servers."""
+    return ToolSetEnvironment.of(toolset, sandbox=sandbox, served=served)
 
 
 def as_environment(env_or_toolset: Any) -> Environment:

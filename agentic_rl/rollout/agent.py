@@ -6,6 +6,10 @@ Each episode is GENERATING until its turn closes, then one of:
   - no call                                    -> nudge (append a reminder) or DONE("no_call"), per config
   - a passing submission                       -> DONE("passed")
   - out of turns / context                     -> DONE("max_turns" / "length")
+  - a call the infrastructure failed (a server died and no other took over, the sandbox failed, the harness
+    crashed; typed by the environment, agentic_rl.envs.faults) -> DONE("infra_failure"): not the policy's doing,
+    so the episode stops there and its trajectory says why (`infra_failure`); the update leaves it out of its
+    group (agentic_rl.algo.grpo). An episode no environment could open starts in that state.
 A final tool (the no-tools mode's `answer`, whose parser takes the code out of the reply) ends the episode
 with its grade. What each tool is (pattern, cap, grading) is looked up in its ToolSpec (agentic_rl.tools.base).
 
@@ -58,7 +62,7 @@ from agentic_rl.rollout.policy import (
 )
 from agentic_rl.tools.base import ToolSet, find_first_call, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
-from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
+from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall, Trajectory, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +144,7 @@ class _Episode:
     passed: bool = False
     finish_reason: str | None = None
     grade: Observation | None = None
+    infra_failure: str | None = None
 
     @property
     def done(self) -> bool:
@@ -162,6 +167,7 @@ class _Episode:
             sample_index=self.sample_index,
             grade=self.grade,
             tools=self.counted_tools(),
+            infra_failure=self.infra_failure,
         )
 
     def counted_tools(self) -> tuple[str, ...]:
@@ -246,6 +252,8 @@ def run_episodes(
             opened = env.open(task, sample_index)
             prompt = tok.chat_prompt_ids(opened.prompt_messages(cfg.observation_format))
             episodes.append(_Episode(opened, task, sample_index, list(prompt), [0] * len(prompt), len(prompt)))
+            if opened.infra_failure is not None:  # no environment could open it: nothing to generate for
+                _end_by_infra(episodes[-1], opened.infra_failure)
         # built once the episodes are open: an environment may learn what its episodes need from opening them
         # (a tool set's CodeGym runner, whose actions have no fixed closing marker, exists from its first CodeGym
         # task on; asked before, its markers would be the tool set's alone, and a CodeGym turn would not stop)
@@ -521,6 +529,10 @@ def _observe(
 ) -> None:
     env = episode.env
     turn.observation = obs
+    if obs.fault == INFRA_FAULT:  # not the policy's doing: nothing graded, the episode ends here (its record says why)
+        _append_feedback(episode, turn, tok, obs.text, observation_format)
+        _end_by_infra(episode, obs.cause or "harness")
+        return
     if env.grades(call.name):
         episode.grade = obs
         episode.submitted_code = call.content
@@ -535,3 +547,10 @@ def _observe(
         episode.finish_reason = "passed"
     elif env.finish_reason is not None:  # the episode ended itself (a CodeGym T_max hit)
         episode.finish_reason = env.finish_reason
+
+
+def _end_by_infra(episode: _Episode, cause: str) -> None:
+    episode.infra_failure, episode.finish_reason = cause, "infra_failure"
+    logger.warning(
+        "episode %s/%d ended by an infrastructure failure: %s", episode.task.task_id, episode.sample_index, cause
+    )

@@ -1,0 +1,221 @@
+"""The run's environment servers (`envs.servers`): started here or elsewhere, and which one an episode goes to.
+
+    envs.servers=0            no servers: episodes step in the trainer's own process (the default)
+    envs.servers=N            N local servers, each a process with its own sandbox, on loopback, stopped at the end
+    envs.servers=[URL, ...]   servers started elsewhere (`python -m agentic_rl.envs.serve`), with the token in
+                              $AGENTIC_RL_ENV_TOKEN (or the variable envs.token_env names)
+
+Episodes go to the live servers in turn. A server that died (no connection, no answer in time, garbage) is taken
+out of the turn; its episodes move to another server with their state on their next call (served.py). When no
+server is left the run stops with an error that says so, since nothing could be scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rl.envs.faults import InfraFailure
+from agentic_rl.envs.serve.client import EnvClient
+from agentic_rl.envs.serve.protocol import TOKEN_ENV
+from agentic_rl.registry import to_dataclass
+
+logger = logging.getLogger(__name__)
+
+# failures that say the server itself is gone or broken: it gets no more episodes. A failed request (500) or a
+# lost session (the server restarted) leaves it in the turn.
+DEAD_CAUSES = ("server_died", "server_timeout", "bad_reply")
+
+
+@dataclass
+class ServersConfig:
+    """`envs` (conf/envs/default.yaml).
+
+    servers: 0 (in process), N local server processes, or a list of server URLs started elsewhere.
+    token_env: the environment variable that holds the servers' token (local servers get a fresh one).
+    timeout_s: one request's limit (a step runs a tool or a CodeGym call: above the tools' own limits).
+    retries: servers one call may move to after its server failed, before the episode counts as failed.
+    startup_timeout_s: how long a local server may take to start (it imports the package and its sandbox).
+    """
+
+    servers: Any = 0
+    token_env: str = TOKEN_ENV
+    timeout_s: float = 300.0
+    retries: int = 2
+    startup_timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        servers = self.servers
+        if isinstance(servers, bool) or not isinstance(servers, (int, list, tuple)):
+            raise ValueError(f"envs.servers must be a number of servers or a list of URLs, got {servers!r}")
+        if isinstance(servers, int) and servers < 0:
+            raise ValueError(f"envs.servers must be >= 0 (0: no servers), got {servers}")
+        if isinstance(servers, (list, tuple)) and not (servers and all(isinstance(u, str) for u in servers)):
+            raise ValueError(f"envs.servers as a list must hold at least one URL (http://HOST:PORT), got {servers!r}")
+        if self.timeout_s <= 0 or self.startup_timeout_s <= 0:
+            raise ValueError("envs.timeout_s and envs.startup_timeout_s must be > 0")
+        if self.retries < 0:
+            raise ValueError(f"envs.retries must be >= 0, got {self.retries}")
+
+
+@dataclass
+class ServerPool:
+    """The live servers, handed to episodes in turn; `retries` is how often one call may move on."""
+
+    clients: list[EnvClient]
+    retries: int = 2
+    processes: list[subprocess.Popen] = field(default_factory=list)  # the local servers' processes (servers=N)
+    _dead: set[str] = field(default_factory=set)
+    _turn: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def live(self) -> list[EnvClient]:
+        with self._lock:
+            return [c for c in self.clients if c.url not in self._dead]
+
+    def mark_failed(self, client: EnvClient, failure: InfraFailure) -> None:
+        """Take a server that died out of the turn (a failure of one request leaves it in)."""
+        if failure.cause not in DEAD_CAUSES:
+            return
+        with self._lock:
+            if client.url not in self._dead:
+                self._dead.add(client.url)
+                logger.warning(
+                    "environment server %s is out: %s (%d left)",
+                    client.url,
+                    failure,
+                    len(self.clients) - len(self._dead),
+                )
+
+    def open(self, body: dict[str, Any], avoid: EnvClient | None = None) -> tuple[EnvClient, dict[str, Any]]:
+        """Open an episode (`body` of POST /open) on the next live server, trying each in turn: (its client, the
+        reply). Raises the last InfraFailure when every try failed, RuntimeError when no server is left."""
+        candidates = self._in_turn(avoid)
+        if not candidates:
+            raise RuntimeError(
+                f"every environment server is down ({', '.join(c.url for c in self.clients)}): nothing could be "
+                "scored, so the run stops. Restart the servers (or use envs.servers=N) and resume the run"
+            )
+        failure: InfraFailure | None = None
+        for client in candidates:
+            try:
+                return client, client.post("open", body)
+            except InfraFailure as exc:
+                failure = exc
+                self.mark_failed(client, exc)
+        assert failure is not None
+        raise failure
+
+    def _in_turn(self, avoid: EnvClient | None) -> list[EnvClient]:
+        """Live servers starting from the next in turn; `avoid` (the one that just failed) last."""
+        live = self.live()
+        with self._lock:
+            self._turn += 1
+            start = self._turn % max(len(live), 1)
+        ordered = live[start:] + live[:start]
+        return [c for c in ordered if c is not avoid] + [c for c in ordered if c is avoid]
+
+
+class LocalServers:
+    """`n` server processes on loopback, each with its own sandbox (`sandbox_cfg`), started and stopped here.
+
+    Each watches this process (`--parent-pid`) and stops when it is gone, so a trainer killed without cleaning up
+    leaves no server behind either.
+    """
+
+    def __init__(self, n: int, sandbox_cfg: dict[str, Any], startup_timeout_s: float) -> None:
+        self.token = secrets.token_hex(16)
+        env = {**os.environ, TOKEN_ENV: self.token}
+        args = [
+            sys.executable,
+            "-m",
+            "agentic_rl.envs.serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--sandbox",
+            json.dumps(sandbox_cfg),
+            "--parent-pid",
+            str(os.getpid()),
+            "--token-env",
+            TOKEN_ENV,
+        ]
+        self.processes: list[subprocess.Popen] = []
+        self.urls: list[str] = []
+        try:
+            self.processes = [subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True) for _ in range(n)]
+            self.urls = [_announced_url(p, startup_timeout_s) for p in self.processes]
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop every server: SIGTERM (they close their sandboxes), SIGKILL for any still there after 10 s."""
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _announced_url(proc: subprocess.Popen, timeout_s: float) -> str:
+    """The URL a starting server prints on its first line of stdout; an error if it exits or takes too long."""
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    started = time.monotonic()
+    reader.start()
+    reader.join(timeout_s)
+    text = line[0].strip() if line else ""
+    if not text.startswith("listening on http://"):
+        state = f"exited with {proc.poll()}" if proc.poll() is not None else f"said nothing in {timeout_s:g} s"
+        raise RuntimeError(
+            f"an environment server did not start ({state}; first line {text!r}); its errors are on stderr above"
+        )
+    logger.info("environment server %s up in %.1f s", text.split()[-1], time.monotonic() - started)
+    return text.split()[-1]
+
+
+@contextlib.contextmanager
+def environment_servers(envs: Any, sandbox_cfg: Any) -> Iterator[ServerPool | None]:
+    """The run's servers for its duration (`envs`: the `envs` config node, None or servers=0: none). Local servers
+    are started with the run's sandbox config and stopped on the way out, whatever happened inside."""
+    from omegaconf import OmegaConf
+
+    cfg = ServersConfig() if envs is None else to_dataclass(envs, ServersConfig)
+    if cfg.servers == 0:
+        yield None
+        return
+    local = None
+    if isinstance(cfg.servers, int):
+        local = LocalServers(cfg.servers, OmegaConf.to_container(sandbox_cfg, resolve=True), cfg.startup_timeout_s)
+        urls, token = local.urls, local.token
+    else:
+        urls, token = list(cfg.servers), os.environ.get(cfg.token_env) or None
+    try:
+        clients = [EnvClient(url, token, cfg.timeout_s) for url in urls]
+        for client in clients:  # a wrong token or an old server is an error now, not at the first episode
+            client.health()
+        yield ServerPool(clients, retries=cfg.retries, processes=local.processes if local is not None else [])
+    finally:
+        if local is not None:
+            local.stop()
+
+
+__all__ = ["DEAD_CAUSES", "LocalServers", "ServerPool", "ServersConfig", "environment_servers"]
