@@ -26,6 +26,7 @@ checked for always-equal objects. Whatever is refused or detected is sent at onc
 from __future__ import annotations
 
 import ast
+import contextlib
 import errno
 import importlib.util
 import linecache
@@ -514,10 +515,13 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     machinery was bent.
     """
     path = os.path.join(workdir, "program.py")
-    module = _load_program(path, req["code"] + "\n" + req["test"], "program", preset={"os": os, "sys": sys})
+    # the program first, checked, then the tests in its namespace (_split_at_line)
+    between = (req["code"].count("\n") + 1, lambda namespace: found.check(guard, namespace, "while the program loaded"))
+    source = req["code"] + "\n" + req["test"]
+    module = _load_program(path, source, "program", preset={"os": os, "sys": sys}, checkpoint=between)
     if isinstance(module, str):
         return {"error": module}
-    found.check(guard, module.__dict__, "while the program loaded")
+    found.check(guard, module.__dict__, "while the tests loaded")
     _check_shadowed_modules(module.__dict__, req["test"], found)
     collected = _collect_test_cases(module, req, reporter)
     if isinstance(collected, str):
@@ -809,6 +813,11 @@ class _UnittestResult(unittest.TestResult):
         self.failed.setdefault(_test_name(test), _clip(message))
 
     def addSuccess(self, test) -> None:
+        if getattr(getattr(test, "_outcome", None), "stopped", False):  # see _noting_stops
+            note = "unittest's internal _ShouldStop was raised inside a test (it ends a test part as passed)"
+            self.found(note, "framework_patch")
+            self.addFailure(test, (AssertionError, AssertionError(note), None))
+            return
         super().addSuccess(test)
         if not self._canary(test, "passed"):
             self.passed.add(_test_name(test))
@@ -853,6 +862,29 @@ class _UnittestResult(unittest.TestResult):
 # Captured at import time (before any candidate runs) so a candidate rebinding unittest.TestCase
 # cannot make its own class pass the TestCases check.
 _TestCase, _TestLoader, _TestSuite = unittest.TestCase, unittest.TestLoader, unittest.TestSuite
+_ShouldStop = unittest.case._ShouldStop
+_part_executor = unittest.case._Outcome.testPartExecutor
+
+
+@contextlib.contextmanager
+def _noting_stops(outcome, test_case, subTest=False):
+    """unittest's executor of a test part (setUp, the method, a subTest, tearDown), noting on the outcome a
+    `_ShouldStop` it swallows. unittest raises it itself only to end a failfast run after a failure or a
+    subTest of an expected failure: neither ends in addSuccess. Raised by the program, it passed the part
+    it ended; a test that saw one and reports success is failed (_UnittestResult.addSuccess)."""
+    with _part_executor(outcome, test_case, subTest):
+        try:
+            yield
+        except _ShouldStop:
+            outcome.stopped = True
+            raise
+
+
+# Installed as the harness loads: before any candidate code, and before warm_up's snapshots of the framework.
+unittest.case._Outcome.testPartExecutor = _noting_stops
+# unittest trims from a failure's traceback the frames of modules that set this (the harness's wrappers
+# of test parts and assertions are the framework's): a failure names the tests' line, not the harness's.
+__unittest = True
 
 
 def _framework_classes(harness: str) -> list[type]:
@@ -993,8 +1025,12 @@ _wrap_assertions()
 # helpers
 
 
-def _load_program(path: str, source: str, name: str, preset: dict | None = None) -> types.ModuleType | str:
+def _load_program(
+    path: str, source: str, name: str, preset: dict | None = None, checkpoint=None
+) -> types.ModuleType | str:
     """Execute `source` as module `name` (not __main__, so `if __name__ == "__main__"` blocks stay off).
+    `checkpoint`: (the number of the program's lines at the top of `source`, a function called with the
+    namespace once they ran and before the rest, the tests, runs).
 
     Returns the module, or a message when executing it raised (SystemExit included).
     """
@@ -1004,10 +1040,25 @@ def _load_program(path: str, source: str, name: str, preset: dict | None = None)
     module.__file__ = path
     sys.modules[name] = module
     try:
-        exec(compile(source, path, "exec"), module.__dict__)
+        parts = [compile(source, path, "exec")] if checkpoint is None else _split_at_line(source, path, checkpoint[0])
+        for i, code in enumerate(parts):
+            if i:
+                checkpoint[1](module.__dict__)
+            exec(code, module.__dict__)
     except BaseException as e:  # noqa: BLE001
         return f"the program failed before any test ran: {_short_error(e, {path})}"
     return module
+
+
+def _split_at_line(source: str, path: str, last_line: int) -> list:
+    """`source` compiled as two modules, the statements that start on lines up to `last_line` and the rest,
+    each with its own line numbers: the same file run in two steps. A program whose class-creation hook
+    empties the tests' TestCases and undoes itself as that class is made would otherwise leave nothing
+    for a checkpoint to see, program and tests being one module."""
+    tree = ast.parse(source, path)
+    head = [n for n in tree.body if n.lineno <= last_line]
+    tail = tree.body[len(head) :]
+    return [compile(ast.Module(body, []), path, "exec") for body in (head, tail)]
 
 
 def _fresh_process_state() -> None:

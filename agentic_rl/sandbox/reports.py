@@ -17,7 +17,7 @@ TAMPER_KINDS = {
     "object_graph": "a walk of the object graph (gc.get_objects, get_referrers, get_referents)",
     "trace_hook": "a trace or profile hook (sys.settrace, sys.setprofile)",
     "frame_access": "frames handed to the candidate's code (sys._getframe, tb_frame, inspect.currentframe...)",
-    "memory_read": "raw memory read through ctypes, or /proc/*/mem opened",
+    "memory_read": "raw memory read or the interpreter's C API reached through ctypes, or /proc/*/mem opened",
     "code_swap": "a function's __code__ replaced, or code compiled under a library's file name",
     "signal_reimport": "_signal imported afresh (to get the unwrapped handler installer back)",
     "framework_patch": "state the harness relies on changed (test framework classes, builtins, os, sys.modules)",

@@ -66,6 +66,10 @@ ALWAYS_REFUSED_KINDS = {
 KILL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
 # Refused when untrusted code asks: ctypes reads of arbitrary memory.
 UNTRUSTED_REFUSED = frozenset({"ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof"})
+# ctypes looking up a symbol (args: the library, the name): refused to untrusted code for the interpreter's
+# own C API, which hands out what the audit events guard (PyEval_GetFrame: the current frame, with no event).
+SYMBOL_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle"})
+C_API_PREFIXES = ("Py", "_Py")
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
 # Stdlib helpers whose purpose is to hand frames to their caller.
 FRAME_HELPERS = (
@@ -113,6 +117,7 @@ WATCHED = (
         }
     )
     | KILL_EVENTS
+    | SYMBOL_EVENTS
 )
 
 
@@ -274,11 +279,15 @@ class AuditPolicy:
             return "framework_patch", f"changing {_getattr(obj, '__qualname__', '?')}.{name} from {writer}"
         if event == "object.__getattr__" and args[1] not in FRAME_ATTRIBUTES:
             return None
+        if event in SYMBOL_EVENTS and not (_type(args[1]) is _str and args[1].startswith(C_API_PREFIXES)):
+            return None
         asking = self._asking_file()
         if self._trusted_file(asking):
             return None
         if event in UNTRUSTED_REFUSED:
             return "memory_read", f"{event} from {asking}"
+        if event in SYMBOL_EVENTS:
+            return "memory_read", f"the interpreter's C API ({args[1][:80]}) through ctypes from {asking}"
         if event in ("compile", "code.__new__"):  # args[1]: the file name the code will claim
             return ("code_swap", f"code disguised as {args[1]}") if self._looks_trusted(args[1]) else None
         what = f"{event} {args[1]}" if event == "object.__getattr__" else event

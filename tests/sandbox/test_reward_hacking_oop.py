@@ -87,6 +87,20 @@ def isolated():
         yield sb
 
 
+@pytest.fixture(scope="module")
+def in_process():
+    """Every grading forced in process (`out_of_process=False`): the route trust.py gives a test that needs it."""
+    with make_sandbox(workers=2, out_of_process=False) as sb:
+        yield sb
+
+
+# Attacks the in-process path does not stop yet (issue #47, open): the candidate shares the process with
+# the harness, whose reporter it reaches through `object.__subclasses__()` and a function's `__globals__`
+# (no audit event for either); an object whose `__eq__` answers True to small numbers only passes the
+# always-equal probes (fresh objects, big ints, strings).
+OPEN_IN_PROCESS = {"guard_from_subclasses", "plausible_equal"}
+
+
 def grade(sb, code: str, harness: str, test: str | None = None):
     return sb.run_tests(code, test or TESTS[harness], harness=harness, entry_point="add", timeout_s=10.0)
 
@@ -97,6 +111,39 @@ def test_attack_fails_out_of_process(isolated, attack, harness):
     r = grade(isolated, ATTACKS[attack], harness)
     assert not r.passed and r.status in FAILED, r
     assert r.trust == "out_of_process", r
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param(a, marks=pytest.mark.xfail(strict=True, reason="open in process")) if a in OPEN_IN_PROCESS else a
+        for a in sorted(ATTACKS)
+    ],
+)
+def test_attack_fails_in_process(in_process, attack, harness):
+    r = grade(in_process, ATTACKS[attack], harness)
+    assert not r.passed and r.status in FAILED, r
+    assert r.trust == "in_process", r
+
+
+def test_the_interpreters_c_api_through_ctypes_is_refused_in_process(in_process):
+    code = "import ctypes\ndef add(a, b):\n    ctypes.pythonapi.PyEval_GetFrame\n    return a + b\n"
+    r = grade(in_process, code, "unittest")
+    assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("memory_read",)), r
+    libc = "import ctypes\ndef add(a, b):\n    ctypes.CDLL(None).getpid()\n    return a + b\n"
+    assert grade(in_process, libc, "unittest").passed  # the C library's own functions stay the program's
+
+
+def test_unittests_internal_stop_fails_the_test_in_process(in_process):
+    r = grade(in_process, ATTACKS["unittest_should_stop"], "unittest")
+    assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("framework_patch",)), r
+    assert "_ShouldStop" in r.detail, r
+    in_a_subtest = TESTS["unittest"].replace(
+        "self.assertEqual(add(1, 2), 3)", "with self.subTest(i=1):\n            self.assertEqual(add(1, 2), 3)"
+    )
+    r = grade(in_process, ATTACKS["unittest_should_stop"], "unittest", in_a_subtest)
+    assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("framework_patch",)), r
 
 
 def test_pytest_approx_internals_cannot_be_bent(isolated):
