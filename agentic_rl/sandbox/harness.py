@@ -336,6 +336,8 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
         if candidate.error and req["harness"] != "pytest":  # pytest words it itself, as in process
             outcome["error"] = f"the program failed before any test ran: {_clip(candidate.error)}"
         else:
+            if req["harness"] != "pytest":  # the tests were appended to the program: their imports are its names
+                candidate.patches.bind_test_imports(req["test"])
             outcome.update(runner(req, workdir, reporter, candidate))
     except remote.ChannelClosed as e:
         outcome["error"] = f"the candidate's process ended before the tests finished ({e})"

@@ -25,6 +25,7 @@ calls it made.
 from __future__ import annotations
 
 import ast
+import importlib
 import pkgutil
 import sys
 import types
@@ -44,7 +45,12 @@ class CandidatePatches:
     def __init__(self, endpoint) -> None:
         self.endpoint = endpoint
         self._undo: dict[int, tuple] = {}
-        endpoint.extra_ops = {"patch": self.patch, "patch_dict": self.patch_dict, "unpatch": self.unpatch}
+        endpoint.extra_ops = {
+            "patch": self.patch,
+            "patch_dict": self.patch_dict,
+            "unpatch": self.unpatch,
+            "bind_imports": self.bind_imports,
+        }
         endpoint.resolve_ref = resolve_ref
         endpoint.resolve_exception = _own_exception_class
 
@@ -84,6 +90,21 @@ class CandidatePatches:
         elif kind == "attr":
             setattr(target, name, old)
 
+    def bind_imports(self, msg: dict) -> None:
+        """The tests' top-level imports, bound in the candidate's module as well (test_imports)."""
+        namespace = vars(sys.modules[CANDIDATE_MODULES[0]])
+        for entry in msg.get("imports") or []:
+            try:
+                module, name, bound = entry
+                value = importlib.import_module(module)
+                if name is not None and hasattr(value, name):
+                    value = getattr(value, name)
+                elif name is not None:  # `from a import b` of a submodule not yet imported
+                    value = importlib.import_module(f"{module}.{name}")
+                namespace[bound] = value
+            except Exception:  # noqa: BLE001 - the tests' side raises the same import error where the tests load
+                continue
+
     def _keep(self, entry: tuple) -> int:
         token = max(self._undo, default=0) + 1
         self._undo[token] = entry
@@ -95,6 +116,23 @@ def _current(target, name: str):
     if isinstance(target, (type, types.ModuleType)):
         return vars(target).get(name, _MISSING)
     return getattr(target, name, _MISSING)
+
+
+def test_imports(source: str) -> list[list]:
+    """[module, name or None, the name bound] for each import statement at the top level of the test code
+    (`from string import punctuation` -> ["string", "punctuation", "punctuation"]; `import os.path` ->
+    ["os", None, "os"]). BigCodeBench's tests are appended to the program, so a program may use a name only
+    the tests import (BigCodeBench/1085 uses `punctuation`): out of process these imports are bound in the
+    candidate's module too, before the tests run, as they were when the two were one file. The candidate
+    learns the names of modules the tests import, none of their values."""
+    out = []
+    for node in parse(source).body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.append([a.name, None, a.asname] if a.asname else [a.name.split(".")[0], None, a.name.split(".")[0]])
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out += [[node.module, a.name, a.asname or a.name] for a in node.names if a.name != "*"]
+    return out
 
 
 def _own_exception_class(module: str, name: str) -> type | None:
@@ -160,6 +198,12 @@ class PatchForwarding:
 
         mock._patch.__enter__, mock._patch.__exit__ = patch_enter, patch_exit
         mock._patch_dict._patch_dict, mock._patch_dict._unpatch_dict = dict_enter, dict_exit
+
+    def bind_test_imports(self, source: str) -> None:
+        """Bind the tests' top-level imports in the candidate's module (test_imports)."""
+        imports = test_imports(source)
+        if imports:
+            self.endpoint.request("bind_imports", imports=imports)
 
     def forward_assignments(self, namespace: dict, source: str) -> None:
         """Hand-made patches: each module whose attribute the test code assigns or deletes (`os.remove =

@@ -30,6 +30,7 @@ import builtins
 import collections
 import datetime
 import decimal
+import enum
 import fractions
 import linecache
 import math
@@ -189,7 +190,7 @@ class Codec:
         if value is None or t is bool or t is int or t is str:
             return value
         if t is float:
-            return value if math.isfinite(value) else {"$f": repr(value)}
+            return value if math.isfinite(value) else {"$f": _nan_name(value) or repr(value)}
         if t is list:
             return [self.encode(v, depth + 1) for v in value]
         if t is tuple:
@@ -224,6 +225,10 @@ class Codec:
         special = self._encode_numeric(value, t, depth)
         if special is not None:
             return special
+        if issubclass(t, str) and not issubclass(t, enum.Enum):
+            # a library's string (bs4's NavigableString): its characters, read by str itself, cross as data;
+            # an Enum member keeps its identity as a handle
+            return str.__str__(value)
         return {"$h": self.endpoint.keep(value), "cls": [str(getattr(t, "__module__", "")), t.__qualname__]}
 
     def _encode_collection(self, value: object, t: type, depth: int) -> object | None:
@@ -304,7 +309,7 @@ class Codec:
         body = value[tag]
         d = lambda v: self.decode(v, depth + 1)  # noqa: E731
         if tag == "$f":
-            return float(_choice(body, ("nan", "inf", "-inf")))
+            return _named_nan(_choice(body, ("nan", "inf", "-inf", *_NANS)))
         if tag == "$t":
             return tuple(d(v) for v in _list(body))
         if tag == "$d":
@@ -486,6 +491,27 @@ class Codec:
             # the frames end where the recursion starts (exception_frames): pytest's words for it follow them
             exception.candidate_recursion = info.get("recursion") is True
         return exception
+
+
+# The nan objects a program returns by name (`np.nan`, `math.nan`): a container compares an element by identity
+# before equality, so `{'mean': np.nan} == {'mean': np.nan}` holds in process (BigCodeBench/511) and a fresh
+# float('nan') in their place would not. Which one it is crosses with the value, and the same object is used
+# here (the candidate could as well have returned that object).
+_NANS = ("np.nan", "math.nan")
+
+
+def _nan_name(value: float) -> str | None:
+    np = sys.modules.get("numpy")
+    if np is not None and value is np.nan:
+        return "np.nan"
+    return "math.nan" if value is math.nan else None
+
+
+def _named_nan(text: str) -> float:
+    if text == "np.nan":
+        np = sys.modules.get("numpy")
+        return np.nan if np is not None else math.nan
+    return math.nan if text == "math.nan" else float(text)
 
 
 def _constructed(cls: type, args: tuple, message: str) -> BaseException | None:

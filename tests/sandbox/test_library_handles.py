@@ -26,6 +26,12 @@ def grade(sb, code: str, body: str):
     return sb.run_tests(code, test, harness="unittest")
 
 
+def grade_with_imports(sb, code: str, body: str):
+    test = "from string import punctuation\nfrom math import sqrt\n" + HEAD + body
+    assert plan(test, "unittest") == ("out_of_process", None)
+    return sb.run_tests(code, test, harness="unittest")
+
+
 def test_many_threads_that_each_call_a_mock_stay_under_the_process_limit(sandbox):
     # 200 threads over a limit of 64: each waits its turn on the channel, so without pacing their start
     # (Endpoint.pace_thread_start) all of them are alive at once and `start()` fails
@@ -85,3 +91,33 @@ def test_a_library_object_whose_truth_depends_on_it_is_not_asked(sandbox):
     r = grade(sandbox, code, "    def test_a(self):\n        self.assertTrue(task_func())\n")
     assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("handle_operator",)), r
     assert "truth value" in r.detail, r
+
+
+def test_names_only_the_tests_import_are_the_programs_too(sandbox):
+    # the tests are appended to the program in BigCodeBench: a program may use what only they import (1085)
+    code = "def task_func(text):\n    return ''.join(c for c in text if c not in punctuation), sqrt(4.0)\n"
+    body = "    def test_a(self):\n        self.assertEqual(task_func('a,b!'), ('ab', 2.0))\n"
+    r = grade_with_imports(sandbox, code, body)
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+
+
+def test_a_named_nan_stays_that_nan(sandbox):
+    # a dict holding math.nan equals one holding the same object (identity before equality), as in process
+    code = "import math\ndef task_func():\n    return {'mean': math.nan}\n"
+    body = "    def test_a(self):\n        import math\n        self.assertEqual(task_func(), {'mean': math.nan})\n"
+    r = grade(sandbox, code, body)
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+    fresh = "def task_func():\n    return {'mean': float('nan')}\n"  # another nan: unequal in process too
+    assert not grade(sandbox, fresh, body).passed
+
+
+def test_a_library_string_crosses_as_its_characters(sandbox):
+    # a str subclass (bs4's NavigableString) equals its text, whatever its class says about equality
+    code = (
+        "class Text(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+        "def task_func(s):\n    return Text(s.upper())\n"
+    )
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertEqual(task_func('go'), 'GO')\n")
+    assert (r.passed, r.trust) == (True, "out_of_process"), r
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertEqual(task_func('go'), 'no')\n")
+    assert (r.passed, r.status) == (False, "failed"), r
