@@ -19,10 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from agentic_rl.rollout.agent import RolloutConfig, RolloutResult, ToolSet, run_final_submit, run_tool
+from agentic_rl.rollout.agent import (
+    RolloutConfig,
+    RolloutResult,
+    ToolSet,
+    merge_rollout_stats,
+    run_final_submit,
+    run_tool,
+)
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.tools.base import spec_for
-from agentic_rl.tracking.metrics import merge_rollout_stats
 from agentic_rl.types import Task, ToolCall, Trajectory
 
 BASELINE_SOURCE = "multi_tool"  # the mode whose episodes the format baselines grade

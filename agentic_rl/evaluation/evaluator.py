@@ -63,9 +63,16 @@ from agentic_rl.evaluation.records import (
 )
 from agentic_rl.evaluation.scores import by_task_type, episode_rates, greedy_pass, pass_at, scored_records
 from agentic_rl.registry import Registry
-from agentic_rl.rollout.agent import RolloutConfig, RolloutResult, RolloutStats, ToolSet, run_episodes
+from agentic_rl.rollout.agent import (
+    RolloutConfig,
+    RolloutResult,
+    RolloutStats,
+    ToolSet,
+    merge_rollout_stats,
+    run_episodes,
+)
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.tracking.metrics import merge_rollout_stats, rollout_metrics
+from agentic_rl.tracking.metrics import rollout_metrics
 from agentic_rl.types import Task, Trajectory
 
 logger = logging.getLogger(__name__)

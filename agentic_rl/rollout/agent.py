@@ -198,6 +198,17 @@ class RolloutStats:
     tools_s: float = 0.0
 
 
+def merge_rollout_stats(parts: Sequence[RolloutStats]) -> RolloutStats:
+    """The stats of several rollouts (an evaluation's batches) as one: counts and times summed."""
+    total = RolloutStats(prefill_tokens=None if any(p.prefill_tokens is None for p in parts) else 0)
+    for p in parts:
+        for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s", "sync_s"):
+            setattr(total, name, getattr(total, name) + getattr(p, name))
+        if total.prefill_tokens is not None:
+            total.prefill_tokens += p.prefill_tokens
+    return total
+
+
 class RolloutResult(list):
     """The trajectories of a rollout, in job order (a plain list to its callers), plus `stats`."""
 

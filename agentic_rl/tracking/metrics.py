@@ -161,16 +161,3 @@ def rollout_metrics(stats: Any) -> dict[str, float]:
     if stats.prefill_tokens is not None:
         out["rollout/prefill_tokens"] = float(stats.prefill_tokens)
     return out
-
-
-def merge_rollout_stats(parts: Sequence[Any]) -> Any:
-    """The stats of several rollouts (an evaluation's batches) as one: counts and times summed."""
-    from agentic_rl.rollout.agent import RolloutStats
-
-    total = RolloutStats(prefill_tokens=None if any(p.prefill_tokens is None for p in parts) else 0)
-    for p in parts:
-        for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s", "sync_s"):
-            setattr(total, name, getattr(total, name) + getattr(p, name))
-        if total.prefill_tokens is not None:
-            total.prefill_tokens += p.prefill_tokens
-    return total

@@ -204,7 +204,7 @@ def test_an_episode_that_ends_itself_stops_with_its_own_reason() -> None:
 
 def test_the_stats_of_several_rollouts_merge_into_their_sums() -> None:
     """An evaluation's batches are reported as one rollout: every counter and time starts from zero and adds up."""
-    from agentic_rl.tracking.metrics import merge_rollout_stats
+    from agentic_rl.rollout.agent import merge_rollout_stats
 
     parts = [roll(script(SEARCH, SUBMIT_OK), max_turns=2)[0].stats, roll(script(SUBMIT_OK))[0].stats]
     total = merge_rollout_stats(parts)
