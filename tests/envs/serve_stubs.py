@@ -75,10 +75,10 @@ def local_environment(tools, sandbox):
 
 
 @contextlib.contextmanager
-def thread_server(sandbox, token=None, host="127.0.0.1"):
+def thread_server(sandbox, token=None, host="127.0.0.1", port=0):
     """An environment server in a thread of this process, building tool sets over `sandbox`."""
     sessions = Sessions(lambda spec: local_environment(OmegaConf.create(spec["tools"]), sandbox))
-    server = EnvServer(host, 0, sessions, token)
+    server = EnvServer(host, port, sessions, token)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -4,6 +4,7 @@ and the servers a run starts are gone at its end."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import signal
@@ -109,6 +110,24 @@ def test_episodes_move_with_their_state_when_their_server_dies(code_tools, in_pr
     moved = [t for t in trajs if t.infra_retries()]
     assert moved and all(t.infra_retries() == ["server_died"] for t in moved)
     assert [c.url for c in pool.live()] == [two.url]
+
+
+def test_a_restarted_server_has_lost_its_sessions_and_the_episodes_open_again_from_their_state(code_tools, in_process):
+    sandbox = InProcessSandbox()
+    with thread_server(sandbox) as first, contextlib.ExitStack() as stack:
+        env, pool = served_env(code_tools, [first.url])
+
+        def restarting(req):  # the server restarts at the same address, holding no session
+            if req.turn_index == 2 and first.socket.fileno() >= 0:
+                first.shutdown()
+                first.server_close()
+                stack.enter_context(thread_server(sandbox, port=first.server_address[1]))
+            return script(req)
+
+        trajs = roll(env, restarting, workers=1)
+    assert [record(t) for t in trajs] == in_process
+    assert [t.infra_retries() for t in trajs if t.task_id.startswith("codegym")] == [["session_lost"]] * 3
+    assert [c.url for c in pool.live()] == [first.url]  # a server that lost a session is still in the turn
 
 
 def test_with_every_server_gone_in_flight_episodes_are_infrastructure_failures_and_opening_is_an_error(code_tools):
