@@ -1,7 +1,8 @@
 """Correct programs that the out-of-process channel must grade as the official harness does (issue #47):
 threads that each call a test's mock (BigCodeBench/147), a library that sets a private attribute on a
-function a test patched (BigCodeBench/593: matplotlib's `show.__signature__`), and the truth of an
-installed library's object (`self.assertTrue(ax)`); each without handing the candidate a way to a verdict."""
+function a test patched (BigCodeBench/593: matplotlib's `show.__signature__`), the truth of an installed
+library's object (`self.assertTrue(ax)`), names only the tests import (1085), `np.nan` in a dict (511) and a
+library's `str` subclass (1124); each without handing the candidate a way to a verdict."""
 
 from __future__ import annotations
 
@@ -10,20 +11,14 @@ import pytest
 from agentic_rl.sandbox.trust import plan
 
 from .conftest import make_sandbox
-
-HEAD = "import unittest, os\nfrom unittest.mock import patch\nclass TestCases(unittest.TestCase):\n"
+from .test_patching import HEAD, grade
 
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with make_sandbox(workers=1, nproc=64) as sb:
+    # room for the threads' round trips on a loaded machine
+    with make_sandbox(workers=1, nproc=64, test_timeout_s=60.0) as sb:
         yield sb
-
-
-def grade(sb, code: str, body: str):
-    test = HEAD + body
-    assert plan(test, "unittest") == ("out_of_process", None)
-    return sb.run_tests(code, test, harness="unittest")
 
 
 def grade_with_imports(sb, code: str, body: str):
@@ -33,17 +28,17 @@ def grade_with_imports(sb, code: str, body: str):
 
 
 def test_many_threads_that_each_call_a_mock_stay_under_the_process_limit(sandbox):
-    # 200 threads over a limit of 64: each waits its turn on the channel, so without pacing their start
+    # 150 threads over a limit of 64: each waits its turn on the channel, so without pacing their start
     # (Endpoint.pace_thread_start) all of them are alive at once and `start()` fails
     code = (
         "import os, threading\ndef task_func(n):\n    seen = []\n"
-        "    def work(i):\n        os.remove(str(i))\n        os.remove.sub(i)\n        seen.append(i)\n"
+        "    def work(i):\n        os.remove(str(i))\n        seen.append(i)\n"
         "    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]\n"
         "    for t in threads:\n        t.start()\n    for t in threads:\n        t.join()\n    return len(seen)\n"
     )
     body = (
         "    @patch('os.remove')\n    def test_a(self, m):\n"
-        "        self.assertEqual(task_func(200), 200)\n        self.assertEqual(m.call_count, 200)\n"
+        "        self.assertEqual(task_func(150), 150)\n        self.assertEqual(m.call_count, 150)\n"
     )
     r = grade(sandbox, code, body)
     assert (r.passed, r.trust) == (True, "out_of_process"), r
