@@ -51,7 +51,7 @@ from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
     run_tool,
     split_example_reply,
 )
-from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, vllm_config
+from agentic_rl.rollout.backends import DEFAULT_BACKEND, SAMPLERS, VLLMConfig, check_servers, vllm_config
 from agentic_rl.rollout.policy import (
     ContinuousPolicy,
     GenerationStats,
@@ -88,6 +88,11 @@ class RolloutConfig:
     response_prefix: text that opens every model turn ("" = none). It is context, not generated: its ids are
         appended after the prompt and after each observation with loss mask 0, and the episode's parser and the
         stop condition read it in front of the generated text (e.g. "<action>": the model only writes the JSON).
+    servers: where the sampler runs (agentic_rl.rollout.service): null = the backend's default (vllm: one local
+        server, hf: in this process), 0 = in this process, N = N local servers of the backend's engine, or a list
+        of server URLs started elsewhere. server_token_env: the variable holding those servers' token.
+        server_startup_timeout_s: how long a local server may take to start. sync_dir: a folder the servers
+        started elsewhere read the trainer's weights from (local servers get a temporary one).
     """
 
     max_turns: int = 5
@@ -102,6 +107,10 @@ class RolloutConfig:
     backend: str = DEFAULT_BACKEND
     vllm: VLLMConfig = field(default_factory=VLLMConfig)
     response_prefix: str = ""
+    servers: Any = None
+    server_token_env: str = "AGENTIC_RL_SAMPLER_TOKEN"
+    server_startup_timeout_s: float = 600.0
+    sync_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_turns < 1:
@@ -121,6 +130,7 @@ class RolloutConfig:
                 f"rollout.backend={self.backend!r} is not a sampler; available: {', '.join(SAMPLERS.names())}"
             )
         self.vllm = vllm_config(self.vllm)
+        self.servers = check_servers(self.servers, self.sync_dir)
         _ = self.sampling  # built once here so that bad sampling fields fail at config time
 
     @property

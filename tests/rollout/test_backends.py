@@ -44,10 +44,20 @@ def lora_model():
     return model, loaded.tokenizer
 
 
-def test_vllm_missing_falls_back_to_hf_with_one_log_line(lora_model, monkeypatch, caplog):
+@pytest.fixture
+def no_vllm_anywhere(monkeypatch, tmp_path):
+    """`import vllm` raises here, and the checkout has no `.venv-vllm` to start a sampler server from."""
+    from agentic_rl.rollout import backends
+
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    monkeypatch.setattr(backends, "repo_root", lambda: tmp_path)
+
+
+@pytest.mark.parametrize("servers", [None, 0])
+def test_vllm_missing_falls_back_to_hf_with_one_log_line(lora_model, no_vllm_anywhere, caplog, servers):
+    """On sampler servers (the default) or in this process (servers=0)."""
     model, tok = lora_model
-    monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` now raises ImportError
-    cfg = RolloutConfig(backend="vllm")
+    cfg = RolloutConfig(backend="vllm", servers=servers)
     with caplog.at_level(logging.WARNING):
         policy = make_policy(model, tok, cfg)
     assert isinstance(policy, HFPolicy)
@@ -237,11 +247,10 @@ def test_block_size_on_a_cpu_is_a_multiple_of_32_and_the_error_says_what_to_set(
         check_block_size(16, on_gpu=False)
 
 
-def test_a_block_size_the_cpu_engine_refuses_is_an_error_not_a_fallback(lora_model, monkeypatch):
+def test_a_block_size_the_cpu_engine_refuses_is_an_error_not_a_fallback(lora_model, monkeypatch, no_vllm_anywhere):
     """Checked where the engine starts (the device is known there), before vLLM is even imported."""
     model, tok = lora_model
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setitem(sys.modules, "vllm", None)  # were it a fallback, this would give the HF backend
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # no vLLM: were it a fallback, this gives HF
     with pytest.raises(ValueError, match="multiple of 32"):
         make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 40}))
     assert isinstance(make_policy(model, tok, RolloutConfig(backend="vllm", vllm={"block_size": 64})), HFPolicy)

@@ -74,7 +74,13 @@ class FakeLLM:
     """vLLM's `LLM` as the policy uses it. `replies` maps a history to the whole reply the "model" gives it; a
     call continues the reply from where the prompt is, up to `max_tokens`, and stops after the token whose text
     (of this call's output) first holds a stop string, as vLLM does with `include_stop_str_in_output`. The
-    log-prob of the reply's j-th token is -(j + 1) / 100, so that pieces from several calls show their place."""
+    log-prob of the reply's j-th token is -(j + 1) / 100, so that pieces from several calls show their place.
+
+    It keeps the real engine's contract where a policy could get it wrong: no log-probs unless the request asks
+    for them (`logprobs`); with `logits` set (j -> the j-th position's logits, the chosen token at index 0) the
+    log-probs are those of the engine's `logprobs_mode`: raw = log_softmax of the model's logits times the scale the
+    workers were given, processed = after the request's temperature and top-p, renormalised over the nucleus; and
+    a prefix cache filled under weights that a reload has since replaced is never served (an error here)."""
 
     def __init__(self, tokenizer, kwargs):
         self.tok = tokenizer
@@ -91,6 +97,10 @@ class FakeLLM:
         self.enqueued: list[tuple[str, list[int], object]] = []  # (request id, prompt ids, params), in order
         self.queue: list[tuple[str, dict, object]] = []
         self.aborted: list[str] = []
+        self.logits = None  # j -> (K,) logits of the reply's j-th position, its token at index 0 (None: fixed values)
+        self.scale = 1.0  # what the workers' LogitsProcessors multiply the logits by (`scale_logits`)
+        self.weights_version = 0  # bumped by every reload
+        self.cache_versions: set[int] = set()  # the weight versions the prefix cache holds keys/values of
 
     def generate(self, prompts, params, use_tqdm=True, lora_request=None):
         self.calls.append([(list(p["prompt_token_ids"]), sp) for p, sp in zip(prompts, params)])
@@ -116,11 +126,32 @@ class FakeLLM:
                 if not sp.include_stop_str_in_output:
                     out.pop()
                 break
-        logprobs = [{t: SimpleNamespace(logprob=-(start + j + 1) / 100)} for j, t in enumerate(out)]
-        completion = SimpleNamespace(token_ids=tuple(out), logprobs=logprobs, stop_reason=reason)
+        self.serve_prefix_cache()
+        logprobs = [{t: SimpleNamespace(logprob=self.logprob(start + j, sp))} for j, t in enumerate(out)]
+        completion = SimpleNamespace(
+            token_ids=tuple(out), logprobs=logprobs if sp.logprobs is not None else None, stop_reason=reason
+        )
         return SimpleNamespace(
             outputs=[completion], num_cached_tokens=self.cached, request_id=request_id, finished=True
         )
+
+    def logprob(self, j, sp):
+        """The log-prob the engine reports for the reply's j-th token under its `logprobs_mode` (see the class doc)."""
+        if self.logits is None:
+            return -(j + 1) / 100
+        logits = self.logits(j) * self.scale
+        if self.kwargs.get("logprobs_mode") == "raw_logprobs":
+            return float(torch.log_softmax(logits, -1)[0])
+        assert self.kwargs.get("logprobs_mode") == "processed_logprobs", "vLLM reports raw or processed log-probs"
+        probs = torch.softmax(logits / (sp.temperature or 1.0), -1)
+        kept = probs.sort(descending=True).values
+        nucleus = kept[(kept.cumsum(0) - kept) < sp.top_p]
+        return float(torch.log(probs[0] / nucleus.sum()))
+
+    def serve_prefix_cache(self):
+        stale = {v for v in self.cache_versions if v != self.weights_version}
+        assert not stale, "the prefix cache served keys/values computed with weights a reload replaced"
+        self.cache_versions.add(self.weights_version)
 
     # continuous batching: `llm_engine.add_request`, then `llm_engine.step()`, which finishes the newest queued
     # request each step
@@ -150,9 +181,11 @@ class FakeLLM:
             names = [name for name, _ in kwargs["weights_iterator"]]
             levels = {n: logging.getLogger(n).level for n in RELOAD_LOGGERS}
             self.events.append(("reload", names, levels))
+            self.weights_version += 1
             return [None]
         if method is vllm_policy.scale_logits:
             self.events.append(("scale", args[0]))
+            self.scale = 1.0 / args[0]
             return [self.scale_found]
         if method is vllm_policy.release_kv_pages:
             self.events.append("release")
@@ -161,6 +194,8 @@ class FakeLLM:
 
     def reset_prefix_cache(self):
         self.events.append("reset")
+        if self.reset_ok:
+            self.cache_versions.clear()
         return self.reset_ok
 
     def sleep(self, level):
