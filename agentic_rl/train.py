@@ -51,6 +51,7 @@ from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
+from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics
 from agentic_rl.rollout.backends import make_policy
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.runtime.checkpoint import (
@@ -295,7 +296,9 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
         smoothing=0,
     )
     started, seconds_before = time.perf_counter(), pos.train_seconds
-    with ctx.interrupts.deferred():
+    roll = lambda jobs: run_episodes(jobs, t.policy, t.toolset, t.rollout_cfg)  # noqa: E731
+    # algo.max_staleness: the next batches roll out while this one updates (0: nothing ahead, the synchronous loop)
+    with ctx.interrupts.deferred(), contextlib.closing(RolloutsAhead(roll, t.policy, t.algo.max_staleness)) as ahead:
         while pos.epoch < t.algo.epochs:
             if pos.order is None:
                 # every rank draws the same order and takes its own share of it
@@ -303,7 +306,9 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
                 pos.order, pos.index = t.dist.shard(order), 0
             chunk = pos.order[pos.index : pos.index + t.algo.tasks_per_rollout]
             step_before = pos.step
-            train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar)
+            after = range(pos.index + len(chunk), len(pos.order), t.algo.tasks_per_rollout)  # this epoch's next batches
+            upcoming = [[t.train_tasks[i] for i in pos.order[j : j + t.algo.tasks_per_rollout]] for j in after]
+            train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar, ahead, upcoming)
             pos.index += len(chunk)
             if pos.index >= len(pos.order):
                 pos.epoch, pos.order = pos.epoch + 1, None
@@ -318,15 +323,25 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
     bar.close()
 
 
-def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContext, bar: tqdm) -> None:
-    """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group."""
+def train_on_chunk(
+    t: Training,
+    chunk: list[Task],
+    pos: Position,
+    ctx: RunContext,
+    bar: tqdm,
+    ahead: RolloutsAhead | None = None,
+    upcoming: list[list[Task]] | None = None,
+) -> None:
+    """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group; with
+    `ahead`, the batch may have been rolled out while the previous one updated, and the `upcoming` ones start."""
     algo = t.algo
+    ahead = ahead or RolloutsAhead(lambda jobs: run_episodes(jobs, t.policy, t.toolset, t.rollout_cfg), t.policy, 0)
     # Freed heap that glibc keeps resident would otherwise stack under each phase's peak: the rollout's caches and
     # the update's activations are each gigabyte-sized, allocated and freed in different sizes.
     release_free_memory()
     # 1. rollout: the G samples of every task in the chunk, generated as one batch
-    trajs = run_episodes(
-        [(task, g) for task in chunk for g in range(algo.group_size)], t.policy, t.toolset, t.rollout_cfg
+    trajs, lags = ahead.take(
+        batch_jobs(chunk, algo.group_size), [batch_jobs(c, algo.group_size) for c in upcoming or []]
     )
     # 2. reward, per task group
     groups = [trajs[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]
@@ -343,10 +358,16 @@ def train_on_chunk(t: Training, chunk: list[Task], pos: Position, ctx: RunContex
         t.pad_id,
         temperature=t.rollout_cfg.temperature,
         step=t.dist.data_parallel(grpo_step),
+        **(
+            {"staleness": [lags[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]}
+            if any(lags)
+            else {}
+        ),
     )
+    ahead.updated()  # the new weights go to the sampler servers (max_staleness >= 1)
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
-    shared = rollout_metrics(trajs.stats)
+    shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags)}
     for key in ("time/rollout_s", "time/tools_s", "time/sync_s"):
         shared[key] /= len(groups)
     for task, group, bds, group_rewards, stats in zip(chunk, groups, breakdowns, rewards, all_stats):

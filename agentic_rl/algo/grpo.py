@@ -118,6 +118,9 @@ class GRPOConfig:
         compares like with like).
     rollout_correction: mode, level and cap of the importance weight between the sampler's recorded
         log-probs and the trainer's (`RolloutCorrectionSchema`).
+    max_staleness: how many weight versions the sampler may run ahead of the trainer (agentic_rl.rollout.ahead):
+        0 = the synchronous loop; k >= 1 (sampler servers only) rolls out the next k batches while the trainer
+        updates, and a group sampled by older weights takes the sampler's own log-probs as its behaviour policy.
     """
 
     group_size: int = 4
@@ -141,6 +144,7 @@ class GRPOConfig:
     dtype: str = "fp32"
     lora: LoraSchema = field(default_factory=LoraSchema)
     rollout_correction: RolloutCorrectionSchema = field(default_factory=RolloutCorrectionSchema)
+    max_staleness: int = 0
 
     def __post_init__(self) -> None:
         # a config node converted with `to_dataclass` gives the nested group as a plain dict
@@ -154,6 +158,7 @@ class GRPOConfig:
                 f"algo.group_size must be >= 2 (GRPO compares rollouts within a group), got {self.group_size}",
             ),
             (self.lr > 0, f"algo.lr must be > 0, got {self.lr}"),
+            (self.max_staleness >= 0, f"algo.max_staleness must be >= 0 (0: synchronous), got {self.max_staleness}"),
             (self.kl_coeff >= 0, f"algo.kl_coeff must be >= 0, got {self.kl_coeff}"),
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
             (
@@ -385,6 +390,17 @@ def _group_backward(
     return _GroupSums(total_loss, kl_sum, n_clipped, gap)
 
 
+def sampler_behaviour(group: Sequence[Trajectory]) -> list[torch.Tensor]:
+    """The sampler's log-prob rows of a group sampled by older weights (its behaviour policy)."""
+    rows = [sampler_logprobs_of(t) for t in group]
+    if any(row is None for row in rows):
+        raise ValueError(
+            "a group sampled ahead of the trainer carries no sampler log-probs, so its behaviour policy is unknown: "
+            "algo.max_staleness > 0 needs a sampler that records them (the sampler servers do)"
+        )
+    return [row for row in rows if row is not None]
+
+
 def update_rollout_batch(
     model: Any,
     optimizer: torch.optim.Optimizer,
@@ -395,6 +411,7 @@ def update_rollout_batch(
     *,
     temperature: float,
     step: Callable[..., StepStats] | None = None,
+    staleness: Sequence[Sequence[int]] | None = None,
 ) -> list[StepStats]:
     """One `grpo_step` per task group of a rollout batch, in order (`step` stands in for `grpo_step`, with
     the same signature: data-parallel training passes `Distributed.data_parallel(grpo_step)`).
@@ -403,12 +420,18 @@ def update_rollout_batch(
     before that step, so its behaviour log-probs are scored now, before any step, and its update uses the
     clipped importance ratio. Groups that will be skipped are not scored. Episodes an infrastructure failure
     ended are dropped from their groups first (`scored_episodes`).
+
+    staleness: per group, per trajectory, the weight versions between its sampling and now (`algo.max_staleness`).
+    A group sampled by older weights than the trainer's has no trainer-side behaviour policy to score (those
+    weights are gone): the sampler's own log-probs, of the version that sampled each turn, are its `old_logp`,
+    so the PPO ratio covers the lag and the rollout-correction weight is 1.
     """
+    stale = {i for i, lags in enumerate(staleness or []) if any(lags)}
     kept = [scored_episodes(group, r) for group, r in zip(groups, rewards)]
     groups, rewards = [k[0] for k in kept], [k[1] for k in kept]
     stepping = [i for i, r in enumerate(rewards) if _updates(r, cfg)]
-    off_policy = stepping[1:]
-    behaviour: dict[int, list[torch.Tensor]] = {}
+    off_policy = [i for i in stepping[1:] if i not in stale]
+    behaviour: dict[int, list[torch.Tensor]] = {i: sampler_behaviour(groups[i]) for i in stepping if i in stale}
     scoring_started = time.perf_counter()
     if off_policy:
         flat = [t for i in off_policy for t in groups[i]]
@@ -426,7 +449,7 @@ def update_rollout_batch(
         stats = (step or grpo_step)(
             model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i)
         )
-        stats.update_s = time.perf_counter() - started + (scoring_share if i in behaviour else 0.0)
+        stats.update_s = time.perf_counter() - started + (scoring_share if i in off_policy else 0.0)
         stats.infra = kept[i][2]
         all_stats.append(stats)
     return all_stats

@@ -85,6 +85,15 @@ class Policy(Protocol):
 FinishedTurn = tuple[int, list[int], list[float] | None]
 
 
+class LogprobPolicy:
+    """A backend's `generate` from its `generate_with_logprobs`: the same turns without their log-probs."""
+
+    def generate(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> list[list[int]]:
+        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]  # type: ignore[attr-defined]
+
+
 class ContinuousPolicy(Protocol):
     """A policy that batches turns continuously, one episode's turn at a time (agentic_rl.rollout.agent uses it
     when `continuous_batching` is true): `start_turn` queues a turn (`request.episode` names its episode, and

@@ -83,6 +83,7 @@ from agentic_rl.rollout.hf_policy import NUCLEUS_CANDIDATES
 from agentic_rl.rollout.policy import (
     FinishedTurn,
     GenerationStats,
+    LogprobPolicy,
     SamplingParams,
     StopCondition,
     StopFn,
@@ -252,7 +253,7 @@ def scan_breakers() -> list[str]:
     return found
 
 
-class VLLMPolicy:
+class VLLMPolicy(LogprobPolicy):
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
     def __init__(
@@ -434,11 +435,6 @@ class VLLMPolicy:
         if not self.llm.reset_prefix_cache():
             return 0  # requests still hold blocks (never the case between rollouts): leave the cache alone
         return sum(self.llm.collective_rpc(release_kv_pages))
-
-    def generate(
-        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
-    ) -> list[list[int]]:
-        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
     def generate_with_logprobs(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn

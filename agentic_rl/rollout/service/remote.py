@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
+from agentic_rl.rollout.policy import GenerationStats, LogprobPolicy, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.service.protocol import GenerateTurn, SamplerClient, SamplerDown
 from agentic_rl.rollout.service.router import SamplerRouter
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
@@ -64,7 +64,7 @@ class WeightPublisher:
         return self.version, path
 
 
-class RemotePolicy:
+class RemotePolicy(LogprobPolicy):
     def __init__(
         self, model: Any, tokenizer: Any, router: SamplerRouter, sync_folder: Path, synced: bool = True
     ) -> None:
@@ -111,11 +111,6 @@ class RemotePolicy:
             "weights v%d sent to %d servers: %d bytes in %.2f s", version, len(sizes), self.last_sync_bytes, seconds
         )
         return seconds
-
-    def generate(
-        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
-    ) -> list[list[int]]:
-        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
     def generate_with_logprobs(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
