@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from agentic_rl.rollout.service.protocol import GenerateTurn
@@ -31,6 +32,11 @@ def read_tensors(path: str) -> tuple[dict[str, Any], int]:
     from safetensors.torch import load_file
 
     return load_file(path), os.path.getsize(path)
+
+
+def any_of(markers: list[str]) -> Callable[[str], bool]:
+    """True once the text holds one of `markers` (what vLLM's stop strings check)."""
+    return lambda text: any(m in text for m in markers)
 
 
 class HFEngine:
@@ -56,7 +62,7 @@ class HFEngine:
         out = []
         for turn in turns:
             markers = list(turn.stop or [])
-            stop = StopCondition(lambda text, m=markers: any(s in text for s in m), markers)
+            stop = StopCondition(any_of(markers), markers)
             torch.manual_seed(turn.seed)
             sampling = SamplingParams(turn.max_tokens, turn.temperature, turn.top_p)
             [(ids, logps)] = self.policy.generate_with_logprobs([TurnRequest(turn.ids, task, 0, 0)], sampling, stop)

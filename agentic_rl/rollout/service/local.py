@@ -112,6 +112,7 @@ def served_policy(
 
     folder = Path(tempfile.mkdtemp(prefix="agentic_rl-samplers-"))
     procs: list[subprocess.Popen] = []
+    token: str | None
     try:
         if isinstance(servers, int):
             export_for_engine(model, tokenizer, folder / "model")

@@ -97,7 +97,7 @@ class SamplerServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
 
     def generate(self, body: dict[str, Any]) -> dict[str, Any]:
         turns = body.get("turns")
