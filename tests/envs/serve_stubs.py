@@ -23,19 +23,17 @@ from tests.envs.test_codegym import task as codegym_task
 
 class InProcessSandbox:
     """`execute` runs the program here, its stdout captured (one at a time: stdout is the process's); `run_tests`
-    passes a candidate that defines `solve`. The sandbox itself fails (status "sandbox_error") on every n-th call
-    with `fail_every` = n > 0, and on every program that holds the text `fail_if`."""
+    passes a candidate that defines `solve`. The sandbox itself fails (status "sandbox_error") on every program that
+    holds the text `fail_if`."""
 
-    def __init__(self, fail_every: int = 0, fail_if: str | None = None) -> None:
-        self.calls, self.fail_every, self.fail_if = 0, fail_every, fail_if
-        self._lock = threading.Lock()
+    # one lock for every instance: stdout is the process's, and a test runs two servers' sandboxes in one process
+    _lock = threading.Lock()
+
+    def __init__(self, fail_if: str | None = None) -> None:
+        self.fail_if = fail_if
 
     def _failing(self, code: str) -> bool:
-        with self._lock:
-            self.calls += 1
-            return (
-                self.fail_every > 0 and self.calls % self.fail_every == 0 or bool(self.fail_if and self.fail_if in code)
-            )
+        return bool(self.fail_if and self.fail_if in code)
 
     def execute(self, code: str, timeout_s: float = 10.0) -> SimpleNamespace:
         if self._failing(code):
