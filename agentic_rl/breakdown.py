@@ -27,9 +27,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import outcomes_of, read_eval_records, scored
-from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap, task_rate
-from agentic_rl.tracking.tables import ALL, Pair, comparison_markdown, paired_test, primary_test_note, with_holm
+from agentic_rl.reports.run_files import read_eval_records
+from agentic_rl.reports.runs import outcomes_of
+from agentic_rl.reports.stats import DEFAULT_BOOTSTRAP, Bootstrap, task_rate
+from agentic_rl.reports.tables import ALL, Pair, comparison_markdown, paired_test, primary_test_note, with_holm
+from agentic_rl.tracking.metrics import scored
 
 PHASES = ("eval", "before", "after")
 MISSING = "(none)"

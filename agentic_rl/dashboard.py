@@ -69,7 +69,7 @@ def panel_spec(panel: Panel, wr: Any) -> Any:
 def panels_of_runs(run_dirs: list[str]) -> tuple[Panel, ...]:
     """The panels of the tools the episodes of `run_dirs` declared (as they logged them), and the `env/` panels
     when they stepped CodeGym environments."""
-    from agentic_rl.tracking.runs import read_metrics
+    from agentic_rl.reports.run_files import read_metrics
 
     records = [r for d in run_dirs for r in read_metrics(Path(d))]
     if not records:

@@ -34,7 +34,7 @@ from agentic_rl.config import register_configs, validate
 from agentic_rl.envs.toolset import build_environment
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
 from agentic_rl.evaluation.policies import fit_to_policy, policy_source, resolve_adapter
-from agentic_rl.evaluation.records import RESULTS_FILE, ResultStore
+from agentic_rl.evaluation.records import ResultStore
 from agentic_rl.evaluation.report import (
     FIGURE,
     environment_report,
@@ -46,6 +46,7 @@ from agentic_rl.evaluation.report import (
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.runtime.files import RESULTS_FILE
 from agentic_rl.runtime.jobs import run_job
 from agentic_rl.runtime.memory import memory_metrics, upgrade_legacy_pin
 from agentic_rl.runtime.stages import finish, open_run, pin_run_heap, run_dir_of, seed_everything

@@ -40,6 +40,7 @@ from agentic_rl.envs.codegym import CodeGymRunner
 from agentic_rl.envs.verify import best_constant, constant_answer_filter, constant_results
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.registry import build
+from agentic_rl.runtime.files import SUMMARY_FILE
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -132,7 +133,7 @@ def run(cfg: Any, args: argparse.Namespace) -> dict[str, Any]:
     summary = merge_summaries(parts)
     out = Path(args.out)
     write_jsonl(out / "flagged.jsonl", flagged)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     gone = set(summary["flagged_ids"])
     (out / "kept.txt").write_text("".join(f"{t.task_id}\n" for t in tasks if t.task_id not in gone))
     return summary

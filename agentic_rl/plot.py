@@ -8,7 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from agentic_rl.tracking.plots import find_runs, plot_run, plot_seeds, plot_sweep
+from agentic_rl.reports.plots import plot_run, plot_seeds, plot_sweep
+from agentic_rl.reports.run_files import find_runs
+from agentic_rl.runtime.files import METRICS_FILE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     # the command's output is the figures' paths, one per line (for scripts and shells), not log records
-    if (args.path / "metrics.jsonl").is_file():
+    if (args.path / METRICS_FILE).is_file():
         print(plot_run(args.path))  # noqa: T201 - the command prints the figure paths for scripts
     elif find_runs(args.path):
         for run in find_runs(args.path):

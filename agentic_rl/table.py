@@ -1,5 +1,5 @@
 """`python -m agentic_rl.table SWEEP_DIR` or `python -m agentic_rl.table RUN_DIR [RUN_DIR ...]`: the result tables
-with 95% intervals (`tracking/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
+with 95% intervals (`reports/tables.py`) as table.md and table.json, in the sweep dir or the run dirs' common
 parent (`--out DIR` elsewhere). `--before BASE_EVAL_DIR [...]` pairs runs that only evaluated after training with
 the base model's evaluation of the same tasks (one for every arm, or one per arm, matched by its overrides).
 
@@ -15,8 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from agentic_rl.tracking.stats import DEFAULT_BOOTSTRAP, Bootstrap
-from agentic_rl.tracking.tables import write_table
+from agentic_rl.reports.stats import DEFAULT_BOOTSTRAP, Bootstrap
+from agentic_rl.reports.tables import write_table
 
 
 def main(argv: list[str] | None = None) -> int:

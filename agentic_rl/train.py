@@ -50,6 +50,8 @@ from agentic_rl.evaluation.records import ResultStore
 from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
+from agentic_rl.reports.plots import plot_run
+from agentic_rl.reports.run_files import read_metrics
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics
 from agentic_rl.rollout.backends import make_policy
@@ -63,14 +65,12 @@ from agentic_rl.runtime.checkpoint import (
     rng_states,
     save_checkpoint,
 )
-from agentic_rl.runtime.files import atomic_write_text, disk_errors
+from agentic_rl.runtime.files import atomic_write_text, disk_errors, eval_records_path
 from agentic_rl.runtime.jobs import completed_summary, experiment_hash, multirun_dirs, resolve_resume, run_job
 from agentic_rl.runtime.memory import memory_metrics, peak_rss_gib, release_free_memory
 from agentic_rl.runtime.stages import RunContext, finish, open_run, pin_run_heap, run_dir_of, seed_everything
 from agentic_rl.tools import build_toolset
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, rollout_metrics, task_type_metrics
-from agentic_rl.tracking.plots import plot_run, read_metrics
-from agentic_rl.tracking.runs import eval_records_path
 from agentic_rl.tracking.sinks import open_tracker, truncate_metrics
 from agentic_rl.types import Task
 from agentic_rl.warmup import run_warmup

@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 
 from agentic_rl.breakdown import breakdown_rows, main, paired_rows
 from agentic_rl.data.pipelines import load_pipelines
-from agentic_rl.tracking.stats import holm_adjust
+from agentic_rl.reports.stats import holm_adjust
 
 DATA = {
     "_target_": "agentic_rl.data.pipelines.load_pipelines",

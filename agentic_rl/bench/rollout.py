@@ -44,6 +44,7 @@ import torch
 
 from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.paths import CONF_DIR
+from agentic_rl.reports.run_files import markdown_header, markdown_row
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, observation_ids, prompt_messages, run_episodes, run_tool
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.runtime.memory import peak_rss_gib
@@ -317,18 +318,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sandbox.close()
 
     notebook_tps = rows["notebook loop"]["tokens_per_s"]
-    lines = [
-        "| loop | episodes | generated tok | wall s | tools s | tok/s | x notebook | of ceiling "
-        "| prefill / context tok | peak RSS GiB |",
-        "|" + "---|" * 10,
-    ]
+    lines = markdown_header(
+        ["loop", "episodes", "generated tok", "wall s", "tools s", "tok/s", "x notebook", "of ceiling"]
+        + ["prefill / context tok", "peak RSS GiB"]
+    )
     for name, r in rows.items():
-        lines.append(
-            f"| {name} | {r['episodes']} | {r['generated']} | {r['wall_s']:.1f} | {r['tools_s']:.1f} "
-            f"| {r['tokens_per_s']:.1f} | {r['tokens_per_s'] / notebook_tps:.2f} "
-            f"| {r['tokens_per_s'] / ceiling_tps:.2f} | {r['prefill']} / {r['context']} = "
-            f"{r['prefill'] / r['context']:.2f} | {rss[name]:.2f} |"
-        )
+        tps = r["tokens_per_s"]
+        times = [f"{r['wall_s']:.1f}", f"{r['tools_s']:.1f}"]
+        speeds = [f"{tps:.1f}", f"{tps / notebook_tps:.2f}", f"{tps / ceiling_tps:.2f}"]
+        prefill = f"{r['prefill']} / {r['context']} = {r['prefill'] / r['context']:.2f}"
+        lines.append(markdown_row([name, r["episodes"], r["generated"], *times, *speeds, prefill, f"{rss[name]:.2f}"]))
     lines.append(
         f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
         f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB"

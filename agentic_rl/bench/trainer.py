@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from agentic_rl.paths import CONF_DIR
+from agentic_rl.reports.run_files import markdown_header, markdown_row
 from agentic_rl.rollout.agent import RolloutConfig, extract_code, prompt_messages, run_episodes, run_tool
 from agentic_rl.runtime.memory import peak_rss_gib
 from agentic_rl.types import ToolCall
@@ -256,19 +257,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # completion lengths differ between the two samplers' draws; a step's cost grows with them
     rows = [
-        f"| agentic_rl | {len(ours) - 1} | {ours_s:.1f} | {listed(ours)} | {listed(our_lengths)} | {rss_ours:.2f} |"
+        markdown_row(
+            ["agentic_rl", len(ours) - 1, f"{ours_s:.1f}", listed(ours), listed(our_lengths), f"{rss_ours:.2f}"]
+        )
     ]
     rows += [
-        f"| TRL GRPOTrainer ({name}) | {len(times) - 1} | {medians[name]:.1f} | {listed(times)} | "
-        f"{listed(lengths)} | {trl_rss[name]:.2f} |"
+        markdown_row(
+            [f"TRL GRPOTrainer ({name})", len(times) - 1, f"{medians[name]:.1f}", listed(times), listed(lengths)]
+            + [f"{trl_rss[name]:.2f}"]
+        )
         for name, (times, lengths) in trl_runs.items()
     ]
     ratios = {name: ours_s / median for name, median in medians.items()}
     table = "\n".join(
         [
-            "| trainer | steps timed | median step s | all steps s | mean completion tokens per step "
-            "| peak RSS GiB (process, cumulative) |",
-            "|---|---|---|---|---|---|",
+            *markdown_header(
+                ["trainer", "steps timed", "median step s", "all steps s", "mean completion tokens per step"]
+                + ["peak RSS GiB (process, cumulative)"]
+            ),
             *rows,
             "",
             *[f"ratio agentic_rl / TRL ({name}): {ratio:.2f} (target <= 0.5)" for name, ratio in ratios.items()],

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from agentic_rl.bench.rollout import compose_overrides
+from agentic_rl.reports.run_files import markdown_header, markdown_row
 
 logger = logging.getLogger(__name__)
 PROMPTS = [
@@ -117,17 +118,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         }
         policy.close()
         del policy
-    lines = [
-        "| engine dtype | identical seqs | greedy equal (to 1st diff) | equal positions | mean abs dlogp "
-        "| max abs dlogp | sync all s | sync touched s |",
-        "|" + "---|" * 8,
-    ]
+    lines = markdown_header(
+        ["engine dtype", "identical seqs", "greedy equal (to 1st diff)", "equal positions", "mean abs dlogp"]
+        + ["max abs dlogp", "sync all s", "sync touched s"]
+    )
     for dtype, r in results.items():
-        lines.append(
-            f"| {dtype} | {r['identical_sequences']}/{r['sequences']} | {r['greedy_equal_prefix_share']:.3f} "
-            f"| {r['greedy_equal_position_share']:.3f} | {r['logp_gap_mean']:.2e} | {r['logp_gap_max']:.2e} "
-            f"| {r['sync_s_all']:.2f} | {r['sync_s_touched']:.2f} |"
-        )
+        shares = [f"{r['greedy_equal_prefix_share']:.3f}", f"{r['greedy_equal_position_share']:.3f}"]
+        gaps = [f"{r['logp_gap_mean']:.2e}", f"{r['logp_gap_max']:.2e}"]
+        syncs = [f"{r['sync_s_all']:.2f}", f"{r['sync_s_touched']:.2f}"]
+        lines.append(markdown_row([dtype, f"{r['identical_sequences']}/{r['sequences']}", *shares, *gaps, *syncs]))
     logger.info("\n%s", "\n".join(lines))
     if args.json:
         Path(args.json).write_text(json.dumps({"argv": argv or sys.argv[1:], **results}, indent=2) + "\n")

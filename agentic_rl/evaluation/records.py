@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rl.envs.metrics import env_counts, env_metrics
+from agentic_rl.runtime.files import RESULTS_FILE
 from agentic_rl.tools.base import counted_tools
 from agentic_rl.tracking.metrics import aggregate_metrics, episode_counts
 from agentic_rl.types import Observation, Task, Trajectory
 
 logger = logging.getLogger(__name__)
 
-RESULTS_FILE = "results.jsonl"
 Key = tuple[str, str, int]  # (task_id, mode, sample index)
 
 # Statuses counted as "errors" in the summary (the program or the grader broke, as opposed to a wrong answer).

@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentic_rl.evaluation.passk import pass_at_k
-from agentic_rl.tracking.runs import scored
+from agentic_rl.tracking.metrics import scored
 
 Record = dict[str, Any]
 
 
 def scored_records(records: Sequence[Record]) -> list[Record]:
     """The episodes pass@k and the tool metrics describe: the sampled ones, or the greedy ones when none was
-    sampled (an evaluation with `n_samples: 0`). One rule with the tables and figures (`tracking.runs.scored`)."""
+    sampled (an evaluation with `n_samples: 0`). One rule with the tables and figures (`tracking.metrics.scored`)."""
     return scored(list(records))
 
 

@@ -209,13 +209,14 @@ class RolloutStats:
 
 
 def merge_rollout_stats(parts: Sequence[RolloutStats]) -> RolloutStats:
-    """The stats of several rollouts (an evaluation's batches) as one: counts and times summed."""
-    total = RolloutStats(prefill_tokens=None if any(p.prefill_tokens is None for p in parts) else 0)
+    """The stats of several rollouts (an evaluation's batches) as one: counts and times summed. Prefill is summed
+    only when every part counted it: a policy that does not count it leaves it None, never a partial sum."""
+    total = RolloutStats()
     for p in parts:
         for name in ("context_tokens", "generated_tokens", "rollout_s", "generate_s", "tools_s", "sync_s"):
             setattr(total, name, getattr(total, name) + getattr(p, name))
-        if total.prefill_tokens is not None:
-            total.prefill_tokens += p.prefill_tokens
+    prefills = [p.prefill_tokens for p in parts if p.prefill_tokens is not None]
+    total.prefill_tokens = sum(prefills) if len(prefills) == len(parts) else None
     return total
 
 

@@ -1,4 +1,10 @@
-"""Writing run files so that a kill or a full disk never leaves a file that looks complete but is broken.
+"""The run dir's file names, and writing run files so that a kill or a full disk never leaves a file that looks
+complete but is broken.
+
+A run dir holds `METRICS_FILE` (one JSON object per logged step, append-only), `SUMMARY_FILE` (the final
+metrics), an evaluation run's `RESULTS_FILE` (one record per task x mode x sample) and a training run's
+evaluation records (`eval_records_path`). The names live here, below everything that writes or reads them
+(the sinks, the jobs, the evaluator, the reports), so that each file is named once.
 
 `atomic_write_text` writes a sibling temp file, fsyncs it and renames it over the target (rename is atomic
 on POSIX), then fsyncs the directory so the rename itself survives a crash. `disk_errors(path)` turns
@@ -14,6 +20,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 _FULL = (errno.ENOSPC, errno.EDQUOT)
+
+METRICS_FILE = "metrics.jsonl"
+SUMMARY_FILE = "summary.json"
+RESULTS_FILE = "results.jsonl"
+
+
+def eval_records_path(run_dir: Path, phase: str) -> Path:
+    """Where a training run keeps the per-task records of its `phase` ("before" / "after") evaluation: one JSON
+    object per (task, mode, sample), as in an evaluation's results.jsonl (phase "eval": an evaluation run's
+    own results.jsonl). The paired before/after analysis of `reports/tables.py` reads them."""
+    return Path(run_dir) / (RESULTS_FILE if phase == "eval" else f"eval_{phase}.jsonl")
 
 
 class DiskFullError(OSError):

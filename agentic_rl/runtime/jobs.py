@@ -23,7 +23,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.runtime.files import atomic_write_text
+from agentic_rl.runtime.files import SUMMARY_FILE, atomic_write_text
 from agentic_rl.runtime.interrupt import RunInterrupted
 from agentic_rl.runtime.memory import upgrade_legacy_pin
 from agentic_rl.runtime.stages import in_hydra
@@ -35,7 +35,6 @@ logger = logging.getLogger(__name__)
 HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir")
 ERROR_FILE = "error.txt"
 FAILURES_FILE = "failures.json"
-SUMMARY_FILE = "summary.json"
 
 
 def experiment_config(cfg: DictConfig) -> dict[str, Any]:

@@ -1,2 +1,2 @@
-"""Metrics (one code path for training and evaluation), sinks (metrics.jsonl, W&B), figures and tables read back
-from run dirs with their confidence intervals (`stats`), dashboard panels."""
+"""Run-time logging: metrics (one code path for training and evaluation), sinks (metrics.jsonl, W&B) and the
+dashboard's panels. Tables, figures and comparisons read back from run dirs afterwards are `agentic_rl.reports`."""

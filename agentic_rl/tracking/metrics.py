@@ -161,3 +161,12 @@ def rollout_metrics(stats: Any) -> dict[str, float]:
     if stats.prefill_tokens is not None:
         out["rollout/prefill_tokens"] = float(stats.prefill_tokens)
     return out
+
+
+def scored(records: list[dict]) -> list[dict]:
+    """The episodes that pass@1 describes: the sampled ones, or the greedy ones when none was sampled. The greedy
+    episode (temperature 0, `greedy: true`) is reported apart as greedy_pass@1, so the task means of the tables and
+    figures leave it out too, and both sides of a comparison average the same kind of episode. Evaluation scores
+    with this rule too (`evaluation.scores.scored_records`)."""
+    sampled = [r for r in records if not r.get("greedy", False)]
+    return sampled or records

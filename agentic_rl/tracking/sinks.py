@@ -21,7 +21,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.runtime.files import atomic_write_text, disk_errors
+from agentic_rl.runtime.files import METRICS_FILE, SUMMARY_FILE, atomic_write_text, disk_errors
 from agentic_rl.tracking import wandb_run
 from agentic_rl.types import RewardBreakdown, Trajectory
 
@@ -40,7 +40,7 @@ class Tracker:
     ) -> None:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.metrics_path = self.run_dir / "metrics.jsonl"
+        self.metrics_path = self.run_dir / METRICS_FILE
         self.settings = dict(wandb_cfg or {})
         self._wandb = None
         self._warned_negative = False
@@ -94,7 +94,7 @@ class Tracker:
     def summary(self, values: dict[str, Any]) -> None:
         """Write summary.json now; W&B gets the last one, in one update, at close()."""
         # atomic: a kill or a full disk mid-write keeps the previous summary.json, never half of one
-        atomic_write_text(self.run_dir / "summary.json", json.dumps(values, indent=2, default=str))
+        atomic_write_text(self.run_dir / SUMMARY_FILE, json.dumps(values, indent=2, default=str))
         self._summary = values
 
     def close(self, exit_code: int = 0) -> None:
@@ -147,7 +147,7 @@ def truncate_metrics(run_dir: Path, n_bytes: int) -> None:
     Records logged after the checkpoint, and a half-written last line of a killed run, are dropped: the resumed
     run logs those steps again. The cut must land on a line boundary, else the file is not the one checkpointed.
     """
-    path = Path(run_dir) / "metrics.jsonl"
+    path = Path(run_dir) / METRICS_FILE
     size = path.stat().st_size if path.is_file() else 0
     if size < n_bytes:
         raise ValueError(

@@ -28,6 +28,7 @@ from omegaconf import DictConfig
 
 from agentic_rl.errors import ConfigError
 from agentic_rl.registry import component_name, to_dataclass
+from agentic_rl.runtime.files import RESULTS_FILE, SUMMARY_FILE
 from agentic_rl.types import RewardBreakdown, Trajectory
 
 logger = logging.getLogger(__name__)
@@ -223,7 +224,7 @@ def log_run_artifacts(run: Any, run_dir: Path) -> list[str]:
         art.add_dir(str(adapter))
         run.log_artifact(art)
         logged.append(art.name)
-    results = [p for p in (run_dir / "summary.json", run_dir / "results.jsonl") if p.is_file()]
+    results = [p for p in (run_dir / SUMMARY_FILE, run_dir / RESULTS_FILE) if p.is_file()]
     if results:
         art = wandb.Artifact(
             f"eval-{run.id}",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rl.tracking.runs import read_eval_records
+from agentic_rl.reports.run_files import read_eval_records
 
 REPO = Path(__file__).resolve().parents[2]
 METRICS = [

@@ -15,8 +15,8 @@ from safetensors.torch import load_file
 
 import agentic_rl.train as train
 from agentic_rl.config import register_configs
+from agentic_rl.reports.compare import is_cost
 from agentic_rl.runtime.checkpoint import CHECKPOINT_DIR, load_latest
-from agentic_rl.tracking.compare import is_cost
 from tests.config.test_compose import CONF
 
 register_configs()

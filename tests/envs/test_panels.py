@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from agentic_rl.dashboard import main
+from agentic_rl.reports.plots import most_used, tool_rate_curves
 from agentic_rl.tracking.panels import logged_tools, panels
-from agentic_rl.tracking.plots import most_used, tool_rate_curves
 
 CODEGYM_STEP = {
     "train/step": 1,
@@ -77,7 +77,7 @@ def fake_run(path, seed, before, after):
 
 
 def test_the_table_reports_each_held_out_set_before_and_after(tmp_path):
-    from agentic_rl.tracking.tables import build_table, table_markdown
+    from agentic_rl.reports.tables import build_table, table_markdown
 
     runs = [fake_run(tmp_path / f"seed-{s}", s, (0.2, 0.0), after) for s, after in ((1, (0.4, 0.0)), (2, (0.6, 0.05)))]
     table = build_table(runs)

@@ -21,12 +21,12 @@ from hydra import compose, initialize_config_dir
 import agentic_rl.evaluate  # noqa: F401  (registers the config schemas)
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
 from agentic_rl.evaluation.report import format_table, mode_summary, plot_eval_summary, reported_tools
+from agentic_rl.reports.plots import plot_run, tool_rate_curves
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
 from agentic_rl.sandbox import ExecResult, TestReport
 from agentic_rl.tools import build_toolset
 from agentic_rl.tools.base import TOOL_SPECS
 from agentic_rl.tracking.metrics import episode_metrics
-from agentic_rl.tracking.plots import plot_run, tool_rate_curves
 from agentic_rl.types import Task
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

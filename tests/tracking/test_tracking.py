@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from agentic_rl.reports.plots import plot_run, plot_sweep, rolling_mean
 from agentic_rl.tracking.metrics import episode_metrics, reward_metrics, task_type_metrics
-from agentic_rl.tracking.plots import plot_run, plot_sweep, rolling_mean
 from agentic_rl.tracking.sinks import Tracker
 from agentic_rl.types import Observation, RewardBreakdown, ToolCall, Trajectory, Turn
 

@@ -1,4 +1,4 @@
-"""Fixtures of the tracking tests."""
+"""Fixtures of the reports tests."""
 
 from __future__ import annotations
 

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rl.reports.run_files import read_eval_records
+from agentic_rl.reports.runs import episode_outcomes
+from agentic_rl.reports.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve, sign_test_p
+from agentic_rl.reports.tables import build_table, paired_rows, table_markdown, write_table
+from agentic_rl.runtime.files import eval_records_path
 from agentic_rl.table import main as table_main
-from agentic_rl.tracking.runs import episode_outcomes, eval_records_path, read_eval_records
-from agentic_rl.tracking.stats import PairedChange, mcnemar_exact_p, pairs_to_resolve, sign_test_p
-from agentic_rl.tracking.tables import build_table, paired_rows, table_markdown, write_table
 
 
 def test_mcnemar_exact_p_is_the_two_sided_binomial_tail_of_the_discordant_pairs():

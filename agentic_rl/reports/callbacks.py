@@ -25,7 +25,7 @@ class SweepOutputOnEnd(Callback):
         raise NotImplementedError
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from agentic_rl.tracking.runs import find_runs
+        from agentic_rl.reports.run_files import find_runs
 
         sweep_dir = Path(config.hydra.sweep.dir)
         if not find_runs(sweep_dir):
@@ -39,24 +39,24 @@ class SweepOutputOnEnd(Callback):
 
 
 class PlotSweepOnEnd(SweepOutputOnEnd):
-    """<sweep dir>/figures/sweep_summary.png and each arm's training_summary figure (tracking/plots.py)."""
+    """<sweep dir>/figures/sweep_summary.png and each arm's training_summary figure (reports/plots.py)."""
 
     what, command = "figure", "agentic_rl.plot"
 
     def write(self, sweep_dir: Path) -> Path:
-        from agentic_rl.tracking.plots import plot_seeds, plot_sweep
+        from agentic_rl.reports.plots import plot_seeds, plot_sweep
 
         plot_seeds(sweep_dir)  # the three-panel figure per arm, over its seeds
         return plot_sweep(sweep_dir)
 
 
 class TabulateSweepOnEnd(SweepOutputOnEnd):
-    """<sweep dir>/table.md and table.json: per arm, its seeds' numbers with 95% CIs (tracking/tables.py)."""
+    """<sweep dir>/table.md and table.json: per arm, its seeds' numbers with 95% CIs (reports/tables.py)."""
 
     what, command = "tables", "agentic_rl.table"
 
     def write(self, sweep_dir: Path) -> str:
-        from agentic_rl.tracking.tables import write_table
+        from agentic_rl.reports.tables import write_table
 
         return ", ".join(map(str, write_table([sweep_dir])))
 

@@ -37,7 +37,7 @@ tasks a comparison would need.
 Intervals are never clipped: a bound outside [0, 1] (a t interval of few seeds) says that the seeds are too few.
 
 The t quantiles for df ≤ 30 are tabulated (values of scipy.stats.t.ppf(0.975, df), checked against scipy in
-tests/tracking/test_stats.py); above 30 the Cornish-Fisher expansion in the normal quantile is exact to 1e-7. The
+tests/reports/test_stats.py); above 30 the Cornish-Fisher expansion in the normal quantile is exact to 1e-7. The
 bootstrap draws with numpy (a dependency of matplotlib and transformers), vectorised over resamples.
 """
 

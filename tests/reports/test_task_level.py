@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentic_rl.tracking.runs import across_seeds
-from agentic_rl.tracking.stats import (
+from agentic_rl.reports.runs import across_seeds
+from agentic_rl.reports.stats import (
     Bootstrap,
     TaskDifference,
     bootstrap_interval,
@@ -21,7 +21,7 @@ from agentic_rl.tracking.stats import (
     task_rate,
     task_sums,
 )
-from agentic_rl.tracking.tables import build_table, table_markdown
+from agentic_rl.reports.tables import build_table, table_markdown
 
 
 def make_run(

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from agentic_rl.tracking.stats import mean_ci, t975, tasks_to_separate, wilson_interval
+from agentic_rl.reports.stats import mean_ci, t975, tasks_to_separate, wilson_interval
 
 
 def test_t_quantiles_match_scipy_for_small_and_large_df():

@@ -10,12 +10,12 @@ import pytest
 
 import agentic_rl.evaluation.evaluator as evaluator_module
 from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
+from agentic_rl.reports.plots import draw_pass_at_1, plot_run, plot_sweep, run_title
+from agentic_rl.reports.runs import Estimate
+from agentic_rl.reports.stats import wilson_interval
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.rollout.policy import ScriptedPolicy
-from agentic_rl.tracking.plots import draw_pass_at_1, plot_run, plot_sweep, run_title
-from agentic_rl.tracking.runs import Estimate
 from agentic_rl.tracking.sinks import Tracker
-from agentic_rl.tracking.stats import wilson_interval
 from tests.evaluation.test_evaluator import GOOD, FakeSandbox, compose_cfg, tasks, toolsets
 
 

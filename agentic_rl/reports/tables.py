@@ -1,4 +1,5 @@
-"""The result tables of a study: per arm, its seeds' numbers with 95% intervals (`table.md` + `table.json`).
+"""The result tables of a study: per arm, its seeds' numbers with 95% intervals (`table.md` + `table.json`), written
+as Markdown through `run_files.markdown_header` / `markdown_row`.
 
 For a sweep dir (its job dirs) or any list of run dirs (e.g. experiments/cpu-default/seed-1..3), grouped into
 arms by `runs.group_by_arm` (overrides without the seed):
@@ -33,7 +34,8 @@ arms by `runs.group_by_arm` (overrides without the seed):
   over tasks among every mode evaluated before, format baselines included) and in each format baseline
   (`last_block`, `forced_submit`), with the primary test; its rows are one Holm family. An arm with nothing to
   compare (no evaluation before, no multi_tool after, a baseline not evaluated) gets a note, never a made-up row.
-  Every task-level figure averages the episodes pass@1 describes (`runs.scored`: the sampled ones, not the greedy);
+  Every task-level figure averages the episodes pass@1 describes (`tracking.metrics.scored`: the sampled ones,
+  not the greedy);
 - by task_type, when the records carry one (`docs`, `plain`, `exec`, ...): per arm, mode and type the pass rate
   before and after (tasks as the unit, bootstrap interval) and both paired tests per type, each a Holm family of
   its own (`task_type_tables`). Modes are read from the records and summaries, whatever their names (`no_tools`,
@@ -55,25 +57,30 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import (
+from agentic_rl.reports.run_files import (
+    find_runs,
+    hydra_overrides,
+    is_run_dir,
+    markdown_header,
+    markdown_row,
+    read_eval_records,
+    read_metrics,
+    read_summary,
+)
+from agentic_rl.reports.runs import (
     TRAIN_REWARD,
     across_seeds,
     arms_with_overrides,
     episode_outcomes,
     eval_sections,
-    find_runs,
-    hydra_overrides,
     pass_at_1_estimate,
     per_step,
-    read_eval_records,
-    read_metrics,
-    read_summary,
     run_seed,
     scored_outcomes,
     task_types_of,
     tasks_scored,
 )
-from agentic_rl.tracking.stats import (
+from agentic_rl.reports.stats import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
     PairedChange,
@@ -84,6 +91,7 @@ from agentic_rl.tracking.stats import (
     tasks_to_separate,
     wilson_interval,
 )
+from agentic_rl.runtime.files import SUMMARY_FILE
 
 logger = logging.getLogger(__name__)
 
@@ -627,8 +635,7 @@ def build_table(
     return {
         "arms": {
             label: [
-                {"run": str(run), "seed": run_seed(run), "finished": (run / "summary.json").is_file()}
-                for run in arm_runs
+                {"run": str(run), "seed": run_seed(run), "finished": (run / SUMMARY_FILE).is_file()} for run in arm_runs
             ]
             for label, arm_runs in arms.items()
         },
@@ -692,28 +699,27 @@ def _secondary(pooled: dict[str, Any]) -> str:
     )
 
 
-def test_cells(row: dict[str, Any]) -> str:
+def test_cells(row: dict[str, Any]) -> list[str]:
     """The cells of a `paired_test` row after `with_holm`: tasks, the two task-level rates, the difference with its
     bootstrap interval (unclipped), tasks up / down / tied, the sign test's p raw and Holm-adjusted, whether it
     holds at 0.05 after Holm, and the pooled pairs' secondary figure."""
-    return (
-        f"{row['tasks']} | {row['rate_a']:.3f} | {row['rate_b']:.3f} | "
-        f"{row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}] | {row['up']} / {row['down']} / "
-        f"{row['tied']} | {_p(row['p_value'])} | {_p(row['p_holm'])} | {'yes' if row['holds'] else 'no'} | "
-        f"{_secondary(row['pooled'])} |"
-    )
+    return [
+        str(row["tasks"]),
+        f"{row['rate_a']:.3f}",
+        f"{row['rate_b']:.3f}",
+        f"{row['difference']:+.3f} [{row['low']:+.3f}, {row['high']:+.3f}]",
+        f"{row['up']} / {row['down']} / {row['tied']}",
+        _p(row["p_value"]),
+        _p(row["p_holm"]),
+        "yes" if row["holds"] else "no",
+        _secondary(row["pooled"]),
+    ]
 
 
-TEST_HEADER = (
-    "tasks | {a} | {b} | {diff} [95% CI] | tasks up / down / tied | sign p | Holm p | holds (Holm, 0.05) | "
-    "pooled pairs (secondary, not independent) |"
-)
-
-
-def test_header(first: str, a: str, b: str, diff: str) -> list[str]:
+def test_header(first: list[str], a: str, b: str, diff: str) -> list[str]:
     """The header rows of a `test_cells` table: the `first` columns, then the test's under the sides' names."""
-    columns = first + " | " + TEST_HEADER.format(a=a, b=b, diff=diff)
-    return ["| " + columns, "|" + "---|" * columns.count("|")]
+    test_columns = ["tasks", a, b, f"{diff} [95% CI]", "tasks up / down / tied", "sign p", "Holm p"]
+    return markdown_header([*first, *test_columns, "holds (Holm, 0.05)", "pooled pairs (secondary, not independent)"])
 
 
 def primary_test_note(table: dict[str, Any]) -> str:
@@ -751,8 +757,8 @@ def comparison_markdown(rows: list[dict[str, Any]], keys: list[str], sides: tupl
     """One Holm family of `paired_test` rows as a Markdown table: the row's `keys` (its arm, mode, ...), then
     `test_cells` under the `sides` (side a, side b, what the difference is), then the Holm sentence (`name`: how a
     row is named in it)."""
-    lines = test_header(" | ".join(keys), *sides)
-    lines += ["| " + " | ".join(str(row[key]) for key in keys) + f" | {test_cells(row)}" for row in rows]
+    lines = test_header(keys, *sides)
+    lines += [markdown_row([*(str(row[key]) for key in keys), *test_cells(row)]) for row in rows]
     return [*lines, "", holding(rows, name)]
 
 
@@ -785,12 +791,11 @@ def task_type_markdown(table: dict[str, Any]) -> list[str]:
         "Wilson 95% interval over tasks. The tests below are the primary test per type; each of the two "
         "tables is its own Holm family.",
         "",
-        "| arm | mode | task_type | before | after |",
-        "|---|---|---|---|---|",
+        *markdown_header(["arm", "mode", "task_type", "before", "after"]),
     ]
     for row in typed["rates"]:
         lines.append(
-            f"| {row['arm']} | {row['mode']} | {row['task_type']} | {_rate(row['before'])} | {_rate(row['after'])} |"
+            markdown_row([row["arm"], row["mode"], row["task_type"], _rate(row["before"]), _rate(row["after"])])
         )
     if typed["paired"]:
         lines += ["", "### Change before -> after, by task_type", "", *paired_markdown(typed["paired"], True)]
@@ -839,31 +844,31 @@ def pass_at_1_markdown(table: dict[str, Any]) -> list[str]:
             "evaluation (its Wilson interval), whatever the seeds.",
             "",
         ]
-    lines += [
-        "| arm | mode | seeds | before | after | pooled episodes before (secondary) | pooled episodes after "
-        "(secondary) |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    pooled = ["pooled episodes before (secondary)", "pooled episodes after (secondary)"]
+    lines += markdown_header(["arm", "mode", "seeds", "before", "after", *pooled])
     for row in table["pass_at_1"]:
         seeds = max((row[p] or {}).get("n", 0) for p in PHASES)
-        lines.append(
-            f"| {row['arm']} | {row['mode']} | {seeds} | {_estimate(row['before'])} | "
-            f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
-        )
+        lines.append(markdown_row([row["arm"], row["mode"], seeds, *_before_after_cells(row)]))
     if table.get("env_sets"):
         lines += [
             "",
             "## CodeGym held-out success by set (episodes, not tasks, for the pooled interval)",
             "",
-            "| arm | mode | set | before | after | pooled before | pooled after |",
-            "|---|---|---|---|---|---|---|",
+            *markdown_header(["arm", "mode", "set", "before", "after", "pooled before", "pooled after"]),
         ]
         for row in table["env_sets"]:
-            lines.append(
-                f"| {row['arm']} | {row['mode']} | {row['set']} | {_estimate(row['before'])} | "
-                f"{_estimate(row['after'])} | {_pooled(row['before_pooled'])} | {_pooled(row['after_pooled'])} |"
-            )
+            lines.append(markdown_row([row["arm"], row["mode"], row["set"], *_before_after_cells(row)]))
     return lines
+
+
+def _before_after_cells(row: dict[str, Any]) -> list[str]:
+    """A pass@1 row's estimates before and after, then its pooled episodes before and after."""
+    return [
+        _estimate(row["before"]),
+        _estimate(row["after"]),
+        _pooled(row["before_pooled"]),
+        _pooled(row["after_pooled"]),
+    ]
 
 
 def changes_markdown(table: dict[str, Any]) -> list[str]:
@@ -920,13 +925,12 @@ def baselines_markdown(table: dict[str, Any]) -> list[str]:
         "learning the format; a gain here is over the best the base did, its format fixed. The primary test of the "
         "sections above, intervals unclipped; the rows of this table are one Holm family.",
         "",
-        "| arm | mode before training | pass rate, tasks as the unit [Wilson 95% CI] | best |",
-        "|---|---|---|---|",
+        *markdown_header(["arm", "mode before training", "pass rate, tasks as the unit [Wilson 95% CI]", "best"]),
     ]
     for arm in section["arms"]:
         for mode, rate in arm["before_rates"].items():
             best = "yes" if mode == arm["best_mode"] else ""
-            lines.append(f"| {arm['arm']} | {mode} | {_rate(rate)} | {best} |")
+            lines.append(markdown_row([arm["arm"], mode, _rate(rate), best]))
     notes = [f"- `{arm['arm']}`: {note}." for arm in section["arms"] for note in arm["notes"]]
     lines += ["", *notes] if notes else []
     if section["rows"]:
@@ -943,14 +947,11 @@ def tool_rates_markdown(table: dict[str, Any]) -> list[str]:
         "## Tool rates at evaluation (tool modes): submission, no call, refused by the cap (shares of turns), "
         "execute errors (share of execute calls)",
         "",
-        "| arm | mode | " + " | ".join(f"{name} {p}" for name in RATES.values() for p in PHASES) + " |",
-        "|---|---|" + "---|" * (len(RATES) * len(PHASES)),
+        *markdown_header(["arm", "mode", *(f"{name} {p}" for name in RATES.values() for p in PHASES)]),
     ]
     for row in table["tool_rates"]:
         lines.append(
-            f"| {row['arm']} | {row['mode']} | "
-            + " | ".join(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES)
-            + " |"
+            markdown_row([row["arm"], row["mode"], *(_estimate(row[f"{m}/{p}"]) for m in RATES for p in PHASES)])
         )
     return lines
 
@@ -961,35 +962,32 @@ def training_markdown(table: dict[str, Any]) -> list[str]:
         "",
         f"## Training: `{TRAIN_REWARD}`, first vs last quarter of the logged training steps",
         "",
-        "| arm | run | seed | steps | first quarter | last quarter | last - first |",
-        "|---|---|---|---|---|---|---|",
+        *markdown_header(["arm", "run", "seed", "steps", "first quarter", "last quarter", "last - first"]),
     ]
     for row in table["training"]:
-        for run in row["runs"]:
-            seed = "–" if run["seed"] is None else run["seed"]
-            if "difference" not in run:
-                lines.append(f"| {row['arm']} | {run['run']} | {seed} | 0 | – | – | – |")
-                continue
-            lines.append(
-                f"| {row['arm']} | {run['run']} | {seed} | {run['n_steps']} "
-                f"(quarter: {run['quarter_steps']}) | {run['first_quarter']:.3f} | {run['last_quarter']:.3f} "
-                f"| {run['difference']:+.3f} |"
-            )
-        lines.append(f"| {row['arm']} | **mean over seeds** | | | | | {_estimate(row['difference'])} |")
+        lines += [markdown_row([row["arm"], *_training_run_cells(run)]) for run in row["runs"]]
+        lines.append(markdown_row([row["arm"], "**mean over seeds**", *[None] * 4, _estimate(row["difference"])]))
     lines += [
         "",
         "## Training: tool-call rates (shares of turns) and tool error rates (shares of that tool's calls), first vs "
         "last quarter of the training steps",
         "",
-        "| arm | rate | seeds | first quarter | last quarter |",
-        "|---|---|---|---|---|",
+        *markdown_header(["arm", "rate", "seeds", "first quarter", "last quarter"]),
     ]
     for row in table["training_rates"]:
-        lines.append(
-            f"| {row['arm']} | `{row['metric']}` | {row['seeds']} | {_estimate(row['first_quarter'])} | "
-            f"{_estimate(row['last_quarter'])} |"
-        )
+        quarters = [_estimate(row["first_quarter"]), _estimate(row["last_quarter"])]
+        lines.append(markdown_row([row["arm"], f"`{row['metric']}`", row["seeds"], *quarters]))
     return lines
+
+
+def _training_run_cells(run: dict[str, Any]) -> list[Any]:
+    """One run's row of the training reward table, after its arm: run, seed, steps, the quarters, their difference."""
+    seed = "–" if run["seed"] is None else run["seed"]
+    if "difference" not in run:
+        return [run["run"], seed, 0, "–", "–", "–"]
+    steps = f"{run['n_steps']} (quarter: {run['quarter_steps']})"
+    quarters = [f"{run['first_quarter']:.3f}", f"{run['last_quarter']:.3f}", f"{run['difference']:+.3f}"]
+    return [run["run"], seed, steps, *quarters]
 
 
 def power_markdown(table: dict[str, Any]) -> list[str]:
@@ -1001,14 +999,12 @@ def power_markdown(table: dict[str, Any]) -> list[str]:
         "Held-out tasks per arm for a two-sided two-proportion test at alpha 0.05 with power 0.8, at the "
         "measured (pooled) pass rates; each task counted as an independent trial.",
         "",
-        "| mode | a | b | pass@1 a | pass@1 b | tasks per arm needed | tasks per run now |",
-        "|---|---|---|---|---|---|---|",
+        *markdown_header(["mode", "a", "b", "pass@1 a", "pass@1 b", "tasks per arm needed", "tasks per run now"]),
     ]
     for row in table["power"]:
-        lines.append(
-            f"| {row['mode']} | {row['a']} | {row['b']} | {row['p_a']:.3f} | {row['p_b']:.3f} | "
-            f"{_tasks(row['tasks_per_arm'])} | {row['tasks_now'] or '?'} |"
-        )
+        rates = [f"{row['p_a']:.3f}", f"{row['p_b']:.3f}"]
+        needed = [_tasks(row["tasks_per_arm"]), row["tasks_now"] or "?"]
+        lines.append(markdown_row([row["mode"], row["a"], row["b"], *rates, *needed]))
     return lines
 
 
@@ -1031,7 +1027,7 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
     """A single sweep dir -> its job dirs; otherwise each path must be a run dir (it holds metrics.jsonl or, e.g. a
     record kept without its metrics, summary.json)."""
     paths = [Path(p) for p in paths]
-    if len(paths) == 1 and not any((paths[0] / name).is_file() for name in ("metrics.jsonl", "summary.json")):
+    if len(paths) == 1 and not is_run_dir(paths[0]):
         runs = find_runs(paths[0])
         if not runs:
             raise ValueError(
@@ -1039,7 +1035,7 @@ def resolve_runs(paths: list[Path]) -> list[Path]:
                 "(outputs/multiruns/<date>/<time>) or run dirs"
             )
         return runs
-    missing = [str(p) for p in paths if not ((p / "metrics.jsonl").is_file() or (p / "summary.json").is_file())]
+    missing = [str(p) for p in paths if not is_run_dir(p)]
     if missing:
         raise ValueError(
             f"not run dirs (no metrics.jsonl or summary.json): {', '.join(missing)}. Pass run dirs, or one sweep dir"
@@ -1069,7 +1065,7 @@ def write_table(
     js.write_text(json.dumps(_finite(table), indent=2) + "\n")
     if not (table["paired"] or table["arm_pairs"]):
         return md, js
-    from agentic_rl.tracking.plots import plot_paired_changes  # matplotlib only where there is a figure to draw
+    from agentic_rl.reports.plots import plot_paired_changes  # matplotlib only where there is a figure to draw
 
     return md, js, plot_paired_changes(table, out_dir / "figures" / "paired_changes.png")
 

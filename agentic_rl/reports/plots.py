@@ -29,23 +29,19 @@ matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from agentic_rl.tracking.runs import (  # noqa: E402
+from agentic_rl.reports.run_files import find_runs, is_evaluation_run, read_eval_records, read_metrics, read_summary  # noqa: E402
+from agentic_rl.reports.runs import (  # noqa: E402
     TRAIN_REWARD,
     Estimate,
     across_seeds,
     eval_sections,
-    find_runs,
     group_by_arm,
-    is_evaluation_run,
     pass_at_1_estimate,
     per_step,
-    read_eval_records,
-    read_metrics,
-    read_summary,
     scored_outcomes,
     tasks_scored,
 )
-from agentic_rl.tracking.stats import task_rate  # noqa: E402
+from agentic_rl.reports.stats import task_rate  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rl.tracking.stats import Bootstrap, bootstrap_interval
-from agentic_rl.tracking.tables import BASELINE_SECTION, build_table, table_markdown
+from agentic_rl.reports.stats import Bootstrap, bootstrap_interval
+from agentic_rl.reports.tables import BASELINE_SECTION, build_table, table_markdown
 
 TASKS = [f"t{i}" for i in range(8)]
 SPEC = Bootstrap(2000, 5)

@@ -1,12 +1,15 @@
-"""`python -m agentic_rl.compare`: outcomes judged equal or not, costs only listed."""
+"""`python -m agentic_rl.compare`: outcomes judged equal or not, costs only listed; side by side, a run done in
+chunks is read by its whole wall time (its `/usr/bin/time -v` reports' walls add up, the peak is the largest)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from agentic_rl.compare import main
-from agentic_rl.tracking.compare import compare_runs, is_cost
+from agentic_rl.reports.compare import compare_runs, is_cost, time_v_chunks
 
 
 def make_run(path: Path, rewards: list[float], step_s: float, pass_after: float = 0.5) -> Path:
@@ -104,3 +107,56 @@ def test_two_evaluations_compare_episode_by_episode(tmp_path):
     assert main([str(a), str(b), "--out", str(out)]) == 1
     assert "| eval t1 (code_only, sample 0) detail | FAIL: y | FAIL: y \\| z\\nw |" in out.read_text()
     assert "per training step" not in out.read_text()
+
+
+def report(path: Path, wall: str, rss_kb: int) -> Path:
+    path.write_text(
+        '\tCommand being timed: "python -m agentic_rl.train"\n'
+        f"\tElapsed (wall clock) time (h:mm:ss or m:ss): {wall}\n"
+        f"\tMaximum resident set size (kbytes): {rss_kb}\n"
+    )
+    return path
+
+
+def timed_run(path: Path, update_s: float) -> Path:
+    path.mkdir()
+    (path / "summary.json").write_text(json.dumps({"train_seconds": 10.0}))
+    rows = [{"step": 1, "train/reward_mean": 0.5, "time/update_s": update_s, "time/rollout_s": 1.0}]
+    (path / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_chunks_add_their_walls_and_keep_the_largest_peak(tmp_path):
+    first = report(tmp_path / "a.txt", "25:24.23", 4543264)
+    second = report(tmp_path / "b.txt", "5:52.54", 2927604)
+    one = time_v_chunks(str(first))
+    assert one == {"wall_s": 25 * 60 + 24.23, "peak_rss_gib": 4543264 / 2**20}
+    both = time_v_chunks(f"{first}+{second}")
+    assert abs(both["wall_s"] - (25 * 60 + 24.23 + 5 * 60 + 52.54)) < 1e-9
+    assert both["peak_rss_gib"] == 4543264 / 2**20
+    assert both["time -v chunks"] == 2
+
+
+def test_side_by_side_compares_a_chunked_run_by_its_whole_wall_time(tmp_path):
+    hf = timed_run(tmp_path / "hf", update_s=2.0)
+    vllm = timed_run(tmp_path / "vllm", update_s=3.0)
+    hf_report = report(tmp_path / "hf.txt", "1:40.00", 1048576)
+    a = report(tmp_path / "a.txt", "1:00.00", 2097152)
+    b = report(tmp_path / "b.txt", "0:50.00", 1048576)
+    out = tmp_path / "figures.md"
+    assert main([str(hf), str(vllm), "--time-v", str(hf_report), f"{a}+{b}", "--out", str(out)]) == 0
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in out.read_text().splitlines()}
+    assert rows["wall_s"].endswith("| 100 | 110 | 1.100 |")
+    assert rows["peak_rss_gib"].endswith("| 1 | 2 | 2.000 |")
+    assert rows["sum time/update_s"].endswith("| 2 | 3 | 1.500 |")
+    assert rows["train_steps"].endswith("| 1 | 1 | |")  # a count of steps has no ratio
+
+
+def test_outcomes_are_compared_between_two_runs_only(tmp_path, capsys):
+    runs = [str(make_run(tmp_path / name, [0.1], step_s=1.0)) for name in "abc"]
+    with pytest.raises(SystemExit) as exit:
+        main(runs)
+    assert exit.value.code == 2
+    assert "--side-by-side" in capsys.readouterr().err
+    assert main([*runs, "--side-by-side"]) == 0
+    assert "| quantity | " in capsys.readouterr().out

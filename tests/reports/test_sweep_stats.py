@@ -11,9 +11,10 @@ import pytest
 import yaml
 
 from agentic_rl import table
-from agentic_rl.tracking.plots import plot_sweep
-from agentic_rl.tracking.runs import find_runs, group_by_arm, run_seed
-from agentic_rl.tracking.tables import build_table, reward_quarters, table_markdown, write_table
+from agentic_rl.reports.plots import plot_sweep
+from agentic_rl.reports.run_files import find_runs
+from agentic_rl.reports.runs import group_by_arm, run_seed
+from agentic_rl.reports.tables import build_table, reward_quarters, table_markdown, write_table
 
 T2 = 4.302653  # t(0.975, df=2): three seeds
 N_TASKS = 10
@@ -278,8 +279,8 @@ def test_sweep_figure_has_one_legend_entry_per_arm_and_seed_means(sweep, monkeyp
 def test_sweep_end_writes_the_tables_and_an_error_never_fails_the_sweep(sweep, caplog, monkeypatch):
     from omegaconf import OmegaConf
 
-    from agentic_rl.tracking import tables
-    from agentic_rl.tracking.callbacks import TabulateSweepOnEnd
+    from agentic_rl.reports import tables
+    from agentic_rl.reports.callbacks import TabulateSweepOnEnd
 
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}})
     TabulateSweepOnEnd().on_multirun_end(config)

@@ -1,4 +1,5 @@
-"""Reading run dirs back: metrics.jsonl, summary.json and .hydra/, and grouping runs into arms.
+"""Runs grouped into arms, and what the tables and figures take from a run's files (read by `run_files`): seeds,
+samples per task, held-out tasks scored, per-episode outcomes, estimates across seeds.
 
 An arm is what a study compares: the runs' command-line overrides (`.hydra/overrides.yaml`) without the seed
 and the other keys conf/train.yaml keeps out of `override_dirname` (run bookkeeping: logger, progress, run
@@ -13,7 +14,6 @@ summary.json) has no overrides: all such runs form one arm.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,41 +21,19 @@ from pathlib import Path
 import yaml
 
 from agentic_rl.paths import CONF_DIR
-from agentic_rl.tracking.stats import mean_ci, wilson_interval
+from agentic_rl.reports.run_files import hydra_overrides, read_config, read_eval_records, read_summary
+from agentic_rl.reports.stats import mean_ci, wilson_interval
+from agentic_rl.tracking.metrics import scored
 
 logger = logging.getLogger(__name__)
 
 TRAIN_REWARD = "train/reward_mean"
 
 
-def read_metrics(run_dir: Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:  # a half-written last line of an interrupted run
-            continue
-    return records
-
-
-def read_summary(run_dir: Path) -> dict:
-    path = Path(run_dir) / "summary.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
 def per_step(records: list[dict], key: str) -> tuple[list[int], list[float]]:
     """(steps, values) of a training metric."""
     rows = [(r["step"], r[key]) for r in records if r.get(key) is not None and "train/epoch" in r]
     return [s for s, _ in rows], [v for _, v in rows]
-
-
-def find_runs(sweep_dir: Path) -> list[Path]:
-    """The job dirs of a sweep, in job order (numerically: job 10 after job 9)."""
-    runs = [p.parent for p in Path(sweep_dir).glob("*/metrics.jsonl")]
-    return sorted(runs, key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit() else 0, p.name))
 
 
 def override_key(override: str) -> str:
@@ -69,17 +47,6 @@ def non_arm_keys() -> frozenset[str]:
     train = yaml.safe_load((CONF_DIR / "train.yaml").read_text())
     keys = train["hydra"]["job"]["config"]["override_dirname"]["exclude_keys"]
     return frozenset(keys) - {"experiment", "sweep"}
-
-
-def hydra_overrides(run_dir: Path) -> list[str]:
-    path = Path(run_dir) / ".hydra" / "overrides.yaml"
-    return [str(o) for o in yaml.safe_load(path.read_text()) or []] if path.is_file() else []
-
-
-def read_config(run_dir: Path) -> dict:
-    """The run's resolved config (`.hydra/config.yaml`); {} where the run kept none."""
-    path = Path(run_dir) / ".hydra" / "config.yaml"
-    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 
 def run_seed(run_dir: Path) -> int | None:
@@ -201,53 +168,10 @@ def pass_at_1_estimate(rates: list[float], n_tasks: list[int | None]) -> Estimat
     return across_seeds(rates)
 
 
-def eval_records_path(run_dir: Path, phase: str) -> Path:
-    """Where a training run keeps the per-task records of its `phase` ("before" / "after") evaluation: one JSON
-    object per (task, mode, sample), as in an evaluation's results.jsonl (phase "eval": an evaluation run's
-    own results.jsonl). The paired before/after analysis of `tables.py` reads them."""
-    return Path(run_dir) / ("results.jsonl" if phase == "eval" else f"eval_{phase}.jsonl")
-
-
-def is_evaluation_run(run_dir: Path) -> bool:
-    """A `python -m agentic_rl.evaluate` run (it keeps its per-task records as results.jsonl): an evaluation of
-    one policy, with no training curves (a study's base-model evaluation beside its training runs)."""
-    return eval_records_path(run_dir, "eval").is_file()
-
-
-def read_eval_records(run_dir: Path, phase: str) -> list[dict]:
-    """The records of `eval_records_path`; [] when the run kept none (runs written before they were kept). A
-    line that is not a JSON object is skipped with a warning."""
-    path = eval_records_path(run_dir, phase)
-    if not path.is_file():
-        return []
-    records = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            record = None
-        if not isinstance(record, dict) or not {"task_id", "mode", "passed"} <= record.keys():
-            logger.warning("%s:%d is not an evaluation record (task_id, mode, passed): skipped", path, number)
-            continue
-        records.append(record)
-    return records
-
-
 def outcomes_of(records: list[dict]) -> dict[tuple[str, str, int], bool]:
     """Evaluation records as (mode, task id, sample) -> passed: the key that pairs an episode before training with
     the same episode after."""
     return {(r["mode"], str(r["task_id"]), int(r.get("sample", 0))): bool(r["passed"]) for r in records}
-
-
-def scored(records: list[dict]) -> list[dict]:
-    """The episodes that pass@1 describes: the sampled ones, or the greedy ones when none was sampled. The greedy
-    episode (temperature 0, `greedy: true`) is reported apart as greedy_pass@1, so the task means of the tables and
-    figures leave it out too, and both sides of a comparison average the same kind of episode. Evaluation scores
-    with this rule too (`evaluation.scores.scored_records`)."""
-    sampled = [r for r in records if not r.get("greedy", False)]
-    return sampled or records
 
 
 def scored_outcomes(records: list[dict]) -> dict[tuple[str, str, int], bool]:

@@ -11,16 +11,34 @@ and splits what it compares into two kinds:
 
 `compare_markdown` writes the verdict first (how many outcomes were compared, which differ), then the per-step
 training reward, the evaluations and the costs.
+
+Side by side (`run_figures`, `side_by_side_markdown`), any number of runs (made for the same recipe on two
+sampler backends) are read for where the time went rather than judged: wall time and peak RSS from a
+`/usr/bin/time -v` report when given one per run (a run done in chunks, e.g. stopped by a timeout and resumed,
+gives its chunks' reports joined by `+`: the walls add up, the peak is the largest); the training steps' `time/*`
+summed; generated tokens/s and prefill/context tokens of the training rollouts; `train/reward_mean` per quarter
+of the steps; the evaluations' pass@1 and rollout seconds per mode, before and after; the means of
+`rollout_correction/*` over the steps that logged them. With two runs the last column is the second over the
+first where a ratio means something.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.tracking.runs import TRAIN_REWARD, read_eval_records, read_metrics, read_summary
+from agentic_rl.reports.run_files import (
+    markdown_header,
+    markdown_row,
+    read_config,
+    read_eval_records,
+    read_metrics,
+    read_summary,
+)
+from agentic_rl.reports.runs import TRAIN_REWARD
 
 # metric names (or the last part of one) that measure cost, not outcome
 COST_PREFIXES = ("time/", "memory/")
@@ -160,6 +178,11 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def _pairs_markdown(first: str, rows: list[tuple[Any, Any, Any]]) -> list[str]:
+    """A table of (name, first run's value, second run's value) rows under the column `first`."""
+    return [*markdown_header([first, "first", "second"]), *(markdown_row([k, _fmt(a), _fmt(b)]) for k, a, b in rows)]
+
+
 def compare_markdown(result: Comparison, label_a: str, label_b: str) -> str:
     verdict = "**equal**" if result.equal else "**different**"
     lines = [
@@ -170,16 +193,97 @@ def compare_markdown(result: Comparison, label_a: str, label_b: str) -> str:
         "",
     ]
     if result.differ or result.only_one:
-        lines += ["## What differs", "", "| where | first | second |", "|---|---|---|"]
-        lines += [f"| {where} | {_fmt(a)} | {_fmt(b)} |" for where, a, b in result.differ]
-        lines += [f"| {where} | | |" for where in result.only_one]
+        lines += ["## What differs", "", *_pairs_markdown("where", result.differ)]
+        lines += [markdown_row([where, None, None]) for where in result.only_one]
         lines.append("")
     if result.rewards:  # an evaluation run has no training steps
-        lines += [f"## `{TRAIN_REWARD}` per training step", "", "| step | first | second |", "|---|---|---|"]
-        lines += [f"| {step} | {_fmt(a)} | {_fmt(b)} |" for step, a, b in result.rewards]
-        lines.append("")
-    lines += ["## Evaluations (summary.json)", "", "| phase/mode/metric | first | second |", "|---|---|---|"]
-    lines += [f"| {where} | {_fmt(a)} | {_fmt(b)} |" for where, a, b in result.evals]
-    lines += ["", "## Costs", "", "| cost | first | second |", "|---|---|---|"]
-    lines += [f"| {name} | {_fmt(a)} | {_fmt(b)} |" for name, a, b in result.costs]
+        lines += [f"## `{TRAIN_REWARD}` per training step", "", *_pairs_markdown("step", result.rewards), ""]
+    lines += ["## Evaluations (summary.json)", "", *_pairs_markdown("phase/mode/metric", result.evals)]
+    lines += ["", "## Costs", "", *_pairs_markdown("cost", result.costs)]
     return "\n".join(lines) + "\n"
+
+
+SIDE_BY_SIDE_TIME_KEYS = ("time/rollout_s", "time/tools_s", "time/sync_s", "time/update_s", "time/step_s")
+
+
+def time_v(path: Path) -> dict[str, float]:
+    """Wall seconds and peak RSS (GiB) from a `/usr/bin/time -v` report."""
+    text = path.read_text()
+    out: dict[str, float] = {}
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", text)
+    if wall:
+        seconds = 0.0
+        for part in wall.group(1).split(":"):
+            seconds = seconds * 60 + float(part)
+        out["wall_s"] = seconds
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    if rss:
+        out["peak_rss_gib"] = int(rss.group(1)) / 2**20
+    return out
+
+
+def time_v_chunks(spec: str) -> dict[str, float]:
+    """`time_v` of one report, or of a run's chunks given as `A+B+...`: summed wall seconds, the largest peak RSS."""
+    parts = [time_v(Path(part)) for part in spec.split("+")]
+    out: dict[str, float] = {}
+    walls = [p["wall_s"] for p in parts if "wall_s" in p]
+    if walls:
+        out["wall_s"] = sum(walls)
+    peaks = [p["peak_rss_gib"] for p in parts if "peak_rss_gib" in p]
+    if peaks:
+        out["peak_rss_gib"] = max(peaks)
+    if len(parts) > 1:
+        out["time -v chunks"] = float(len(parts))
+    return out
+
+
+def run_figures(run: Path, time_report: str | None) -> dict[str, Any]:
+    """One run's column of the side-by-side table (see the module doc), in row order."""
+    summary = read_summary(run)
+    steps = [r for r in read_metrics(run) if TRAIN_REWARD in r]
+    backend = (read_config(run).get("rollout") or {}).get("backend")
+    figures: dict[str, Any] = {"rollout.backend": backend, "train_steps": len(steps)}
+    if time_report is not None:
+        figures.update(time_v_chunks(time_report))
+    figures["summary peak_rss_gib"] = summary.get("peak_rss_gib")
+    figures["train_seconds"] = summary.get("train_seconds")
+    for key in SIDE_BY_SIDE_TIME_KEYS:
+        figures[f"sum {key}"] = sum(r.get(key, 0.0) for r in steps)
+    generated = sum(r.get("rollout/tokens_per_s", 0.0) * r.get("time/rollout_s", 0.0) for r in steps)
+    rollout_s = figures["sum time/rollout_s"]
+    figures["train rollout tok/s"] = generated / rollout_s if rollout_s else None
+    prefill = sum(r.get("rollout/prefill_tokens", 0.0) for r in steps)
+    context = sum(r.get("rollout/context_tokens", 0.0) for r in steps)
+    figures["train prefill/context"] = prefill / context if context else None
+    n = len(steps)
+    for q in range(4):
+        part = steps[q * n // 4 : (q + 1) * n // 4]
+        if part:
+            figures[f"reward_mean quarter {q + 1}"] = sum(r[TRAIN_REWARD] for r in part) / len(part)
+    for when, modes in (summary.get("eval") or {}).items():
+        for mode, values in modes.items():
+            figures[f"eval {when} {mode} pass@1"] = values.get("pass@1")
+            figures[f"eval {when} {mode} rollout_s"] = values.get("time/rollout_s")
+    gap_keys = sorted({k for r in steps for k in r if k.startswith("rollout_correction/")})
+    for key in gap_keys:
+        values = [r[key] for r in steps if key in r]
+        figures[f"mean {key}"] = sum(values) / len(values)
+    return figures
+
+
+def _ratio(key: str, a: Any, b: Any) -> str | None:
+    """The second run's value over the first's, where a ratio means something (a count of steps is not a cost)."""
+    numeric = isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool)
+    return f"{b / a:.3f}" if numeric and a and key != "train_steps" else None
+
+
+def side_by_side_markdown(names: list[str], runs: list[dict[str, Any]]) -> str:
+    """The runs' `run_figures` as one table, a row per quantity; with two runs, the last column is the ratio."""
+    keys = list(dict.fromkeys(k for r in runs for k in r))
+    ratio = len(runs) == 2
+    lines = markdown_header(["quantity", *names, *(["second / first"] if ratio else [])])
+    for key in keys:
+        values = [r.get(key) for r in runs]
+        cells = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in values]
+        lines.append(markdown_row([key, *cells, *([_ratio(key, *values)] if ratio else [])]))
+    return "\n".join(lines)

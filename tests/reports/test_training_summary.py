@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 import pytest
 
 from agentic_rl.plot import main as plot_main
-from agentic_rl.tracking.plots import arm_curve, draw_summary, plot_run, plot_seeds, summary_data
-from agentic_rl.tracking.runs import across_seeds
-from agentic_rl.tracking.stats import task_rate
+from agentic_rl.reports.plots import arm_curve, draw_summary, plot_run, plot_seeds, summary_data
+from agentic_rl.reports.runs import across_seeds
+from agentic_rl.reports.stats import task_rate
 
 # step -> the step's task type and its typed search rate; the overall tools/search_rate is a decoy (0.5 throughout)
 TYPES = {1: ("docs", 0.9), 2: ("plain", 0.1), 3: ("exec", 0.2), 4: ("docs", 0.7), 5: ("plain", 0.0), 6: ("exec", 0.3)}
@@ -135,7 +135,7 @@ def test_the_band_is_clipped_only_in_the_drawing_with_a_note(tmp_path):
     records = [[{"step": 1, "train/epoch": 0, "m": v}] for v in (0.0, 1.0)]
     steps, (estimate,) = arm_curve(records, "m")
     assert estimate.low < 0 and estimate.high > 1  # the t interval of 2 seeds, unclipped
-    from agentic_rl.tracking.plots import CLIP_NOTE, draw_band, note_clipped
+    from agentic_rl.reports.plots import CLIP_NOTE, draw_band, note_clipped
 
     fig, ax = plt.subplots()
     clipped = draw_band(ax, [1, 2], [estimate, estimate], share=True, label="m")
