@@ -500,7 +500,7 @@ def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)
     for mode, res in results.items():
         logger.info("eval %s %s: pass@1 %.3f", phase, mode, res.pass_at.get(1, float("nan")))
-    # per-task records, for the paired before/after analysis of the tables (tracking/tables.py)
+    # per-task records, for the paired before/after analysis of the tables (reports/tables.py)
     records = [json.dumps(record) for res in results.values() for record in res.records]
     atomic_write_text(eval_records_path(ctx.run_dir, phase), "".join(f"{line}\n" for line in records))
     return {mode: {**{f"pass@{k}": v for k, v in res.pass_at.items()}, **res.metrics} for mode, res in results.items()}

@@ -31,8 +31,9 @@ from agentic_rl.runtime.stages import in_hydra
 logger = logging.getLogger(__name__)
 
 # Keys that do not change what a run computes, so a resume may set them: display, checkpoint cadence,
-# where metrics go besides metrics.jsonl, which heap pages stay resident, and where the run lives.
-HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir")
+# where metrics go besides metrics.jsonl, which heap pages stay resident, where the run lives, and where its episodes
+# step (envs.servers: served rollouts are bit-identical to in-process ones, tests/envs/test_serve.py).
+HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir", "envs")
 ERROR_FILE = "error.txt"
 FAILURES_FILE = "failures.json"
 
