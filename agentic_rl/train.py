@@ -364,10 +364,11 @@ def train_on_chunk(
             else {}
         ),
     )
-    ahead.updated()  # the new weights go to the sampler servers (max_staleness >= 1)
+    synced_s = ahead.updated()  # the new weights go to the sampler servers (max_staleness >= 1)
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
     shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags)}
+    shared["time/sync_s"] += synced_s  # a sync between updates is outside the rollout's own time
     for key in ("time/rollout_s", "time/tools_s", "time/sync_s"):
         shared[key] /= len(groups)
     for task, group, bds, group_rewards, stats in zip(chunk, groups, breakdowns, rewards, all_stats):

@@ -73,10 +73,10 @@ class RolloutsAhead:
                 self._ahead.append((jobs_key(more), self._pool.submit(self._roll, more)))
         return result, [self._version() - v for v in versions]
 
-    def updated(self) -> None:
-        """After the trainer's update on a batch: its weights go to the servers as the next version (k >= 1)."""
-        if self.max_staleness:
-            self.policy.sync_if_changed()
+    def updated(self) -> float:
+        """After the trainer's update on a batch: its weights go to the servers as the next version (k >= 1);
+        returns the seconds that took (`time/sync_s`)."""
+        return self.policy.sync_if_changed() if self.max_staleness else 0.0
 
     def _version(self) -> int:
         return self.policy.publisher.version if self.max_staleness else 0

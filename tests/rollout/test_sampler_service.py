@@ -182,7 +182,7 @@ def reference(folder: Path, tok, tensors=None) -> HFPolicy:
     """`HFPolicy` in this process on the exported weights (with `tensors` copied in): what a server computes."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     if tensors is not None:
         model.load_state_dict(tensors, strict=False)
     return HFPolicy(model, tok)

@@ -49,7 +49,7 @@ class HFEngine:
         from agentic_rl.rollout.hf_policy import HFPolicy
 
         torch.manual_seed(seed)
-        self.model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+        self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
         self.policy = HFPolicy(self.model, AutoTokenizer.from_pretrained(folder), kv_cache="turn")
 
     def generate(self, turns: list[GenerateTurn]) -> list[Result]:
