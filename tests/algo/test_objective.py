@@ -197,7 +197,7 @@ def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_und
 ):
     """`recompute_prefix`: the prompt's first pass has no graph (nothing of it is held while the micro-batches run),
     the second has one, and the micro-batches' gradients go back through it as through the held pass."""
-    from agentic_rl.algo import grpo
+    from agentic_rl.algo import scoring
     from agentic_rl.algo.scoring import SharedPrefix, shared_prefix_len
 
     base, tok = base_and_tokenizer
@@ -211,21 +211,21 @@ def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_und
         passes.append(torch.is_grad_enabled())
         return prefix_states(model, ids)
 
-    prefix_states = grpo.prefix_states
-    monkeypatch.setattr(grpo, "prefix_states", watched)
+    prefix_states = scoring.prefix_states  # PrefixPass runs the prompt's passes through it
+    monkeypatch.setattr(scoring, "prefix_states", watched)
     held, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=False)
-    assert passes == [True]
+    assert passes == [False, True]  # the reference's (no graph), the policy's (with its graph, held)
     passes.clear()
     recomputed, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=True)
-    assert passes == [False, True]
+    assert passes == [False, False, True]  # the reference's, the policy's without a graph, its recompute
     assert torch.equal(held, recomputed)  # the same kernels on the same inputs
 
     def second_pass_sends_nothing_back(model, ids):  # a recompute that lost the prompt's graph
         first = watched(model, ids)
-        return first if len(passes) == 1 else SharedPrefix(first.length, [])
+        return SharedPrefix(first.length, []) if torch.is_grad_enabled() else first  # only the recompute has grad
 
     passes.clear()
-    monkeypatch.setattr(grpo, "prefix_states", second_pass_sends_nothing_back)
+    monkeypatch.setattr(scoring, "prefix_states", second_pass_sends_nothing_back)
     cut, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=True)
     assert not torch.allclose(held, cut, rtol=1e-3, atol=1e-6)  # the prompt's own share of the gradient is not nil
 

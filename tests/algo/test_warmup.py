@@ -238,9 +238,12 @@ def test_every_warmup_option_composes_and_validates(option):
     assert warm.enabled == (option != "none") and warm.only == (option == "sft-only")
 
 
-def test_the_default_has_no_warmup_node_so_its_config_is_unchanged():
-    cfg = compose_train()
-    assert "warmup" not in cfg and not warmup_config(cfg).enabled
+def test_the_default_warms_up_as_probed_and_none_turns_it_off():
+    """The embedded default warms up (experiments/tool-choice: 3 epochs, 4 demonstrations a step, lr 1e-3, then
+    GRPO); warmup=none trains with GRPO alone."""
+    warm = warmup_config(compose_train())
+    assert (warm.epochs, warm.batch_size, warm.lr, warm.only) == (3, 4, 1e-3, False)
+    assert not warmup_config(compose_train("warmup=none")).enabled
 
 
 @pytest.mark.parametrize(
