@@ -4,6 +4,7 @@ with one message, and no key of the composed defaults is one that nothing reads.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import re
@@ -140,6 +141,8 @@ def _is_field_read(name: str) -> bool:
 def _is_parameter_used(target: str, name: str) -> bool:
     """The parameter appears in the target's body, not only in its signature."""
     obj = _locate(target)
+    if dataclasses.is_dataclass(obj):  # a generated __init__ has no source: the field must be read somewhere
+        return _is_field_read(name)
     source = inspect.getsource(obj)
     body = source.split(")", 1)[1] if not inspect.isclass(obj) else source
     if inspect.isclass(obj):  # the class body minus the __init__ signature
