@@ -35,6 +35,7 @@ TINY = [
     "data.limit=3",
     "eval_before=false",
     "eval_after=false",
+    "warmup=none",  # these runs are about steps, checkpoints and signals; the warm-up's own are in test_warmup_run
     "rollout.max_turns=1",
     "rollout.max_new_tokens=8",
     "logger=none",
