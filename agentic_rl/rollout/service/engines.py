@@ -113,6 +113,7 @@ class VLLMEngine:
         else:
             install_cpu_top_p()
         self.llm = LLM(**kwargs)
+        self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self._scale: float | None = 1.0
 
     def generate(self, turns: list[GenerateTurn]) -> list[Result]:
@@ -140,9 +141,15 @@ class VLLMEngine:
     def _params(self, turn: GenerateTurn) -> Any:
         from vllm import SamplingParams
 
+        room = self.max_model_len - len(turn.ids)
+        if room < 1:
+            raise ValueError(
+                f"a turn's history of {len(turn.ids)} tokens leaves no room in the vLLM engine's max_model_len="
+                f"{self.max_model_len}: raise rollout.vllm.max_model_len or lower rollout.max_context_tokens"
+            )
         sampled = turn.temperature > 0
         return SamplingParams(
-            max_tokens=turn.max_tokens,
+            max_tokens=min(turn.max_tokens, room),  # the context's end cuts the turn, as in the in-process engine
             temperature=1.0 if sampled else 0.0,  # T itself scales the logits
             top_p=turn.top_p if sampled else 1.0,
             seed=turn.seed,

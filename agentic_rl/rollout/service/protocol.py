@@ -148,11 +148,13 @@ class SamplerClient:
             reply = None
         if not isinstance(reply, dict):
             raise SamplerDown(f"{self.url}{path} answered {status} with a body that is not a JSON object")
-        if status in (400, 401, 403):
+        if status in (401, 403):
             raise SamplerRefused(
                 f"{self.url}{path} refused the request ({status}): {reply.get('error')}. A server off loopback needs "
                 f"its token: set it in the variable rollout.server_token_env names (default {TOKEN_ENV})"
             )
+        if status == 400:
+            raise SamplerRefused(f"{self.url}{path} refused the request (400): {reply.get('error')}")
         if status != 200:
             raise SamplerDown(f"{self.url}{path} answered {status}: {reply.get('error')}")
         return reply

@@ -161,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             self._reply(200, ops[self.path](self._body()))
-        except ProtocolError as exc:
+        except ValueError as exc:  # not the protocol, or a turn the engine cannot take: any server would refuse it
             self._reply(400, {"error": str(exc)})
         except Exception as exc:  # the server survives a call it fails on; the trainer retries elsewhere
             logger.exception("sampler server: %s failed", self.path)
