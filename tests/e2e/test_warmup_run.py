@@ -141,12 +141,13 @@ def test_a_run_resumed_after_the_warmup_does_not_repeat_it_and_ends_as_the_unint
 
 
 @pytest.mark.slow
-def test_the_off_default_trains_exactly_as_without_the_stage(warmed_run, tmp_path, monkeypatch):
-    """No `warmup` node (the default) and `warmup=none` never run the stage, log no warm-up metric, put nothing in
-    the summary or the checkpoints, and train identically; the warm-up itself does change the GRPO steps."""
+def test_warmup_none_trains_exactly_as_without_the_stage(warmed_run, tmp_path, monkeypatch):
+    """No `warmup` node (`~warmup`: the config as it was before the stage existed) and `warmup=none` never run the
+    stage, log no warm-up metric, put nothing in the summary or the checkpoints, and train identically; the warm-up
+    itself (the default's, `warmup=sft`) does change the GRPO steps."""
     monkeypatch.setattr(train, "run_warmup", no_warmup)
     runs = {}
-    for name, extra in (("default", []), ("none", ["warmup=none"])):
+    for name, extra in (("default", ["~warmup"]), ("none", ["warmup=none"])):
         runs[name] = tmp_path / name
         summary = train.run(compose_train(*TINY, *RL, *extra, f"+run_dir={runs[name]}"))
         assert "warmup" not in summary and summary["train_steps"] == 2
