@@ -16,11 +16,11 @@ for extra in commit command; do
   if [ -f "$run.$extra" ]; then cp "$run.$extra" "$dest/$extra.txt"; fi
 done
 if [ -f "$run.log" ]; then sed -n '/Command being timed/,$p' "$run.log" > "$dest/time-v.txt"; fi
-# machine paths out of the copies (the logs name the checkout and site-packages)
+# machine paths out of the copies (logs and graders' details name the checkout, the interpreter and its libraries)
 checkout=$(cd "$here/../.." && pwd)
-for f in "$dest/train.log" "$dest/time-v.txt"; do
+for f in "$dest/train.log" "$dest/time-v.txt" "$dest/eval_before.jsonl" "$dest/eval_after.jsonl"; do
   if [ -f "$f" ]; then
-    sed -i -e "s#$checkout#<checkout>#g" -e "s#/root/.pyenv/versions/[^/ ]*/lib/python[^/ ]*/site-packages#<site-packages>#g" "$f"
+    sed -i -e "s#$checkout#<checkout>#g" -e "s#/root/.pyenv/versions/[^/ ]*/lib/python[^/ ]*/site-packages#<site-packages>#g" -e "s#/root/.pyenv/versions/[^/ \"]*/bin/python[0-9.]*#<python>#g" "$f" && sed -i -e "s#/root/.pyenv/versions/[^/ ]*/lib/python[0-9.]*/#<stdlib>/#g" "$f"
   fi
 done
 { grep -m1 -E "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E "^(avx2|avx512f|avx512_bf16|amx_bf16)$" | tr '\n' ' '

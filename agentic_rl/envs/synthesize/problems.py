@@ -30,7 +30,7 @@ for _kwargs in _json.loads({inputs!r}):
         _RESULTS.append([True, _value])
     except BaseException as _exc:
         _RESULTS.append([False, type(_exc).__name__ + ": " + str(_exc)[:200]])
-print("\\n{nonce}" + _json.dumps(_RESULTS))
+print("\\n{nonce}" + _json.dumps(_RESULTS))  # noqa: T201 (the sandboxed script reports on stdout)
 """
 
 
