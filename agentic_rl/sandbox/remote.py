@@ -229,7 +229,9 @@ class Codec:
             # a library's string (bs4's NavigableString): its characters, read by str itself, cross as data;
             # an Enum member keeps its identity as a handle
             return str.__str__(value)
-        return {"$h": self.endpoint.keep(value), "cls": [str(getattr(t, "__module__", "")), t.__qualname__]}
+        # "$ht": the sender's word that the object's class defines no truth of its own (see constant_truth)
+        tag = "$ht" if constant_truth(t) else "$h"
+        return {tag: self.endpoint.keep(value), "cls": [str(getattr(t, "__module__", "")), t.__qualname__]}
 
     def _encode_collection(self, value: object, t: type, depth: int) -> object | None:
         """collections' containers (Counter, OrderedDict, defaultdict with a built-in factory, deque)."""
@@ -363,9 +365,13 @@ class Codec:
         if tag == "$dq":
             maxlen, items = _pair(body)
             return collections.deque((d(v) for v in _list(items)), None if maxlen is None else _int(maxlen))
-        if tag == "$h":
+        if tag in ("$h", "$ht"):
             module, qualname = (_str(v)[:200] for v in _pair(value.get("cls", ["", "?"])))
-            return RemoteObject(self.endpoint, _int(body), qualname, self.endpoint.resolve_class(module, qualname))
+            library_class = self.endpoint.resolve_class(module, qualname)
+            handle = RemoteObject(self.endpoint, _int(body), qualname, library_class)
+            if library_class is None and tag == "$ht":  # a library class's truth is read from this side's copy
+                object.__setattr__(handle, "_claims_constant_truth", True)
+            return handle
         if tag == "$back":
             return self.endpoint.local(_int(body))
         if tag == "$ref":  # a module or library object by name: only the candidate's side resolves them
@@ -993,13 +999,14 @@ class RemoteObject:
     anything): a remote object equals only another remote object, as the other side compares them.
     """
 
-    __slots__ = ("_endpoint", "_handle", "_cls", "_library_class", "_own")
+    __slots__ = ("_endpoint", "_handle", "_cls", "_library_class", "_own", "_claims_constant_truth")
 
     def __init__(self, endpoint: Endpoint, handle: int, cls: str, library_class: type | None = None) -> None:
         object.__setattr__(self, "_endpoint", endpoint)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_cls", cls)
         object.__setattr__(self, "_library_class", library_class)
+        object.__setattr__(self, "_claims_constant_truth", False)
         # On the candidate's side: private attributes its code set on a handle of the tests' (which never
         # serve them), kept on the handle. matplotlib's backend switch sets `show.__signature__` on pyplot's
         # `show`, which a test patched with its mock (BigCodeBench/593); the mock itself stays as it was.
@@ -1059,8 +1066,10 @@ class RemoteObject:
         # `if x:`, `assert x`, `assertTrue(x)`: on the tests' side the candidate's object does not say whether
         # it is true (an object of its class would answer True to every check); issue #47. An installed
         # library's class that defines no truth of its own (`self.assertTrue(ax)` on a matplotlib Axes) is
-        # true by Python's rule, decided here from this side's copy of the class (constant_truth).
-        if self._endpoint.restricted and constant_truth(self._library_class):
+        # true by Python's rule, decided here from this side's copy of the class (constant_truth); so is an
+        # object of the candidate's own class that, by the candidate's word, defines none (`while node:` over
+        # its ListNode): the word can only buy True, which any object of such a class has.
+        if self._endpoint.restricted and (constant_truth(self._library_class) or self._claims_constant_truth):
             return True
         self._not_judged_by_it("take the truth value of")
         return _expect(self._apply("bool"), bool)
@@ -1194,8 +1203,12 @@ def constant_truth(cls: type | None) -> bool:
     the claim is the candidate's word, the class this process's own). The claim cannot change a verdict:
     a false claim gets the truth every object of the claimed class has, the truth a real one, which the
     candidate could as well have returned, gets. A class whose truth depends on the object (a container,
-    anything with `__len__`) is not answered this way, and neither is a class of the candidate's own
-    (the tests' side has no copy of it: only the candidate's process could say)."""
+    anything with `__len__`) is not answered this way.
+
+    A class of the candidate's own has no copy on the tests' side: the candidate's process applies this
+    function to it and sends the answer with the handle (`"true": 1`). That word is believed for the same
+    reason a false library claim is harmless: it can only make the object true, as every object of a class
+    without truth is, and the candidate could as well have returned one."""
     if cls is None:
         return False
     return not any("__bool__" in vars(c) or "__len__" in vars(c) for c in cls.__mro__ if c is not object)

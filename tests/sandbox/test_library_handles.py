@@ -80,6 +80,42 @@ def test_a_claimed_library_class_gets_that_class_truth_and_no_more(sandbox):
     assert (r.passed, r.status) == (False, "failed"), r
 
 
+def test_the_candidates_own_class_with_no_truth_of_its_own_is_true(sandbox):
+    # KodCode's linked-list and tree tasks walk the candidate's nodes in the tests (`while node:`): a class that
+    # defines neither __bool__ nor __len__ is true without asking it, as in process
+    code = (
+        "class ListNode:\n    def __init__(self, val, next=None):\n        self.val, self.next = val, next\n"
+        "def build(values):\n    head = None\n    for v in reversed(values):\n        head = ListNode(v, head)\n"
+        "    return head\n"
+    )
+    body = (
+        "    def test_a(self):\n        node, seen = build([1, 2, 3]), []\n"
+        "        while node:\n            seen.append(node.val)\n            node = node.next\n"
+        "        self.assertEqual(seen, [1, 2, 3])\n        self.assertTrue(build([4]))\n"
+    )
+    r = grade(sandbox, code, body)
+    assert (r.passed, r.status, r.trust) == (True, "passed", "out_of_process"), r
+
+
+def test_the_candidates_word_that_its_class_has_no_truth_buys_true_and_nothing_else(sandbox):
+    # a class with its own __bool__ is not answered by it; sending the handle as "no truth of its own" anyway
+    # (the encoder patched in the candidate's process) makes it true, never false: assertFalse still fails
+    code = (
+        "import sys\n"
+        "class Falsy:\n    def __bool__(self):\n        return False\n"
+        "def task_func():\n"
+        "    sys._getframe(1).f_globals['constant_truth'] = lambda cls: True  # the channel's module, serving it\n"
+        "    return Falsy()\n"
+    )
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertFalse(task_func())\n")
+    assert (r.passed, r.status) == (False, "failed"), r
+    r = grade(sandbox, code, "    def test_a(self):\n        self.assertTrue(task_func())\n")
+    assert (r.passed, r.status) == (True, "passed"), r  # the word was taken: what any plain object gets
+    r = grade(sandbox, code.replace("sys._getframe(1).f_globals['constant_truth'] = lambda cls: True", "pass"),
+              "    def test_a(self):\n        self.assertFalse(task_func())\n")
+    assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("handle_operator",)), r
+
+
 def test_a_library_object_whose_truth_depends_on_it_is_not_asked(sandbox):
     # UserList defines __len__: its truth is the object's to say, and the candidate's process would say it
     code = "import collections\ndef task_func():\n    return collections.UserList([])\n"

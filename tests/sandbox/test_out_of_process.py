@@ -217,8 +217,13 @@ def test_codec_round_trips_and_rejects_what_is_not_its_format():
         class Custom:
             pass
 
-        encoded = codec.encode(Custom())
-        assert set(encoded) == {"$h", "cls"}  # stays here, as a handle
+        class Sized:
+            def __len__(self):
+                return 0
+
+        # stays here, as a handle; "$ht": its class defines no truth of its own (RemoteObject.__bool__)
+        assert set(codec.encode(Custom())) == {"$ht", "cls"}
+        assert set(codec.encode(Sized())) == {"$h", "cls"}
     finally:
         a.close()
         b.close()
