@@ -275,7 +275,7 @@ def warm_up(
         max_grad_norm=t.algo.max_grad_norm,
         dtype=t.algo.dtype,
         lora_dropout=t.algo.lora.dropout,
-        log=ctx.tracker.log,
+        log=lambda metrics, step: ctx.tracker.log({**metrics, **memory_metrics()}, step),  # its memory, as GRPO's
         seed=t.cfg.seed,
         progress=bool(t.cfg.progress) and t.dist.is_main,
     )

@@ -32,8 +32,12 @@ logger = logging.getLogger(__name__)
 
 # Keys that do not change what a run computes, so a resume may set them: display, checkpoint cadence,
 # where metrics go besides metrics.jsonl, which heap pages stay resident, where the run lives, and where its episodes
-# step (envs.servers: served rollouts are bit-identical to in-process ones, tests/envs/test_serve.py).
-HARMLESS_KEYS = ("progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir", "envs")
+# step (envs.servers: served rollouts are bit-identical to in-process ones, tests/envs/test_serve.py), and where the
+# shared evaluation before training is kept (base_eval.cache: its entries are keyed by what they compute). A dotted
+# entry names one key of a node; its siblings still count.
+HARMLESS_KEYS = (
+    "progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir", "envs", "base_eval.cache"
+)
 ERROR_FILE = "error.txt"
 FAILURES_FILE = "failures.json"
 
@@ -41,7 +45,20 @@ FAILURES_FILE = "failures.json"
 def experiment_config(cfg: DictConfig) -> dict[str, Any]:
     """The resolved config without the harmless keys: what must be equal for two runs to be the same one."""
     container = OmegaConf.to_container(cfg, resolve=True)
-    return {k: v for k, v in container.items() if k not in HARMLESS_KEYS and k != "hydra"}
+    for key in HARMLESS_KEYS:
+        *parents, leaf = key.split(".")
+        node = container
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    container.pop("hydra", None)
+    return container
+
+
+def harmless_key(path: str) -> str | None:
+    """The entry of HARMLESS_KEYS that covers the config path `path` (itself or a node above it), else None."""
+    return next((key for key in HARMLESS_KEYS if path == key or path.startswith(key + ".")), None)
 
 
 def experiment_hash(cfg: DictConfig) -> str:
@@ -82,8 +99,8 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
         path = override.package or key  # `data@eval_data=...` configures the node `eval_data`
         if key.startswith("hydra.") or key.startswith("hydra/"):
             continue
-        if (root := path.split(".")[0]) in HARMLESS_KEYS:  # the whole node is taken: `memory.mmap_threshold_kib=...`
-            harmless.append(root)
+        if (covering := harmless_key(path)) is not None:  # the whole node is taken: `memory.mmap_threshold_kib=...`
+            harmless.append(covering)
             continue
         if _value(cfg, path) != _value(saved, path):
             changed.append(f"{override.input_line} (the run has {path}={_value(saved, path)})")
@@ -96,7 +113,7 @@ def resolve_resume(cfg: DictConfig, overrides: list[str] | None = None) -> DictC
         )
     OmegaConf.set_struct(saved, False)
     for key in harmless:
-        saved[key] = cfg[key]
+        OmegaConf.update(saved, key, OmegaConf.select(cfg, key), merge=False, force_add=True)
     saved.resume = str(run_dir)
     return saved
 

@@ -2,9 +2,9 @@
 
 `memory_metrics()` gives `memory/peak_rss_gib` (the high-water mark of this process's resident set since it
 started, `getrusage`'s ru_maxrss: what `/usr/bin/time -v` reports as "Maximum resident set size") and
-`memory/rss_gib` (the resident set now, Linux only). Logged after every training step and evaluation, the pair
-shows which phase sets the peak, and how much memory stays resident between phases (glibc keeps freed heap
-memory for reuse rather than returning it to the system).
+`memory/rss_gib` (the resident set now, Linux only). Logged after every warm-up step, training step and evaluation,
+the pair shows which phase sets the peak, and how much memory stays resident between phases (glibc keeps freed
+heap memory for reuse rather than returning it to the system).
 
 `memory.mmap_threshold_kib` (conf/train.yaml, conf/evaluate.yaml; `MemoryConfig`) pins glibc's mmap threshold for
 the whole run, whichever backend samples: `apply_memory_config` sets it once, before the model is loaded.

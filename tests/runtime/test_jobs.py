@@ -92,6 +92,25 @@ def test_resume_may_change_the_memory_setting_which_computes_nothing(tmp_path):
     )
 
 
+def test_where_the_base_evaluation_is_kept_may_change_on_resume_but_its_seed_may_not(tmp_path):
+    """`base_eval.cache` is harmless (its entries are keyed by what they compute; the default reads an environment
+    variable, so a resume from another shell resolves it anew); `base_eval.seed`, its sibling, changes the numbers."""
+    run_dir = saved_run(tmp_path)
+    saved = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
+    saved.base_eval = {"cache": "/first/cache", "seed": 0}
+    OmegaConf.save(saved, run_dir / ".hydra" / "config.yaml")
+    here = {"base_eval": {"cache": "/second/cache", "seed": 0}}
+    cfg = jobs.resolve_resume(current(run_dir, **here), overrides=[f"resume={run_dir}", "base_eval.cache=/second/cache"])
+    assert cfg.base_eval.cache == "/second/cache" and cfg.base_eval.seed == 0 and cfg.seed == 3
+    assert jobs.experiment_hash(cfg) == jobs.experiment_hash(saved)
+    assert jobs.experiment_hash(OmegaConf.merge(cfg, {"base_eval": {"seed": 1}})) != jobs.experiment_hash(saved)
+    with pytest.raises(ValueError, match=r"base_eval.seed=1 \(the run has base_eval.seed=0\)"):
+        jobs.resolve_resume(
+            current(run_dir, base_eval={"cache": "/first/cache", "seed": 1}),
+            overrides=[f"resume={run_dir}", "base_eval.seed=1"],
+        )
+
+
 def test_a_run_saved_with_the_pin_under_rollout_vllm_resumes_with_it_as_the_runs(tmp_path):
     from agentic_rl.config import find_problems
 
