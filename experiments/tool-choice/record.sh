@@ -11,7 +11,11 @@ for f in metrics.jsonl eval_before.jsonl eval_after.jsonl summary.json train.log
   if [ -f "$run/$f" ]; then cp "$run/$f" "$dest/$f"; fi
 done
 if [ -d "$run/figures" ]; then rm -rf "$dest/figures"; cp -r "$run/figures" "$dest/figures"; fi
-if [ -f "$run/.hydra/overrides.yaml" ]; then cp "$run/.hydra/overrides.yaml" "$dest/overrides.yaml"; fi
+# the run's config as Hydra saved it: the table reads the seed, the arm (overrides) and the samples per task there
+mkdir -p "$dest/.hydra"
+for f in config.yaml overrides.yaml; do
+  if [ -f "$run/.hydra/$f" ]; then cp "$run/.hydra/$f" "$dest/.hydra/$f"; fi
+done
 for extra in commit command; do
   if [ -f "$run.$extra" ]; then cp "$run.$extra" "$dest/$extra.txt"; fi
 done
