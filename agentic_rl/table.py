@@ -7,7 +7,12 @@ The paired sections' primary test takes the task as the unit: each task's mean o
 percentile bootstrap over tasks for the 95% interval (`--resamples`, `--bootstrap-seed`), an exact sign test on the
 task means for p, and Holm's correction across the comparisons of a table. The section "After RL vs the base's best
 mode and its format baselines" holds each arm's trained multi-tool pass rate against the base's best mode and each
-format baseline before training. Records that carry `task_type` add the same tables per task type."""
+format baseline before training. Records that carry `task_type` add the same tables per task type.
+
+Runs that evaluated CodeGym tasks get their constant-answer baseline beside every success rate, and the policy
+against it task by task: the `Done` answer that solves most of the evaluated tasks, run in the sandbox on the
+environments the runs were evaluated on (their `.hydra/config.yaml`, else the built-in set; `--environments FILE`
+or `builtin` names them), written per task to constant.jsonl beside the table."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from agentic_rl.reports.constant import ConstantBaselines
 from agentic_rl.reports.stats import DEFAULT_BOOTSTRAP, Bootstrap
 from agentic_rl.reports.tables import write_table
 
@@ -48,10 +54,16 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_BOOTSTRAP.seed,
         help="seed of the bootstrap, so that a table rewrites byte for byte (default: %(default)s)",
     )
+    parser.add_argument(
+        "--environments",
+        help="CodeGym: the environments file the runs were evaluated on, or 'builtin', for the constant-answer "
+        "baseline (default: each run's own data config, else the built-in set)",
+    )
     args = parser.parse_args(argv)
     try:
-        written = write_table(args.paths, args.out, args.before, Bootstrap(args.resamples, args.bootstrap_seed))
-    except ValueError as exc:
+        spec = Bootstrap(args.resamples, args.bootstrap_seed)
+        written = write_table(args.paths, args.out, args.before, spec, ConstantBaselines(args.environments))
+    except (ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)  # noqa: T201 (the CLI's output)
         return 2
     for path in written:

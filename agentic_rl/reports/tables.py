@@ -43,6 +43,11 @@ arms by `runs.group_by_arm` (overrides without the seed):
 - CodeGym held-out success by set (`env/seen_envs/...`: held-out configurations of the training environments,
   `env/unseen_envs/...`: held-out environments), before and after, in the held-out pass@1's form; only for runs
   whose evaluation mixed both sets (`data=codegym-heldout`);
+- CodeGym beside the constant-answer baseline (`constant_section`, `reports/constant.py`): per arm, the one `Done`
+  answer that solves most of its evaluated CodeGym tasks, computed in the sandbox as `envs.verify` computes it, its
+  rate over those tasks and per held-out set (also a column of the success-by-set table), and each mode's success
+  before and after training against it on the same tasks with the primary test (one Holm family); its per-task
+  results go to constant.jsonl;
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
@@ -57,6 +62,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.reports.constant import ConstantBaselines, constant_rows, set_rates
 from agentic_rl.reports.run_files import (
     find_runs,
     hydra_overrides,
@@ -608,12 +614,38 @@ def baseline_section(
     return {"arms": [arm for arm, _ in parts], "rows": with_holm([row for _, rows in parts for row in rows])}
 
 
+def constant_section(
+    arms: dict[str, list[Path]], base_of: dict[str, Path | None], spec: Bootstrap, constants: ConstantBaselines
+) -> dict[str, Any] | None:
+    """The section `CONSTANT_SECTION` (None when no arm evaluated CodeGym tasks): per arm, the constant that solves
+    most of its evaluated CodeGym tasks (`reports.constant`) with its rate over all of them and per held-out set and
+    its per-task results, and per phase and mode the policy's success against it, task by task; the rows of every
+    arm are one Holm family."""
+    arm_parts, rows = [], []
+    for label, arm_runs in arms.items():
+        base = base_of[label]
+        by_phase = {phase: phase_outcomes(arm_runs, phase, base) for phase in PHASES}
+        task_ids = {key[1] for outcomes in by_phase.values() for run in outcomes for key in run}
+        baseline = constants.of(task_ids, [*arm_runs, *([base] if base else [])])
+        if baseline is None:
+            continue
+        arm_parts.append(
+            {"arm": label, "answer": baseline.answer, "rates": set_rates(baseline), "tasks": baseline.rows()}
+        )
+        rows += constant_rows(label, by_phase, baseline, lambda pairs: paired_test(pairs, spec))
+    return {"arms": arm_parts, "rows": with_holm(rows)} if arm_parts else None
+
+
 def build_table(
-    runs: list[Path], base: Path | list[Path] | None = None, spec: Bootstrap = DEFAULT_BOOTSTRAP
+    runs: list[Path],
+    base: Path | list[Path] | None = None,
+    spec: Bootstrap = DEFAULT_BOOTSTRAP,
+    constants: ConstantBaselines | None = None,
 ) -> dict[str, Any]:
     """Every table of the module doc, as JSON-ready data, for runs grouped into arms; `base`: the base model's
     evaluation, to pair the runs that kept no records before training (`paired_rows`), one for all arms or one
-    per arm (`arm_bases`); `spec`: the bootstrap of the task-level intervals."""
+    per arm (`arm_bases`); `spec`: the bootstrap of the task-level intervals; `constants`: where the CodeGym
+    tasks' constant-answer baseline is computed (default: each arm's own environments, the default sandbox)."""
     if not runs:
         raise ValueError("no runs to tabulate: pass a sweep dir with job dirs or run dirs holding metrics.jsonl")
     bases = [] if base is None else [base] if isinstance(base, Path) else list(base)
@@ -632,7 +664,9 @@ def build_table(
         }
     )
     pass_rows = [row for label, arm_runs in arms.items() for row in pass_at_1_rows(label, arm_runs, base_of[label])]
+    constant = constant_section(arms, base_of, spec, constants or ConstantBaselines())
     return {
+        "codegym_constant": constant,
         "arms": {
             label: [
                 {"run": str(run), "seed": run_seed(run), "finished": (run / SUMMARY_FILE).is_file()} for run in arm_runs
@@ -850,14 +884,58 @@ def pass_at_1_markdown(table: dict[str, Any]) -> list[str]:
         seeds = max((row[p] or {}).get("n", 0) for p in PHASES)
         lines.append(markdown_row([row["arm"], row["mode"], seeds, *_before_after_cells(row)]))
     if table.get("env_sets"):
+        constant = {arm["arm"]: arm["rates"] for arm in (table.get("codegym_constant") or {}).get("arms", [])}
+        beside = ["constant answer, same tasks"] if constant else []
         lines += [
             "",
             "## CodeGym held-out success by set (episodes, not tasks, for the pooled interval)",
             "",
-            *markdown_header(["arm", "mode", "set", "before", "after", "pooled before", "pooled after"]),
+            *markdown_header(["arm", "mode", "set", "before", "after", "pooled before", "pooled after", *beside]),
         ]
+        group_of = {name: group for group, name in ENV_SETS.items()}
         for row in table["env_sets"]:
-            lines.append(markdown_row([row["arm"], row["mode"], row["set"], *_before_after_cells(row)]))
+            cells = [row["arm"], row["mode"], row["set"], *_before_after_cells(row)]
+            if constant:
+                cells.append(_rate(constant.get(row["arm"], {}).get(group_of[row["set"]])))
+            lines.append(markdown_row(cells))
+    return lines + constant_markdown(table)
+
+
+CONSTANT_SECTION = "CodeGym success beside the constant-answer baseline"
+CONSTANT_SETS = {"all": "every evaluated task", **ENV_SETS}
+
+
+def _constant_name(row: dict[str, Any]) -> str:
+    return f"`{row['arm']}` {row['mode']} {row['phase']} - constant {row['difference']:+.3f}"
+
+
+def constant_markdown(table: dict[str, Any]) -> list[str]:
+    """The section `CONSTANT_SECTION`: each arm's constant and its rate per set, then the policy against it."""
+    section = table.get("codegym_constant")
+    if not section:
+        return []
+    lines = [
+        "",
+        f"## {CONSTANT_SECTION}",
+        "",
+        "The constant-answer baseline: the one `Done` answer that solves most of the arm's evaluated CodeGym tasks, "
+        "run in the sandbox on each task's own configuration (`agentic_rl.envs.verify`); a policy that always "
+        "answers it scores this without reading anything. Rates with the task as the unit [Wilson 95% CI].",
+        "",
+        *markdown_header(["arm", "constant", "set", "constant answer"]),
+    ]
+    for arm in section["arms"]:
+        for key, rate in arm["rates"].items():
+            lines.append(markdown_row([arm["arm"], f"`{json.dumps(arm['answer'])}`", CONSTANT_SETS[key], _rate(rate)]))
+    if section["rows"]:
+        sides = ("constant answer", "policy", "policy - constant")
+        lines += [
+            "",
+            "Each mode's success before and after training against the constant on the same tasks, with the primary "
+            "test of the paired sections; the rows of this table are one Holm family.",
+            "",
+            *comparison_markdown(section["rows"], ["arm", "phase", "mode", "runs"], sides, _constant_name),
+        ]
     return lines
 
 
@@ -1048,26 +1126,44 @@ def write_table(
     out_dir: Path | None = None,
     base: Path | list[Path] | None = None,
     spec: Bootstrap = DEFAULT_BOOTSTRAP,
+    constants: ConstantBaselines | None = None,
 ) -> tuple[Path, ...]:
     """table.md and table.json for a sweep dir or a list of run dirs, written to `out_dir` (default: the sweep
-    dir, or the run dirs' common parent), and figures/paired_changes.png there when the runs kept per-task
-    records to pair (`plots.plot_paired_changes`); `base`: the evaluation before training to pair runs without
-    their own (one, or one per arm: `arm_bases`); `spec`: the bootstrap of the task-level intervals."""
+    dir, or the run dirs' common parent), constant.jsonl there when the runs evaluated CodeGym tasks
+    (`write_constant`), and figures/paired_changes.png there when the runs kept per-task records to pair
+    (`plots.plot_paired_changes`); `base`: the evaluation before training to pair runs without their own (one, or
+    one per arm: `arm_bases`); `spec`: the bootstrap of the task-level intervals; `constants`: where CodeGym's
+    constant-answer baseline is computed (`build_table`)."""
     runs = resolve_runs(paths)
     if out_dir is None:
         is_sweep = runs != [Path(p) for p in paths]
         out_dir = Path(paths[0]) if is_sweep else Path(os.path.commonpath([str(r.resolve().parent) for r in runs]))
-    table = build_table(runs, base, spec)
+    table = build_table(runs, base, spec, constants)
     out_dir.mkdir(parents=True, exist_ok=True)
     md, js = out_dir / "table.md", out_dir / "table.json"
     md.write_text(table_markdown(table))
     # inf (equal pass rates need infinitely many tasks) is written as null: JSON has no infinity
     js.write_text(json.dumps(_finite(table), indent=2) + "\n")
+    written = (md, js, *write_constant(table, out_dir))
     if not (table["paired"] or table["arm_pairs"]):
-        return md, js
+        return written
     from agentic_rl.reports.plots import plot_paired_changes  # matplotlib only where there is a figure to draw
 
-    return md, js, plot_paired_changes(table, out_dir / "figures" / "paired_changes.png")
+    return (*written, plot_paired_changes(table, out_dir / "figures" / "paired_changes.png"))
+
+
+CONSTANT_FILE = "constant.jsonl"
+
+
+def write_constant(table: dict[str, Any], out_dir: Path) -> tuple[Path, ...]:
+    """constant.jsonl: the CodeGym constant-answer baseline per task (task_id, passed, answer), when the arms share
+    one (the same evaluated tasks: a study's seeds); arms with different tasks have theirs in table.json only."""
+    arms = (table.get("codegym_constant") or {}).get("arms", [])
+    if not arms or any(arm["tasks"] != arms[0]["tasks"] for arm in arms):
+        return ()
+    path = out_dir / CONSTANT_FILE
+    path.write_text("".join(json.dumps(row) + "\n" for row in arms[0]["tasks"]))
+    return (path,)
 
 
 def _finite(value: Any) -> Any:
