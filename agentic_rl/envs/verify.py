@@ -27,7 +27,8 @@ The constant-answer baseline (`constant_results`, `best_constant`): what a polic
 value scores on a set of CodeGym tasks, per task. With `--success`, the report's `success_vs_constant` (and the log)
 gives the policy's success rate on the measured configurations beside that baseline's on the same ones.
 `python -m agentic_rl.hygiene data=codegym-heldout --constant-baseline OUT.jsonl` writes it beside the hygiene
-report.
+report; `constant_metrics` gives it as metrics beside an evaluation's `env/` success rates; `python -m
+agentic_rl.table` prints it beside every CodeGym score of its tables (agentic_rl/reports/constant.py).
 """
 
 from __future__ import annotations
@@ -326,6 +327,28 @@ def best_constant(results: Mapping[str, Mapping[str, bool]], task_ids: Sequence[
     key = max(results, key=lambda k: sum(results[k].get(t, False) for t in task_ids))
     answer = json.loads(key)
     return answer, [{"task_id": t, "passed": bool(results[key].get(t, False)), "answer": answer} for t in task_ids]
+
+
+def constant_metrics(
+    tasks: Sequence[Task], runner: CodeGymRunner, timeout_s: float = Rules.timeout_s
+) -> tuple[Any, dict[str, float]]:
+    """The constant-answer baseline of an evaluation's CodeGym tasks, as metrics to stand beside its `env/` success
+    rates (`envs.metrics`): (the constant, {"env/constant_success_rate": the share of the tasks it solves, and, where
+    the tasks mix both held-out sets as `env/seen_envs/...` does, `env/seen_envs/constant_success_rate` and
+    `env/unseen_envs/constant_success_rate`}). The constant is the one that solves most of these tasks
+    (`best_constant`). (None, {}) when no task is a CodeGym task."""
+    gym = [t for t in tasks if t.harness == "codegym"]
+    if not gym:
+        return None, {}
+    answer, rows = best_constant(constant_results(gym, runner, timeout_s=timeout_s), [t.task_id for t in gym])
+    passed = {r["task_id"]: r["passed"] for r in rows}
+    out = {"env/constant_success_rate": sum(passed.values()) / len(passed)}
+    groups = {"seen_envs": [t for t in gym if t.metadata.get("env_split", "train") != "heldout"]}
+    groups["unseen_envs"] = [t for t in gym if t.metadata.get("env_split", "train") == "heldout"]
+    if all(groups.values()):  # the sets of envs.metrics: only where both are present
+        for name, group in groups.items():
+            out[f"env/{name}/constant_success_rate"] = sum(passed[t.task_id] for t in group) / len(group)
+    return answer, out
 
 
 def success_beside_constant(

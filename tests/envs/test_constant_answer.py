@@ -156,3 +156,21 @@ def test_verify_drops_constant_answers_only_when_asked(runner):
     assert report["dropped_reasons"] == {"constant_answer": 4}
     assert report["dropped_environments"] == {"t/IsPositiveEnv": "no configuration left"}
     assert json.dumps(report["dropped_configs"][0]["detail"]) == '{"answer": true}'
+
+
+def test_the_baseline_as_metrics_beside_an_evaluations_success_rates(runner):
+    from agentic_rl.envs.verify import constant_metrics
+
+    held_out_sum = {**NEEDS_AN_ANSWER, "split": "heldout", "configs": [{"nums": [1, 2]}, {"nums": [2, 1]}]}
+    tasks = environment_tasks(ALWAYS_TRUE) + environment_tasks(held_out_sum)
+    answer, metrics = constant_metrics(tasks, runner)
+    # true solves the 4 seen tasks, 3 the 2 held-out ones: true is the constant, 4 of 6
+    assert answer is True
+    assert metrics == {
+        "env/constant_success_rate": pytest.approx(4 / 6),
+        "env/seen_envs/constant_success_rate": 1.0,
+        "env/unseen_envs/constant_success_rate": 0.0,
+    }
+    # over the held-out tasks alone the constant is 3 and solves both; code tasks have no baseline
+    assert constant_metrics(environment_tasks(held_out_sum), runner) == (3, {"env/constant_success_rate": 1.0})
+    assert constant_metrics([], runner) == (None, {})
