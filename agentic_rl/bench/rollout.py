@@ -248,7 +248,7 @@ def ceiling(model: Any, tok: Any, batch: int, new_tokens: int, cfg: RolloutConfi
     return batch * new_tokens / (time.perf_counter() - start)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=4)
     parser.add_argument("--group", type=int, default=4)
@@ -267,15 +267,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--json", default=None, help="also write the results (rows, rates, RSS) to this JSON file")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides of conf/train.yaml")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    return parser.parse_args(argv)
 
-    from agentic_rl.config import register_configs, to_dataclass
+
+def run_phases(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
+    """Every phase on the composed workload: engine modes, notebook loop, ceiling, then vLLM if asked.
+
+    Returns the rows by loop name, the peak RSS after each phase, the ceiling's tokens/s and vLLM's extra figures.
+    """
+    from agentic_rl.config import to_dataclass
     from agentic_rl.registry import build
     from agentic_rl.tools import build_toolset
 
-    register_configs()
-    cfg = compose(args)
     torch.manual_seed(cfg.seed)
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     tasks: list[Task] = build(cfg.data)[: args.tasks]
@@ -316,7 +319,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rss.update({name: peak_rss_gib() for name in vllm_rows})
     finally:
         sandbox.close()
+    return {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
 
+
+def report_lines(args: argparse.Namespace, results: dict[str, Any]) -> list[str]:
+    """The table of loops (rates against the notebook loop and the ceiling) and the ceiling's line."""
+    rows, rss, ceiling_tps = results["rows"], results["peak_rss_gib"], results["ceiling_tokens_per_s"]
     notebook_tps = rows["notebook loop"]["tokens_per_s"]
     lines = markdown_header(
         ["loop", "episodes", "generated tok", "wall s", "tools s", "tok/s", "x notebook", "of ceiling"]
@@ -332,32 +340,50 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"\nraw generate ceiling (batch {args.ceiling_batch}, {args.ceiling_tokens} new tokens): "
         f"{ceiling_tps:.1f} tok/s; peak RSS after loading: {rss['loaded']:.2f} GiB"
     )
-    if vllm_extra:
-        hf_tps = rows[f"engine ({args.modes[0]})"]["tokens_per_s"]
-        raw, raw_workload = vllm_extra["raw16_tokens_per_s"], vllm_extra["raw16_workload_tokens_per_s"]
-        for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
-            vllm_tps = rows[name]["tokens_per_s"]
-            lines.append(
-                f"{name} / HF engine ({args.modes[0]}): {vllm_tps / hf_tps:.2f}x; the multi-turn loop reaches "
-                f"{vllm_tps / raw:.2f} of vLLM's raw 16-sequence single-turn rate ({raw:.1f} tok/s), "
-                f"{vllm_tps / raw_workload:.2f} of the same on the workload's first-turn prompts "
-                f"({raw_workload:.1f} tok/s)"
-            )
-        for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
-            r = rows[name]
-            lines.append(
-                f"{name}: {r['engine_steps']} engine steps, {r['step_requests'] / r['engine_steps']:.1f} requests "
-                f"per step, {r['generated'] / r['engine_steps']:.2f} generated tokens per step; each rollout: "
-                + ", ".join(f"{one['tokens_per_s']:.1f}" for one in r["rollouts"])
-                + " tok/s"
-            )
-        gain = rows[VLLM_CONTINUOUS]["tokens_per_s"] / rows[VLLM_TURN_BY_TURN]["tokens_per_s"]
+    return lines
+
+
+def vllm_lines(rows: dict[str, dict[str, Any]], vllm_extra: dict[str, float], hf_mode: str) -> list[str]:
+    """vLLM's loops against the HF engine of `hf_mode` and against vLLM's own raw rates, engine steps, sync times."""
+    hf_tps = rows[f"engine ({hf_mode})"]["tokens_per_s"]
+    raw, raw_workload = vllm_extra["raw16_tokens_per_s"], vllm_extra["raw16_workload_tokens_per_s"]
+    lines = []
+    for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
+        vllm_tps = rows[name]["tokens_per_s"]
         lines.append(
-            f"continuous / turn by turn: {gain:.2f}x; "
-            f"time/sync_s touched {vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
+            f"{name} / HF engine ({hf_mode}): {vllm_tps / hf_tps:.2f}x; the multi-turn loop reaches "
+            f"{vllm_tps / raw:.2f} of vLLM's raw 16-sequence single-turn rate ({raw:.1f} tok/s), "
+            f"{vllm_tps / raw_workload:.2f} of the same on the workload's first-turn prompts "
+            f"({raw_workload:.1f} tok/s)"
         )
+    for name in (VLLM_TURN_BY_TURN, VLLM_CONTINUOUS):
+        r = rows[name]
+        lines.append(
+            f"{name}: {r['engine_steps']} engine steps, {r['step_requests'] / r['engine_steps']:.1f} requests "
+            f"per step, {r['generated'] / r['engine_steps']:.2f} generated tokens per step; each rollout: "
+            + ", ".join(f"{one['tokens_per_s']:.1f}" for one in r["rollouts"])
+            + " tok/s"
+        )
+    gain = rows[VLLM_CONTINUOUS]["tokens_per_s"] / rows[VLLM_TURN_BY_TURN]["tokens_per_s"]
+    lines.append(
+        f"continuous / turn by turn: {gain:.2f}x; "
+        f"time/sync_s touched {vllm_extra['sync_s (touched)']:.2f} s, all {vllm_extra['sync_s (all)']:.2f} s"
+    )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+    from agentic_rl.config import register_configs
+
+    register_configs()
+    results = run_phases(args, compose(args))
+    lines = report_lines(args, results)
+    if results["vllm"]:
+        lines += vllm_lines(results["rows"], results["vllm"], args.modes[0])
     logger.info("\n%s", "\n".join(lines))
-    results = {"rows": rows, "ceiling_tokens_per_s": ceiling_tps, "peak_rss_gib": rss, "vllm": vllm_extra}
     if args.json:
         Path(args.json).write_text(json.dumps({"argv": argv or sys.argv[1:], **results}, indent=2) + "\n")
     return results

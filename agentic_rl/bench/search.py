@@ -285,7 +285,7 @@ def default_interpreters() -> list[str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m agentic_rl.bench.search", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--queries",
@@ -316,24 +316,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--ablation", action="store_true", help="instead: recall of each ranking variant (uses the normal pydoc cache)"
     )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return parser
 
-    query_paths = args.queries or [str(DEFAULT_QUERIES), str(HELDOUT_QUERIES), str(FRESH_QUERIES)]
-    for path in query_paths:
-        if not Path(path).exists():
-            parser.error(f"query set not found: {path} (pass --queries)")
-    query_sets = {Path(p).stem: load_queries(p) for p in query_paths}
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    unknown = [b for b in backends if b not in ("pydoc", "docstore")]
-    if unknown:
-        parser.error(f"unknown backend(s) {unknown}; available: pydoc, docstore")
-    interpreters = args.python or default_interpreters()
-    dense = None if args.dense.lower() == "none" else args.dense
-    if args.ablation:
-        for python in interpreters:
-            print(run_ablation(query_sets, python, dense))  # noqa: T201 (the benchmark's report)
-        return 0
+
+def run_backends(
+    query_sets: dict[str, list[dict[str, Any]]],
+    backends: list[str],
+    interpreters: list[str],
+    args: argparse.Namespace,
+    dense: str | None,
+) -> list[BenchResult]:
+    """One result per backend (pydoc once per interpreter) and query set, named `backend/set`."""
     results: list[BenchResult] = []
     if "pydoc" in backends:
         for python in interpreters:
@@ -347,27 +340,63 @@ def main(argv: list[str] | None = None) -> int:
             res = bench_docstore(queries, args.repeat)
             res.backend = f"docstore/{set_name}"
             results.append(res)
+    return results
+
+
+def print_report(
+    results: list[BenchResult], query_sets: dict[str, list[dict[str, Any]]], interpreters: list[str]
+) -> None:
+    """The workload's line, then one table per query set."""
+    print(  # noqa: T201 (the benchmark's report)
+        "search benchmark: "
+        + ", ".join(f"{k} ({len(v)} queries)" for k, v in query_sets.items())
+        + "; interpreters: "
+        + ", ".join(interpreters)
+    )
+    print(  # noqa: T201 (the benchmark's report)
+        "recall counts only the queries whose labelled answers the index holds (answerable);"
+        " a library the interpreter lacks cannot be found"
+    )
+    for set_name in query_sets:
+        print(f"\n== {set_name}")  # noqa: T201 (the benchmark's report)
+        print(format_table([r for r in results if r.backend.endswith("/" + set_name)]))  # noqa: T201 (the benchmark's report)
+
+
+def print_failures(results: list[BenchResult]) -> None:
+    """The queries each backend missed at rank 3, with the rank they got and what came first."""
+    for r in results:
+        print(f"\n{r.backend}: {len(r.failures)} queries without a relevant hit in the top 3")  # noqa: T201 (the benchmark's report)
+        for f in r.failures:
+            print(f"  rank={f['rank']!s:>4}  {f['query']!r}  expected {f['expected'][:2]}  got {f['got']}")  # noqa: T201 (the benchmark's report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli = build_parser()
+    args = cli.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    query_paths = args.queries or [str(DEFAULT_QUERIES), str(HELDOUT_QUERIES), str(FRESH_QUERIES)]
+    for path in query_paths:
+        if not Path(path).exists():
+            cli.error(f"query set not found: {path} (pass --queries)")
+    query_sets = {Path(p).stem: load_queries(p) for p in query_paths}
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    unknown = [b for b in backends if b not in ("pydoc", "docstore")]
+    if unknown:
+        cli.error(f"unknown backend(s) {unknown}; available: pydoc, docstore")
+    interpreters = args.python or default_interpreters()
+    dense = None if args.dense.lower() == "none" else args.dense
+    if args.ablation:
+        for python in interpreters:
+            print(run_ablation(query_sets, python, dense))  # noqa: T201 (the benchmark's report)
+        return 0
+    results = run_backends(query_sets, backends, interpreters, args, dense)
     if args.json:
         print(json.dumps({r.backend: {k: v for k, v in vars(r).items() if k != "failures"} for r in results}, indent=1))  # noqa: T201 (the benchmark's report)
     else:
-        print(  # noqa: T201 (the benchmark's report)
-            "search benchmark: "
-            + ", ".join(f"{k} ({len(v)} queries)" for k, v in query_sets.items())
-            + "; interpreters: "
-            + ", ".join(interpreters)
-        )
-        print(  # noqa: T201 (the benchmark's report)
-            "recall counts only the queries whose labelled answers the index holds (answerable);"
-            " a library the interpreter lacks cannot be found"
-        )
-        for set_name in query_sets:
-            print(f"\n== {set_name}")  # noqa: T201 (the benchmark's report)
-            print(format_table([r for r in results if r.backend.endswith("/" + set_name)]))  # noqa: T201 (the benchmark's report)
+        print_report(results, query_sets, interpreters)
     if args.failures:
-        for r in results:
-            print(f"\n{r.backend}: {len(r.failures)} queries without a relevant hit in the top 3")  # noqa: T201 (the benchmark's report)
-            for f in r.failures:
-                print(f"  rank={f['rank']!s:>4}  {f['query']!r}  expected {f['expected'][:2]}  got {f['got']}")  # noqa: T201 (the benchmark's report)
+        print_failures(results)
     return 0
 
 

@@ -27,6 +27,7 @@ import copy
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -124,26 +125,11 @@ def unflagged_copy(model: Any) -> Any:
     return fresh
 
 
-def trl_steps(
-    cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, trl_config: str
-) -> tuple[list[float], list[float]]:
-    """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step, under
-    one of `TRL_CONFIGS` (see the module doc)."""
-    from datasets import Dataset
-    from peft import LoraConfig
-    from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
-
-    from agentic_rl.config import algo_config
-    from agentic_rl.registry import build
-
-    algo = algo_config(cfg)
-    loaded = build(cfg.model)
-    model = unflagged_copy(loaded.model)
+def submit_grader(tasks: list, toolset: Any) -> Callable[..., list[float]]:
+    """TRL's reward function: 1.0 when the reply's code passes the task's tests (the project's no-tools grader)."""
     by_prompt = {task.prompt: task for task in tasks}
 
     def graded(prompts: list, completions: list, **kwargs: Any) -> list[float]:
-        """1.0 when the reply's code passes the task's tests: the same grader as the project's no-tools mode."""
         out = []
         for prompt, completion in zip(prompts, completions):
             task = by_prompt[prompt[-1]["content"]]
@@ -151,6 +137,13 @@ def trl_steps(
             obs = run_tool(toolset.grader, ToolCall("submit", code, 0, 0), task) if code else None
             out.append(1.0 if obs is not None and obs.passed else 0.0)
         return out
+
+    return graded
+
+
+def step_timer() -> Any:
+    """A TRL callback that keeps each step's wall time in `.times`."""
+    from transformers import TrainerCallback
 
     class StepTimer(TrainerCallback):
         def __init__(self) -> None:
@@ -163,8 +156,15 @@ def trl_steps(
             self.times.append(time.perf_counter() - self.start)
             logger.info("TRL step %d: %.1f s", len(self.times), self.times[-1])
 
+    return StepTimer()
+
+
+def trl_grpo_config(cfg: Any, algo: Any, rollout_cfg: RolloutConfig, steps: int, trl_config: str) -> Any:
+    """TRL's GRPOConfig with the project's group size, lengths, KL, lr and sampling, plus `TRL_CONFIGS[trl_config]`."""
+    from trl import GRPOConfig
+
     G = algo.group_size
-    args = GRPOConfig(
+    return GRPOConfig(
         output_dir="outputs/bench_trainer_trl",
         use_cpu=not torch.cuda.is_available(),
         per_device_train_batch_size=G,
@@ -174,7 +174,7 @@ def trl_steps(
         learning_rate=algo.lr,
         temperature=rollout_cfg.temperature,
         top_p=rollout_cfg.top_p,
-        max_steps=len(tasks),
+        max_steps=steps,
         logging_steps=1,
         report_to="none",
         save_strategy="no",
@@ -182,10 +182,28 @@ def trl_steps(
         seed=cfg.seed,
         **TRL_CONFIGS[trl_config],
     )
+
+
+def trl_steps(
+    cfg: Any, tasks: list, toolset: Any, rollout_cfg: RolloutConfig, trl_config: str
+) -> tuple[list[float], list[float]]:
+    """Step times and the mean completion length (tokens, TRL's `completions/mean_length`) of each step, under
+    one of `TRL_CONFIGS` (see the module doc)."""
+    from datasets import Dataset
+    from peft import LoraConfig
+    from trl import GRPOTrainer
+
+    from agentic_rl.config import algo_config
+    from agentic_rl.registry import build
+
+    algo = algo_config(cfg)
+    loaded = build(cfg.model)
+    model = unflagged_copy(loaded.model)
+    args = trl_grpo_config(cfg, algo, rollout_cfg, len(tasks), trl_config)
     dataset = Dataset.from_list(
         [{"prompt": prompt_messages(toolset, task, rollout_cfg.observation_format)} for task in tasks]
     )
-    timer = StepTimer()
+    timer = step_timer()
     lora = LoraConfig(
         r=algo.lora.r,
         lora_alpha=algo.lora.alpha,
@@ -195,7 +213,7 @@ def trl_steps(
     )
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=[graded],
+        reward_funcs=[submit_grader(tasks, toolset)],
         args=args,
         train_dataset=dataset,
         processing_class=loaded.tokenizer,

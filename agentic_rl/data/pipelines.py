@@ -81,8 +81,22 @@ class Step:
             object.__setattr__(self, "family", self.slug)
 
 
-def _filters() -> list[Step]:
-    steps = [
+def _per_constant(
+    kind: str, family: str, constants: Sequence[int], slug: str, words: str, code: str, apply: Callable[..., object]
+) -> list[Step]:
+    """One step per constant `k` of a family: `slug`, `words` and `code` are templates of `{k}`, `apply(xs, k)`.
+
+    Constants widen a family: more distinct tasks, while the family still goes whole to one split.
+    """
+    return [
+        Step(kind, slug.format(k=k), words.format(k=k), code.format(k=k), functools.partial(apply, k=k), family)
+        for k in constants
+    ]
+
+
+def _plain_filters() -> list[Step]:
+    """The filters with no constant: parity, sign, zeros, repeats, positions."""
+    return [
         Step(
             "filter",
             "even",
@@ -146,56 +160,52 @@ def _filters() -> list[Step]:
             "positions",
         ),
     ]
-    # Constants widen each family: more distinct tasks, while a family still goes whole to one split.
-    for k in (1, 2, 3, 4, 5, 6, 8):
-        steps.append(
-            Step(
-                "filter",
-                f"above_{k}",
-                f"keep only the numbers greater than {k}",
-                f"[x for x in result if x > {k}]",
-                lambda xs, k=k: [x for x in xs if x > k],
-                "above",
-            )
-        )
-    for k in (1, 2, 3, 4, 6):
-        steps.append(
-            Step(
-                "filter",
-                f"below_{k}",
-                f"keep only the numbers smaller than {k}",
-                f"[x for x in result if x < {k}]",
-                lambda xs, k=k: [x for x in xs if x < k],
-                "below",
-            )
-        )
-    for k in (3, 4, 5):
-        steps.append(
-            Step(
-                "filter",
-                f"multiples_{k}",
-                f"keep only the multiples of {k}",
-                f"[x for x in result if x % {k} == 0]",
-                lambda xs, k=k: [x for x in xs if x % k == 0],
-                "multiples",
-            )
-        )
-    for k in (2, 3, 5):
-        steps.append(
-            Step(
-                "filter",
-                f"within_{k}",
-                f"keep only the numbers between -{k} and {k} (both included)",
-                f"[x for x in result if -{k} <= x <= {k}]",
-                lambda xs, k=k: [x for x in xs if -k <= x <= k],
-                "within",
-            )
-        )
-    return steps
+
+
+def _filters() -> list[Step]:
+    return [
+        *_plain_filters(),
+        *_per_constant(
+            "filter",
+            "above",
+            (1, 2, 3, 4, 5, 6, 8),
+            "above_{k}",
+            "keep only the numbers greater than {k}",
+            "[x for x in result if x > {k}]",
+            lambda xs, k: [x for x in xs if x > k],
+        ),
+        *_per_constant(
+            "filter",
+            "below",
+            (1, 2, 3, 4, 6),
+            "below_{k}",
+            "keep only the numbers smaller than {k}",
+            "[x for x in result if x < {k}]",
+            lambda xs, k: [x for x in xs if x < k],
+        ),
+        *_per_constant(
+            "filter",
+            "multiples",
+            (3, 4, 5),
+            "multiples_{k}",
+            "keep only the multiples of {k}",
+            "[x for x in result if x % {k} == 0]",
+            lambda xs, k: [x for x in xs if x % k == 0],
+        ),
+        *_per_constant(
+            "filter",
+            "within",
+            (2, 3, 5),
+            "within_{k}",
+            "keep only the numbers between -{k} and {k} (both included)",
+            "[x for x in result if -{k} <= x <= {k}]",
+            lambda xs, k: [x for x in xs if -k <= x <= k],
+        ),
+    ]
 
 
 def _maps() -> list[Step]:
-    steps = [
+    return [
         Step("map", "squared", "square every number", "[x * x for x in result]", lambda xs: [x * x for x in xs]),
         Step("map", "negated", "negate every number", "[-x for x in result]", lambda xs: [-x for x in xs]),
         Step(
@@ -221,72 +231,59 @@ def _maps() -> list[Step]:
             lambda xs: [abs(x) % 10 for x in xs],
             "absolute",
         ),
-    ]
-    for k in (2, 3, 4, 5):
-        steps.append(
-            Step(
-                "map",
-                f"times_{k}",
-                f"multiply every number by {k}",
-                f"[x * {k} for x in result]",
-                lambda xs, k=k: [x * k for x in xs],
-                "times",
-            )
-        )
-    for k in (1, 2, 5, 10):
-        steps.append(
-            Step(
-                "map",
-                f"plus_{k}",
-                f"add {k} to every number",
-                f"[x + {k} for x in result]",
-                lambda xs, k=k: [x + k for x in xs],
-                "shift",
-            )
-        )
-    for k in (1, 3, 4):
-        steps.append(
-            Step(
-                "map",
-                f"minus_{k}",
-                f"subtract {k} from every number",
-                f"[x - {k} for x in result]",
-                lambda xs, k=k: [x - k for x in xs],
-                "shift",
-            )
-        )
-    for k in (3, 4, 5, 7):
-        steps.append(
-            Step(
-                "map",
-                f"mod_{k}",
-                f"replace every number by its remainder modulo {k} (Python's %)",
-                f"[x % {k} for x in result]",
-                lambda xs, k=k: [x % k for x in xs],
-                "mod",
-            )
-        )
-    for k in (0, 3, 5):
-        steps.append(
-            Step(
-                "map",
-                f"capped_{k}",
-                f"replace every number greater than {k} by {k}",
-                f"[min(x, {k}) for x in result]",
-                lambda xs, k=k: [min(x, k) for x in xs],
-                "capped",
-            )
-        )
-    steps.append(
+        *_per_constant(
+            "map",
+            "times",
+            (2, 3, 4, 5),
+            "times_{k}",
+            "multiply every number by {k}",
+            "[x * {k} for x in result]",
+            lambda xs, k: [x * k for x in xs],
+        ),
+        *_per_constant(
+            "map",
+            "shift",
+            (1, 2, 5, 10),
+            "plus_{k}",
+            "add {k} to every number",
+            "[x + {k} for x in result]",
+            lambda xs, k: [x + k for x in xs],
+        ),
+        *_per_constant(
+            "map",
+            "shift",
+            (1, 3, 4),
+            "minus_{k}",
+            "subtract {k} from every number",
+            "[x - {k} for x in result]",
+            lambda xs, k: [x - k for x in xs],
+        ),
+        *_per_constant(
+            "map",
+            "mod",
+            (3, 4, 5, 7),
+            "mod_{k}",
+            "replace every number by its remainder modulo {k} (Python's %)",
+            "[x % {k} for x in result]",
+            lambda xs, k: [x % k for x in xs],
+        ),
+        *_per_constant(
+            "map",
+            "capped",
+            (0, 3, 5),
+            "capped_{k}",
+            "replace every number greater than {k} by {k}",
+            "[min(x, {k}) for x in result]",
+            lambda xs, k: [min(x, k) for x in xs],
+        ),
         Step(
             "map",
             "signum",
             "replace every number by its sign (-1, 0 or 1)",
             "[(x > 0) - (x < 0) for x in result]",
             lambda xs: [(x > 0) - (x < 0) for x in xs],
-        )
-    )
-    return steps
+        ),
+    ]
 
 
 def _orders() -> list[Step]:

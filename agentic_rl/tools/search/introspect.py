@@ -218,16 +218,24 @@ class Walker:
         return sorted(declared | set(present)), declared
 
     def walk_module(self, mod, name, root, depth):
+        """Index a module's public API (`module_objects`), then walk its submodules up to `max_depth`."""
         if name in self.visited_modules or self.budget <= 0:
             return
         self.visited_modules.add(name)
         self.module = name
         self.add(name, "module", mod, signature="")
+        submodules = self.index_objects(self.module_objects(mod, name, root), mod, name, root, depth)
+        for sub, qual in submodules:
+            if qual not in self.exclude:
+                self.walk_module(sub, qual, root, depth + 1)
+
+    def module_candidates(self, mod, root):
+        """(attr, obj, defined here?, defined in this package?) for each public name of the module."""
         names, declared = self.public_names(mod)
         # The module's own name decides what counts as "defined here" when there is no __all__:
         # matplotlib.pyplot re-exports Figure/Axes, which belong to matplotlib.figure/axes.
         own = mod.__name__
-        candidates = []  # (attr, obj, defined here?, defined in this package?)
+        candidates = []
         for attr in names:
             try:
                 with warnings.catch_warnings():
@@ -252,6 +260,12 @@ class Walker:
                 or str(getattr(type(obj), "__module__", "")).split(".")[0] == root
             ):
                 candidates.append((attr, obj, True, True))
+        return candidates
+
+    def module_objects(self, mod, name, root):
+        """(attr, obj) for what the module defines, or for anything from its package where the module is a
+        facade; the classes among them are remembered as public (`maybe_walk_instance`)."""
+        candidates = self.module_candidates(mod, root)
         # A package's top level, `*.api` modules and pure facades (keras.layers re-exports
         # keras.src.*) define nothing themselves: there, anything from the package counts.
         broad = (
@@ -267,6 +281,11 @@ class Walker:
             if inspect.isclass(obj) and id(obj) not in self.seen_ids:
                 self.public_classes.add(id(obj))
                 self.keep_alive.append(obj)
+        return objects
+
+    def index_objects(self, objects, mod, name, root, depth):
+        """Add an entry per object (classes walked, constants and package-typed data described) and return the
+        (submodule, qualified name) pairs to walk next."""
         submodules = []
         for attr, obj in objects:
             if self.budget <= 0:
@@ -301,9 +320,7 @@ class Walker:
                 self.add(qual, "data", obj, doc=f"Constant {attr} = {clip(repr(obj), 80)}")
             elif str(getattr(type(obj), "__module__", "")).split(".")[0] == root:
                 self.add(qual, "data", obj)  # os.environ, pandas.NaT: documented by their class
-        for sub, qual in submodules:
-            if qual not in self.exclude:
-                self.walk_module(sub, qual, root, depth + 1)
+        return submodules
 
     def maybe_walk_instance(self, obj, qual, root):
         """Callable module-level instances of a package's private class (scipy.stats.norm):

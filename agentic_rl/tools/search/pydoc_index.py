@@ -166,10 +166,42 @@ class PydocIndex:
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int) -> list[SearchHit]:
-
+        """The best `k` entries for `query`: BM25 relevance (entries and needs) plus name boosts, the mention of a
+        package and the static prior, fused with the dense model's cosine when it is on."""
         query = (query or "").strip()[:MAX_QUERY_CHARS]
         if not query or k < 1 or not self.names:
             return []
+        boosts = self.name_boosts(query)
+        mentioned = T.mentioned_packages(query, self.packages)
+
+        groups = self.token_groups(query)  # tokenized once for the entries' and the needs' BM25
+        scores = self.bm25(query, groups)
+        if self.needs is not None:
+            scores = scores + self.needs_scores(query, groups)
+        if not scores.any() and not boosts:
+            return []
+        n = min(BM25_CANDIDATES, len(scores))
+        candidates = set(int(i) for i in top_indices(scores, n) if scores[i] > 0) | set(boosts)
+        scores = self.rescaled(scores, candidates)
+        cosine = self.query_cosine(query)
+        if cosine is not None:
+            candidates |= set(int(i) for i in top_indices(cosine, min(self.ranking.dense_candidates, len(cosine))))
+
+        def final(i: int) -> float:
+            mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
+            return float(scores[i]) + boosts.get(i, 0.0) + mention + float(self.prior[i])
+
+        def order(t: tuple[float, int]) -> tuple[float, int, str]:
+            return -t[0], len(self.names[t[1]]), self.names[t[1]]
+
+        ranked = sorted(((final(i), i) for i in candidates), key=order)
+        if cosine is not None:
+            ranked = self.fuse(ranked, cosine, order)
+        return self.distinct_hits(ranked, k)
+
+    def name_boosts(self, query: str) -> dict[int, float]:
+        """Entry index -> the largest boost the query's names give it: the exact name, dotted and spaced names,
+        identifier-like words, joined words, and names that abbreviate a word."""
         boosts: dict[int, float] = {}
 
         def boost(idxs: Sequence[int], amount: float, by_depth: bool = False) -> None:
@@ -201,52 +233,42 @@ class PydocIndex:
             key = T.name_key(word)
             for n in range(4, len(key)):
                 boost(self.callables(self.by_last.get(key[:n], ())), WORD_BOOST, by_depth=True)
-        mentioned = T.mentioned_packages(query, self.packages)
+        return boosts
 
-        groups = self.token_groups(query)  # tokenized once for the entries' and the needs' BM25
-        scores = self.bm25(query, groups)
-        if self.needs is not None:
-            scores = scores + self.needs_scores(query, groups)
-        if not scores.any() and not boosts:
-            return []
-        n = min(BM25_CANDIDATES, len(scores))
-        candidates = set(int(i) for i in top_indices(scores, n) if scores[i] > 0) | set(boosts)
+    def rescaled(self, scores: Any, candidates: set[int]) -> Any:
+        """The relevance scores scaled down so the best candidate's is at most `ranking.relevance_scale` (0: as
+        they are).
+
+        BM25's scale grows with the query's length; rescaled, the prior and boosts weigh the same against
+        relevance for a two-word and a ten-word query. Only ever scaled down: scaling a short query's scores up
+        would turn BM25's noise between same-named entries (numpy.argsort vs numpy.generic.argsort) into a lead.
+        """
         if self.ranking.relevance_scale > 0:
-            # BM25's scale grows with the query's length; rescaled, the prior and boosts weigh
-            # the same against relevance for a two-word and a ten-word query
-            # (only ever scaled down: scaling a short query's scores up would turn BM25's noise
-            # between same-named entries, numpy.argsort vs numpy.generic.argsort, into a lead)
             best = max((float(scores[i]) for i in candidates), default=0.0)
             if best > self.ranking.relevance_scale:
-                scores = scores * (self.ranking.relevance_scale / best)
+                return scores * (self.ranking.relevance_scale / best)
+        return scores
 
-        cosine = None
-        if self.dense is not None and self.ranking.dense_weight:
-            try:
-                cosine = self.dense.scores(query)
-            except Exception as exc:  # e.g. damaged weights, read at the first search: rank lexically from now on
-                log.warning("search: dense model failed (%s: %s); ranking lexically", type(exc).__name__, exc)
-                self.dense = None
-        if cosine is not None:
-            candidates |= set(int(i) for i in top_indices(cosine, min(self.ranking.dense_candidates, len(cosine))))
+    def query_cosine(self, query: str) -> Any:
+        """The dense model's cosine of the query to every entry, or None when the dense ranking is off. A model
+        that fails (damaged weights, read at the first search) is dropped: the index ranks lexically from then on."""
+        if self.dense is None or not self.ranking.dense_weight:
+            return None
+        try:
+            return self.dense.scores(query)
+        except Exception as exc:
+            log.warning("search: dense model failed (%s: %s); ranking lexically", type(exc).__name__, exc)
+            self.dense = None
+            return None
 
-        def final(i: int) -> float:
-            mention = MENTION_BOOST if self.root_of[i] in mentioned else 0.0
-            return float(scores[i]) + boosts.get(i, 0.0) + mention + float(self.prior[i])
-
-        def order(t: tuple[float, int]) -> tuple[float, int, str]:
-            return -t[0], len(self.names[t[1]]), self.names[t[1]]
-
-        ranked = sorted(((final(i), i) for i in candidates), key=order)
-        if cosine is not None:
-            ranked = self.fuse(ranked, cosine, order)
+    def distinct_hits(self, ranked: list[tuple[float, int]], k: int) -> list[SearchHit]:
+        """The first `k` positive-scored entries of `ranked`; the same method inherited by sibling classes
+        (Series.str.count, Index.str.count) is shown once, under its best-ranked name."""
         hits: list[SearchHit] = []
         shown: set[tuple[str, str]] = set()
         for score, i in ranked:
             if score <= 0 or len(hits) >= k:
                 break
-            # the same method inherited by sibling classes (Series.str.count, Index.str.count)
-            # is shown once, under its best-ranked name
             shown_as = (self.names[i].rsplit(".", 1)[-1], self.docs[i])
             if shown_as in shown and self.docs[i]:
                 continue
