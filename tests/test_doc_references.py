@@ -1,7 +1,7 @@
 """Every `file:line` and path reference in the docs and the package's docstrings resolves (issue #48).
 
-Read: `docs/*.md`, `README.md`, and the docstrings (module, class, function) of every module of the package. A
-reference is
+Read: `docs/*.md`, `README.md`, the docstrings (module, class, function) of every module of the package, and the
+comments of every config in `conf/`. A reference is
 - a Markdown link `[text](target)` to a local target: it must exist, relative to the Markdown file;
 - a path with a slash whose first part is a top-level entry of the checkout (`agentic_rl/`, `conf/`, `tests/`, ...)
   or a subpackage of `agentic_rl` (`sandbox/wire.py`, as a docstring writes it): it must exist, from the checkout,
@@ -179,6 +179,11 @@ def docstrings(source: str) -> list[str]:
     return [doc for node in nodes if (doc := ast.get_docstring(node, clean=False))]
 
 
+def yaml_comments(source: str) -> str:
+    """The comments of a YAML file (what follows a `#` that starts a line or follows a space), one per line."""
+    return "\n".join(m.group(1) for m in re.finditer(r"(?:^|\s)#(.*)$", source, re.MULTILINE))
+
+
 def all_stale() -> list[Reference]:
     found: list[Reference] = []
     for md in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
@@ -186,6 +191,8 @@ def all_stale() -> list[Reference]:
     for module in sorted(PACKAGE.rglob("*.py")):
         for doc in docstrings(module.read_text(encoding="utf-8")):
             found += references_in(doc, module, markdown=False)
+    for config in sorted((ROOT / "conf").rglob("*.yaml")):
+        found += references_in(yaml_comments(config.read_text(encoding="utf-8")), config, markdown=False)
     return found
 
 
