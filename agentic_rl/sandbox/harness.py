@@ -228,11 +228,133 @@ def _run_atexit() -> None:
 # tests
 
 
-class Tampering:
-    """What the tamper defences found in this call: reported on the pipe at once, and in "done"."""
+def _sealed(reporter: Reporter, event: str, keys: tuple, once: bool):
+    """A generator that holds the reporter in its frame and sends only `event` lines with the fields `keys`
+    (strings, ints, lists of strings): the one thing that objects the candidate can reach hold (issue #47).
 
-    def __init__(self, reporter: Reporter) -> None:
-        self._reporter = reporter
+    In process, the candidate walks whatever the harness keeps where a name leads: a class found through
+    `object.__subclasses__()`, a function's `__globals__`, a closure's cells, a thread's target, a pytest
+    plugin, `tamper.EXIT_HOOK`. None of these has an audit event, so none of them may lead to the reporter,
+    which sends "done". They hold this instead: its frame (the reporter, the nonce behind it) is refused to
+    everyone (`tamper.AuditPolicy`'s `sealed`), and what it sends can only fail a verdict (a tamper event)
+    or, once, say how many tests were collected. It never ends: close() and throw() are swallowed, bad
+    fields are dropped, so the candidate cannot silence the tamper events that follow either."""
+    sent = False
+    while True:
+        try:
+            fields = yield
+        except BaseException:  # noqa: BLE001 - close()/throw() from whoever reached it: it stays open
+            continue
+        if sent and once:
+            continue
+        try:
+            clean = {k: fields[k] for k in keys if k in fields and _plain(fields[k])}
+            if len(clean) == len(keys) or (event == "collected" and "n_tests" in clean):
+                reporter.send(event=event, **clean)
+                sent = True
+        except BaseException:  # noqa: BLE001 - a field that fails to read is the sender's loss
+            pass
+
+
+def _plain(value) -> bool:
+    if _type(value) is list:
+        return _all(_type(v) is str for v in value)
+    return _type(value) in (str, int)
+
+
+# Captured at load: the sealed channel must not read builtins the candidate may have rebound in the meantime.
+_type, _all = type, all
+
+
+def sealed_channel(reporter: Reporter, event: str, keys: tuple, once: bool = False):
+    channel = _sealed(reporter, event, keys, once)
+    next(channel)
+    return channel
+
+
+class Announcer:
+    """What the runners report the collected tests with: `send(event="collected", n_tests=..)`, as the
+    reporter's, but through a sealed channel that can send nothing else (in process, the pytest plugin
+    holding it is reachable from the candidate's code: `_pytest.debugging.pytestPDB._config`)."""
+
+    __slots__ = ("_channel",)
+
+    def __init__(self, channel) -> None:
+        self._channel = channel
+
+    def send(self, event: str, **fields) -> None:
+        self._channel.send(fields)
+
+
+def _guarded(guard):
+    """A generator holding the call's tamper.Guard in its frame (sealed like `_sealed`): each send of
+    ("changed", namespace, live) or ("hooks",) answers the guard's comparison. The guard's snapshots are
+    plain lists and dicts: held where the candidate can reach them (`_GUARDS`, a pytest plugin, a test
+    result, the watch thread's closure), they could be edited to match what it changed."""
+    answer = None
+    while True:
+        try:
+            msg = yield answer
+        except BaseException:  # noqa: BLE001 - close()/throw() from whoever reached it: it stays open
+            answer = None
+            continue
+        try:
+            if msg[0] == "changed":
+                answer = guard.changed(msg[1], live=msg[2] is True)
+            else:
+                answer = guard.new_import_hooks(_untrusted_file)
+        except BaseException:  # noqa: BLE001
+            answer = ["the tamper snapshots (they could not be compared)"]
+
+
+class SealedGuard:
+    """The call's guard as everything but the frames of `run_tests` holds it: `changed` and
+    `new_import_hooks` as tamper.Guard's, asked through a sealed generator (`_guarded`). A check that cannot
+    get the generator (held by another thread for over a second: the candidate may hold the lock) answers
+    that, which reports tampering. Slots only: no instance attribute can stand in for a method."""
+
+    __slots__ = ("_channel", "_lock")
+
+    def __init__(self, channel) -> None:
+        import threading
+
+        self._channel, self._lock = channel, threading.Lock()
+
+    def _ask(self, msg: tuple) -> list:
+        if not self._lock.acquire(timeout=1.0):
+            return ["the tamper checks (blocked)"]
+        try:
+            answer = self._channel.send(msg)
+        except BaseException:  # noqa: BLE001 - running in another thread, or replaced
+            answer = ["the tamper checks (could not run)"]
+        finally:
+            self._lock.release()
+        return list(answer) if _type(answer) is list else []
+
+    def changed(self, namespace: dict | None = None, live: bool = False) -> list[str]:
+        return self._ask(("changed", namespace, live))
+
+    def new_import_hooks(self, untrusted=None) -> list[str]:
+        return self._ask(("hooks",))
+
+
+def sealed_guard(guard: tamper.Guard) -> SealedGuard:
+    channel = _guarded(guard)
+    next(channel)
+    return SealedGuard(channel)
+
+
+class Tampering:
+    """What the tamper defences found in this call: reported on the pipe at once, and in "done". It holds a
+    sealed tamper-only channel (`_sealed`), never the reporter: it is reachable from the candidate's code.
+    Slots only: no instance attribute can stand in for a method (`check`)."""
+
+    __slots__ = ("_channel", "_lock", "notes", "kinds")
+
+    def __init__(self, channel) -> None:
+        import threading
+
+        self._channel, self._lock = channel, threading.Lock()
         self.notes: list[str] = []
         self.kinds: list[str] = []
 
@@ -242,7 +364,13 @@ class Tampering:
             self.notes.append(note)
             if kind not in self.kinds:
                 self.kinds.append(kind)
-            self._reporter.send(event="tamper", what=_clip(note), kind=kind)
+            if self._lock.acquire(timeout=1.0):  # the watch thread and the tests may report at once
+                try:
+                    self._channel.send({"what": _clip(note), "kind": kind})
+                except BaseException:  # noqa: BLE001 - the note is still in "done"
+                    pass
+                finally:
+                    self._lock.release()
 
     def check(self, guard, namespace: dict | None, when: str, live: bool = False) -> None:
         """`live`: mid-test, where only what no honest test changes is compared (tamper.Guard.changed)."""
@@ -288,20 +416,31 @@ def run_tests(req: dict, workdir: str, reporter: Reporter, candidate_fd: int | N
         return run_tests_out_of_process(req, workdir, reporter, candidate_fd)
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
     outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
-    found = Tampering(reporter)
+    # What the candidate can reach holds sealed channels, never the reporter (`_sealed`); the reporter, and
+    # the originals to check the plumbing against at the end, stay in the frames of this call's functions.
+    tamper_channel = sealed_channel(reporter, "tamper", ("what", "kind"))
+    collected_channel = sealed_channel(reporter, "collected", ("n_tests", "names", "ran"), once=True)
+    found = Tampering(tamper_channel)
     if harness not in _GUARDS:  # loaded without warm_up (not through server.py)
         warm_up()
-    guard = _GUARDS[harness]
-    policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS)
+    guard = sealed_guard(_GUARDS[harness])
+    _GUARDS.clear()  # from here on the call's guard is in a sealed frame only (`_guarded`)
+    guard_channel = guard._channel
+    sealed = (tamper_channel, collected_channel, guard_channel)
+    policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed)
     _SENTINEL_SINK[0] = found
     policy.install()  # from here on until the process exits: no candidate code has run yet
     end_watch = found.watch(guard)
     try:
-        outcome.update(runner(req, workdir, reporter, guard, found))
+        outcome.update(runner(req, workdir, Announcer(collected_channel), guard, found))
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         outcome["error"] = f"the test run was aborted by {_describe(e)}"
     end_watch()
     found.check(guard, None, "at the end of the run")
+    if found._channel is not tamper_channel or _SENTINEL_SINK[0] is not found or guard._channel is not guard_channel:
+        note = "the harness's tamper channel was replaced"  # later tamper events could have gone nowhere
+        found.notes.append(note)
+        reporter.send(event="tamper", what=note, kind="result_channel")
     reporter.send(event="done", tampered=list(found.notes), tamper_kinds=list(found.kinds), **outcome)
 
 
@@ -326,7 +465,8 @@ def run_tests_out_of_process(req: dict, workdir: str, reporter: Reporter, candid
     endpoint = remote.Endpoint(ours.fileno(), restricted=True)
     runners = {"pytest": _isolated_pytest, "unittest": _isolated_unittest, "humaneval": _isolated_humaneval}
     runner = runners[req["harness"]]
-    found = Tampering(reporter)  # names refused on this side (isolated.Candidate): each one a tamper event
+    # names refused on this side (isolated.Candidate): each one a tamper event
+    found = Tampering(sealed_channel(reporter, "tamper", ("what", "kind")))
     endpoint.judged_by_handle = lambda note: found(note, "handle_operator")
     sys.addaudithook(_no_unpickling)
     try:
@@ -509,7 +649,7 @@ class _NoTampering:
         pass
 
 
-def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
+def _run_unittest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
     """BigCodeBench: the test code (defining `TestCases`) is appended to the candidate.
 
     Like the official harness, the program's namespace starts with `os` and `sys` already bound. Two
@@ -525,7 +665,7 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
         return {"error": module}
     found.check(guard, module.__dict__, "while the tests loaded")
     _check_shadowed_modules(module.__dict__, req["test"], found)
-    collected = _collect_test_cases(module, req, reporter)
+    collected = _collect_test_cases(module, req, announcer)
     if isinstance(collected, str):
         return {"error": collected}
     suite, n_tests, share = collected
@@ -543,7 +683,7 @@ def _run_unittest(req: dict, workdir: str, reporter: Reporter, guard, found: Tam
     }
 
 
-def _collect_test_cases(module: types.ModuleType, req: dict, reporter: Reporter):
+def _collect_test_cases(module: types.ModuleType, req: dict, reporter: Reporter | Announcer):
     """The suite of the program's `TestCases`, its size and, for one part of a split run (split.py: `only`),
     every test name and the ones this part runs; the count is reported as collected. A str: why not."""
     cases = module.__dict__.get("TestCases")
@@ -594,7 +734,7 @@ def _declared_expected_failures(test_source: str) -> set[str]:
     return out
 
 
-def _run_humaneval(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
+def _run_humaneval(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
     """HumanEval: the test code defines `check(candidate)`; the harness calls check(entry_point).
 
     `check` is first called with a canary candidate that returns fresh objects: it must fail. The real
@@ -611,7 +751,7 @@ def _run_humaneval(req: dict, workdir: str, reporter: Reporter, guard, found: Ta
         return {"error": "the test code defines no check() function"}
     if not callable(module.__dict__.get(entry)):
         return {"error": f"the program defines no function {entry!r}"}
-    reporter.send(event="collected", n_tests=1)
+    announcer.send(event="collected", n_tests=1)
     try:
         check(_canary_candidate)
     except BaseException:  # noqa: BLE001 - the expected outcome
@@ -636,7 +776,13 @@ _SENTINEL_SINK: list = [None]
 def _report_always_equal(where: str) -> None:
     sink = _SENTINEL_SINK[0]
     if sink is not None:
-        sink(f"{where} returned an object that claims to equal anything", "always_equal")
+        sink(f"{where} returned an object that claims an equality no value has", "always_equal")
+
+
+def _report_judged_by_candidate(note: str) -> None:
+    sink = _SENTINEL_SINK[0]
+    if sink is not None:
+        sink(note, "handle_operator")
 
 
 def _sentinel_checked(fn, name: str):
@@ -647,7 +793,7 @@ def _sentinel_checked(fn, name: str):
         value = fn(*args, **kwargs)
         if tamper.always_equal(value):
             _report_always_equal(name)
-            raise AssertionError(f"{name} returned an object that claims to equal anything")
+            raise AssertionError(f"{name} returned an object that claims an equality no value has")
         return value
 
     checked.__name__, checked.__qualname__, checked.__doc__ = name, name, getattr(fn, "__doc__", None)
@@ -655,7 +801,7 @@ def _sentinel_checked(fn, name: str):
     return checked
 
 
-def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampering) -> dict:
+def _run_pytest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
     """KodCode: the candidate is solution.py; the test file imports from it."""
     try:
         import pytest
@@ -665,7 +811,7 @@ def _run_pytest(req: dict, workdir: str, reporter: Reporter, guard, found: Tampe
     _write(os.path.join(workdir, "test_solution.py"), req["test"])
     ini = os.path.join(workdir, "pytest.ini")
     _write(ini, "[pytest]\n")
-    collector = _PytestCollector(reporter, guard, found)
+    collector = _PytestCollector(announcer, guard, found)
     args = [
         "-q",
         "--tb=short",
@@ -694,7 +840,7 @@ def _pytest_canary() -> None:
 class _PytestCollector:
     """pytest plugin: counts per test from the reports pytest itself produces."""
 
-    def __init__(self, reporter: Reporter, guard, found: Tampering, canaries: bool = True) -> None:
+    def __init__(self, reporter: Reporter | Announcer, guard, found: Tampering, canaries: bool = True) -> None:
         self.reporter, self.guard, self.found = reporter, guard, found
         self.use_canaries = canaries
         self.items: list[str] | None = None
@@ -891,7 +1037,7 @@ __unittest = True
 
 def _framework_classes(harness: str) -> list[type]:
     """Classes whose attributes no candidate may change (writes refused, and snapshots compared)."""
-    classes: list[type] = [Reporter, Tampering]
+    classes: list[type] = [Reporter, Tampering, SealedGuard, Announcer]
     if harness == "unittest":
         classes += [
             unittest.case.TestCase,
@@ -983,15 +1129,51 @@ TRUSTED_ROOTS = tamper.trusted_roots((HERE,))
 FRAMEWORK_DIRS = _framework_dirs()
 
 
+# unittest's comparing assertions -> the operators each asks of (first, second) (tamper.JUDGING_OPERATORS)
+_JUDGING = {
+    **dict.fromkeys(
+        (
+            "assertEqual",
+            "assertListEqual",
+            "assertTupleEqual",
+            "assertDictEqual",
+            "assertSetEqual",
+            "assertSequenceEqual",
+            "assertCountEqual",
+            "assertMultiLineEqual",
+        ),
+        ("equality", "equality"),
+    ),
+    "assertAlmostEqual": ("closeness", "closeness"),
+    "assertIn": ("equality", "membership"),
+    **dict.fromkeys(("assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"), ("order", "order")),
+}
+
+
 def _wrap_assertions() -> None:
-    """Assertion methods that compare (assertEqual and kin) first check both sides for always-equal
-    objects; done once, in the zygote, before any candidate exists. A hit fails the test and is reported."""
+    """Assertion methods that compare (assertEqual and kin) first check both sides; done once, in the
+    zygote, before any candidate exists. A hit fails the test and is reported:
+    * an always-equal object (tamper.always_equal: random sentinels, two plausible values that differ);
+    * an operator the test judges by answered by a class of the candidate's on one side only
+      (tamper.answered_by; issue #47, as out of process): `x - y` returning 0 under assertAlmostEqual, an
+      ordering that always holds, a container that contains everything. Both sides the candidate's (the
+      test built its expected value with the candidate's class) are compared as the candidate compares them."""
 
     def checked(name, original):
+        families = [tamper.JUDGING_OPERATORS[f] for f in _JUDGING[name]]
+
         def method(self, first, second, *args, **kwargs):
             if tamper.always_equal(first) or tamper.always_equal(second):
                 _report_always_equal(f"a value compared by {name}")
-                raise self.failureException(f"{name}: a compared object claims to equal anything")
+                raise self.failureException(f"{name}: a compared object claims an equality no value has")
+            answering = [tamper.answered_by(v, ops, _untrusted_file) for v, ops in zip((first, second), families)]
+            if (answering[0] is None) != (answering[1] is None):
+                cls = answering[0] or answering[1]
+                _report_judged_by_candidate(f"{name}: an object of the candidate's class {cls} would judge the test")
+                raise self.failureException(
+                    f"{name}: an object of the candidate's class {cls} would decide this comparison with the "
+                    "test's value: the test's values are compared as data"
+                )
             return original(self, first, second, *args, **kwargs)
 
         method.__name__ = method.__qualname__ = name
@@ -999,22 +1181,7 @@ def _wrap_assertions() -> None:
         method.__wrapped__ = original
         return method
 
-    for name in (
-        "assertEqual",
-        "assertAlmostEqual",
-        "assertListEqual",
-        "assertTupleEqual",
-        "assertDictEqual",
-        "assertSetEqual",
-        "assertSequenceEqual",
-        "assertCountEqual",
-        "assertMultiLineEqual",
-        "assertIn",
-        "assertGreater",
-        "assertGreaterEqual",
-        "assertLess",
-        "assertLessEqual",
-    ):
+    for name in _JUDGING:
         original = getattr(_TestCase, name)
         if getattr(original, "__wrapped__", None) is None:
             setattr(_TestCase, name, checked(name, original))

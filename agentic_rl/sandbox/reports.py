@@ -12,19 +12,20 @@ TAMPER_KINDS = {
     # out of process (isolated.py, remote.py)
     "refused_name": "a module or class name only a forgery supplies (a dunder part, a class always sent as data)",
     "shadowed_module": "a definition of the candidate's under a module name the tests use (both paths)",
+    # both paths: a handle out of process; in process an object of a class the candidate wrote, on one side only
     "handle_operator": "the tests asked the candidate's object to judge: ordering, arithmetic or membership",
     # in process (tamper.py, harness.py)
     "object_graph": "a walk of the object graph (gc.get_objects, get_referrers, get_referents)",
-    "trace_hook": "a trace or profile hook (sys.settrace, sys.setprofile)",
+    "trace_hook": "a trace, profile or audit hook (sys.settrace, sys.setprofile, sys.addaudithook)",
     "frame_access": "frames handed to the candidate's code (sys._getframe, tb_frame, inspect.currentframe...)",
     "memory_read": "raw memory read or the interpreter's C API reached through ctypes, or /proc/*/mem opened",
     "code_swap": "a function's __code__ replaced, or code compiled under a library's file name",
     "signal_reimport": "_signal imported afresh (to get the unwrapped handler installer back)",
     "framework_patch": "state the harness relies on changed (test framework classes, builtins, os, sys.modules)",
     "import_hook": "an import hook added or removed",
-    "result_channel": "the result pipe moved to another fd",
+    "result_channel": "the result pipe moved to another fd, or the harness's sealed channels reached",
     "canary": "a hidden test that must fail passed, or never ran",
-    "always_equal": "a value that claims to equal fresh random sentinels",
+    "always_equal": "a value that claims an equality no value has (random sentinels, two values that differ)",
     "expected_failure": "a test turned into an expected failure the source did not declare",
     "other": "a tamper event of no known kind",
 }

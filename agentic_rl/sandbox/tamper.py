@@ -18,7 +18,8 @@ refused or detected attempt becomes a `tamper` event on the result pipe at once,
   module object each `sys.modules` name holds, the import hooks); compared at checkpoints (after
   loading, around every test, at the end) so a change made and undone between two of them is missed,
   one left in place is reported.
-* `always_equal`: a returned object that claims to equal fresh random sentinels is reported.
+* `always_equal`: a returned object that claims an equality no value has (to equal fresh random sentinels,
+  or two plausible values that differ) is reported.
 * `encode`: the report's JSON, written with nothing but built-in types (json's encoder is mutable
   module state the candidate could rebind).
 """
@@ -54,13 +55,17 @@ ALWAYS_REFUSED = frozenset(
         "sys._current_exceptions",
         "sys.settrace",
         "sys.setprofile",
+        # an audit hook of the candidate's would be handed what the events carry: `sys._getframe` passes
+        # the frame it returns (any library's or the harness's own), and from a frame `f_back` (no event)
+        # leads up the stack to the harness and its reporter
+        "sys.addaudithook",
     }
 )
 # The kind each is reported as (reports.TAMPER_KINDS).
 ALWAYS_REFUSED_KINDS = {
     **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents"), "object_graph"),
     **dict.fromkeys(("sys._current_frames", "sys._current_exceptions"), "frame_access"),
-    **dict.fromkeys(("sys.settrace", "sys.setprofile"), "trace_hook"),
+    **dict.fromkeys(("sys.settrace", "sys.setprofile", "sys.addaudithook"), "trace_hook"),
 }
 # Signals sent by the process (maybe to itself): the exit hook runs first (see `checked_exits`).
 KILL_EVENTS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill"})
@@ -71,6 +76,24 @@ UNTRUSTED_REFUSED = frozenset({"ctypes.cdata", "ctypes.string_at", "ctypes.wstri
 SYMBOL_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle"})
 C_API_PREFIXES = ("Py", "_Py")
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"})
+# Library code that takes frames (a traceback's, a generator's) and returns none: text, states, nothing.
+# While the candidate's code is on the stack, trusted code may read a frame attribute only below one of
+# these (`AuditPolicy._kept_from_candidate`): any other library function that reads an attribute by name
+# hands the frame back to its caller (`inspect.getmembers(tb)`, `string.Formatter().get_field`,
+# `unittest.mock._dot_lookup`, `pandas.Series.apply(attrgetter)`), and from a frame `f_back` (no audit
+# event) leads up the stack to the harness. An allow list: a library not on it that reads tracebacks while
+# the candidate's call is running (keras' traceback filter) is refused, and the verdict says so.
+FRAME_CONSUMERS = (
+    # whole modules, but for the generators that yield frames to whoever iterates them
+    ("traceback", None, ("walk_stack", "walk_tb", "_walk_tb_with_full_positions")),
+    ("unittest.result", None, ()),
+    ("logging", None, ("currentframe",)),
+    # single functions
+    ("inspect", ("getgeneratorstate", "getcoroutinestate", "getframeinfo", "getlineno"), ()),
+    ("asyncio.coroutines", ("_format_coroutine",), ()),
+    ("asyncio.base_tasks", ("_task_repr_info", "_task_print_stack"), ()),
+    ("dis", ("distb",), ()),
+)
 # Stdlib helpers whose purpose is to hand frames to their caller.
 FRAME_HELPERS = (
     ("inspect", ("currentframe", "stack", "trace", "getouterframes", "getinnerframes")),
@@ -196,16 +219,65 @@ def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(sorted({_realpath(d).rstrip("/") + "/" for d in dirs if d}))
 
 
+_CONSUMER_CODES: list = []
+
+
+def frame_consumers() -> frozenset:
+    """The ids of the code objects of FRAME_CONSUMERS (nested functions and methods included), gathered once
+    (warm_up calls this in the server, so every call inherits them)."""
+    if not _CONSUMER_CODES:
+        ids: set[int] = set()
+        for module_name, names, left_out in FRAME_CONSUMERS:
+            try:
+                module = sys.modules.get(module_name) or __import__(module_name, fromlist=["_"])
+            except ImportError:
+                continue
+            for code in _module_codes(module, names, left_out):
+                ids.add(_id(code))
+        _CONSUMER_CODES.append((frozenset(ids), []))
+    return _CONSUMER_CODES[0][0]
+
+
+def _module_codes(module, names, left_out):
+    """Code objects of a module's functions (`names`; all when None) and of its classes' methods, with the
+    code nested in them; never those named in `left_out`."""
+    values = [getattr(module, n, None) for n in names] if names is not None else list(_vars(module).values())
+    stack = []
+    for value in values:
+        if _isinstance(value, type) and getattr(value, "__module__", None) == module.__name__:
+            values += [v for k, v in _vars(value).items() if k not in left_out]
+            continue
+        value = getattr(value, "__func__", value)
+        code = getattr(value, "__code__", None) if _isinstance(value, _FunctionType) else None
+        if code is not None and code.co_name not in left_out and getattr(value, "__module__", None) == module.__name__:
+            stack.append(code)
+    while stack:
+        code = stack.pop()
+        yield code
+        stack += [c for c in code.co_consts if _type(c) is types.CodeType and c.co_name not in left_out]
+
+
 class AuditPolicy:
     """The audit hook; `notes` lists what was refused. `report(note, kind)` is called once per refusal
     (`kind`: one of reports.TAMPER_KINDS)."""
 
     def __init__(
-        self, protected_types: list[type], report, roots: tuple[str, ...], workdir: str, framework_dirs: tuple[str, ...]
+        self,
+        protected_types: list[type],
+        report,
+        roots: tuple[str, ...],
+        workdir: str,
+        framework_dirs: tuple[str, ...],
+        sealed: tuple = (),
     ) -> None:
+        """`sealed`: the harness's generators that hold its report channel in their frame (harness.Sealed):
+        their frame is refused to everyone, library code included (the harness never asks for it)."""
         self._protected = {_id(t) for t in protected_types}
+        self._sealed = {_id(g) for g in sealed}
+        self._consumers = frame_consumers()
+        self._harness_dir = _os_dirname(_realpath(__file__)) + "/"
         self._framework_dirs = framework_dirs
-        self._keep_alive = protected_types
+        self._keep_alive = (protected_types, sealed)
         self._report = report
         self._roots = roots
         self._workdir = workdir.rstrip("/") + "/"
@@ -277,13 +349,18 @@ class AuditPolicy:
             if writer.startswith(self._framework_dirs) and not writer.endswith("/mock.py"):
                 return None  # unittest, pytest, pluggy and the harness maintain their own classes
             return "framework_patch", f"changing {_getattr(obj, '__qualname__', '?')}.{name} from {writer}"
-        if event == "object.__getattr__" and args[1] not in FRAME_ATTRIBUTES:
-            return None
+        if event == "object.__getattr__":
+            if args[1] not in FRAME_ATTRIBUTES:
+                return None
+            if _id(args[0]) in self._sealed:
+                return "result_channel", f"the frame of the harness's report channel ({args[1]}) was asked for"
         if event in SYMBOL_EVENTS and not (_type(args[1]) is _str and args[1].startswith(C_API_PREFIXES)):
             return None
         asking = self._asking_file()
         if self._trusted_file(asking):
-            return None
+            if event != "object.__getattr__" or self._kept_from_candidate():
+                return None
+            return "frame_access", f"frame access ({args[1]}) through library code ({asking}) that returns it"
         if event in UNTRUSTED_REFUSED:
             return "memory_read", f"{event} from {asking}"
         if event in SYMBOL_EVENTS:
@@ -305,6 +382,20 @@ class AuditPolicy:
         ):
             frame = frame.f_back
         return "<no frame>" if frame is None else frame.f_code.co_filename
+
+    def _kept_from_candidate(self) -> bool:
+        """A frame attribute asked for by library code: True where the frame cannot reach the candidate's code,
+        i.e. no frame of untrusted code is on the stack above the asker (the framework's own work), or a frame
+        consumer (FRAME_CONSUMERS, or the harness itself) stands between them and takes the frame."""
+        frame = _getframe(3)  # 0: here, 1: _check, 2: __call__, 3: the code that raised the event
+        while frame is not None:
+            code = frame.f_code
+            if _id(code) in self._consumers or code.co_filename.startswith(self._harness_dir):
+                return True
+            if not self._trusted_file(code.co_filename):
+                return False
+            frame = frame.f_back
+        return True
 
     def _looks_trusted(self, filename) -> bool:
         return _isinstance(filename, _str) and self._trusted_file(filename)
@@ -511,9 +602,10 @@ class _Sentinel:
 
 
 def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
-    """True if `value` (or an element of a list/tuple/set/dict value) claims to equal things it cannot
-    equal: a private sentinel object, a random int, a random string. Honest values (numbers, strings,
-    arrays, frames, axes, mocks) compare unequal or refuse to say."""
+    """True if `value` (or an element of a list/tuple/set/dict value, or of a numpy array of objects) claims
+    an equality no value has: to equal a private sentinel object, a random 64-bit int or a random string, or
+    to equal two plausible values that differ from each other (`_claims_two`). Honest values (numbers,
+    strings, arrays, frames, axes, mocks) equal at most one of any values that differ, or refuse to say."""
     budget = [200] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0 or depth > 3:
@@ -525,6 +617,8 @@ def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
         return any(always_equal(v, depth + 1, budget) for v in value)
     if t is dict:
         return any(always_equal(v, depth + 1, budget) for v in value.values())
+    if _object_array(value):
+        return any(always_equal(v, depth + 1, budget) for v in value.flat[:64])
     import warnings
 
     with warnings.catch_warnings():
@@ -533,12 +627,115 @@ def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
         # a random 64-bit int, a random hex string of random length.
         anonymous = _type(f"C{_random_int():x}", (), {"__slots__": ()})()
         for probe in (anonymous, _random_int() + 7, f"{_random_int():x}" * (1 + _random_int() % 3)):
-            try:
-                if _truth(value == probe) or not _truth(value != probe, default=True):
-                    return True
-            except Exception:  # noqa: BLE001 - a comparison that raises claims nothing
+            if _claims(value, probe):
+                return True
+        return _claims_two(value)
+
+
+def _claims(value, probe) -> bool:
+    try:
+        return _truth(value == probe) or not _truth(value != probe, default=True)
+    except Exception:  # noqa: BLE001 - a comparison that raises claims nothing
+        return False
+
+
+def _claims_two(value) -> bool:
+    """An equality that answers "equal" only to plausible values (small numbers, short strings) passes the
+    sentinels above; it cannot pass this: values a test plausibly expects, pairwise different, drawn afresh
+    and asked in a random order and number, of which an honest value equals at most one (`==` is an
+    equivalence: equal to both, the two would be equal)."""
+    claimed = [p for p in _plausible_probes() if _claims(value, p)]
+    return any(not _truth(a == b) for i, a in enumerate(claimed) for b in claimed[i + 1 :])
+
+
+def _plausible_probes() -> list:
+    r = _random_int
+    word = "".join(chr(97 + r() % 26) for _ in range(1 + r() % 6))
+    probes = [0, 1, -1, 2, 3 + r() % 97, 100 + r() % 9900, -(2 + r() % 999), 0.5, (r() % 10**6) / 997 + 0.25]
+    probes += ["", "a", word, " ", word.upper() + "1", [], [0], [1, 2], (), (r() % 50,), {}, {word: r() % 9}, None]
+    probes += [{1, 2}, b"", float(r() % 1000) + 0.125]
+    # a random share of them, in a random order: how many and which come is nothing a value can count on
+    chosen = [p for p in probes if r() % 8]
+    for i in range(len(chosen) - 1, 0, -1):
+        j = r() % (i + 1)
+        chosen[i], chosen[j] = chosen[j], chosen[i]
+    return chosen
+
+
+def _object_array(value) -> bool:
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not _isinstance(value, numpy.ndarray):
+        return False
+    try:
+        return value.dtype.kind == "O"
+    except Exception:  # noqa: BLE001
+        return False
+
+
+# The operators an assertion asks of its operands (unittest's, in process): a class of the candidate's that
+# defines one of them would answer for the test (`answered_by`).
+JUDGING_OPERATORS = {
+    "equality": ("__eq__", "__ne__"),
+    "order": ("__lt__", "__le__", "__gt__", "__ge__"),
+    # assertAlmostEqual: first == second, then round(abs(first - second), places) == 0, or diff <= delta
+    "closeness": ("__eq__", "__ne__", "__sub__", "__rsub__", "__abs__", "__round__", "__le__", "__ge__", "__float__"),
+    "membership": ("__contains__", "__iter__", "__getitem__", "__eq__", "__ne__"),
+}
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (by `class`), not a built-in or C type
+_mro_of = type.__dict__["__mro__"].__get__  # read past a metaclass that could answer `cls.__mro__` itself
+_dict_of = type.__dict__["__dict__"].__get__
+_flags_of = type.__dict__["__flags__"].__get__
+_C_DESCRIPTORS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.BuiltinFunctionType)
+
+
+def answered_by(value, operators: tuple, untrusted, depth: int = 0, budget: list | None = None) -> str | None:
+    """The name of the class whose `operators` would be answered by untrusted code (`untrusted(filename)`):
+    `value`'s, or that of an element of a list/tuple/set/dict value (keys too) or numpy object array; None
+    where every such operator is the interpreter's or an installed library's. An operator counts as the
+    candidate's when a class of the value's MRO defines it as a function of untrusted code, or as anything
+    but a function or a C slot on a class made at run time (`staticmethod(partial(operator.gt, 10**6))`: no
+    code of the candidate's file runs, yet the candidate chose the answer)."""
+    budget = [200] if budget is None else budget
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 3:
+        return None
+    t = _type(value)
+    if t in _EXACT_BUILTINS:
+        return None
+    if t in _CONTAINERS or _object_array(value):
+        items = value.flat[:64] if _object_array(value) else value
+        return next((n for n in (answered_by(v, operators, untrusted, depth + 1, budget) for v in items) if n), None)
+    if t is dict:
+        items = [*value.keys(), *value.values()]
+        return next((n for n in (answered_by(v, operators, untrusted, depth + 1, budget) for v in items) if n), None)
+    for cls in _mro_of(t):
+        namespace = _dict_of(cls)
+        for name in operators:
+            entry = namespace.get(name, _MISSING)
+            if entry is _MISSING or entry is None:
                 continue
-    return False
+            if _answers_for_candidate(entry, cls, untrusted):
+                return _getattr(t, "__qualname__", "?")
+    return None
+
+
+def _answers_for_candidate(entry, cls, untrusted) -> bool:
+    """Whether a class's operator `entry` is the candidate's: a function of untrusted code (also inside a
+    staticmethod or classmethod), or, on a class made at run time, a built-in callable the class merely
+    holds (`staticmethod(partial(operator.gt, 10**6))`), whose arguments the class's maker chose. Other
+    objects (a library's descriptor, such as the proxies unittest.mock puts on a MagicMock's class) answer
+    with their own library's code."""
+    if _isinstance(entry, (staticmethod, classmethod)):
+        entry = entry.__func__
+    if _isinstance(entry, _FunctionType):
+        return untrusted(entry.__code__.co_filename)
+    if not _flags_of(cls) & _HEAPTYPE or _isinstance(entry, _C_DESCRIPTORS[:2]):
+        return False
+    import functools
+    import operator
+
+    held = (functools.partial, types.BuiltinFunctionType, types.MethodWrapperType, types.MethodType)
+    return _isinstance(entry, held) or _type(entry) in (operator.attrgetter, operator.itemgetter, operator.methodcaller)
 
 
 def _random_int() -> int:

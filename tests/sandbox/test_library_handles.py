@@ -111,8 +111,11 @@ def test_the_candidates_word_that_its_class_has_no_truth_buys_true_and_nothing_e
     assert (r.passed, r.status) == (False, "failed"), r
     r = grade(sandbox, code, "    def test_a(self):\n        self.assertTrue(task_func())\n")
     assert (r.passed, r.status) == (True, "passed"), r  # the word was taken: what any plain object gets
-    r = grade(sandbox, code.replace("sys._getframe(1).f_globals['constant_truth'] = lambda cls: True", "pass"),
-              "    def test_a(self):\n        self.assertFalse(task_func())\n")
+    r = grade(
+        sandbox,
+        code.replace("sys._getframe(1).f_globals['constant_truth'] = lambda cls: True", "pass"),
+        "    def test_a(self):\n        self.assertFalse(task_func())\n",
+    )
     assert (r.passed, r.status, r.tamper_kinds) == (False, "tampered", ("handle_operator",)), r
 
 

@@ -20,7 +20,7 @@ pytestmark = needs_root
 
 # The candidate probes and returns what it got; the test expects every probe blocked. Each probe gives up
 # after a second: an unreachable network answers at once, a firewall that drops would only be slower.
-PROBE = '''
+PROBE = """
 import socket
 
 def _try(make, address):
@@ -52,7 +52,7 @@ def probe(tcp_port, udp_port, tcp6_port, abstract_name):
     except OSError:
         out["dns"] = "blocked"
     return out
-'''
+"""
 TEST = """
 import unittest
 
