@@ -100,6 +100,9 @@ FRAME_HELPERS = (
     ("traceback", ("walk_stack", "walk_tb")),
     ("logging", ("currentframe",)),
 )
+# The same, in libraries imported only if the candidate asks (so not found at the policy's start): known by
+# file and function name (a trusted file name cannot be claimed by the candidate's code: `code_swap`).
+NAMED_FRAME_HELPERS = frozenset({("numpy/distutils/misc_util.py", "get_frame")})
 # sys.modules names whose module object must stay the same (plus every guarded namespace's).
 GUARDED_MODULE_PREFIXES = (
     "unittest",
@@ -217,6 +220,10 @@ def trusted_roots(extra: tuple[str, ...] = ()) -> tuple[str, ...]:
 
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(), *extra}
     return tuple(sorted({_realpath(d).rstrip("/") + "/" for d in dirs if d}))
+
+
+def _named_helper(code) -> bool:
+    return _any(code.co_name == name and code.co_filename.endswith("/" + file) for file, name in NAMED_FRAME_HELPERS)
 
 
 _CONSUMER_CODES: list = []
@@ -377,6 +384,7 @@ class AuditPolicy:
         frame = _getframe(3)  # 0: here, 1: _check, 2: __call__, 3: the code that raised the event
         while frame is not None and (
             _id(frame.f_code) in self._helpers
+            or _named_helper(frame.f_code)
             or frame.f_code.co_filename.startswith(self._ctypes_dir)
             or (skip_importlib and frame.f_code.co_filename.startswith(("<frozen importlib", self._importlib_dir)))
         ):

@@ -141,6 +141,21 @@ REPORTER_ROUTES = {
         "        f = f.f_back\n"
         "    return a - b\n"
     ),
+    # a library function that returns the frame of its caller's caller (numpy.distutils' get_frame)
+    "frame_through_library_getframe": FORGE
+    + (
+        "import warnings\n"
+        "def add(a, b):\n"
+        "    with warnings.catch_warnings():\n"
+        "        warnings.simplefilter('ignore')\n"
+        "        try:\n            from numpy.distutils.misc_util import get_frame\n"
+        "        except ImportError:\n            return a - b\n"
+        "    f = get_frame(1)\n"
+        "    while f is not None:\n"
+        "        for v in list(f.f_locals.values()):\n            _forge(v)\n"
+        "        f = f.f_back\n"
+        "    return a - b\n"
+    ),
     # the harness's guard, reached through its globals: its snapshots emptied, then a class-creation hook
     # that empties the tests' TestCases (which the guard sees change builtins) goes unseen
     "guard_snapshots_edited": (
@@ -224,6 +239,7 @@ ROUTE_KINDS = {
     "frame_through_getmembers": "frame_access",
     "frame_through_formatter": "frame_access",
     "frame_through_resolve_name": "frame_access",
+    "frame_through_library_getframe": "frame_access",
     "guard_snapshots_edited": "framework_patch",
 }
 # Operators a unittest assertion judges by, answered by the candidate's class: (candidate, test body)
