@@ -95,7 +95,8 @@ def compose_data(overrides: list[str]):
 
 
 def test_data_mix_routes_each_task_to_its_own_environment(monkeypatch):
-    cfg = compose_data(["data=mix", "data.size=12", "data.sources.code.weight=0.75", "data.sources.codegym.weight=0.25", "seed=5"])
+    weights = ["data.sources.code.weight=0.75", "data.sources.codegym.weight=0.25"]
+    cfg = compose_data(["data=mix", "data.size=12", *weights, "seed=5"])
     mixed = build(cfg.data)
     assert sources_of(mixed) == {"code": 9, "codegym": 3}
     assert [t.task_id for t in build(cfg.data)] == [t.task_id for t in mixed]  # built again: the same mix
