@@ -609,24 +609,35 @@ class _Sentinel:
     __slots__ = ()
 
 
-def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
+def always_equal(value) -> bool:
     """True if `value` (or an element of a list/tuple/set/dict value, or of a numpy array of objects) claims
     an equality no value has: to equal a private sentinel object, a random 64-bit int or a random string, or
     to equal two plausible values that differ from each other (`_claims_two`). Honest values (numbers,
     strings, arrays, frames, axes, mocks) equal at most one of any values that differ, or refuse to say."""
+    return _any_part(value, _claims_impossible) is not None
+
+
+def _any_part(value, test, depth: int = 0, budget: list | None = None):
+    """The first non-None `test(part)` over `value` and its elements (lists, tuples, sets, dicts' keys and
+    values, numpy arrays of objects; 4 levels, 200 parts at most), skipping exact built-in scalars."""
     budget = [200] if budget is None else budget
     budget[0] -= 1
     if budget[0] < 0 or depth > 3:
-        return False
+        return None
     t = _type(value)
     if t in _EXACT_BUILTINS:
-        return False
-    if t in _CONTAINERS:
-        return any(always_equal(v, depth + 1, budget) for v in value)
-    if t is dict:
-        return any(always_equal(v, depth + 1, budget) for v in value.values())
-    if _object_array(value):
-        return any(always_equal(v, depth + 1, budget) for v in value.flat[:64])
+        return None
+    if t in _CONTAINERS or t is dict or _object_array(value):
+        items = value.flat[:64] if _object_array(value) else [*value.keys(), *value.values()] if t is dict else value
+        for item in items:
+            found = _any_part(item, test, depth + 1, budget)
+            if found is not None:
+                return found
+        return None
+    return test(value)
+
+
+def _claims_impossible(value) -> bool | None:
     import warnings
 
     with warnings.catch_warnings():
@@ -637,7 +648,7 @@ def always_equal(value, depth: int = 0, budget: list | None = None) -> bool:
         for probe in (anonymous, _random_int() + 7, f"{_random_int():x}" * (1 + _random_int() % 3)):
             if _claims(value, probe):
                 return True
-        return _claims_two(value)
+        return True if _claims_two(value) else None
 
 
 def _claims(value, probe) -> bool:
@@ -696,35 +707,22 @@ _flags_of = type.__dict__["__flags__"].__get__
 _C_DESCRIPTORS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.BuiltinFunctionType)
 
 
-def answered_by(value, operators: tuple, untrusted, depth: int = 0, budget: list | None = None) -> str | None:
+def answered_by(value, operators: tuple, untrusted) -> str | None:
     """The name of the class whose `operators` would be answered by untrusted code (`untrusted(filename)`):
     `value`'s, or that of an element of a list/tuple/set/dict value (keys too) or numpy object array; None
-    where every such operator is the interpreter's or an installed library's. An operator counts as the
-    candidate's when a class of the value's MRO defines it as a function of untrusted code, or as anything
-    but a function or a C slot on a class made at run time (`staticmethod(partial(operator.gt, 10**6))`: no
-    code of the candidate's file runs, yet the candidate chose the answer)."""
-    budget = [200] if budget is None else budget
-    budget[0] -= 1
-    if budget[0] < 0 or depth > 3:
+    where every such operator is the interpreter's or an installed library's (`_answers_for_candidate`)."""
+
+    def answering(part) -> str | None:
+        t = _type(part)
+        for cls in _mro_of(t):
+            namespace = _dict_of(cls)
+            for name in operators:
+                entry = namespace.get(name, _MISSING)
+                if entry is not _MISSING and entry is not None and _answers_for_candidate(entry, cls, untrusted):
+                    return _getattr(t, "__qualname__", "?")
         return None
-    t = _type(value)
-    if t in _EXACT_BUILTINS:
-        return None
-    if t in _CONTAINERS or _object_array(value):
-        items = value.flat[:64] if _object_array(value) else value
-        return next((n for n in (answered_by(v, operators, untrusted, depth + 1, budget) for v in items) if n), None)
-    if t is dict:
-        items = [*value.keys(), *value.values()]
-        return next((n for n in (answered_by(v, operators, untrusted, depth + 1, budget) for v in items) if n), None)
-    for cls in _mro_of(t):
-        namespace = _dict_of(cls)
-        for name in operators:
-            entry = namespace.get(name, _MISSING)
-            if entry is _MISSING or entry is None:
-                continue
-            if _answers_for_candidate(entry, cls, untrusted):
-                return _getattr(t, "__qualname__", "?")
-    return None
+
+    return _any_part(value, answering)
 
 
 def _answers_for_candidate(entry, cls, untrusted) -> bool:
