@@ -108,3 +108,10 @@ def staleness_metrics(staleness: Sequence[int]) -> dict[str, float]:
     if not staleness:
         return {}
     return {"rollout/staleness_mean": sum(staleness) / len(staleness), "rollout/staleness_max": float(max(staleness))}
+
+
+def sync_metrics(policy: Any) -> dict[str, float]:
+    """`rollout/sync_bytes`: what the sampler servers read for weight syncs since the last call (one a training
+    step); nothing for a sampler that syncs no weights over a folder."""
+    take = getattr(policy, "take_sync_bytes", None)
+    return {"rollout/sync_bytes": float(take())} if take is not None else {}

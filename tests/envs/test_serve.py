@@ -17,10 +17,10 @@ from omegaconf import OmegaConf
 
 from agentic_rl.envs.faults import InfraFailure
 from agentic_rl.envs.serve import EnvClient, EnvServer, ServerPool, ServerRefused, Sessions, environment_servers, served
-from agentic_rl.envs.serve.server import is_loopback
 from agentic_rl.envs.toolset import build_environment
 from agentic_rl.rewards import binary, shaped
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
+from agentic_rl.serving import is_loopback
 from agentic_rl.tools import build_toolset
 from agentic_rl.types import Task
 from tests.envs.serve_stubs import InProcessSandbox, counter_task, local_environment, thread_server, tools_cfg

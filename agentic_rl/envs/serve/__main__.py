@@ -12,16 +12,14 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from agentic_rl.envs.serve.protocol import TOKEN_ENV
 from agentic_rl.envs.serve.server import EnvServer, Sessions
 from agentic_rl.paths import CONF_DIR
+from agentic_rl.serving import reserve_stdout, serve_until_stopped, watch_parent
 
 logger = logging.getLogger("agentic_rl.envs.serve")
 
@@ -49,18 +47,6 @@ def environment_builder(sandbox: Any) -> Any:
     return lambda spec: build_environment(build_toolset(OmegaConf.create(spec["tools"]), sandbox), sandbox)
 
 
-def watch_parent(pid: int, server: EnvServer) -> None:
-    """Stop serving once process `pid` (the run that started this server) is gone: no orphaned servers."""
-
-    def watch() -> None:
-        while os.getppid() == pid:
-            time.sleep(1.0)
-        logger.warning("the run that started this server (pid %d) is gone: stopping", pid)
-        server.shutdown()
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m agentic_rl.envs.serve", description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
@@ -69,6 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sandbox", default=None, help="sandbox config: JSON or a YAML file (default: the project's)")
     parser.add_argument("--parent-pid", type=int, default=None, help="stop when this process is gone")
     args = parser.parse_args(argv)
+    announce = reserve_stdout()  # the sandbox's and tools' output must not come before the URL or fill the pipe
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
     from agentic_rl.registry import build
 
@@ -77,17 +64,11 @@ def main(argv: list[str] | None = None) -> None:
         server = EnvServer(args.host, args.port, Sessions(environment_builder(sandbox)), os.environ.get(args.token_env))
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
-    if args.parent_pid is not None:
-        watch_parent(args.parent_pid, server)
-    sys.stdout.write(f"listening on {server.url}\n")  # the line a run that starts local servers waits for
-    sys.stdout.flush()
+    if args.parent_pid is not None:  # no orphaned servers: stop (closing the sandbox) once the run is gone
+        watch_parent(args.parent_pid, server.shutdown, EnvServer.what)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        serve_until_stopped(server, announce)
     finally:
-        server.server_close()
         if hasattr(sandbox, "close"):
             sandbox.close()
 

@@ -16,11 +16,9 @@ import contextlib
 import json
 import logging
 import os
-import secrets
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +27,7 @@ from agentic_rl.envs.faults import InfraFailure
 from agentic_rl.envs.serve.client import EnvClient
 from agentic_rl.envs.serve.protocol import TOKEN_ENV
 from agentic_rl.registry import to_dataclass
+from agentic_rl.serving import LocalServers
 
 logger = logging.getLogger(__name__)
 
@@ -126,70 +125,14 @@ class ServerPool:
         return [c for c in ordered if c is not avoid] + [c for c in ordered if c is avoid]
 
 
-class LocalServers:
+def local_servers(n: int, sandbox_cfg: dict[str, Any], startup_timeout_s: float) -> LocalServers:
     """`n` server processes on loopback, each with its own sandbox (`sandbox_cfg`), started and stopped here.
 
     Each watches this process (`--parent-pid`) and stops when it is gone, so a trainer killed without cleaning up
     leaves no server behind either.
     """
-
-    def __init__(self, n: int, sandbox_cfg: dict[str, Any], startup_timeout_s: float) -> None:
-        self.token = secrets.token_hex(16)
-        env = {**os.environ, TOKEN_ENV: self.token}
-        args = [
-            sys.executable,
-            "-m",
-            "agentic_rl.envs.serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "0",
-            "--sandbox",
-            json.dumps(sandbox_cfg),
-            "--parent-pid",
-            str(os.getpid()),
-            "--token-env",
-            TOKEN_ENV,
-        ]
-        self.processes: list[subprocess.Popen] = []
-        self.urls: list[str] = []
-        try:
-            self.processes = [subprocess.Popen(args, stdout=subprocess.PIPE, env=env, text=True) for _ in range(n)]
-            self.urls = [_announced_url(p, startup_timeout_s) for p in self.processes]
-        except BaseException:
-            self.stop()
-            raise
-
-    def stop(self) -> None:
-        """Stop every server: SIGTERM (they close their sandboxes), SIGKILL for any still there after 10 s."""
-        for proc in self.processes:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.processes:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-
-
-def _announced_url(proc: subprocess.Popen, timeout_s: float) -> str:
-    """The URL a starting server prints on its first line of stdout; an error if it exits or takes too long."""
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    started = time.monotonic()
-    reader.start()
-    reader.join(timeout_s)
-    text = line[0].strip() if line else ""
-    if not text.startswith("listening on http://"):
-        state = f"exited with {proc.poll()}" if proc.poll() is not None else f"said nothing in {timeout_s:g} s"
-        raise RuntimeError(
-            f"an environment server did not start ({state}; first line {text!r}); its errors are on stderr above"
-        )
-    logger.info("environment server %s up in %.1f s", text.split()[-1], time.monotonic() - started)
-    return text.split()[-1]
+    args = [sys.executable, "-m", "agentic_rl.envs.serve", "--sandbox", json.dumps(sandbox_cfg)]
+    return LocalServers.start(args, n, TOKEN_ENV, startup_timeout_s, "environment server")
 
 
 @contextlib.contextmanager
@@ -204,7 +147,7 @@ def environment_servers(envs: Any, sandbox_cfg: Any) -> Iterator[ServerPool | No
         return
     local = None
     if isinstance(cfg.servers, int):
-        local = LocalServers(cfg.servers, OmegaConf.to_container(sandbox_cfg, resolve=True), cfg.startup_timeout_s)
+        local = local_servers(cfg.servers, OmegaConf.to_container(sandbox_cfg, resolve=True), cfg.startup_timeout_s)
         urls, token = local.urls, local.token
     else:
         urls, token = list(cfg.servers), os.environ.get(cfg.token_env) or None
@@ -218,4 +161,4 @@ def environment_servers(envs: Any, sandbox_cfg: Any) -> Iterator[ServerPool | No
             local.stop()
 
 
-__all__ = ["DEAD_CAUSES", "LocalServers", "ServerPool", "ServersConfig", "environment_servers"]
+__all__ = ["DEAD_CAUSES", "ServerPool", "ServersConfig", "environment_servers", "local_servers"]

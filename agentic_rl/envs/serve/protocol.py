@@ -20,16 +20,16 @@ import dataclasses
 import json
 from typing import Any
 
+from agentic_rl.serving import MAX_BODY_BYTES, BadRequest
 from agentic_rl.types import Observation, Task, ToolCall
 
 PROTOCOL_VERSION = 1
 TARGET_PREFIX = "agentic_rl."
-MAX_BODY_BYTES = 64 << 20  # a request or reply larger than this is refused: no episode needs it
 TOKEN_ENV = "AGENTIC_RL_ENV_TOKEN"
 
 
-class ProtocolError(ValueError):
-    """A message that is not the protocol: what is wrong with it, in words."""
+class ProtocolError(BadRequest):
+    """A message that is not the protocol: what is wrong with it, in words (answered 400)."""
 
 
 def to_json(record: Any) -> dict[str, Any]:

@@ -10,19 +10,14 @@ The environments it builds are those a request's spec names, from this package o
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
 import json
 import logging
 import secrets
-import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
 from agentic_rl.envs.serve.protocol import (
-    MAX_BODY_BYTES,
     PROTOCOL_VERSION,
     ProtocolError,
     check_spec,
@@ -31,6 +26,7 @@ from agentic_rl.envs.serve.protocol import (
     field,
     to_json,
 )
+from agentic_rl.serving import BadRequest, JSONServer, Route
 
 logger = logging.getLogger(__name__)
 
@@ -96,94 +92,23 @@ class Sessions:
             return self._sessions[sid]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: EnvServer
-    protocol_version = "HTTP/1.1"
+class EnvServer(JSONServer):
+    """The HTTP server of `sessions` (`agentic_rl.serving`); `url` is where it listens. Refuses a non-loopback host
+    without a token."""
 
-    def do_GET(self) -> None:  # noqa: N802  (the name http.server dispatches to)
-        if self._authorized():
-            if self.path == "/health":
-                self._reply(200, {"ok": True, "protocol": PROTOCOL_VERSION, "sessions": len(self.server.sessions)})
-            else:
-                self._reply(404, {"error": f"no such path {self.path!r}; GET /health, POST /open /step /close"})
-
-    def do_POST(self) -> None:  # noqa: N802
-        if not self._authorized():
-            return
-        op = {
-            "/open": self.server.sessions.open,
-            "/step": self.server.sessions.step,
-            "/close": self.server.sessions.close,
-        }
-        if self.path not in op:
-            self._reply(404, {"error": f"no such operation {self.path!r}; POST /open /step /close"})
-            return
-        try:
-            self._reply(200, op[self.path](self._body()))
-        except ProtocolError as exc:
-            self._reply(400, {"error": str(exc)})
-        except UnknownSession as exc:
-            self._reply(404, {"error": str(exc)})
-        except Exception as exc:  # the server survives a request it fails on; the client retries elsewhere
-            logger.exception("environment server: %s failed", self.path)
-            self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
-
-    def _authorized(self) -> bool:
-        token = self.server.token
-        if token is None or hmac.compare_digest(self.headers.get("Authorization", ""), f"Bearer {token}"):
-            return True
-        self._reply(401, {"error": "this environment server needs its token (Authorization: Bearer <token>)"})
-        return False
-
-    def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= MAX_BODY_BYTES:
-            raise ProtocolError(f"a request body of {length} bytes: expected 1 to {MAX_BODY_BYTES}")
-        try:
-            return json.loads(self.rfile.read(length))
-        except ValueError as exc:
-            raise ProtocolError(f"the request body is not JSON: {exc}") from None
-
-    def _reply(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (http.server's signature)
-        logger.debug("environment server: " + format, *args)
-
-
-def is_loopback(host: str) -> bool:
-    """True when every address `host` resolves to is a loopback address."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except socket.gaierror:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
-
-
-class EnvServer(ThreadingHTTPServer):
-    """The HTTP server of `sessions`; `url` is where it listens. Refuses a non-loopback host without a token."""
-
-    daemon_threads = True
+    what = "environment server"
+    token_advice = "It runs code for whoever asks: set a token in $AGENTIC_RL_ENV_TOKEN (the clients send the same)"
+    statuses = ((BadRequest, 400), (UnknownSession, 404))
 
     def __init__(self, host: str, port: int, sessions: Sessions, token: str | None) -> None:
-        if not is_loopback(host) and not token:
-            raise ValueError(
-                f"an environment server on {host!r} is reachable from other machines and runs code for whoever "
-                "asks: it needs a token. Set one in $AGENTIC_RL_ENV_TOKEN (the clients send the same), or listen "
-                "on 127.0.0.1"
-            )
-        self.sessions, self.token = sessions, token or None
-        super().__init__((host, port), _Handler)
+        self.sessions = sessions
+        super().__init__(host, port, token)
 
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
+    def get_routes(self) -> dict[str, Route]:
+        return {"/health": lambda: {"ok": True, "protocol": PROTOCOL_VERSION, "sessions": len(self.sessions)}}
+
+    def post_routes(self) -> dict[str, Route]:
+        return {"/open": self.sessions.open, "/step": self.sessions.step, "/close": self.sessions.close}
 
 
-__all__ = ["EnvServer", "Sessions", "UnknownSession", "is_loopback"]
+__all__ = ["EnvServer", "Sessions", "UnknownSession"]

@@ -4,7 +4,9 @@ Both read the same transformers folder (the policy's merged weights and its toke
 token ids with its own seed, stop after the first stop string (included, as vLLM does), and report the log-prob of
 each token at the sampling temperature over the whole vocabulary (`SamplingParams`'s contract: top-p shapes the
 draw only). `load_weights` replaces the named tensors of a safetensors file in place and forgets every cached
-key/value computed with the old ones.
+key/value computed with the old ones. `load_adapter` (the `weight_sync=lora` path) serves the LoRA adapter saved in a
+folder under the version's own name (`policy-v<N>`) from the next call on, over the base weights the server started
+from; the previous version's adapter is dropped (a prefix cache is keyed by adapter, so nothing stale is served).
 
 - `HFEngine`: `HFPolicy` on the folder's model, one turn at a time under `torch.manual_seed(seed)` (a turn's sample
   depends on its seed alone). Slow; it is what tests run two of and kill one.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from agentic_rl.rollout.service.protocol import GenerateTurn
@@ -32,6 +35,15 @@ def read_tensors(path: str) -> tuple[dict[str, Any], int]:
     from safetensors.torch import load_file
 
     return load_file(path), os.path.getsize(path)
+
+
+def folder_bytes(path: str) -> int:
+    """The bytes of the files in folder `path` (what an adapter version costs to send)."""
+    return sum(f.stat().st_size for f in Path(path).iterdir() if f.is_file())
+
+
+def adapter_name(version: int) -> str:
+    return f"policy-v{version}"
 
 
 def any_of(markers: list[str]) -> Callable[[str], bool]:
@@ -50,7 +62,9 @@ class HFEngine:
 
         torch.manual_seed(seed)
         self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
-        self.policy = HFPolicy(self.model, AutoTokenizer.from_pretrained(folder), kv_cache="turn")
+        self.tokenizer = AutoTokenizer.from_pretrained(folder)
+        self.policy = HFPolicy(self.model, self.tokenizer, kv_cache="turn")
+        self.adapter: str | None = None  # the adapter every call is served with (load_adapter)
 
     def generate(self, turns: list[GenerateTurn]) -> list[Result]:
         import torch
@@ -82,6 +96,25 @@ class HFEngine:
                 own[name].copy_(value)
         return size  # the HF engine keeps no cache across calls: nothing stale remains
 
+    def load_adapter(self, path: str, version: int) -> int:
+        """Serve the adapter in folder `path` (peft's files) as `policy-v<version>`, unmerged over the base weights,
+        as vLLM serves a LoRARequest; the previous version's adapter is deleted."""
+        from peft import PeftModel
+
+        from agentic_rl.rollout.hf_policy import HFPolicy
+
+        name, old = adapter_name(version), self.adapter
+        if old is None:
+            self.model = PeftModel.from_pretrained(self.model, path, adapter_name=name)
+            self.policy = HFPolicy(self.model, self.tokenizer, kv_cache="turn")
+        else:
+            self.model.load_adapter(path, adapter_name=name)
+            self.model.set_adapter(name)
+            self.model.delete_adapter(old)
+        self.model.eval()
+        self.adapter = name
+        return folder_bytes(path)
+
 
 class VLLMEngine:
     name = "vllm"
@@ -108,6 +141,8 @@ class VLLMEngine:
         for key in ("max_model_len", "block_size", "kv_cache_memory_bytes"):
             if settings.get(key) is not None:
                 kwargs[key] = settings[key]
+        if settings.get("weight_sync") == "lora":  # one adapter at a time: a call runs under one version
+            kwargs.update(enable_lora=True, max_lora_rank=settings.get("max_lora_rank", 64), max_loras=1)
         if torch.cuda.is_available():
             kwargs["gpu_memory_utilization"] = settings.get("gpu_memory_utilization", 0.35)
         else:
@@ -115,6 +150,7 @@ class VLLMEngine:
         self.llm = LLM(**kwargs)
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self._scale: float | None = 1.0
+        self._lora: Any = None  # the LoRARequest every call is served with (load_adapter)
 
     def generate(self, turns: list[GenerateTurn]) -> list[Result]:
         from vllm.inputs import TokensPrompt
@@ -128,6 +164,7 @@ class VLLMEngine:
                 [TokensPrompt(prompt_token_ids=turns[i].ids) for i in index],
                 [self._params(turns[i]) for i in index],
                 use_tqdm=False,
+                lora_request=self._lora,
             )
             for i, result in zip(index, results):
                 completion = result.outputs[0]
@@ -174,6 +211,20 @@ class VLLMEngine:
         self.llm.reset_prefix_cache()  # keys/values cached under the old weights must never be served
         self._scale = None  # a reload may rebuild the head: set the scale again before the next call
         return size
+
+    def load_adapter(self, path: str, version: int) -> int:
+        """Serve the adapter in folder `path` as `policy-v<version>` (its id: version + 1, ids start at 1). It is
+        loaded now, so a bad folder fails this call and not the next rollout; the previous version is removed."""
+        from vllm.lora.request import LoRARequest
+
+        if not self.llm.llm_engine.vllm_config.lora_config:
+            raise ValueError("this vLLM server serves merged weights: start it with weight_sync=lora in --settings")
+        request = LoRARequest(adapter_name(version), version + 1, path)
+        self.llm.llm_engine.add_lora(request)
+        if self._lora is not None:
+            self.llm.llm_engine.remove_lora(self._lora.lora_int_id)
+        self._lora = request
+        return folder_bytes(path)
 
 
 ENGINES = {"hf": HFEngine, "vllm": VLLMEngine}

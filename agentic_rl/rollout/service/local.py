@@ -3,7 +3,7 @@ from the interpreter that has the engine, or reached at URLs started elsewhere (
 
 Local servers get a fresh token, load the policy's merged weights exported to a temporary folder, and are stopped
 when the policy is closed or this interpreter exits; each also dies with this process, kill -9 included
-(`server.die_with_parent`), so no server outlives its run.
+(`agentic_rl.serving.die_with_parent`), so no server outlives its run.
 """
 
 from __future__ import annotations
@@ -11,12 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from typing import Any
 from agentic_rl.rollout.service.protocol import TOKEN_ENV, SamplerClient
 from agentic_rl.rollout.service.remote import RemotePolicy
 from agentic_rl.rollout.service.router import SamplerRouter
+from agentic_rl.serving import LocalServers, stop_processes
 
 logger = logging.getLogger(__name__)
 
@@ -32,50 +30,10 @@ def start_servers(
     n: int, engine: str, folder: Path, python: str, settings: dict[str, Any], seed: int, timeout_s: float
 ) -> tuple[list[subprocess.Popen], list[str], str]:
     """`n` servers of `engine` on loopback: their processes, URLs and shared token. Any failure stops them all."""
-    token = secrets.token_hex(16)
     args = [python, "-m", "agentic_rl.rollout.service", "--engine", engine, "--model", str(folder)]
-    args += ["--host", "127.0.0.1", "--port", "0", "--parent-pid", str(os.getpid())]
-    args += ["--settings", json.dumps(settings), "--seed", str(seed), "--token-env", TOKEN_ENV]
-    procs: list[subprocess.Popen] = []
-    try:
-        for _ in range(n):
-            procs.append(
-                subprocess.Popen(args, stdout=subprocess.PIPE, env={**os.environ, TOKEN_ENV: token}, text=True)
-            )
-        return procs, [listening_url(p, timeout_s) for p in procs], token
-    except BaseException:
-        stop_servers(procs)
-        raise
-
-
-def listening_url(proc: subprocess.Popen, timeout_s: float) -> str:
-    """The URL a starting server announces on its first line of stdout."""
-    first: list[str] = []
-    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-    started = time.monotonic()
-    reader.start()
-    reader.join(timeout_s)
-    line = first[0].strip() if first else ""
-    if not line.startswith("listening on http://"):
-        state = f"exited with {proc.poll()}" if proc.poll() is not None else f"said nothing in {timeout_s:g} s"
-        raise RuntimeError(f"a sampler server did not start ({state}; its errors are on stderr above)")
-    logger.info("sampler server %s up in %.1f s", line.split()[-1], time.monotonic() - started)
-    return line.split()[-1]
-
-
-def stop_servers(procs: list[subprocess.Popen]) -> None:
-    """SIGTERM, then SIGKILL for any server still there after 10 s."""
-    for proc in procs:
-        if proc.poll() is None:
-            proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+    args += ["--settings", json.dumps(settings), "--seed", str(seed)]
+    servers = LocalServers.start(args, n, TOKEN_ENV, timeout_s, "sampler server")
+    return servers.processes, servers.urls, servers.token
 
 
 class ServedPolicy(RemotePolicy):
@@ -92,7 +50,7 @@ class ServedPolicy(RemotePolicy):
 
 
 def _release(procs: list[subprocess.Popen], folder: str) -> None:
-    stop_servers(procs)
+    stop_processes(procs)
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -107,15 +65,20 @@ def served_policy(
     seed: int,
 ) -> ServedPolicy:
     """The policy on `servers`: N local servers of `engine` run by `python` with the engine's `settings`, or the
-    URLs' (then the first rollout sends the trainer's weights, through `rollout.sync_dir`, a folder they read)."""
+    URLs' (then the first rollout sends the trainer's weights, through `rollout.sync_dir`, a folder they read).
+
+    `settings["weight_sync"]` lora (rollout.vllm.weight_sync): local servers start from the base weights, and the
+    adapter goes to them as version 1 at the first rollout; merged (the default): from the merged weights, version 0.
+    """
     from agentic_rl.models.export import export_for_engine
 
+    weight_sync = settings.get("weight_sync", "merged")
     folder = Path(tempfile.mkdtemp(prefix="agentic_rl-samplers-"))
     procs: list[subprocess.Popen] = []
     token: str | None
     try:
         if isinstance(servers, int):
-            export_for_engine(model, tokenizer, folder / "model")
+            export_for_engine(model, tokenizer, folder / "model", merge=weight_sync != "lora")
             timeout_s = rollout_cfg.server_startup_timeout_s
             procs, urls, token = start_servers(servers, engine, folder / "model", python, settings, seed, timeout_s)
         else:
@@ -131,7 +94,9 @@ def served_policy(
             folder,
             processes=procs,
             sync_folder=folder / "sync" if local else Path(rollout_cfg.sync_dir),
-            synced=local,  # local servers start from the exported weights; others get them at the first rollout
+            # local servers start from the exported merged weights; others, and the adapter, go at the first rollout
+            synced=local and weight_sync != "lora",
+            weight_sync=weight_sync,
         )
     except BaseException:
         _release(procs, str(folder))

@@ -6,6 +6,9 @@
     POST /resume        {} -> {"version"}
     POST /load_weights  {"version": v, "path": FILE} -> {"version": v, "bytes": n}: the tensors of FILE (safetensors,
                         the trainer's names; only those LoRA changed) replace the engine's, its prefix cache is emptied
+    POST /load_adapter  {"version": v, "path": DIR} -> {"version": v, "bytes": n}: the LoRA adapter saved in DIR (peft's
+                        adapter_config.json and adapter_model.safetensors: only the layers LoRA changes) is served as
+                        `policy-v<v>` over the base weights from the next call on (rollout.vllm.weight_sync=lora)
 
 A turn is the episode's token ids so far (prompt, earlier turns, observations: never re-rendered text), a token
 budget, the sampling temperature and top-p, a seed, and the stop strings (the active tools' closing markers, or
@@ -15,23 +18,22 @@ vocabulary (top-p shapes the draw only), whether a stop string ended the turn, a
 for the calls in flight.
 
 A server started by the run listens on loopback; one that listens elsewhere requires a token
-(`Authorization: Bearer <token>`) and answers 401 without it.
+(`Authorization: Bearer <token>`) and answers 401 without it. HTTP, the token and the body limit are
+`agentic_rl.serving`'s, shared with the environment servers.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from agentic_rl.serving import BadRequest, JSONClient
 
 PROTOCOL_VERSION = 1
 TOKEN_ENV = "AGENTIC_RL_SAMPLER_TOKEN"  # the variable that holds a server's token
-MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
-class ProtocolError(ValueError):
+class ProtocolError(BadRequest):
     """A request or reply that is not the protocol (answered 400 by a server)."""
 
 
@@ -95,66 +97,30 @@ class GeneratedTurn:
         return out
 
 
-class SamplerClient:
+class SamplerClient(JSONClient):
     """Requests to the sampler server at `url` (http://host:port), with `token` where it needs one. A fresh
-    connection per request (calls come from several threads); `timeout_s` bounds each."""
+    connection per request (calls come from several threads, `agentic_rl.serving.JSONClient`); `timeout_s` bounds
+    each."""
+
+    what = "sampler server"
+    protocol = PROTOCOL_VERSION
+    token_advice = (
+        f"A server off loopback needs its token: set it in the variable rollout.server_token_env names (default "
+        f"{TOKEN_ENV})"
+    )
 
     def __init__(self, url: str, token: str | None = None, timeout_s: float = 600.0) -> None:
-        parts = urlsplit(url)
-        if parts.scheme != "http" or not parts.hostname or parts.port is None:
-            raise ValueError(f"a sampler server URL is http://HOST:PORT, got {url!r}")
-        self.url, self.host, self.port = url.rstrip("/"), parts.hostname, parts.port
-        self.token, self.timeout_s = token, timeout_s
+        super().__init__(url, token, timeout_s)
 
-    def __repr__(self) -> str:
-        return f"SamplerClient({self.url})"
+    def down(self, cause: str, message: str) -> Exception:
+        return SamplerDown(message)
 
-    def health(self) -> dict[str, Any]:
-        reply = self._request("GET", "/health", None)
-        if reply.get("protocol") != PROTOCOL_VERSION:
-            raise SamplerRefused(
-                f"{self.url} speaks sampler protocol {reply.get('protocol')!r}, this client {PROTOCOL_VERSION}: "
-                "run the same version of agentic_rl on both sides"
-            )
-        return reply
+    def refused(self, message: str) -> Exception:
+        return SamplerRefused(message)
 
     def generate(self, turns: list[GenerateTurn]) -> list[GeneratedTurn]:
-        reply = self._request("POST", "/generate", {"turns": [asdict(t) for t in turns]})
+        reply = self.request("POST", "/generate", {"turns": [asdict(t) for t in turns]})
         out = [GeneratedTurn.from_json(t) for t in reply.get("turns") or []]
         if len(out) != len(turns):
             raise SamplerDown(f"{self.url} answered {len(out)} turns for {len(turns)}")
         return out
-
-    def post(self, op: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """`pause`, `resume` or `load_weights`."""
-        return self._request("POST", f"/{op}", body or {})
-
-    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
-        try:
-            conn.request(method, path, body=None if body is None else json.dumps(body).encode(), headers=headers)
-            response = conn.getresponse()
-            status, raw = response.status, response.read(MAX_BODY_BYTES + 1)
-        except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out: the server is not there
-            raise SamplerDown(f"{self.url}{path}: {type(exc).__name__}: {exc}") from exc
-        finally:
-            conn.close()
-        try:
-            reply = json.loads(raw)
-        except ValueError:
-            reply = None
-        if not isinstance(reply, dict):
-            raise SamplerDown(f"{self.url}{path} answered {status} with a body that is not a JSON object")
-        if status in (401, 403):
-            raise SamplerRefused(
-                f"{self.url}{path} refused the request ({status}): {reply.get('error')}. A server off loopback needs "
-                f"its token: set it in the variable rollout.server_token_env names (default {TOKEN_ENV})"
-            )
-        if status == 400:
-            raise SamplerRefused(f"{self.url}{path} refused the request (400): {reply.get('error')}")
-        if status != 200:
-            raise SamplerDown(f"{self.url}{path} answered {status}: {reply.get('error')}")
-        return reply

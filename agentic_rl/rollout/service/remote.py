@@ -5,10 +5,13 @@
   (`EngineTurn`); the turns of one server go in one call, the servers are called in parallel. Seeds come from the
   global RNG, one per turn, as in the other backends.
 - **Versioned weight sync.** At the start of a rollout (`session`), if the trainer's weights changed since the last
-  sync, the merged weights of the modules LoRA touches (`synced_tensors`) are written to the sync folder as
-  version v + 1 and every server loads them (`/load_weights`, which empties its prefix cache). The time is
-  `GenerationStats.sync_s` (`time/sync_s`), the bytes `last_sync_bytes`; each turn records the version that
-  sampled it (`turn_versions`).
+  sync, version v + 1 is written to the sync folder and every server loads it. Two paths (`weight_sync`, from
+  `rollout.vllm.weight_sync`): `merged`, the merged weights of the modules LoRA touches (`synced_tensors`), loaded
+  in place (`/load_weights`, which empties the prefix cache; what CPU serving wants, LoRA serving measured 10x
+  slower there); `lora`, the adapter alone in a folder `adapter-v<N>` served under the name `policy-v<N>`
+  (`/load_adapter`; a GPU with many adapters: vLLM's prefix cache is keyed by adapter). The time is
+  `GenerationStats.sync_s` (`time/sync_s`), the bytes `last_sync_bytes` (and `take_sync_bytes`, per step); each
+  turn records the version that sampled it (`turn_versions`).
 - **Failures.** A server that fails costs its in-flight turns only: the router drops it and they are sent again to
   another (`router.retries`); with none left the rollout stops with one message.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,42 +40,79 @@ from agentic_rl.rollout.weights import synced_tensors, weights_fingerprint
 logger = logging.getLogger(__name__)
 
 
-class WeightPublisher:
-    """Versions of the trainer's weights, written to `folder` for the servers to load (only the newest is kept)."""
+WEIGHT_SYNCS = ("merged", "lora")
 
-    def __init__(self, model: Any, folder: Path, synced: bool = True) -> None:
-        self.model, self.folder = model, Path(folder)
+
+class WeightPublisher:
+    """Versions of the trainer's weights, written to `folder` for the servers to load (only the newest is kept).
+
+    `kind` merged: `policy-v<N>.safetensors`, the merged weights of the modules LoRA touches (`synced_tensors`).
+    `kind` lora: `adapter-v<N>/`, the adapter as peft saves it (its A and B matrices only), served by name."""
+
+    def __init__(self, model: Any, folder: Path, synced: bool = True, kind: str = "merged") -> None:
+        if kind not in WEIGHT_SYNCS:
+            raise ValueError(f"a weight sync is one of {WEIGHT_SYNCS}, got {kind!r}")
+        if kind == "lora" and not hasattr(model, "peft_config"):
+            raise ValueError(
+                "rollout.vllm.weight_sync=lora sends a LoRA adapter, and this model has none: train with LoRA or set "
+                "rollout.vllm.weight_sync=merged"
+            )
+        self.model, self.folder, self.kind = model, Path(folder), kind
         self.folder.mkdir(parents=True, exist_ok=True)
         self.version = 0  # servers started from the exported weights hold version 0
         # not `synced`: servers started elsewhere, whose weights are not known to be the trainer's
         self._synced = weights_fingerprint(model) if synced else None
 
+    @property
+    def op(self) -> str:
+        """The server operation that loads a published version."""
+        return "load_adapter" if self.kind == "lora" else "load_weights"
+
     def changed(self) -> bool:
         return weights_fingerprint(self.model) != self._synced
 
     def publish(self) -> tuple[int, Path]:
-        """The next version's file (safetensors, written whole before it is named, so a server never reads half)."""
-        from safetensors.torch import save_file
-
+        """The next version's file or folder, written whole before it is named, so a server never reads half."""
         self.version += 1
-        path = self.folder / f"policy-v{self.version}.safetensors"
-        partial = path.with_suffix(".partial")
-        save_file({n: t.detach().contiguous() for n, t in synced_tensors(self.model)}, str(partial))
+        path = self.folder / self.name(self.version)
+        partial = path.with_name(path.name + ".partial")
+        if self.kind == "lora":
+            shutil.rmtree(partial, ignore_errors=True)
+            self.model.save_pretrained(str(partial))  # peft: the active adapter's weights and config only
+            if not (partial / "adapter_config.json").is_file():
+                raise RuntimeError(f"the model saved no adapter_config.json into {partial}: it holds no LoRA adapter")
+        else:
+            from safetensors.torch import save_file
+
+            save_file({n: t.detach().contiguous() for n, t in synced_tensors(self.model)}, str(partial))
         os.replace(partial, path)
-        old = self.folder / f"policy-v{self.version - 1}.safetensors"
-        old.unlink(missing_ok=True)
+        old = self.folder / self.name(self.version - 1)
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
         self._synced = weights_fingerprint(self.model)
         return self.version, path
+
+    def name(self, version: int) -> str:
+        return f"adapter-v{version}" if self.kind == "lora" else f"policy-v{version}.safetensors"
 
 
 class RemotePolicy(LogprobPolicy):
     def __init__(
-        self, model: Any, tokenizer: Any, router: SamplerRouter, sync_folder: Path, synced: bool = True
+        self,
+        model: Any,
+        tokenizer: Any,
+        router: SamplerRouter,
+        sync_folder: Path,
+        synced: bool = True,
+        weight_sync: str = "merged",
     ) -> None:
         self.tokenizer = HFChatTokenizer(tokenizer)
         self.router = router
-        self.publisher = WeightPublisher(model, sync_folder, synced)
-        self.last_sync_bytes = 0
+        self.publisher = WeightPublisher(model, sync_folder, synced, weight_sync)
+        self.last_sync_bytes = 0  # what the last sync's servers read, all together
+        self.sync_bytes = 0  # since `take_sync_bytes` last took them (a training step's `rollout/sync_bytes`)
         self.turn_versions: list[int] = []  # per turn of the last `generate_with_logprobs`, the version that sampled it
         self.episode_versions: dict[int, int] = {}  # this rollout's episodes: the oldest version that sampled a turn
         self.samples_apart = True  # the servers hold their own weights: sampling may overlap the trainer's update
@@ -104,13 +145,25 @@ class RemotePolicy(LogprobPolicy):
         """Publish the next version and load it on every server; returns the seconds it took."""
         started = time.perf_counter()
         version, path = self.publisher.publish()
-        sizes = self.router.broadcast(lambda c: c.post("load_weights", {"version": version, "path": str(path)}))
+        op = self.publisher.op
+        sizes = self.router.broadcast(lambda c: c.post(op, {"version": version, "path": str(path)}))
         self.last_sync_bytes = sum(int(r.get("bytes", 0)) for r in sizes)
+        self.sync_bytes += self.last_sync_bytes
         seconds = time.perf_counter() - started
         logger.info(
-            "weights v%d sent to %d servers: %d bytes in %.2f s", version, len(sizes), self.last_sync_bytes, seconds
+            "%s v%d sent to %d servers: %d bytes in %.2f s",
+            "adapter" if op == "load_adapter" else "weights",
+            version,
+            len(sizes),
+            self.last_sync_bytes,
+            seconds,
         )
         return seconds
+
+    def take_sync_bytes(self) -> int:
+        """The bytes the servers read since the last call (and none are counted twice)."""
+        taken, self.sync_bytes = self.sync_bytes, 0
+        return taken
 
     def generate_with_logprobs(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn

@@ -17,39 +17,33 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hmac
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from agentic_rl.envs.serve.server import is_loopback  # the environment servers' rule, one definition
-from agentic_rl.rollout.service.protocol import (
-    MAX_BODY_BYTES,
-    PROTOCOL_VERSION,
-    TOKEN_ENV,
-    GenerateTurn,
-    ProtocolError,
-)
+from agentic_rl.rollout.service.protocol import PROTOCOL_VERSION, TOKEN_ENV, GenerateTurn, ProtocolError
+from agentic_rl.serving import JSONServer, Route, die_with_parent, reserve_stdout, serve_until_stopped
 
 logger = logging.getLogger(__name__)
 
 
 class Engine(Protocol):
-    """What a server serves: per turn the new ids, their log-probs and whether a stop string ended it; and the
-    weights of a file loaded in place (returns the bytes read)."""
+    """What a server serves: per turn the new ids, their log-probs and whether a stop string ended it; the weights
+    of a file loaded in place, or a LoRA adapter's folder served under the version's name (each returns the bytes
+    read)."""
 
     name: str
 
     def generate(self, turns: list[GenerateTurn]) -> list[tuple[list[int], list[float], bool]]: ...
 
     def load_weights(self, path: str) -> int: ...
+
+    def load_adapter(self, path: str, version: int) -> int: ...
 
 
 class Gate:
@@ -82,22 +76,38 @@ class Gate:
             self._cond.notify_all()
 
 
-class SamplerServer(ThreadingHTTPServer):
-    daemon_threads = True
+class SamplerServer(JSONServer):
+    """The protocol's routes around `engine` (`agentic_rl.serving` does HTTP, the token and the loopback rule)."""
+
+    what = "sampler server"
+    token_advice = f"Set {TOKEN_ENV} (or the variable --token-env names) and give the trainer the same one"
+    statuses = ((ValueError, 400),)  # not the protocol, or a turn the engine cannot take: any server would refuse it
 
     def __init__(self, host: str, port: int, engine: Engine, token: str | None) -> None:
-        if not token and not is_loopback(host):
-            raise ValueError(
-                f"a sampler server listening on {host} (not loopback) needs a token: set {TOKEN_ENV} "
-                "(or the variable --token-env names) and give the trainer the same one"
-            )
-        self.engine, self.token, self.gate = engine, token or None, Gate()
-        super().__init__((host, port), _Handler)
+        self.engine, self.gate = engine, Gate()
+        super().__init__(host, port, token)
 
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host.decode() if isinstance(host, bytes) else host}:{port}"
+    def get_routes(self) -> dict[str, Route]:
+        return {"/health": self.health}
+
+    def post_routes(self) -> dict[str, Route]:
+        return {
+            "/generate": self.generate,
+            "/load_weights": self.load_weights,
+            "/load_adapter": lambda body: self.load_weights(body, adapter=True),
+            "/pause": self.pause,
+            "/resume": lambda body: self.pause(body, paused=False),
+        }
+
+    def health(self) -> dict[str, Any]:
+        gate = self.gate
+        return {
+            "ok": True,
+            "protocol": PROTOCOL_VERSION,
+            "engine": self.engine.name,
+            "version": gate.version,
+            "paused": gate.paused,
+        }
 
     def generate(self, body: dict[str, Any]) -> dict[str, Any]:
         turns = body.get("turns")
@@ -109,115 +119,23 @@ class SamplerServer(ThreadingHTTPServer):
             results = self.engine.generate(parsed)
         return {"turns": [{"ids": i, "logprobs": lp, "stopped": s, "version": version} for i, lp, s in results]}
 
-    def load_weights(self, body: dict[str, Any]) -> dict[str, Any]:
+    def load_weights(self, body: dict[str, Any], adapter: bool = False) -> dict[str, Any]:
+        """A new version: merged weights (a safetensors file) or, `adapter`, a LoRA adapter (a folder)."""
         version, path = body.get("version"), body.get("path")
-        if not isinstance(version, int) or not isinstance(path, str):
-            raise ProtocolError('POST /load_weights takes {"version": int, "path": str}')
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0 or not isinstance(path, str):
+            op = "load_adapter" if adapter else "load_weights"
+            raise ProtocolError(f'POST /{op} takes {{"version": int >= 0, "path": str}}')
         with self.gate.call(pausing=True):
             started = time.perf_counter()
-            size = self.engine.load_weights(path)
+            size = self.engine.load_adapter(path, version) if adapter else self.engine.load_weights(path)
             self.gate.version = version
-        logger.info("weights v%d loaded: %d bytes in %.2f s", version, size, time.perf_counter() - started)
+        what = "adapter" if adapter else "weights"
+        logger.info("%s v%d loaded: %d bytes in %.2f s", what, version, size, time.perf_counter() - started)
         return {"version": version, "bytes": size}
 
     def pause(self, body: dict[str, Any], paused: bool = True) -> dict[str, Any]:
         self.gate.set_paused(paused)
         return {"version": self.gate.version, "paused": paused}
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: SamplerServer
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802  (the name http.server dispatches to)
-        if not self._authorized():
-            return
-        if self.path != "/health":
-            self._reply(404, {"error": f"no such path {self.path!r}; GET /health"})
-            return
-        gate = self.server.gate
-        self._reply(
-            200,
-            {
-                "ok": True,
-                "protocol": PROTOCOL_VERSION,
-                "engine": self.server.engine.name,
-                "version": gate.version,
-                "paused": gate.paused,
-            },
-        )
-
-    def do_POST(self) -> None:  # noqa: N802
-        if not self._authorized():
-            return
-        ops = {
-            "/generate": self.server.generate,
-            "/load_weights": self.server.load_weights,
-            "/pause": self.server.pause,
-            "/resume": lambda body: self.server.pause(body, paused=False),
-        }
-        if self.path not in ops:
-            self._reply(404, {"error": f"no such operation {self.path!r}; POST {' '.join(ops)}"})
-            return
-        try:
-            self._reply(200, ops[self.path](self._body()))
-        except ValueError as exc:  # not the protocol, or a turn the engine cannot take: any server would refuse it
-            self._reply(400, {"error": str(exc)})
-        except Exception as exc:  # the server survives a call it fails on; the trainer retries elsewhere
-            logger.exception("sampler server: %s failed", self.path)
-            self._reply(500, {"error": f"{type(exc).__name__}: {exc}"})
-
-    def _authorized(self) -> bool:
-        token = self.server.token
-        given = self.headers.get("Authorization", "")
-        if token is None or hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            return True
-        self._reply(401, {"error": "this sampler server needs its token (Authorization: Bearer <token>)"})
-        return False
-
-    def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not 0 < length <= MAX_BODY_BYTES:
-            raise ProtocolError(f"a request body of {length} bytes: expected 1 to {MAX_BODY_BYTES}")
-        try:
-            body = json.loads(self.rfile.read(length))
-        except ValueError as exc:
-            raise ProtocolError(f"the request body is not JSON: {exc}") from None
-        if not isinstance(body, dict):
-            raise ProtocolError("the request body is a JSON object")
-        return body
-
-    def _reply(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (http.server's signature)
-        logger.debug("sampler server: " + format, *args)
-
-
-PR_SET_PDEATHSIG = 1  # Linux prctl option: a signal this process gets when its parent dies
-
-
-def die_with_parent(pid: int) -> None:
-    """This process ends when process `pid` (the run that started it) is gone, however it ended: SIGKILL from the
-    kernel at the parent's death where Linux offers it, and a watch on the parent's pid everywhere (it also covers
-    a parent that died before the signal was asked for)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    def watch() -> None:
-        while os.getppid() == pid:
-            time.sleep(0.5)
-        logger.warning("the run that started this sampler server (pid %d) is gone: exiting", pid)
-        os._exit(0)  # the engine's threads and child processes must not keep the process alive
-
-    threading.Thread(target=watch, daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -231,8 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settings", default="{}", help="the engine's settings, JSON (rollout.vllm for vllm)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.parent_pid is not None:
-        die_with_parent(args.parent_pid)
+    if args.parent_pid is not None:  # no orphan: the engine's threads and processes must not outlive the run
+        die_with_parent(args.parent_pid, SamplerServer.what)
+    announce = reserve_stdout()  # vLLM logs to stdout: the run reads this server's URL there
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
     from agentic_rl.rollout.service.engines import build_engine
 
@@ -241,10 +160,4 @@ def main(argv: list[str] | None = None) -> None:
         server = SamplerServer(args.host, args.port, engine, os.environ.get(args.token_env))
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown, daemon=True).start())
-    sys.stdout.write(f"listening on {server.url}\n")  # the line a run that starts local servers waits for
-    sys.stdout.flush()
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    serve_until_stopped(server, announce)
