@@ -50,6 +50,7 @@ BUILTINS: dict[str, dict[str, str]] = {
     "sampler": {
         "hf": "agentic_rl.rollout.backends:hf_sampler",
         "vllm": "agentic_rl.rollout.backends:vllm_sampler",
+        "auto": "agentic_rl.rollout.backends:auto_sampler",  # hf or vllm, by this machine's CPU flags and vLLM
     },
     # What `python -m agentic_rl.evaluate policy=NAME` evaluates: classes with describe(cfg) and load(cfg).
     "policy": {

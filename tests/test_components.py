@@ -238,9 +238,9 @@ def test_an_unknown_name_lists_the_available_ones(toy_package):
     from agentic_rl.rollout.agent import RolloutConfig
     from agentic_rl.rollout.backends import make_policy
 
-    with pytest.raises(ValueError, match=r"rollout.backend='vlm'.*available: hf, vllm, toy"):
+    with pytest.raises(ValueError, match=r"rollout.backend='vlm'.*available: hf, vllm, auto, toy"):
         make_policy(None, None, SimpleNamespace(backend="vlm"))
-    with pytest.raises(ValueError, match=r"rollout.backend='vlm' is not a sampler; available: hf, vllm, toy"):
+    with pytest.raises(ValueError, match=r"rollout.backend='vlm' is not a sampler; available: hf, vllm, auto, toy"):
         RolloutConfig(backend="vlm")
 
 

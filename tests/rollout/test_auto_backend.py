@@ -1,0 +1,72 @@
+"""`rollout.backend=auto`: the choice by the CPU's flags (`vllm_policy.cpu_flags`, read from /proc/cpuinfo; its own
+tests are in test_backends.py) and whether vLLM can start, with faked flags and a faked interpreter (no vLLM
+needed), logged in one line; the default stays hf."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from agentic_rl.config import register_configs
+from agentic_rl.paths import CONF_DIR
+from agentic_rl.rollout import backends, vllm_policy
+from agentic_rl.rollout.agent import RolloutConfig
+
+AMX = "fpu avx2 avx512f avx512_bf16 amx_bf16 amx_tile"
+ZEN4 = "fpu avx2 avx512f avx512_bf16"
+AVX2 = "fpu sse4_2 avx avx2 fma"
+VENV = "/checkout/.venv-vllm/bin/python"
+
+
+@pytest.mark.parametrize(
+    ("flags", "python", "gpu", "chosen", "said"),
+    [
+        (AMX, VENV, False, "vllm", "natively (amx_bf16+avx512_bf16): vLLM measured 1.89x"),
+        (ZEN4, VENV, False, "vllm", "natively (avx512_bf16): vLLM measured 3.59x"),
+        (AVX2, VENV, False, "hf", "no native bf16 (AVX2, no avx512_bf16 or amx_bf16): vLLM measured 0.85x"),
+        (AMX, None, False, "hf", "vLLM cannot be started"),
+        (AVX2, None, True, "hf", "vLLM cannot be started"),
+        (AVX2, VENV, True, "vllm", "a CUDA device, and vLLM in /checkout/.venv-vllm/bin/python"),
+        (ZEN4, sys.executable, False, "vllm", "vLLM in this interpreter"),
+    ],
+)
+def test_vllm_where_it_starts_and_the_cpu_computes_bf16_natively_else_hf(flags, python, gpu, chosen, said):
+    backend, why = backends.choose_backend(set(flags.split()), python, gpu)
+    assert backend == chosen and said in why
+
+
+class Recorder:
+    """The sampler registry with every factory replaced by one that records what it was asked for."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object, int]] = []
+
+    def get(self, name):
+        return lambda model, tokenizer, rollout_cfg=None, seed=0: self.calls.append((name, rollout_cfg, seed)) or name
+
+
+@pytest.mark.parametrize(("flags", "python", "chosen"), [(ZEN4, VENV, "vllm"), (AVX2, VENV, "hf"), (AMX, None, "hf")])
+def test_auto_builds_the_chosen_backend_and_says_why_in_one_line(monkeypatch, caplog, flags, python, chosen):
+    registry = Recorder()
+    monkeypatch.setattr(vllm_policy, "cpu_flags", lambda: set(flags.split()))  # what /proc/cpuinfo would say
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(backends, "engine_python", lambda engine: python if engine == "vllm" else sys.executable)
+    monkeypatch.setattr(backends, "SAMPLERS", registry)
+    cfg = RolloutConfig(backend="auto")
+    with caplog.at_level(logging.INFO, logger="agentic_rl.rollout.backends"):
+        policy = backends.auto_sampler("model", "tokenizer", rollout_cfg=cfg, seed=3)
+    assert policy == chosen and registry.calls == [(chosen, cfg, 3)]
+    lines = [r.getMessage() for r in caplog.records if "rollout.backend=auto" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith(f"rollout.backend=auto chose {chosen}: ")
+
+
+def test_auto_is_a_sampler_name_and_not_the_default():
+    assert "auto" in backends.SAMPLERS.names() and RolloutConfig(backend="auto").backend == "auto"
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="train")
+    assert cfg.rollout.backend == "hf"
