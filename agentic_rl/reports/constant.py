@@ -110,7 +110,7 @@ class Baseline:
     tasks: list[Task]
 
     def rows(self) -> list[dict[str, Any]]:
-        """One record per task (task_id, passed, answer): the lines of the constant.jsonl the table writes."""
+        """One record per task (task_id, passed, answer): the form of `experiments/codegym/constant.jsonl`."""
         return [{"task_id": t, "passed": p, "answer": self.answer} for t, p in sorted(self.passed.items())]
 
 
