@@ -1,0 +1,18 @@
+#!/bin/bash
+# Copy the runs' own files from RUNS_DIR (run.sh's) into this folder, and write compare.md from the copies.
+# Usage (from the checkout): bash experiments/sampling-service/record.sh RUNS_DIR
+set -euo pipefail
+runs=$1
+here=experiments/sampling-service
+cp "$runs/commit.txt" "$runs/cpu.txt" "$here/"
+for arm in hf vllm-sync vllm-ahead-1; do
+    mkdir -p "$here/$arm/.hydra"
+    cp "$runs/$arm/metrics.jsonl" "$runs/$arm/summary.json" "$here/$arm/"
+    cp "$runs/$arm/.hydra/config.yaml" "$runs/$arm/.hydra/overrides.yaml" "$here/$arm/.hydra/"
+    cp "$runs/$arm.command" "$runs/$arm.load.txt" "$here/$arm/"
+    cp "$runs/$arm.time-v.txt" "$here/$arm/time-v.txt"
+    grep -E "rollout.backend=auto|sampler server|weights v|adapter v|vLLM|unavailable" "$runs/$arm.log" \
+        > "$here/$arm/log-excerpt.txt" || true
+done
+python -m agentic_rl.compare "$here/hf" "$here/vllm-sync" "$here/vllm-ahead-1" \
+    --time-v "$here/hf/time-v.txt" "$here/vllm-sync/time-v.txt" "$here/vllm-ahead-1/time-v.txt" --out "$here/compare.md"

@@ -1,0 +1,33 @@
+#!/bin/bash
+# One sitting, three arms of the same short run (experiment=smoke with 4 tasks, one epoch of 4 GRPO steps, no warm-up
+# and no evaluation: the rollout/update loop alone), one after another on this machine, at nice 19:
+#   hf            rollout.backend=hf                                  the HF engine in the trainer, synchronous
+#   vllm-sync     rollout.backend=vllm                                one vLLM sampler server (.venv-vllm), synchronous
+#   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
+# Usage (from the checkout): TREE=DIR bash experiments/sampling-service/run.sh RUNS_DIR
+#   TREE: the tree whose code runs (a worktree pinned at one commit: git worktree add --detach DIR <commit>);
+#   RUNS_DIR: where the run dirs go (not this checkout's outputs/). Then record.sh copies their own files here.
+set -euo pipefail
+runs=$1
+tree=${TREE:-$(pwd)}
+mkdir -p "$runs"
+common=(experiment=smoke data.limit=4 algo.tasks_per_epoch=4 algo.epochs=1 warmup=none eval_before=false
+        eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42)
+declare -A arms=(
+    [hf]="rollout.backend=hf"
+    [vllm-sync]="rollout.backend=vllm"
+    [vllm-ahead-1]="rollout.backend=vllm algo.max_staleness=1"
+)
+cd "$tree"
+{ git rev-parse HEAD; git status --short | grep -v '^??' || true; } > "$runs/commit.txt"
+{ grep -m1 'model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo; nproc; } > "$runs/cpu.txt"
+for arm in hf vllm-sync vllm-ahead-1; do
+    # shellcheck disable=SC2086  # the arm's overrides are words
+    echo "python -m agentic_rl.train ${common[*]} ${arms[$arm]} hydra.run.dir=$runs/$arm  (in $tree, nice 19)" \
+        > "$runs/$arm.command"
+    uptime > "$runs/$arm.load.txt"
+    # shellcheck disable=SC2086
+    PYTHONPATH=$tree nice -n 19 /usr/bin/time -v -o "$runs/$arm.time-v.txt" python -m agentic_rl.train "${common[@]}" \
+        ${arms[$arm]} hydra.run.dir="$runs/$arm" > "$runs/$arm.log" 2>&1 || echo "$arm failed: see $runs/$arm.log"
+    uptime >> "$runs/$arm.load.txt"
+done
