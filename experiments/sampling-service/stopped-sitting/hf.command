@@ -1,0 +1,1 @@
+python -m agentic_rl.train experiment=smoke data.limit=4 algo.tasks_per_epoch=4 algo.epochs=1 warmup=none eval_before=false eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42 rollout.backend=hf hydra.run.dir=/tmp/h49runs/hf  (in /tmp/h49run, nice 19)
