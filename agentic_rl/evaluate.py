@@ -31,18 +31,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
-from agentic_rl.envs.toolset import build_environment
+from agentic_rl.envs.toolset import environment_from_config
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
 from agentic_rl.evaluation.policies import fit_to_policy, policy_source, resolve_adapter
 from agentic_rl.evaluation.records import ResultStore
-from agentic_rl.evaluation.report import (
-    FIGURE,
-    environment_report,
-    format_table,
-    is_bigcodebench,
-    mode_summary,
-    plot_eval_summary,
-)
+from agentic_rl.evaluation.report import FIGURE, format_table, mode_summary, plot_eval_summary
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
@@ -250,15 +243,15 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         sandbox_overrides={"python": cfg.python} if cfg.get("python") else None,
     ) as ctx:
         sandbox = ctx.sandbox
-        # each mode's tool set as an environment stepping its CodeGym tasks in this run's sandbox, as training does
-        toolsets = {
-            m: build_environment(build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox) for m in eval_cfg.modes
+        # each mode's environment (the `env` group) with that mode's tool set, stepping in this run's sandbox, as
+        # training does
+        envs = {
+            m: environment_from_config(cfg.get("env"), build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox)
+            for m in eval_cfg.modes
         }
         store = ResultStore.in_dir(run_dir)
         evaluate = EVALUATORS.get(eval_cfg.name)
-        results = evaluate(
-            tasks, policy, toolsets, rollout_cfg, eval_cfg, progress=cfg.get("progress", True), store=store
-        )
+        results = evaluate(tasks, policy, envs, rollout_cfg, eval_cfg, progress=cfg.get("progress", True), store=store)
         summary: dict[str, Any] = {
             **policy_info,
             "data": cfg.data.get("_target_", "").rsplit(".", 1)[-1],
@@ -274,8 +267,15 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "eval": {mode: mode_summary(res) for mode, res in results.items()},
             "excluded": {"count": len(excluded), "ids": excluded},
         }
-        if is_bigcodebench(tasks):
-            summary["environment"] = environment_report(tasks, getattr(sandbox, "python", None), results, excluded)
+        # the environment's report on the task set (BigCodeBench: tasks that need the network or missing libraries)
+        report = next(iter(envs.values())).report(
+            tasks,
+            {m: r.records for m, r in results.items()},
+            python=getattr(sandbox, "python", None),
+            excluded=excluded,
+        )
+        if report is not None:
+            summary["environment"] = report
         summary["results"] = str(run_dir / RESULTS_FILE)
         summary["seconds"] = round(time.perf_counter() - start, 1)
         memory = memory_metrics()
@@ -293,10 +293,9 @@ def main(cfg: DictConfig) -> float | None:
     if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
         return None
     print(format_table(summary))  # noqa: T201 - the command's result table, for the terminal that ran it
-    for key in ("needs_network", "missing_libs"):
-        env = summary.get("environment", {}).get(key)
-        if env and env["count"]:
-            print(f"{key}: {env['count']} tasks (scored as failures unless excluded): {env['ids']}")  # noqa: T201 - part of the result
+    for key, found in summary.get("environment", {}).items():  # the environment report's lists of tasks
+        if isinstance(found, dict) and found.get("count"):
+            print(f"{key}: {found['count']} tasks (scored as failures unless excluded): {found['ids']}")  # noqa: T201 - part of the result
     print(f"results: {summary['results']}\nfigure:  {summary['figure']}")  # noqa: T201 - where the result files are
     return max((m.get("pass@1", 0.0) for m in summary["eval"].values()), default=0.0)
 

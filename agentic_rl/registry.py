@@ -61,6 +61,15 @@ BUILTINS: dict[str, dict[str, str]] = {
     "evaluator": {
         "pass_at_k": "agentic_rl.evaluation.evaluator:evaluate",
     },
+    # Environments that own the tasks of one harness (`Task.harness`): a tool-set environment opens such a task with
+    # it (agentic_rl.envs.base.HarnessEnvironments); classes built with `sandbox=`.
+    "harness_env": {
+        "codegym": "agentic_rl.envs.codegym:CodeGymEnvironment",
+    },
+    # Reports of a task set in an evaluation's summary (agentic_rl.envs.reports): each answers None for other tasks.
+    "task_report": {
+        "bigcodebench": "agentic_rl.envs.reports:bigcodebench_report",
+    },
     # Search backends (`tools.search.backend`): factories called with `tools.search.backend_options`.
     "search_backend": {
         "pydoc": "agentic_rl.tools.search.pydoc_backend:PydocBackend",

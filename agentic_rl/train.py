@@ -4,7 +4,8 @@
     python -m agentic_rl.train resume=RUN_DIR     continue an interrupted run exactly, with its own config
 
 `main` only resolves the config; `run(cfg)` does the work and returns the final metrics (tests call it).
-`run` reads in stages: build (data, sandbox, model + LoRA, the `rollout.backend` sampler, the `optimizer`; or
+`run` reads in stages: build (data, sandbox, the `env` environment, model + LoRA, the `rollout.backend` sampler, the
+`optimizer`; or
 restore them from the newest checkpoint), warm-up (`warmup=sft`: SFT of the adapter on scripted demonstrations,
 once, after the evaluation before), loop, finish (evaluate after, summary.json, then adapter and figures).
 One training step, top to bottom: rollout (tasks x G, one batch) -> reward -> group advantages ->
@@ -35,9 +36,9 @@ from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
 from agentic_rl.cli import run_cli
 from agentic_rl.config import algo_config, register_configs, validate, warmup_config
 from agentic_rl.distributed import Distributed, launch_ranks_or
-from agentic_rl.envs import build_environment
-from agentic_rl.envs.metrics import codegym_metrics
+from agentic_rl.envs.base import Environment
 from agentic_rl.envs.serve import environment_servers, served
+from agentic_rl.envs.toolset import environment_from_config
 from agentic_rl.evaluation.base_cache import (
     BaseEvalConfig,
     base_eval_key,
@@ -93,8 +94,8 @@ class Training:
     policy: Policy  # the `rollout.backend` sampler over `model`
     optimizer: torch.optim.Optimizer
     reward_fn: Callable
-    toolset: Any
-    eval_toolsets: dict[str, Any]
+    env: Environment  # the `env` group's environment with the tool set of `tools=`
+    eval_envs: dict[str, Environment]  # per evaluation mode, with that mode's tool set
     pad_id: int
     model_name: str
     dist: Distributed  # this process's rank under `accelerate launch` (or the only one)
@@ -235,16 +236,18 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed, servers: An
         policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
         optimizer=optimizer,
         reward_fn=build(cfg.reward),
-        toolset=build_environment(build_toolset(cfg.tools, sandbox), sandbox, served(servers, cfg.tools)),
-        eval_toolsets={
-            m: build_environment(
-                build_toolset(cfg.evaluator.toolsets[m], sandbox), sandbox, served(servers, cfg.evaluator.toolsets[m])
-            )
-            for m in eval_cfg.modes
-        },
+        env=run_environment(cfg, cfg.tools, sandbox, servers),
+        eval_envs={m: run_environment(cfg, cfg.evaluator.toolsets[m], sandbox, servers) for m in eval_cfg.modes},
         pad_id=loaded.tokenizer.pad_token_id,
         model_name=loaded.name,
         dist=dist,
+    )
+
+
+def run_environment(cfg: DictConfig, tools_cfg: DictConfig, sandbox: Any, servers: Any) -> Environment:
+    """The `env` group's environment with the tool set `tools_cfg`, its episodes stepping on `servers` if any."""
+    return environment_from_config(
+        cfg.get("env"), build_toolset(tools_cfg, sandbox), sandbox, served(servers, tools_cfg)
     )
 
 
@@ -268,7 +271,7 @@ def warm_up(
         t.model,
         lambda params: build(t.cfg.optimizer, params=params, **lr),
         t.train_tasks,
-        (t.policy.tokenizer, t.toolset, t.rollout_cfg),
+        (t.policy.tokenizer, t.env, t.rollout_cfg),
         warm,
         pad_id=t.pad_id,
         micro_batch_tokens=warm.micro_batch_tokens or t.algo.micro_batch_tokens,
@@ -296,7 +299,7 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
         smoothing=0,
     )
     started, seconds_before = time.perf_counter(), pos.train_seconds
-    roll = lambda jobs: run_episodes(jobs, t.policy, t.toolset, t.rollout_cfg)  # noqa: E731
+    roll = lambda jobs: run_episodes(jobs, t.policy, t.env, t.rollout_cfg)  # noqa: E731
     # algo.max_staleness: the next batches roll out while this one updates (0: nothing ahead, the synchronous loop)
     with ctx.interrupts.deferred(), contextlib.closing(RolloutsAhead(roll, t.policy, t.algo.max_staleness)) as ahead:
         while pos.epoch < t.algo.epochs:
@@ -335,7 +338,7 @@ def train_on_chunk(
     """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group; with
     `ahead`, the batch may have been rolled out while the previous one updated, and the `upcoming` ones start."""
     algo = t.algo
-    ahead = ahead or RolloutsAhead(lambda jobs: run_episodes(jobs, t.policy, t.toolset, t.rollout_cfg), t.policy, 0)
+    ahead = ahead or RolloutsAhead(lambda jobs: run_episodes(jobs, t.policy, t.env, t.rollout_cfg), t.policy, 0)
     # Freed heap that glibc keeps resident would otherwise stack under each phase's peak: the rollout's caches and
     # the update's activations are each gigabyte-sized, allocated and freed in different sizes.
     release_free_memory()
@@ -382,7 +385,7 @@ def train_on_chunk(
             **reward_metrics(bds),
             **episode_metrics(group),
             **shared,
-            **codegym_metrics(group, [task] * len(group)),  # env/*: only for CodeGym tasks
+            **t.env.group_metrics(group, [task] * len(group)),  # the environment's own (CodeGym's env/*)
             **task_type_metrics(task.metadata.get("task_type"), group),  # per type: only for typed tasks
             "time/update_s": stats.update_s,
             "time/step_s": shared["time/rollout_s"] + stats.update_s,
@@ -495,7 +498,7 @@ def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
     shared = phase == "before" and base_eval_config(t.cfg).cache is not None
     with base_evaluation(t) if shared else contextlib.nullcontext((t.eval_cfg, None)) as (eval_cfg, store):
         results = evaluate(
-            t.eval_tasks, t.policy, t.eval_toolsets, t.rollout_cfg, eval_cfg, progress=t.cfg.progress, store=store
+            t.eval_tasks, t.policy, t.eval_envs, t.rollout_cfg, eval_cfg, progress=t.cfg.progress, store=store
         )
     # same names before (step 0) and after training: one curve each
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)

@@ -39,6 +39,7 @@ import torch
 
 from agentic_rl.algo.core import grpo_clip
 from agentic_rl.evaluation.evaluator import ModeResult
+from agentic_rl.evaluation.policies import PolicySource
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, HFChatTokenizer
 from agentic_rl.sandbox import ExecResult, TestReport
@@ -90,7 +91,7 @@ class CountingSGD(torch.optim.SGD):
         return super().step(closure)
 
 
-class EchoPolicy:
+class EchoPolicy(PolicySource):
     @staticmethod
     def describe(cfg):
         return {"policy": "toy"}

@@ -68,7 +68,9 @@ class ObjectiveTerms(NamedTuple):
     clipped: torch.Tensor
 
 
-# (logp, old_logp, advantages, mask, *, clip_eps) -> ObjectiveTerms; logp/old_logp/mask (B, T), advantages (B,)
+# (logp, old_logp, advantages, mask, *, clip_eps, **its own options) -> ObjectiveTerms; logp/old_logp/mask (B, T),
+# advantages (B,). The keyword arguments are the objective's config: `algo.clip_eps` and `algo.objective_options`
+# (agentic_rl.algo.grpo.objective_settings), so a new objective with its own hyperparameter is one entry here.
 PolicyObjectiveFn = Callable[..., ObjectiveTerms]
 POLICY_OBJECTIVES: Registry[PolicyObjectiveFn] = Registry("policy objective")
 

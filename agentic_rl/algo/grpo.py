@@ -23,6 +23,8 @@ layer's activations instead of all of them.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,7 +96,10 @@ class GRPOConfig:
     kl_estimator: k1 | k2 | k3.  advantage: grpo | mean_only.  loss_agg: token_mean | seq_mean.
     objective: the policy objective, grpo_clip | gspo (core.POLICY_OBJECTIVES).
     clip_eps: ε of the PPO clip on the importance ratio to the behaviour policy (groups updated after an
-        earlier optimizer step of the same rollout batch are off-policy).
+        earlier optimizer step of the same rollout batch are off-policy); every objective receives it.
+    objective_options: the objective's own settings, passed to it as keyword arguments beside `clip_eps`
+        (`objective_settings`), so a new objective's hyperparameter is set here (`algo.objective_options={beta:
+        0.1}`) with no edit to this module; a name the objective does not take is refused at start-up.
     epochs, tasks_per_epoch: passes over the train split and tasks drawn per pass (null = all).
     tasks_per_rollout: tasks whose groups are generated together as one batch (throughput), each
         still getting its own optimizer step, importance-corrected as above.
@@ -131,6 +136,7 @@ class GRPOConfig:
     loss_agg: str = "token_mean"
     objective: str = "grpo_clip"
     clip_eps: float = 0.2
+    objective_options: dict[str, Any] = field(default_factory=dict)
     epochs: int = 1
     tasks_per_epoch: int | None = None
     tasks_per_rollout: int = 1
@@ -199,7 +205,23 @@ class GRPOConfig:
                     f"algo.{key}={name!r} is not a known {registry.kind}; available: "
                     f"{', '.join(registry.names())}. Set it to one of them."
                 )
+        objective_settings(self)  # its options are ones the objective takes
         return self
+
+
+def objective_settings(cfg: GRPOConfig) -> dict[str, Any]:
+    """The keyword arguments `cfg.objective` is called with: `clip_eps` and its `objective_options`."""
+    settings = {"clip_eps": cfg.clip_eps, **dict(cfg.objective_options)}
+    params = inspect.signature(POLICY_OBJECTIVES.get(cfg.objective)).parameters.values()
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        taken = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        unknown = sorted(set(settings) - taken)
+        if unknown:
+            raise ValueError(
+                f"algo.objective_options names {unknown}, which the objective {cfg.objective!r} does not take; "
+                f"its options: {sorted(taken - {'clip_eps'})}. Remove them, or choose an objective that takes them"
+            )
+    return settings
 
 
 @dataclass
@@ -342,7 +364,7 @@ def _group_backward(
 ) -> _GroupSums:
     """The group's loss, backpropagated micro-batch by micro-batch into the LoRA gradients (`grpo_step`)."""
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
-    objective = POLICY_OBJECTIVES.get(cfg.objective)
+    objective = functools.partial(POLICY_OBJECTIVES.get(cfg.objective), **objective_settings(cfg))
     kl_fn = KL_ESTIMATORS.get(cfg.kl_estimator)
     aggregate = LOSS_AGGREGATIONS.get(cfg.loss_agg)
     group_tokens = sum(t.n_model_tokens for t in group)
@@ -366,7 +388,7 @@ def _group_backward(
         old_logp = (
             logp.detach() if old_logprobs is None else padded_rows([old_logprobs[i] for i in idx], mask.shape, device)
         )
-        terms = objective(logp, old_logp, advantages[idx].to(device), mask, clip_eps=cfg.clip_eps)
+        terms = objective(logp, old_logp, advantages[idx].to(device), mask)
         per_token = terms.per_token
         if any(sampler[i] is not None for i in idx):  # else the sampler is the trainer: weight 1, left out
             samp, recorded = sampler_rows([sampler[i] for i in idx], old_logp, mask)

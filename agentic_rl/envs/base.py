@@ -17,16 +17,35 @@ tasks:
 The stop condition is the environment's (`stops(text)`, `closing_markers()`): a batch of episodes of one
 environment is generated together, so it shares one.
 
-Two environments exist: `ToolSetEnvironment` (agentic_rl.envs.toolset: the same search / execute / submit
-tools for every code task) and the CodeGym episodes it opens for tasks whose harness is "codegym"
-(agentic_rl.envs.codegym: a `gymnasium.Env` per problem, stepped in the sandbox).
+What the trainer and the evaluation learn from an environment goes through its hooks, never through its name:
+  - `episode_counts(traj, task)`: what one finished episode contributes to the environment's own metrics
+    (JSON-able; an evaluation keeps it in the episode's record, field "env"), None when it has nothing to add;
+  - `metrics(counts)`: those metrics over a set of episodes' counts (training logs them per step, an evaluation
+    per mode); `group_metrics(trajs, tasks)` is the two together;
+  - `report(tasks, records, python=..., excluded=...)`: an evaluation's report on its tasks (summary.json's
+    "environment"), None when it has none.
+
+The run's environment is the `env` config group (conf/env/*.yaml, built by `registry.build` with the runtime
+objects `toolset`, `sandbox` and `served`); the default is `ToolSetEnvironment` (agentic_rl.envs.toolset: the
+same search / execute / submit tools for every code task). Tasks that bring their own environment name it by
+their harness (`Task.harness`) in the "harness_env" registry (agentic_rl.registry: CodeGym, agentic_rl.envs.codegym,
+a `gymnasium.Env` per problem stepped in the sandbox); a tool-set environment opens those tasks with it, and its
+hooks are that environment's (`HarnessEnvironments`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from agentic_rl.types import Observation, Task, ToolCall
+from agentic_rl.registry import Registry
+from agentic_rl.types import Observation, Task, ToolCall, Trajectory
+
+# Environments that own the tasks of one harness (`Task.harness` -> an Environment class built with `sandbox=`);
+# the built-ins are in agentic_rl.registry BUILTINS["harness_env"], another package's are `harness_env.<harness>`
+# entry points.
+HARNESS_ENVS: Registry[type] = Registry("harness environment", key="harness_env")
 
 
 class Episode(ABC):
@@ -35,6 +54,7 @@ class Episode(ABC):
     task: Task
     tools: tuple[str, ...] = ()
     answers_once: bool = False
+    nudge_text: str | None = None  # the reminder after a turn without a call (None: the agent loop's own)
     finish_reason: str | None = None
     infra_failure: str | None = None
 
@@ -95,6 +115,64 @@ class Environment(ABC):
         check after every token."""
         return None
 
+    # --- hooks: what a run reads from its environment (see the module docstring); the defaults add nothing
+    def episode_counts(self, traj: Trajectory, task: Task) -> dict[str, Any] | None:
+        """What one finished episode adds to this environment's metrics (JSON-able), or None."""
+        return None
+
+    def metrics(self, counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
+        """This environment's metrics over episodes' `episode_counts` (None entries skipped)."""
+        return {}
+
+    def group_metrics(self, trajs: Sequence[Trajectory], tasks: Sequence[Task]) -> dict[str, float]:
+        """`metrics` of the episodes `trajs` (`tasks[i]` is the task of `trajs[i]`)."""
+        return self.metrics(self.episode_counts(traj, task) for traj, task in zip(trajs, tasks))
+
+    def report(
+        self,
+        tasks: Sequence[Task],
+        records: Mapping[str, Sequence[dict[str, Any]]],
+        *,
+        python: str | None = None,
+        excluded: Sequence[str] = (),
+    ) -> dict[str, Any] | None:
+        """An evaluation's report on `tasks` (the scored ones; `records`: each mode's result records; `python`: the
+        sandbox's interpreter; `excluded`: the ids the user dropped), or None when this environment has none."""
+        return None
+
+
+class HarnessEnvironments:
+    """The environments of the harnesses in HARNESS_ENVS, each built on first use with `sandbox`, and their hooks.
+
+    Built lazily on purpose: an environment's stop condition joins the tool set's only once one of its tasks was
+    opened (`built`), so a run without such tasks stops exactly where its tool set alone would.
+    """
+
+    def __init__(self, sandbox: Any = None) -> None:
+        self.sandbox = sandbox
+        self.built: dict[str, Environment] = {}
+
+    def owns(self, task: Task) -> bool:
+        return task.harness in HARNESS_ENVS
+
+    def of(self, task: Task) -> Environment:
+        if task.harness not in self.built:
+            self.built[task.harness] = HARNESS_ENVS.get(task.harness)(sandbox=self.sandbox)
+        return self.built[task.harness]
+
+    def episode_counts(self, traj: Trajectory, task: Task) -> dict[str, Any] | None:
+        return self.of(task).episode_counts(traj, task) if self.owns(task) else None
+
+    def metrics(self, counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
+        """Each harness environment's metrics of `counts` (a record's counts do not say whose they are: with one
+        harness environment declared, as now, they are all its own)."""
+        counts = list(counts)
+        out: dict[str, float] = {}
+        for harness in HARNESS_ENVS.names():
+            env = self.built.get(harness) or HARNESS_ENVS.get(harness)(sandbox=self.sandbox)
+            out.update(env.metrics(counts))
+        return out
+
 
 def describe_failure(exc: BaseException) -> str:
     """One line naming an exception, for observations and logs."""
@@ -102,4 +180,4 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
 
 
-__all__ = ["Environment", "Episode", "describe_failure"]
+__all__ = ["HARNESS_ENVS", "Environment", "Episode", "HarnessEnvironments", "describe_failure"]

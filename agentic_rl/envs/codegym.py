@@ -37,13 +37,15 @@ import json
 import logging
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from agentic_rl.envs.base import Environment, Episode
 from agentic_rl.envs.driver import driver_program, read_reply
 from agentic_rl.envs.faults import INFRA_STATUSES, typed
-from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall
+from agentic_rl.envs.metrics import env_counts, env_metrics
+from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall, Trajectory
 
 logger = logging.getLogger(__name__)
 
@@ -348,7 +350,9 @@ class CodeGymEpisode(Episode):
 
 
 class CodeGymEnvironment(Environment):
-    """An environment of CodeGym tasks only (every task must have harness "codegym")."""
+    """An environment of CodeGym tasks only (every task must have harness "codegym"); declared as the harness
+    environment of "codegym" (agentic_rl.registry BUILTINS["harness_env"]), so a tool-set environment opens its
+    tasks here. Its hooks give the `env/` metrics (agentic_rl.envs.metrics)."""
 
     name = "codegym"
 
@@ -368,6 +372,12 @@ class CodeGymEnvironment(Environment):
 
     def closing_markers(self) -> list[str] | None:
         return self.runner.closing_markers()
+
+    def episode_counts(self, traj: Trajectory, task: Task) -> dict[str, Any] | None:
+        return env_counts(traj, task)
+
+    def metrics(self, counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
+        return env_metrics(counts)
 
 
 __all__ = [

@@ -14,14 +14,15 @@
 Per-tool call rates are the usual `tools/<name>_rate`, under each environment's own tool names. Episodes of
 other tasks contribute nothing: a batch without CodeGym episodes gives no `env/` metric at all.
 
-Training computes them from its trajectories (`codegym_metrics`); an evaluation keeps each episode's
-`env_counts` in its result record (the "env" field) and computes them from the records (`env_metrics`), so a
-resumed evaluation reports the same numbers as an uninterrupted one.
+They reach a run through the hooks of `CodeGymEnvironment` (agentic_rl.envs.codegym): training computes them from
+its trajectories (`Environment.group_metrics`); an evaluation keeps each episode's `env_counts` in its result
+record (the "env" field) and computes them from the records (`env_metrics`), so a resumed evaluation reports the
+same numbers as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from agentic_rl.types import Task, Trajectory
@@ -73,8 +74,3 @@ def env_metrics(counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
             out[f"env/{name}/success_rate"] = sum(c["passed"] for c in group) / len(group)
             out[f"env/{name}/episodes"] = float(len(group))
     return out
-
-
-def codegym_metrics(trajs: Sequence[Trajectory], tasks: Sequence[Task]) -> dict[str, float]:
-    """The `env/` metrics of the CodeGym episodes among `trajs` (`tasks[i]` is the task of `trajs[i]`)."""
-    return env_metrics(env_counts(t, task) for t, task in zip(trajs, tasks))

@@ -1,11 +1,12 @@
 """What `python -m agentic_rl.evaluate policy=NAME` evaluates: one class per name, in the "policy" registry.
 
-A policy source is a class with two static methods:
+A policy source subclasses `PolicySource`, which declares its three static methods:
   - `describe(cfg) -> dict`: checks the config's policy settings and says what identifies the evaluated policy
     (summary.json and the resume check record it), before anything is loaded;
-  - `load(cfg) -> Policy`: the policy the rollout samples from;
-and optionally `samples_per_task(cfg) -> int`, for a policy whose answers are fixed (nothing is sampled): the
-evaluation then grades that many per task and no greedy episode (`fit_to_policy`).
+  - `load(cfg) -> Policy`: the policy the rollout samples from (a `rollout.policy.Policy`);
+  - `samples_per_task(cfg) -> int | None`: for a policy whose answers are fixed (nothing is sampled), how many
+    per task; the evaluation then grades that many per task and no greedy episode (`fit_to_policy`). The default,
+    None, is a policy that samples.
 Built-ins (`agentic_rl.registry.BUILTINS["policy"]`):
   model:  the model (`cfg.model`) with the LoRA adapter of `checkpoint=` when given, sampled by the backend
           `rollout.backend` names (`rollout.backends`);
@@ -28,6 +29,22 @@ logger = logging.getLogger(__name__)
 POLICY_SOURCES: Registry[type] = Registry("policy")
 
 
+class PolicySource:
+    """What an evaluation evaluates (see the module docstring); `describe` and `load` are a subclass's to write."""
+
+    @staticmethod
+    def describe(cfg: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @staticmethod
+    def load(cfg: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def samples_per_task(cfg: Any) -> int | None:
+        return None
+
+
 def policy_source(name: str) -> Any:
     """The policy source class named by `policy=`; an unknown name lists the available ones."""
     if name not in POLICY_SOURCES:
@@ -39,10 +56,9 @@ def fit_to_policy(eval_cfg: EvalConfig, cfg: Any) -> EvalConfig:
     """`eval_cfg` for the policy `cfg.policy` names: one with fixed answers (a samples file) is graded on the
     samples it has, `samples_per_task`, and no greedy episode: a temperature means nothing to it, and the run's
     default of 4 samples would score a file of one answer per task as 3 missing samples out of 4."""
-    count = getattr(policy_source(cfg.policy), "samples_per_task", None)
-    if count is None:
+    n = policy_source(cfg.policy).samples_per_task(cfg)
+    if n is None:
         return eval_cfg
-    n = count(cfg)
     fitted = replace(eval_cfg, n_samples=n, greedy=False, ks=[k for k in eval_cfg.ks if k <= n] or [1])
     if (fitted.n_samples, fitted.greedy, fitted.ks) != (eval_cfg.n_samples, eval_cfg.greedy, eval_cfg.ks):
         logger.info("policy=%s: grading its %d sample(s) per task, no greedy episode, ks %s", cfg.policy, n, fitted.ks)
@@ -61,7 +77,7 @@ def resolve_adapter(path: str | Path) -> Path:
     )
 
 
-class ModelPolicy:
+class ModelPolicy(PolicySource):
     """The model, plus `checkpoint`'s LoRA adapter, sampled by the `rollout.backend` sampler."""
 
     @staticmethod
@@ -90,7 +106,7 @@ class ModelPolicy:
         return make_policy(model, loaded.tokenizer, to_dataclass(cfg.rollout, RolloutConfig), seed=cfg.seed)
 
 
-class ReplayPolicySource:
+class ReplayPolicySource(PolicySource):
     """Answers from a samples file (`samples=PATH`), one episode per sample, graded like a model's."""
 
     @staticmethod

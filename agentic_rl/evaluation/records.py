@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.envs.metrics import env_counts, env_metrics
+from agentic_rl.envs.base import Environment, HarnessEnvironments
 from agentic_rl.runtime.files import RESULTS_FILE
 from agentic_rl.tools.base import counted_tools
 from agentic_rl.tracking.metrics import aggregate_metrics, episode_counts
@@ -61,11 +61,19 @@ def task_type(task: Task | None) -> str | None:
 
 
 def record_from_trajectory(
-    traj: Trajectory, mode: str, task: Task | None = None, *, greedy: bool = False
+    traj: Trajectory,
+    mode: str,
+    task: Task | None = None,
+    *,
+    greedy: bool = False,
+    environment: Environment | HarnessEnvironments | None = None,
 ) -> dict[str, Any]:
     """The record of one finished episode; the verdict is the grader's observation of its last submission.
 
-    For a CodeGym `task` the record also holds the episode's `env` counts (agentic_rl.envs.metrics)."""
+    The record also holds what the episode's environment counts for its own metrics (`Environment.episode_counts`,
+    field "env"; CodeGym's, agentic_rl.envs.metrics), where it counts anything. `environment`: the mode's
+    environment; None: the harness environments' hooks (envs.base.HarnessEnvironments), as the default
+    environment has them."""
     obs = traj.grade
     if traj.passed:
         status = "passed"
@@ -84,7 +92,7 @@ def record_from_trajectory(
         **episode_counts(traj),  # turns, tool calls / errors / latency, model tokens, finish reason
         "submitted_code": traj.submitted_code,
         "detail": observation_detail(obs) if obs is not None else _no_submission_detail(traj),
-        **({"env": counts} if task is not None and (counts := env_counts(traj, task)) is not None else {}),
+        **({"env": counts} if task is not None and (counts := env_counts(environment, traj, task)) is not None else {}),
     }
 
 
@@ -202,9 +210,21 @@ class ResultStore:
                 self.records[record_key(record)] = record
 
 
-def metrics_from_records(records: Iterable[dict[str, Any]]) -> dict[str, float]:
+def metrics_from_records(
+    records: Iterable[dict[str, Any]], environment: Environment | HarnessEnvironments | None = None
+) -> dict[str, float]:
     """Tool-usage and rollout metrics of a set of records: the same functions training uses
-    (`tracking.metrics.aggregate_metrics`; records hold each episode's `episode_counts`), and the `env/`
-    metrics of the CodeGym episodes among them (`envs.metrics.env_metrics` of their `env` counts)."""
+    (`tracking.metrics.aggregate_metrics`; records hold each episode's `episode_counts`), and the environment's
+    own metrics of their `env` counts (`Environment.metrics`; `environment` as in `record_from_trajectory`)."""
     records = list(records)
-    return {**aggregate_metrics(records), **env_metrics(r.get("env") for r in records)}
+    return {**aggregate_metrics(records), **hooks(environment).metrics(r.get("env") for r in records)}
+
+
+def env_counts(environment: Environment | HarnessEnvironments | None, traj: Trajectory, task: Task) -> Any:
+    return hooks(environment).episode_counts(traj, task)
+
+
+def hooks(environment: Environment | HarnessEnvironments | None) -> Environment | HarnessEnvironments:
+    """Whose `episode_counts` and `metrics` a record is made and read with: `environment`, else the harness
+    environments' (what the default environment delegates to)."""
+    return environment if environment is not None else HarnessEnvironments()

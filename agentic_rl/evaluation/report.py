@@ -1,18 +1,15 @@
 """What an evaluation run reports: the per-mode summary, the environment report, the figure and the table.
 
 `summary.json` holds, per mode, pass@k, the tool-usage metrics and the outcome counts (timeouts, errors,
-no submission, no sample, the full status histogram); the excluded tasks; and, for BigCodeBench, the tasks
-that may need the network or libraries the sandbox interpreter lacks (reported, scored as failures, never
-dropped unless listed in `exclude`).
+no submission, no sample, the full status histogram); the excluded tasks; and the environment's report on its
+task set (`Environment.report`; BigCodeBench's is in agentic_rl.envs.reports).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import sys
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +22,6 @@ from agentic_rl.evaluation.evaluator import ModeResult  # noqa: E402
 from agentic_rl.evaluation.records import ERROR_STATUSES  # noqa: E402
 from agentic_rl.tools.base import tool_names  # noqa: E402
 from agentic_rl.tracking.metrics import NON_TOOL_RATES  # noqa: E402
-from agentic_rl.types import Task  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -50,51 +46,6 @@ def mode_summary(res: ModeResult) -> dict[str, Any]:
         "tampered": sum(r.get("tampered_submissions", 0) > 0 for r in res.records),
         "statuses": dict(sorted(statuses.items())),
     }
-
-
-def is_bigcodebench(tasks: Sequence[Task]) -> bool:
-    return bool(tasks) and all(t.task_id.startswith("BigCodeBench/") and t.harness == "unittest" for t in tasks)
-
-
-def environment_report(
-    tasks: Sequence[Task],
-    python: str | None,
-    results: dict[str, ModeResult] | None = None,
-    excluded: Sequence[str] = (),
-) -> dict[str, Any]:
-    """BigCodeBench tasks that may fail for environmental reasons: network use, libraries `python` lacks.
-
-    Uses `network_task_ids` (a heuristic on the code) and `missing_lib_tasks` (an import check with the
-    sandbox interpreter). `tasks` are the tasks scored (after `exclude`); `excluded` ids listed by the user are
-    reported separately. With `results`, how many of these tasks passed in each mode.
-    """
-    from agentic_rl.data.bigcodebench import missing_lib_tasks, network_task_ids
-
-    python = python or sys.executable
-    network = network_task_ids(tasks)
-    try:
-        missing = missing_lib_tasks(tasks, python)
-    except (ValueError, RuntimeError) as exc:  # the report must not sink the evaluation
-        logger.warning("could not check the libraries of %s: %s", python, exc)
-        missing = {}
-    report: dict[str, Any] = {
-        "python": python,
-        "needs_network": {"count": len(network), "ids": network},
-        "missing_libs": {
-            "count": len(missing),
-            "ids": sorted(missing),
-            "modules": missing,
-            "absent": sorted({m for mods in missing.values() for m in mods}),
-        },
-        "note": "scored as failures when they fail; list ids in exclude=[...] to drop them from the score",
-        "excluded_by_user": list(excluded),
-    }
-    if results:
-        for key, ids in (("needs_network", set(network)), ("missing_libs", set(missing))):
-            report[key]["passed_by_mode"] = {
-                mode: sum(r["passed"] for r in res.records if r["task_id"] in ids) for mode, res in results.items()
-            }
-    return report
 
 
 def plot_eval_summary(summary: dict[str, Any], out: Path) -> Path:

@@ -29,13 +29,12 @@ the prefix is parsed exactly as if it had written the whole call.
 A finished episode may be given one more turn that must be a submission (`run_final_submit`, the evaluation's
 `forced_submit` baseline): the turn opens with the submit fence as context, so what the model writes is the code.
 
-A policy with a `session()` (HFPolicy) keeps each episode's KV cache across the turns of one call of
+The policy's `session()` (HFPolicy's) keeps each episode's KV cache across the turns of one call of
 `run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -233,11 +232,11 @@ def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
 
     Tools called by the whole reply (no call pattern, e.g. the no-tools answer) never stop a turn early.
     """
-    active = tuple(active_tools)
-    markers = [closing_marker(p) for name in active if (p := spec_for(name).call_pattern) is not None]
+    specs = {name: spec_for(name) for name in active_tools}
+    markers = [closing_marker(spec.call_pattern) for spec in specs.values() if spec.call_pattern is not None]
     known = [m for m in markers if m is not None]  # one unknown marker makes the whole set unknown
     return StopCondition(
-        lambda text: has_completed_call(text, active), sorted(set(known)) if len(known) == len(markers) else None
+        lambda text: has_completed_call(text, specs), sorted(set(known)) if len(known) == len(markers) else None
     )
 
 
@@ -378,23 +377,19 @@ def _roll_out(
 ) -> RolloutResult:
     """The turn loop of `run_episodes` over opened episodes: turn by turn, or continuously where the policy
     batches that way (`ContinuousPolicy`)."""
-    if getattr(policy, "continuous_batching", False):
+    if policy.continuous_batching:
         return _roll_out_continuously(episodes, policy, stop, cfg, on_turn, started)  # type: ignore[arg-type]
     tok = policy.tokenizer
     prefix_ids = tok.encode(cfg.response_prefix) if cfg.response_prefix else []
     stats = RolloutStats()
-    session = policy.session() if hasattr(policy, "session") else contextlib.nullcontext(None)
-
-    with session as gen_stats, ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
+    with policy.session() as gen_stats, ThreadPoolExecutor(max_workers=cfg.tool_workers) as pool:
         for turn_index in range(cfg.max_turns):
             live = [(n, e) for n, e in enumerate(episodes) if not e.done]
             if not live:
                 break
             requests = [_open_turn(e, n, turn_index, prefix_ids, cfg) for n, e in live]
-            if hasattr(policy, "generate_with_logprobs"):  # the sampler's log-probs go with the trajectory
-                generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
-            else:
-                generated = [(ids, None) for ids in policy.generate(requests, cfg.sampling, stop)]
+            # the sampler's log-probs go with the trajectory (None: a policy that records none)
+            generated = policy.generate_with_logprobs(requests, cfg.sampling, stop)
             pending: list[tuple[_Episode, Turn, ToolCall]] = []
             for (_, episode), (new_ids, logps) in zip(live, generated):
                 turn, call = _take_turn(episode, new_ids, tok, cfg)
@@ -519,7 +514,7 @@ def _take_turn(episode: _Episode, new_ids: list[int], tok: Any, cfg: RolloutConf
         if cfg.on_no_call == "stop" or episode.env.answers_once:
             episode.finish_reason = "no_call"
         else:
-            _append_feedback(episode, turn, tok, getattr(episode.env, "nudge_text", NUDGE_TEXT), cfg.observation_format)
+            _append_feedback(episode, turn, tok, episode.env.nudge_text or NUDGE_TEXT, cfg.observation_format)
         return turn, None
     capped = episode.env.counts_toward_cap(call.name)
     if capped and cfg.max_tool_calls is not None and episode.n_capped_calls >= cfg.max_tool_calls:

@@ -1,6 +1,6 @@
 """`HFPolicy`: the reference rollout engine, its own decoding loop on a transformers model.
 
-It implements the `Policy` interface (agentic_rl.rollout.policy) with `generate_with_logprobs` and `session()`.
+It subclasses `Policy` (agentic_rl.rollout.policy), overriding `generate_with_logprobs` and `session()`.
 It runs its own loop rather than `model.generate`, because the rollout needs three things `generate` does not
 give:
 - **every context token is computed once per episode.** Inside a session each episode's KV cache is kept
@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from agentic_rl.models.kv_cache import cache_from_layers, cache_kwarg, joined_layer_class, slot_layer_class
-from agentic_rl.rollout.policy import GenerationStats, SamplingParams, StopCondition, StopFn, TurnRequest
+from agentic_rl.rollout.policy import GenerationStats, Policy, SamplingParams, StopCondition, StopFn, TurnRequest
 from agentic_rl.rollout.stops import StopScanner
 from agentic_rl.rollout.tokenizer import HFChatTokenizer
 
@@ -146,7 +146,7 @@ class _Session:
     prefix: _EpisodeCache | None = None
 
 
-class HFPolicy:
+class HFPolicy(Policy):
     """Batched sampling from a transformers model (with or without a LoRA adapter); see the module doc.
 
     kv_cache: "episode" keeps each episode's cache across the turns of a session and shares prompt prefixes
@@ -327,23 +327,7 @@ class HFPolicy:
         n = len(requests)
         width = max(len(c.ids) for c in caches)
         capacity = width + sampling.max_new_tokens
-        n_layers = len(caches[0].layers)
-        unique = list({id(c): c for c in caches}.values())  # a task's G samples share one cache object
-        slots = []
-        for layer in range(n_layers):  # right-align each episode's cache: pad on the left, masked out
-            k0, v0 = caches[0].layers[layer]
-            buf_k = k0.new_zeros((n, k0.shape[1], capacity, k0.shape[3]))
-            buf_v = v0.new_zeros((n, v0.shape[1], capacity, v0.shape[3]))
-            for row, c in enumerate(caches):
-                pos = width - len(c.ids)
-                for k, v in c.pieces(layer):  # the shared prefix's keys/values, then the episode's own
-                    buf_k[row, :, pos : pos + k.shape[2]] = k[0]
-                    buf_v[row, :, pos : pos + v.shape[2]] = v[0]
-                    pos += k.shape[2]
-                assert pos == width, "cache length and token history disagree"
-            slots.append(slot_layer_class()(buf_k, buf_v, width))
-            for cache in unique:  # this layer now lives in the buffers: free the episodes' own copies as we go,
-                cache.release_layer(layer)  # so the kept caches and the new buffers are never whole together
+        slots = _slot_buffers(caches, width, capacity)
         mask = torch.zeros((n, capacity), dtype=torch.long, device=self.device)
         for row, c in enumerate(caches):
             mask[row, width - len(c.ids) : width] = 1
@@ -464,6 +448,31 @@ def _crop(cache: _EpisodeCache, length: int) -> _EpisodeCache:
             cache.ids[:length], [(k[:, :, :own], v[:, :, :own]) for k, v in cache.layers], base=cache.base
         )
     return _EpisodeCache(cache.ids[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in cache.full_layers()])
+
+
+def _slot_buffers(caches: list[_EpisodeCache], width: int, capacity: int) -> list[Any]:
+    """One decoding buffer per layer (`capacity` positions per row) holding each episode's cache right-aligned at
+    `width`: padded on the left (masked out), the shared prefix's keys/values first, then the episode's own. Each
+    layer's cached copies are freed once it is in its buffer, so the caches and the buffers are never whole
+    together."""
+    n, n_layers = len(caches), len(caches[0].layers)
+    unique = list({id(c): c for c in caches}.values())  # a task's G samples share one cache object
+    slots = []
+    for layer in range(n_layers):
+        k0, v0 = caches[0].layers[layer]
+        buf_k = k0.new_zeros((n, k0.shape[1], capacity, k0.shape[3]))
+        buf_v = v0.new_zeros((n, v0.shape[1], capacity, v0.shape[3]))
+        for row, c in enumerate(caches):
+            pos = width - len(c.ids)
+            for k, v in c.pieces(layer):
+                buf_k[row, :, pos : pos + k.shape[2]] = k[0]
+                buf_v[row, :, pos : pos + v.shape[2]] = v[0]
+                pos += k.shape[2]
+            assert pos == width, "cache length and token history disagree"
+        slots.append(slot_layer_class()(buf_k, buf_v, width))
+        for cache in unique:
+            cache.release_layer(layer)
+    return slots
 
 
 def _swap_rows(

@@ -14,10 +14,11 @@ agentic_rl.rollout.backends; `ScriptedPolicy` (here) answers from fixed text for
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from agentic_rl.rollout.stops import StopCondition, StopFn, first_stop_prefix  # noqa: F401  (part of the interface)
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer, ChatTokenizer
@@ -72,12 +73,65 @@ class GenerationStats:
     sync_s: float = 0.0
 
 
-class Policy(Protocol):
+class Policy:
+    """Base class of the samplers: `generate` (or `generate_with_logprobs`) is the one method a policy must have;
+    every optional capability has a default here, so the rollout and the trainer call it rather than probe for it.
+
+    Capabilities a backend overrides where it has them:
+      - `generate_with_logprobs`: the turns with the sampler's log-prob of each token (default: `generate`'s, with
+        None for the log-probs, i.e. none recorded);
+      - `session()`: a context manager around one rollout yielding the `GenerationStats` it fills in (default:
+        yields None, nothing counted);
+      - `continuous_batching`: true for a `ContinuousPolicy` whose turns the loop feeds one at a time;
+      - `samples_apart`: true where the sampler holds its own copy of the weights (servers), so sampling may overlap
+        the trainer's update (`algo.max_staleness`);
+      - `take_sync_bytes()`: the bytes weight syncs read since the last call, or None for a sampler that syncs none;
+      - `shares_trainer_heap(on_gpu)` (a class method, asked before anything is built): whether the engine runs
+        inside the trainer's process and heap (the vLLM engine on a CPU), which `memory.mmap_threshold_kib=auto`
+        pins for;
+      - `close()`: release the engine (default: nothing to release);
+    and, for what an evaluation runs (a replayed samples file):
+      - `has_sample(task_id, index)`: whether the policy has an answer for that sample (default: always);
+      - `source`: where its answers come from, for the records of the missing ones;
+      - `for_mode(env, rollout)`: the policy and rollout settings for one evaluation mode (default: as given).
+    """
+
     tokenizer: ChatTokenizer
+    samples_apart: bool = False
+    source: str = "the samples"
+
+    @property
+    def continuous_batching(self) -> bool:
+        return False
 
     def generate(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
-    ) -> list[list[int]]: ...
+    ) -> list[list[int]]:
+        raise NotImplementedError(f"{type(self).__name__} must implement generate or generate_with_logprobs")
+
+    def generate_with_logprobs(
+        self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
+    ) -> Sequence[tuple[list[int], list[float] | None]]:
+        return [(ids, None) for ids in self.generate(requests, sampling, stop)]
+
+    def session(self) -> AbstractContextManager[GenerationStats | None]:
+        return contextlib.nullcontext(None)
+
+    def take_sync_bytes(self) -> int | None:
+        return None
+
+    @classmethod
+    def shares_trainer_heap(cls, on_gpu: bool) -> bool:
+        return False
+
+    def close(self) -> None:  # noqa: B027  (optional: most samplers hold nothing to release)
+        """Release the engine (nothing, unless a backend holds one)."""
+
+    def has_sample(self, task_id: str, index: int) -> bool:
+        return True
+
+    def for_mode(self, env: Any, rollout: Any) -> tuple[Policy, Any]:
+        return self, rollout
 
 
 # a turn a continuous policy finished: (its request's `episode`, the new ids cut as `generate` cuts them, the
@@ -85,13 +139,13 @@ class Policy(Protocol):
 FinishedTurn = tuple[int, list[int], list[float] | None]
 
 
-class LogprobPolicy:
+class LogprobPolicy(Policy):
     """A backend's `generate` from its `generate_with_logprobs`: the same turns without their log-probs."""
 
     def generate(
         self, requests: Sequence[TurnRequest], sampling: SamplingParams, stop: StopCondition | StopFn
     ) -> list[list[int]]:
-        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]  # type: ignore[attr-defined]
+        return [ids for ids, _ in self.generate_with_logprobs(requests, sampling, stop)]
 
 
 class ContinuousPolicy(Protocol):
@@ -116,7 +170,7 @@ class ContinuousPolicy(Protocol):
     def abort_turns(self) -> None: ...
 
 
-class ScriptedPolicy:
+class ScriptedPolicy(Policy):
     """Answers from fixed text, for tests and replay: `script(request) -> reply text`.
 
     The reply is cut the way a real model's would be: right after the first completed tool call

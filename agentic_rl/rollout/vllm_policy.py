@@ -256,6 +256,12 @@ def scan_breakers() -> list[str]:
 class VLLMPolicy(LogprobPolicy):
     """Sampling on a vLLM engine (in this process) that follows the weights of a transformers model."""
 
+    @classmethod
+    def shares_trainer_heap(cls, on_gpu: bool) -> bool:
+        """On a CPU the engine's memory is this process's heap, shared with the trainer's (`memory.mmap_threshold_kib`
+        = auto pins glibc's threshold for it); on a GPU its KV cache lives in device memory."""
+        return not on_gpu
+
     def __init__(
         self,
         model: Any,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -175,30 +175,34 @@ class Tool:
 
 
 def find_first_call(text: str, active: tuple[str, ...] | list[str]) -> ToolCall | None:
-    """The earliest completed call in `text` among the `active` tool names, or None.
+    """The earliest completed call in `text` among the `active` tool names, or None (`find_call` with their
+    declared specs; an episode passes the specs of its own tool set to `find_call`)."""
+    return find_call(text, {name: spec_for(name) for name in active})
+
+
+def find_call(text: str, specs: Mapping[str, ToolSpec]) -> ToolCall | None:
+    """The earliest completed call in `text` among the tools of `specs` (name -> spec), or None.
 
     Earliest by end offset: the call whose closing tag comes first is the one generation stopped at.
     Tools called by the whole reply (`parse_reply`) are tried only when no pattern call is found.
     """
     best: ToolCall | None = None
-    for name in active:
-        pattern = spec_for(name).call_pattern
-        m = pattern.search(text) if pattern is not None else None
+    for name, spec in specs.items():
+        m = spec.call_pattern.search(text) if spec.call_pattern is not None else None
         if m and (best is None or m.end() < best.end):
             best = ToolCall(name=name, content=m.group(1).strip("\n"), start=m.start(), end=m.end())
     if best is not None:
         return best
-    for name in active:
-        parse = spec_for(name).parse_reply
-        content = parse(text) if parse is not None else None
+    for name, spec in specs.items():
+        content = spec.parse_reply(text) if spec.parse_reply is not None else None
         if content is not None:
             return ToolCall(name=name, content=content, start=0, end=len(text))
     return None
 
 
-def has_completed_call(text: str, active: tuple[str, ...] | list[str]) -> bool:
-    """True once `text` holds a completed pattern call: where generation of a turn stops."""
-    return any((p := spec_for(n).call_pattern) is not None and p.search(text) for n in active)
+def has_completed_call(text: str, specs: Mapping[str, ToolSpec]) -> bool:
+    """True once `text` holds a completed pattern call of a tool of `specs`: where generation of a turn stops."""
+    return any(spec.call_pattern is not None and spec.call_pattern.search(text) for spec in specs.values())
 
 
 def cap_text(text: str, max_chars: int) -> str:
@@ -237,12 +241,3 @@ class ToolSet:
         """Every tool ends the episode (no-tools mode, also a set without tools): one turn, no nudge, nothing
         appended."""
         return all(spec.final for spec in self.specs.values())
-
-    def parse(self, text: str) -> ToolCall | None:
-        return find_first_call(text, self.active)
-
-    def stops(self, text: str) -> bool:
-        return has_completed_call(text, self.active)
-
-    def counts_toward_cap(self, name: str) -> bool:
-        return self.specs[name].counts_toward_cap

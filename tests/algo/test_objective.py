@@ -444,3 +444,37 @@ def test_shared_prompt_pass_gives_the_separate_gradient(base_and_tokenizer, chec
         model = checkpointed
     got, _ = step_grads(model, group, torch.tensor([1.0, 0.0, 0.5]), tok, kl_coeff=0.1, micro_batch_tokens=1)
     assert_close_and_discriminating(got, want, wrong)
+
+
+def test_an_objective_receives_its_own_options_from_the_config(base_and_tokenizer):
+    """A new objective with a hyperparameter of its own is one registered function: `algo.objective_options` hands
+    it the value (here `scale`, which multiplies the GRPO loss, so the step's gradient is `scale` times grpo_clip's),
+    and an option it does not take is refused when the config is validated, naming the options it does take."""
+    from agentic_rl.algo.core import POLICY_OBJECTIVES, ObjectiveTerms, grpo_clip
+
+    def scaled_clip(logp, old_logp, advantages, mask, *, clip_eps, scale=1.0):
+        terms = grpo_clip(logp, old_logp, advantages, mask, clip_eps=clip_eps)
+        return ObjectiveTerms(per_token=scale * terms.per_token, clipped=terms.clipped)
+
+    POLICY_OBJECTIVES.register("test_scaled_clip")(scaled_clip)
+    try:
+        base, tok = base_and_tokenizer
+        group = [episode(tok, v) for v in range(4)]
+        rewards = torch.tensor([1.0, 0.0, 0.0, 1.0])
+        plain, _ = step_grads(lora_model(base, trained=True), group, rewards, tok, kl_coeff=0.0)
+        scaled, _ = step_grads(
+            lora_model(base, trained=True),
+            group,
+            rewards,
+            tok,
+            kl_coeff=0.0,
+            objective="test_scaled_clip",
+            objective_options={"scale": 3.0},
+        )
+        assert_close_and_discriminating(scaled, 3.0 * plain, wrong=plain)
+        with pytest.raises(ValueError, match=r"does not take; its options: \['scale'\]"):
+            GRPOConfig(objective="test_scaled_clip", objective_options={"beta": 0.1}).validate()
+        with pytest.raises(ValueError, match="does not take"):
+            GRPOConfig(objective_options={"scale": 2.0}).validate()  # grpo_clip takes no `scale`
+    finally:
+        POLICY_OBJECTIVES._items.pop("test_scaled_clip", None)

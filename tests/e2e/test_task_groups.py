@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import agentic_rl.train as train_module
+from agentic_rl.envs.toolset import as_environment
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy
 from agentic_rl.train import Position, train_on_chunk
@@ -59,7 +60,7 @@ def test_each_group_holds_the_g_samples_of_one_task_in_chunk_order(monkeypatch: 
     t = SimpleNamespace(
         algo=SimpleNamespace(group_size=GROUP),
         policy=ScriptedPolicy(reply),
-        toolset=toolset(("submit",), log),
+        env=as_environment(toolset(("submit",), log)),
         rollout_cfg=RolloutConfig(max_turns=1),
         reward_fn=binary,
         model=None,

@@ -1,11 +1,18 @@
-"""env/* metrics of CodeGym episodes, from hand-built trajectories."""
+"""env/* metrics of CodeGym episodes, from hand-built trajectories, as training logs them: through the hooks of the
+run's default environment, which hands CodeGym tasks to their harness environment."""
 
 from __future__ import annotations
 
 import pytest
 
-from agentic_rl.envs.metrics import codegym_metrics
+from agentic_rl.envs.toolset import ToolSetEnvironment
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory, Turn
+
+
+def codegym_metrics(trajs, tasks):
+    """What a training step logs for its group (train.py: `Environment.group_metrics` of the run's environment)."""
+    env = ToolSetEnvironment(name="multi", tools={}, grader=object(), system_prompt="")
+    return env.group_metrics(trajs, tasks)
 
 
 def task(oracle_calls=None, harness="codegym"):

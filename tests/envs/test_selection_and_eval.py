@@ -9,13 +9,13 @@ import json
 import pytest
 from hydra import compose, initialize_config_dir
 
-from agentic_rl.envs.metrics import codegym_metrics, env_metrics
+from agentic_rl.envs.metrics import env_metrics
 from agentic_rl.envs.tasks import load_codegym
 from agentic_rl.evaluation.records import metrics_from_records, record_from_trajectory
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.rollout import ScriptedPolicy
 from agentic_rl.types import Task
-from tests.envs.test_metrics import traj, turn
+from tests.envs.test_metrics import codegym_metrics, traj, turn
 
 HELDOUT_ENVS = 6  # one per workflow of the built-in set
 

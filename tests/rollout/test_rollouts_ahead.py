@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 import agentic_rl.train as train_module
+from agentic_rl.envs.toolset import as_environment
 from agentic_rl.rewards import binary
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy
 from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics
@@ -134,7 +135,7 @@ def loop_training(n_tasks: int, max_staleness: int, epochs: int, trained: list[s
         algo=algo,
         train_tasks=[make_task(n) for n in range(n_tasks)],
         policy=ServedScript(),
-        toolset=toolset(("submit",), []),
+        env=as_environment(toolset(("submit",), [])),
         rollout_cfg=RolloutConfig(max_turns=1),
         reward_fn=binary,
         model=None,

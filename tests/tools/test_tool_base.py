@@ -89,11 +89,16 @@ def test_a_whole_reply_tool_answers_only_when_no_pattern_call_is_found(toys) -> 
     assert find_first_call("   ", ("toy_reply",)) is None
 
 
+def specs(*names: str) -> dict:
+    """The specs a tool set of these tools holds (`ToolSet.specs`): what an episode reads."""
+    return {name: spec_for(name) for name in names}
+
+
 def test_only_a_completed_pattern_call_stops_a_turn(toys) -> None:
-    assert has_completed_call("<search>q</search>", BUILTIN)
-    assert not has_completed_call("<search>q", BUILTIN)
-    assert not has_completed_call("any text at all", ("toy_reply",))  # a whole-reply tool never stops a turn
-    assert has_completed_call("go;", ("toy_reply", "toy_word"))
+    assert has_completed_call("<search>q</search>", specs(*BUILTIN))
+    assert not has_completed_call("<search>q", specs(*BUILTIN))
+    assert not has_completed_call("any text at all", specs("toy_reply"))  # a whole-reply tool never stops a turn
+    assert has_completed_call("go;", specs("toy_reply", "toy_word"))
 
 
 def test_counted_tools_list_the_callable_tools_then_other_used_names(toys) -> None:
