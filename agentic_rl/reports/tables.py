@@ -29,6 +29,10 @@ arms by `runs.group_by_arm` (overrides without the seed):
   seed (same seed, task and sample; only the seeds both arms ran), with the same primary test, its own Holm family,
   and the same secondary column (`arm_pair_rows`). Pairing takes out how hard each task is, so it tells arms apart
   with fewer tasks than the two-proportion test below when both arms pass and fail mostly the same tasks;
+- modes compared after training (`mode_ladder_rows`): per arm, its trained policy in each mode against the mode
+  with one tool fewer (multi_tool - code_only, code_only - no_tools) and multi_tool - no_tools, on the same tasks
+  after training, with the primary test; the rows of every arm are one Holm family. The notebook's "multi-tool
+  beats code-only and no tools" is read here, tasks as the unit;
 - after RL vs the base's best mode and its format baselines (`baseline_section`): per arm, the trained multi_tool
   mode after training against, task by task, the base before training in its best mode (the highest mean pass rate
   over tasks among every mode evaluated before, format baselines included) and in each format baseline
@@ -391,6 +395,26 @@ def arm_pair_rows(
     ]
 
 
+# (mode a, mode b) pairs of `mode_ladder_rows`: each tool mode against the one with a tool fewer, then the ends
+MODE_LADDER = (("code_only", "multi_tool"), ("no_tools", "code_only"), ("no_tools", "multi_tool"))
+MODES_SECTION = "Modes compared after training, paired (the same policy and tasks)"
+
+
+def mode_ladder_rows(label: str, runs: list[Path], spec: Bootstrap = DEFAULT_BOOTSTRAP) -> list[dict[str, Any]]:
+    """Per pair of `MODE_LADDER` that the arm evaluated after training: mode b's pass rate minus mode a's, each
+    run's episodes of the two modes lined up by (task, sample) (`mode_pairs`), tasks as the unit (`paired_test`:
+    each side is a task's mean over seeds and samples, so the pairing within a task does not matter)."""
+    after = [scored_outcomes(read_eval_records(run, "after")) for run in runs]
+    rows = []
+    for a, b in MODE_LADDER:
+        by_run = [mode_pairs(outcomes, outcomes, a, b) for outcomes in after]
+        pairs = [pair for run_pairs in by_run for pair in run_pairs]
+        if pairs:
+            runs_with = sum(bool(run_pairs) for run_pairs in by_run)
+            rows.append({"arm": label, "a": a, "b": b, "runs": runs_with, **paired_test(pairs, spec)})
+    return rows
+
+
 def phase_outcomes(runs: list[Path], phase: str, base: Path | None = None) -> list[dict[tuple[str, str, int], bool]]:
     """Per run, its `phase` episodes (mode, task, sample) -> passed; before training, runs without records of
     their own stand on `base`'s episodes, counted once (as `phase_sections`)."""
@@ -683,6 +707,9 @@ def build_table(
             [row for label, arm_runs in arms.items() for row in paired_rows(label, arm_runs, arm_outcomes[label], spec)]
         ),
         "arm_pairs": with_holm(arm_pair_rows(arms, spec)),
+        "mode_ladder": [
+            row for label, arm_runs in arms.items() for row in with_holm(mode_ladder_rows(label, arm_runs, spec))
+        ],
         "task_types": task_type_tables(arms, base_of, arm_outcomes, record_task_types(runs, bases), spec),
         "vs_baselines": baseline_section(arms, base_of, arm_outcomes, spec),
         "paired_base": (
@@ -979,6 +1006,28 @@ def changes_markdown(table: dict[str, Any]) -> list[str]:
     return lines + task_type_markdown(table)
 
 
+def _modes_name(row: dict[str, Any]) -> str:
+    return f"`{row['arm']}` {row['b']} - {row['a']} {row['difference']:+.3f}"
+
+
+def modes_markdown(table: dict[str, Any]) -> list[str]:
+    """The modes-compared section (`mode_ladder_rows`): one table, each arm's rows its own Holm family."""
+    rows = table.get("mode_ladder")
+    if not rows:
+        return []
+    return [
+        "",
+        f"## {MODES_SECTION}",
+        "",
+        "b - a: the trained policy's pass rate in mode b minus mode a, after training, on the same held-out tasks "
+        "(each task's mean over seeds and samples on each side), with the primary test of the sections above; each "
+        "arm's rows are one Holm family. Multi-tool above code-only and code-only above no tools is the notebook's "
+        "second result.",
+        "",
+        *comparison_markdown(rows, ["arm", "a", "b", "runs"], ("pass@1 a", "pass@1 b", "b - a"), _modes_name),
+    ]
+
+
 BASELINE_SECTION = "After RL vs the base's best mode and its format baselines"
 
 
@@ -1093,6 +1142,7 @@ def table_markdown(table: dict[str, Any]) -> str:
         header_markdown,
         pass_at_1_markdown,
         changes_markdown,
+        modes_markdown,
         baselines_markdown,
         tool_rates_markdown,
         training_markdown,

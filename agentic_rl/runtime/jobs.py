@@ -36,7 +36,15 @@ logger = logging.getLogger(__name__)
 # shared evaluation before training is kept (base_eval.cache: its entries are keyed by what they compute). A dotted
 # entry names one key of a node; its siblings still count.
 HARMLESS_KEYS = (
-    "progress", "checkpoint_every", "checkpoint_keep", "logger", "memory", "resume", "run_dir", "envs", "base_eval.cache"
+    "progress",
+    "checkpoint_every",
+    "checkpoint_keep",
+    "logger",
+    "memory",
+    "resume",
+    "run_dir",
+    "envs",
+    "base_eval.cache",
 )
 ERROR_FILE = "error.txt"
 FAILURES_FILE = "failures.json"

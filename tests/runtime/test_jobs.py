@@ -100,7 +100,8 @@ def test_where_the_base_evaluation_is_kept_may_change_on_resume_but_its_seed_may
     saved.base_eval = {"cache": "/first/cache", "seed": 0}
     OmegaConf.save(saved, run_dir / ".hydra" / "config.yaml")
     here = {"base_eval": {"cache": "/second/cache", "seed": 0}}
-    cfg = jobs.resolve_resume(current(run_dir, **here), overrides=[f"resume={run_dir}", "base_eval.cache=/second/cache"])
+    overrides = [f"resume={run_dir}", "base_eval.cache=/second/cache"]
+    cfg = jobs.resolve_resume(current(run_dir, **here), overrides=overrides)
     assert cfg.base_eval.cache == "/second/cache" and cfg.base_eval.seed == 0 and cfg.seed == 3
     assert jobs.experiment_hash(cfg) == jobs.experiment_hash(saved)
     assert jobs.experiment_hash(OmegaConf.merge(cfg, {"base_eval": {"seed": 1}})) != jobs.experiment_hash(saved)
