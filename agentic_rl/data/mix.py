@@ -6,11 +6,11 @@ CodeGym environments, drawn by stated weights.
       sources:
         code:    {weight: 0.5, data: {_target_: agentic_rl.data.builtin.load_builtin, ...}}
         codegym: {weight: 0.5, data: {_target_: agentic_rl.envs.tasks.load_codegym, ...}}
-      size: null      # tasks in the mix; null: the most the sources give at these weights without repeating a task
+      limit: null     # tasks in the mix; null: the most the sources give at these weights without repeating a task
       seed: ${seed}
 
 Each source is any data config (a node with its own `_target_`), built as `data=` builds it. The mix takes
-`size * weight` of each source's tasks (largest remainders, so the counts sum to `size`), drawn without repetition by
+`limit * weight` of each source's tasks (largest remainders, so the counts sum to `limit`), drawn without repetition by
 a generator seeded with the seed and the source's name, so one source's draw does not depend on the others'
 weights, and orders the mix by the seed. The same seed and config give the same tasks in the same order.
 
@@ -99,13 +99,13 @@ def mix_tasks(
     if size is None:
         size = largest_size(shares, available)
     if size < 1:
-        raise ValueError(f"data.size must be >= 1 or null, got {size}")
+        raise ValueError(f"data.limit must be >= 1 or null, got {size}")
     counts = apportion(shares, size)
     short = {name: (n, available[name]) for name, n in counts.items() if n > available[name]}
     if short:
         detail = ", ".join(f"{name} needs {n}, has {have}" for name, (n, have) in short.items())
         raise ValueError(
-            f"data.size={size} at these weights takes more tasks than a source has ({detail}): lower data.size, "
+            f"data.limit={size} at these weights takes more tasks than a source has ({detail}): lower data.limit, "
             "set it to null (the largest mix), or change the weights"
         )
     mixed = []
@@ -125,9 +125,10 @@ def mix_tasks(
     return mixed
 
 
-def load_mix(sources: Mapping[str, Any], size: int | None = None, seed: int = 0) -> list[Task]:
+def load_mix(sources: Mapping[str, Any], limit: int | None = None, seed: int = 0) -> list[Task]:
     """The mix of `data=mix`: `sources` is name -> {weight, data}, `data` any data config node (built with
-    `registry.build`, as `data=` is); see the module docstring."""
+    `registry.build`, as `data=` is); `limit`: the mix's size, the key every data option sizes its tasks by; see
+    the module docstring."""
     from agentic_rl.registry import build
 
     weights, nodes = {}, {}
@@ -136,4 +137,4 @@ def load_mix(sources: Mapping[str, Any], size: int | None = None, seed: int = 0)
             raise ValueError(f"data.sources.{name} must be {{weight: w, data: {{_target_: ..., ...}}}}, got {spec!r}")
         weights[name], nodes[name] = spec["weight"], spec["data"]
     shares = check_weights(weights)
-    return mix_tasks({name: list(build(nodes[name])) for name in shares}, weights, size, seed)
+    return mix_tasks({name: list(build(nodes[name])) for name in shares}, weights, limit, seed)

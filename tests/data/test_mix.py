@@ -73,7 +73,7 @@ def test_each_task_keeps_its_harness_and_is_labelled_by_its_source():
         ({"code": -1, "gym": 1}, 4, None, "weight must be a number >= 0"),
         ({"code": 0, "gym": 0}, 4, None, "every source .* has weight 0"),
         ({"code": 1, "gym": 1}, 40, None, "gym needs 20, has 10"),
-        ({"code": 1, "gym": 1}, 0, None, "data.size must be >= 1"),
+        ({"code": 1, "gym": 1}, 0, None, "data.limit must be >= 1"),
         ({"code": 1, "gym": 1}, 4, {"code": tasks("x", 10), "gym": tasks("x", 10)}, "comes from both"),
         ({"code": 1, "gym": 1}, 4, {"code": tasks("c", 10), "gym": []}, "gave no tasks"),
     ],
@@ -96,7 +96,7 @@ def compose_data(overrides: list[str]):
 
 def test_data_mix_routes_each_task_to_its_own_environment(monkeypatch):
     weights = ["data.sources.code.weight=0.75", "data.sources.codegym.weight=0.25"]
-    cfg = compose_data(["data=mix", "data.size=12", *weights, "seed=5"])
+    cfg = compose_data(["data=mix", "data.limit=12", *weights, "seed=5"])
     mixed = build(cfg.data)
     assert sources_of(mixed) == {"code": 9, "codegym": 3}
     assert [t.task_id for t in build(cfg.data)] == [t.task_id for t in mixed]  # built again: the same mix
