@@ -1,0 +1,1 @@
+python -m agentic_rl.train experiment=smoke algo.tasks_per_epoch=2 algo.epochs=1 warmup=none eval_before=false eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42 rollout.backend=vllm algo.max_staleness=1 hydra.run.dir=/tmp/h49runs2/vllm-ahead-1  (in /tmp/h49run at cf997e3, nice 19, main interpreter)
