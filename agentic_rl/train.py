@@ -54,7 +54,7 @@ from agentic_rl.registry import build, component_name, to_dataclass
 from agentic_rl.reports.plots import plot_run
 from agentic_rl.reports.run_files import read_metrics
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
-from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics
+from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics, sync_metrics
 from agentic_rl.rollout.backends import make_policy
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.runtime.checkpoint import (
@@ -370,10 +370,11 @@ def train_on_chunk(
     synced_s = ahead.updated()  # the new weights go to the sampler servers (max_staleness >= 1)
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
-    shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags)}
+    shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags), **sync_metrics(t.policy)}
     shared["time/sync_s"] += synced_s  # a sync between updates is outside the rollout's own time
-    for key in ("time/rollout_s", "time/tools_s", "time/sync_s"):
-        shared[key] /= len(groups)
+    for key in ("time/rollout_s", "time/tools_s", "time/sync_s", "rollout/sync_bytes"):
+        if key in shared:
+            shared[key] /= len(groups)
     for task, group, bds, group_rewards, stats in zip(chunk, groups, breakdowns, rewards, all_stats):
         pos.step += 1
         # 6. log (a skipped group has no loss, KL or grad norm: those keys are absent)
@@ -453,7 +454,8 @@ def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[s
         train_steps=pos.step,
         train_seconds=round(pos.train_seconds, 1),
         checkpoint_seconds=round(pos.checkpoint_seconds, 2),
-        peak_rss_gib=round(peak_rss_gib(), 3),
+        # a resumed run's earlier processes logged their own peaks: the run's peak is the highest of all
+        peak_rss_gib=round(max(peak_rss_gib(), _max_metric(ctx.run_dir, "memory/peak_rss_gib") or 0.0), 3),
         frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"),
     )
     late = [("figure", lambda: plot_run(ctx.run_dir), False)]
@@ -468,9 +470,17 @@ def save_adapter(model: Any, path: Path) -> Path:
     return path
 
 
+def _metric_values(run_dir: Path, key: str) -> list[float]:
+    return [r[key] for r in read_metrics(run_dir) if r.get(key) is not None]
+
+
 def _mean_metric(run_dir: Path, key: str) -> float | None:
-    vals = [r[key] for r in read_metrics(run_dir) if r.get(key) is not None]
+    vals = _metric_values(run_dir, key)
     return sum(vals) / len(vals) if vals else None
+
+
+def _max_metric(run_dir: Path, key: str) -> float | None:
+    return max(_metric_values(run_dir, key), default=None)
 
 
 def base_eval_config(cfg: DictConfig) -> BaseEvalConfig:

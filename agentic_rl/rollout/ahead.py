@@ -113,5 +113,5 @@ def staleness_metrics(staleness: Sequence[int]) -> dict[str, float]:
 def sync_metrics(policy: Any) -> dict[str, float]:
     """`rollout/sync_bytes`: what the sampler servers read for weight syncs since the last call (one a training
     step); nothing for a sampler that syncs no weights over a folder."""
-    take = getattr(policy, "take_sync_bytes", None)
-    return {"rollout/sync_bytes": float(take())} if take is not None else {}
+    sent = policy.take_sync_bytes()
+    return {} if sent is None else {"rollout/sync_bytes": float(sent)}

@@ -5,6 +5,7 @@ not repeat it and ends as the uninterrupted run, and the off default trains exac
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -128,6 +129,12 @@ def test_a_run_resumed_after_the_warmup_does_not_repeat_it_and_ends_as_the_unint
     )
     (run_dir / ".hydra").mkdir()
     OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")  # what Hydra records for a run started by the CLI
+    # the stopped process's peak, as it logged it (the same width, so the checkpoint's byte offset still holds)
+    metrics = run_dir / "metrics.jsonl"
+    text = metrics.read_text()
+    logged = re.search(r'"memory/peak_rss_gib": ([0-9.]+)', text).group(1)
+    earlier_peak = "9" * logged.index(".") + "." + "9" * (len(logged) - logged.index(".") - 1)
+    metrics.write_text(text.replace(f'"memory/peak_rss_gib": {logged}', f'"memory/peak_rss_gib": {earlier_peak}', 1))
 
     monkeypatch.setattr(train, "run_warmup", no_warmup)
     resumed_cfg = cfg.copy()
@@ -135,6 +142,7 @@ def test_a_run_resumed_after_the_warmup_does_not_repeat_it_and_ends_as_the_unint
     summary = train.run(resumed_cfg)
 
     assert summary["warmup"] == json.loads((reference / "summary.json").read_text())["warmup"]
+    assert summary["peak_rss_gib"] == pytest.approx(float(earlier_peak))  # the run's peak, not this process's
     assert sum("warmup/n_demos" in r for r in records(run_dir)) == 1  # the warm-up's records, logged once
     assert outcomes(run_dir) == outcomes(reference)  # same warm-up records, then the same GRPO steps
     assert same_adapter(run_dir, reference)
