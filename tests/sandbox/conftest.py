@@ -27,6 +27,13 @@ def sandbox():
         yield sb
 
 
+@pytest.fixture(scope="module")
+def in_process():
+    """Every grading forced in process (`out_of_process=False`): the route trust.py gives a test that needs it."""
+    with make_sandbox(workers=2, out_of_process=False) as sb:
+        yield sb
+
+
 def stray_processes(sb: Sandbox, wait_s: float = 3.0) -> list[psutil.Process]:
     """Processes of finished calls still around: any process of a worker uid, or anything under a
     worker's server but its zygote. (Polls a little: a process killed at the end of a call may still be

@@ -30,9 +30,9 @@ from unittest import mock
 
 import pytest
 
-from .conftest import make_sandbox
-from .test_reward_hacking import FAILED, HARNESSES, TESTS
+from .test_reward_hacking import FAILED, HARNESSES
 from .test_reward_hacking_oop import ATTACKS as OOP_ATTACKS
+from .test_reward_hacking_oop import grade
 
 FORGE = (
     "def _forge(obj):\n"
@@ -259,16 +259,6 @@ OPERATORS = {
         "        self.assertIn(make(), [3])\n",
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def in_process():
-    with make_sandbox(workers=2, out_of_process=False) as sb:
-        yield sb
-
-
-def grade(sb, code: str, harness: str, test: str | None = None):
-    return sb.run_tests(code, test or TESTS[harness], harness=harness, entry_point="add", timeout_s=10.0)
 
 
 @pytest.mark.parametrize(

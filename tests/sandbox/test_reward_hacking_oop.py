@@ -87,13 +87,6 @@ def isolated():
         yield sb
 
 
-@pytest.fixture(scope="module")
-def in_process():
-    """Every grading forced in process (`out_of_process=False`): the route trust.py gives a test that needs it."""
-    with make_sandbox(workers=2, out_of_process=False) as sb:
-        yield sb
-
-
 def grade(sb, code: str, harness: str, test: str | None = None):
     return sb.run_tests(code, test or TESTS[harness], harness=harness, entry_point="add", timeout_s=10.0)
 

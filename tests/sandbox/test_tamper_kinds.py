@@ -55,12 +55,6 @@ def isolated():
         yield sb
 
 
-@pytest.fixture(scope="module")
-def in_process():
-    with make_sandbox(workers=2, out_of_process=False) as sb:
-        yield sb
-
-
 @pytest.mark.parametrize("kind", sorted(OUT_OF_PROCESS))
 def test_out_of_process_attempts_carry_their_kind(isolated, kind):
     code, body = OUT_OF_PROCESS[kind]
