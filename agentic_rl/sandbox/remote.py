@@ -366,12 +366,7 @@ class Codec:
             maxlen, items = _pair(body)
             return collections.deque((d(v) for v in _list(items)), None if maxlen is None else _int(maxlen))
         if tag in ("$h", "$ht"):
-            module, qualname = (_str(v)[:200] for v in _pair(value.get("cls", ["", "?"])))
-            library_class = self.endpoint.resolve_class(module, qualname)
-            handle = RemoteObject(self.endpoint, _int(body), qualname, library_class)
-            if library_class is None and tag == "$ht":  # a library class's truth is read from this side's copy
-                object.__setattr__(handle, "_claims_constant_truth", True)
-            return handle
+            return self._decode_handle(tag, body, value.get("cls", ["", "?"]))
         if tag == "$back":
             return self.endpoint.local(_int(body))
         if tag == "$ref":  # a module or library object by name: only the candidate's side resolves them
@@ -379,6 +374,15 @@ class Codec:
                 raise Unsupported("references by name are not taken here")
             return self.endpoint.resolve_ref(_str(body))
         return self._decode_numeric(tag, body, depth)
+
+    def _decode_handle(self, tag: str, body: object, cls: object) -> RemoteObject:
+        """A handle of the other side's object; `cls` its claimed (module, qualname)."""
+        module, qualname = (_str(v)[:200] for v in _pair(cls))
+        library_class = self.endpoint.resolve_class(module, qualname)
+        handle = RemoteObject(self.endpoint, _int(body), qualname, library_class)
+        if library_class is None and tag == "$ht":  # a library class's truth is read from this side's copy
+            object.__setattr__(handle, "_claims_constant_truth", True)
+        return handle
 
     def _decode_numeric(self, tag: str, body: object, depth: int) -> object:
         if tag in ("$nd", "$ndo", "$ns"):
