@@ -48,9 +48,15 @@ def rss_gib() -> float | None:
 
 
 def memory_metrics() -> dict[str, float]:
-    """`memory/peak_rss_gib` and (on Linux) `memory/rss_gib`, rounded to MiB."""
-    out = {"memory/peak_rss_gib": round(peak_rss_gib(), 3)}
-    if (now := rss_gib()) is not None:
+    """`memory/peak_rss_gib` and (on Linux) `memory/rss_gib`, rounded to MiB.
+
+    The peak is never below the resident set now: newer Linux kernels answer getrusage from per-CPU counters that
+    lag the exact sum /proc/self/statm reads by up to a few hundred pages, so ru_maxrss alone can read under it.
+    """
+    now = rss_gib()
+    peak = peak_rss_gib() if now is None else max(peak_rss_gib(), now)
+    out = {"memory/peak_rss_gib": round(peak, 3)}
+    if now is not None:
         out["memory/rss_gib"] = round(now, 3)
     return out
 

@@ -29,6 +29,16 @@ def test_metrics_report_the_current_rss_below_the_peak():
     assert 0.01 < metrics["memory/rss_gib"] <= metrics["memory/peak_rss_gib"] + 0.001 < 1024
 
 
+def test_the_peak_reported_is_never_below_the_resident_set_now(monkeypatch):
+    # getrusage's high-water mark comes from per-CPU counters that can lag the exact resident set a moment
+    monkeypatch.setattr(memory, "peak_rss_gib", lambda: 1.0)
+    monkeypatch.setattr(memory, "rss_gib", lambda: 1.0 + 600 * 4096 / GIB)
+    metrics = memory.memory_metrics()
+    assert metrics["memory/peak_rss_gib"] == metrics["memory/rss_gib"] == round(1.0 + 600 * 4096 / GIB, 3)
+    monkeypatch.setattr(memory, "rss_gib", lambda: None)  # no /proc: the kernel's mark alone
+    assert memory.memory_metrics() == {"memory/peak_rss_gib": 1.0}
+
+
 @linux_only
 def test_peak_rises_when_the_process_touches_more_memory_than_ever_before():
     now, peak = rss_gib(), peak_rss_gib()
