@@ -88,7 +88,8 @@ class Training:
     algo: GRPOConfig
     rollout_cfg: RolloutConfig
     eval_cfg: EvalConfig
-    train_tasks: list[Task]
+    train_tasks: list[Task]  # what GRPO draws from (warmup.rl_tasks: all of the data, or those not demonstrated)
+    warmup_tasks: list[Task]  # what the warm-up demonstrates (empty without one)
     eval_tasks: list[Task]
     model: Any
     policy: Policy  # the `rollout.backend` sampler over `model`
@@ -161,7 +162,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "model": training.model_name,
             "tools": cfg.tools.name,
             "reward": component_name(cfg.reward),
-            "n_train_tasks": len(training.train_tasks),
+            "n_train_tasks": len(training.train_tasks),  # GRPO's
+            "n_warmup_tasks": len(training.warmup_tasks),
             "n_eval_tasks": len(training.eval_tasks),
             "eval": {},
             "wandb": ctx.tracker.wandb_info,
@@ -208,9 +210,10 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed, servers: An
     with its LoRA adapter, and the optimizer."""
     algo = algo_config(cfg)
     eval_cfg = to_dataclass(cfg.evaluator, EvalConfig)
-    train_tasks: list[Task] = build(cfg.data)
-    if not train_tasks:
+    data_tasks: list[Task] = build(cfg.data)
+    if not data_tasks:
         raise ValueError("the training data is empty: check data.split / data.limit")
+    warmup_tasks, train_tasks = warmup_config(cfg).split(data_tasks)
     eval_tasks = eval_cfg.scored_tasks(build(cfg.eval_data))  # summary.json's n_eval_tasks is what was scored
     loaded = build(cfg.model)
     model = add_lora(
@@ -231,6 +234,7 @@ def build_training(cfg: DictConfig, sandbox: Any, dist: Distributed, servers: An
         rollout_cfg=rollout_cfg,
         eval_cfg=eval_cfg,
         train_tasks=train_tasks,
+        warmup_tasks=warmup_tasks,
         eval_tasks=eval_tasks,
         model=model,
         policy=make_policy(model, loaded.tokenizer, rollout_cfg, seed=cfg.seed),
@@ -270,7 +274,7 @@ def warm_up(
     summary["warmup"] = run_warmup(
         t.model,
         lambda params: build(t.cfg.optimizer, params=params, **lr),
-        t.train_tasks,
+        t.warmup_tasks,
         (t.policy.tokenizer, t.env, t.rollout_cfg),
         warm,
         pad_id=t.pad_id,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -38,6 +38,8 @@ from agentic_rl.algo.scoring import (
 )
 from agentic_rl.types import Trajectory
 
+T = TypeVar("T")
+
 
 @dataclass
 class WarmupConfig:
@@ -52,6 +54,9 @@ class WarmupConfig:
     micro_batch_tokens: padded tokens per forward/backward; null = algo.micro_batch_tokens.
     only: train the warm-up alone, with no GRPO step after it (`warmup=sft-only`): the study's warm-up arm, so
         that RL's own share of a gain is measured. The evaluations before and after run as usual.
+    rl_tasks: which training tasks GRPO draws from: `all` of them, or the `rest` the warm-up did not demonstrate
+        (needs `tasks`). On demonstrated tasks a warmed-up policy mostly passes every sample, so most groups have
+        no reward spread and take no update; on the rest, RL has to carry the behaviour to tasks it was not shown.
     """
 
     epochs: int = 0
@@ -60,6 +65,7 @@ class WarmupConfig:
     tasks: int | None = None
     micro_batch_tokens: int | None = None
     only: bool = False
+    rl_tasks: str = "all"  # all | rest
 
     @property
     def enabled(self) -> bool:
@@ -83,6 +89,15 @@ class WarmupConfig:
                 f"{self.micro_batch_tokens}",
             ),
             (
+                self.rl_tasks in ("all", "rest"),
+                f"warmup.rl_tasks must be all or rest (the tasks the warm-up did not demonstrate), got {self.rl_tasks!r}",
+            ),
+            (
+                self.rl_tasks == "all" or (self.enabled and self.tasks is not None),
+                "warmup.rl_tasks=rest needs a warm-up of the first warmup.tasks=N training tasks, so that GRPO has the "
+                "others. Fix: set warmup.tasks (e.g. half of data.limit), or warmup.rl_tasks=all",
+            ),
+            (
                 self.enabled or not self.only,
                 "warmup.only=true with warmup.epochs=0 would train nothing at all. Fix: warmup=sft-only "
                 "(or set warmup.epochs >= 1)",
@@ -92,6 +107,19 @@ class WarmupConfig:
             if not ok:
                 raise ValueError(message)
         return self
+
+    def split(self, tasks: Sequence[T]) -> tuple[list[T], list[T]]:
+        """(the tasks the warm-up demonstrates, the tasks GRPO draws from), both in the run's task order."""
+        demonstrated = list(tasks)[: self.tasks] if self.enabled else []
+        if self.rl_tasks == "all" or not self.enabled:
+            return demonstrated, list(tasks)
+        rest = list(tasks)[len(demonstrated) :]
+        if not rest:
+            raise ValueError(
+                f"warmup.rl_tasks=rest leaves GRPO no task: the warm-up demonstrates all {len(tasks)} training tasks "
+                f"(warmup.tasks={self.tasks}). Fix: lower warmup.tasks below {len(tasks)}, or raise data.limit"
+            )
+        return demonstrated, rest
 
     def steps_per_epoch(self, n_demos: int) -> int:
         return -(-n_demos // self.batch_size)  # ceil: the last batch may be smaller

@@ -67,13 +67,14 @@ def run_warmup(
     seed: int,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Build the demonstrations of `tasks[:cfg.tasks]`, train on them, log each step; returns the stage's summary.
+    """Build the demonstrations of `tasks` (the run's `WarmupConfig.split`), train on them, log each step; returns
+    the stage's summary.
 
     demo_env: (tokenizer, environment, rollout config) of the run, which the demonstrations are played in.
     make_optimizer: the warm-up's own optimizer over the given (adapter) parameters.
     """
     tokenizer, env, rollout_cfg = demo_env
-    demos = build_demonstrations(list(tasks)[: cfg.tasks], tokenizer, env, rollout_cfg)
+    demos = build_demonstrations(list(tasks), tokenizer, env, rollout_cfg)
     plan = batches(len(demos.kept), cfg.batch_size, cfg.epochs, random.Random(seed))
     log(demo_metrics(demos), -(len(plan) + 1))
     if demos.dropped:

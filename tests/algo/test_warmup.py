@@ -255,12 +255,24 @@ def test_the_default_warms_up_as_probed_and_none_turns_it_off():
         ("warmup.tasks=0", "warmup.tasks must be >= 1, or null"),
         ("warmup.micro_batch_tokens=0", "warmup.micro_batch_tokens must be >= 1"),
         ("warmup.epochs=0", "Fix: warmup=sft-only"),  # sft-only with nothing to train
+        ("warmup.rl_tasks=some", "warmup.rl_tasks must be all or rest"),
+        ("warmup.rl_tasks=rest", "Fix: set warmup.tasks"),  # rest of all the tasks is nothing
     ],
 )
 def test_impossible_warmup_values_fail_at_start_with_a_fix(override, message):
     option = "sft-only" if override == "warmup.epochs=0" else "sft"
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         validate(compose_train(f"warmup={option}", override))
+
+
+def test_rl_on_the_rest_draws_grpo_tasks_from_those_the_warmup_did_not_demonstrate():
+    tasks = [f"t{i}" for i in range(6)]
+    assert WarmupConfig(epochs=1, tasks=2).split(tasks) == (["t0", "t1"], tasks)  # all: GRPO sees every task
+    demonstrated, rest = WarmupConfig(epochs=1, tasks=2, rl_tasks="rest").validate().split(tasks)
+    assert (demonstrated, rest) == (["t0", "t1"], ["t2", "t3", "t4", "t5"])
+    assert WarmupConfig(epochs=0).split(tasks) == ([], tasks)  # no warm-up: nothing demonstrated
+    with pytest.raises(ValueError, match="leaves GRPO no task.*Fix: lower warmup.tasks below 6"):
+        WarmupConfig(epochs=1, tasks=6, rl_tasks="rest").split(tasks)
 
 
 def test_an_unknown_warmup_key_names_the_closest_one():

@@ -10,14 +10,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from safetensors.torch import load_file
 
 import agentic_rl.train as train
 from agentic_rl.config import register_configs
+from agentic_rl.registry import build
 from agentic_rl.reports.compare import is_cost
-from agentic_rl.runtime.checkpoint import CHECKPOINT_DIR, load_latest
+from agentic_rl.runtime.checkpoint import CHECKPOINT_DIR, STATE, load_latest
 from tests.config.test_compose import CONF
 
 register_configs()
@@ -166,3 +168,19 @@ def test_warmup_none_trains_exactly_as_without_the_stage(warmed_run, tmp_path, m
     assert same_adapter(runs["default"], runs["none"])
     warmed, _ = warmed_run
     assert not same_adapter(runs["default"], warmed)
+
+
+@pytest.mark.slow
+def test_rl_on_the_rest_never_draws_a_demonstrated_task(tmp_path):
+    """warmup.rl_tasks=rest: the warm-up demonstrates the first warmup.tasks training tasks, GRPO draws only from
+    the others (the checkpoint records the epoch's drawn order by task id)."""
+    run_dir = tmp_path / "run"
+    cfg = compose_train(*TINY, *WARMUP, *RL, "warmup.tasks=1", "warmup.rl_tasks=rest", f"+run_dir={run_dir}")
+    data_ids = [task.task_id for task in build(cfg.data)]
+    summary = train.run(cfg)
+
+    assert (summary["n_warmup_tasks"], summary["n_train_tasks"]) == (1, 2)
+    assert summary["warmup"]["n_demos"] + summary["warmup"]["dropped"] == 1
+    assert summary["train_steps"] == 2
+    first_step = torch.load(run_dir / CHECKPOINT_DIR / "step-000001" / STATE, weights_only=False)
+    assert sorted(first_step["order_task_ids"]) == sorted(data_ids[1:])
