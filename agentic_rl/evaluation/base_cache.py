@@ -60,10 +60,16 @@ def tasks_digest(tasks: Sequence[Task]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+# Rollout settings that say where the sampler runs and how to reach it, never what it samples: a run that only
+# moves the sampler to a server, or waits longer for one to start, shares the base evaluation of one that does not.
+SAMPLER_PLACEMENT_KEYS = ("servers", "server_token_env", "server_startup_timeout_s", "sync_dir")
+
+
 def base_eval_key(settings: dict[str, Any], tasks: Sequence[Task]) -> dict[str, Any]:
     """What decides the base evaluation's episodes: `settings` (model, evaluator, rollout, sandbox, version: plain
-    containers) and the tasks' digest."""
-    return {**settings, "tasks": tasks_digest(tasks)}
+    containers; the rollout's `SAMPLER_PLACEMENT_KEYS` left out) and the tasks' digest."""
+    rollout = {k: v for k, v in settings.get("rollout", {}).items() if k not in SAMPLER_PLACEMENT_KEYS}
+    return {**settings, "rollout": rollout, "tasks": tasks_digest(tasks)}
 
 
 def key_hash(key: dict[str, Any]) -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import agentic_rl.train as train
-from agentic_rl.evaluation.base_cache import BaseEvalConfig, shared_base_eval
+from agentic_rl.evaluation.base_cache import BaseEvalConfig, base_eval_key, key_hash, shared_base_eval
+from agentic_rl.types import Task
 from tests.e2e.test_warmup_run import TINY, compose_train
 
 NO_TRAINING = [
@@ -72,3 +73,15 @@ def test_a_folder_of_other_settings_is_refused(tmp_path):
 def test_null_cache_has_no_shared_evaluation():
     with pytest.raises(ValueError, match="base_eval.cache is null"), shared_base_eval(BaseEvalConfig(), {}):
         pass
+
+
+def test_where_the_sampler_runs_does_not_split_the_base_evaluation():
+    tasks = [Task(task_id="t", prompt="p", tests="assert True", harness="pytest")]
+    settings = {"model": {"name": "m"}, "rollout": {"temperature": 0.7, "backend": "hf"}}
+    placed = {**settings, "rollout": {**settings["rollout"], "servers": ["h:1"], "server_startup_timeout_s": 9.0}}
+    assert key_hash(base_eval_key(placed, tasks)) == key_hash(base_eval_key(settings, tasks))
+    # what is sampled does split it
+    hotter = {**settings, "rollout": {**settings["rollout"], "temperature": 1.0}}
+    assert key_hash(base_eval_key(hotter, tasks)) != key_hash(base_eval_key(settings, tasks))
+    vllm = {**settings, "rollout": {**settings["rollout"], "backend": "vllm"}}
+    assert key_hash(base_eval_key(vllm, tasks)) != key_hash(base_eval_key(settings, tasks))
