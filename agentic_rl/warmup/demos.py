@@ -15,7 +15,8 @@ What is kept: only a demonstration whose episode passed, i.e. whose final submis
 others are dropped and counted with their reason (the grader's status, or how the episode ended: a demonstration
 longer than `rollout.max_new_tokens` per turn or `rollout.max_turns` in all cannot be replayed within RL's own
 limits, so it is dropped too, never trained on). Calls of tools the environment does not run (a `search` under
-`tools=code`) are left out of the script, so the demonstration shows only what that tool set can do.
+`tools=code`) are left out of the script, so the demonstration shows only what that tool set can do; the submission
+itself is written as the no-tools answer under `tools=none` (`played_as`).
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ def _literal(source: str) -> str | None:
 
 def call_text(tool: str, content: str) -> str:
     """`content` written as a call of `tool`, the way its spec's call pattern reads one (`<search>q</search>`, a
-    ```python block, a ```submit block); checked by parsing it back, so a spec and its writer cannot drift apart."""
-    pattern = spec_for(tool).call_pattern
+    ```python block, a ```submit block), or, for a tool called by the whole reply (the no-tools `answer`), as one
+    ```python block; checked by parsing it back, so a spec and its writer cannot drift apart."""
+    spec = spec_for(tool)
+    pattern = spec.call_pattern
     if pattern is None:
-        raise ValueError(f"tool {tool!r} is called by the whole reply, not by a pattern: a demonstration cannot use it")
+        return _whole_reply(tool, spec, content)
     group = re.search(r"\((?!\?)[^()]*\)", pattern.pattern)  # the content group, e.g. (.*?)
     head = _literal(pattern.pattern[: group.start()]) if group else None
     tail = _literal(pattern.pattern[group.end() :]) if group else None
@@ -78,9 +81,28 @@ def call_text(tool: str, content: str) -> str:
     return text
 
 
+def _whole_reply(tool: str, spec: Any, content: str) -> str:
+    text = f"```python\n{content.strip(chr(10))}\n```"
+    if spec.parse_reply is None or spec.parse_reply(text) != content.strip("\n"):
+        raise ValueError(f"tool {tool!r} does not read a ```python block as its call: a demonstration cannot use it")
+    return text
+
+
+def played_as(tool: str, active: Sequence[str] | None) -> str | None:
+    """The tool that plays a demonstrated call of `tool` under the `active` tools (None: all), or None to leave it
+    out. A submission is the task's answer in any tool set: where `submit` is not active, the set's own final
+    grading tool (the no-tools `answer`) gives it, so every arm of a tools ablation warms up on the same solutions."""
+    if active is None or tool in active:
+        return tool
+    if tool == "submit":
+        return next((name for name in active if spec_for(name).final and spec_for(name).grades), None)
+    return None
+
+
 def demo_replies(task: Task, active: Sequence[str] | None) -> list[str]:
-    """The scripted agent's replies, one per turn: the demonstration's calls of the `active` tools (None: all)."""
-    return [call_text(tool, content) for tool, content in demo_calls(task) if active is None or tool in active]
+    """The scripted agent's replies, one per turn: the demonstration's calls the `active` tools can play."""
+    played = [(played_as(tool, active), content) for tool, content in demo_calls(task)]
+    return [call_text(tool, content) for tool, content in played if tool is not None]
 
 
 @dataclass

@@ -15,7 +15,8 @@ from agentic_rl.config import register_configs, validate, warmup_config
 from agentic_rl.errors import ConfigError
 from agentic_rl.models import add_lora, load_tiny_random, lora_state
 from agentic_rl.rollout import HFChatTokenizer, RolloutConfig
-from agentic_rl.rollout.agent import observation_ids, prompt_messages
+from agentic_rl.rollout.agent import ToolSet, observation_ids, prompt_messages
+from agentic_rl.tools.code import AnswerTool
 from agentic_rl.types import Task
 from agentic_rl.warmup import build_demonstrations, call_text, demo_calls
 from agentic_rl.warmup.demos import NO_DEMO
@@ -57,8 +58,7 @@ def test_each_call_is_written_in_its_tools_syntax_and_parses_back():
     assert call_text("search", "sort by key") == "<search>sort by key</search>"
     assert call_text("execute", "print(1)\n") == "```python\nprint(1)\n```"
     assert call_text("submit", GOOD) == f"```submit\n{GOOD}```"
-    with pytest.raises(ValueError, match="whole reply"):
-        call_text("answer", "x = 1")  # the no-tools answer has no call syntax
+    assert call_text("answer", GOOD) == f"```python\n{GOOD}```"  # the no-tools answer: the whole reply, one block
 
 
 def test_a_task_without_a_demonstration_submits_its_reference():
@@ -114,6 +114,17 @@ def test_calls_of_tools_the_environment_lacks_are_left_out(chat):
     demos = build_demonstrations([task()], chat, toolset(("execute", "submit"), log), CFG)
     assert [name for name, _ in log] == ["execute", "submit"]
     assert "<search>" not in chat.decode(demos.kept[0].token_ids)
+
+
+def test_under_no_tools_the_submission_is_written_as_the_answer_and_nothing_else(chat):
+    log: list = []
+    grader = toolset(("submit",), log).grader
+    no_tools = ToolSet(name="none", tools={"answer": AnswerTool(grader=grader)}, grader=grader, system_prompt="SYS")
+    demos = build_demonstrations([task()], chat, no_tools, CFG)
+    assert [name for name, _ in log] == ["submit"] and log[0][1] == GOOD.strip("\n")  # graded once, the reference
+    assert not demos.dropped and len(demos.kept) == 1
+    agent_text = chat.decode([t for t, m in zip(demos.kept[0].token_ids, demos.kept[0].loss_mask) if m])
+    assert agent_text == f"```python\n{GOOD}```"  # no search, no execute: one answer block
 
 
 # ---------------------------------------------------------------------------------------------- SFT maths and step
