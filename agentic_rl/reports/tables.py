@@ -876,9 +876,10 @@ def header_markdown(table: dict[str, Any]) -> list[str]:
         "# Results with 95% confidence intervals",
         "",
         "`mean [low, high]`: mean over seeds with the 95% Student-t interval, unclipped (one seed: the Wilson "
-        "interval over its tasks, marked). Pooled episodes (secondary, not independent): all seeds' episodes "
-        "together, Wilson 95% interval, passed/evaluated. Claims rest on the paired sections' primary test, with "
-        "the task as the unit.",
+        "interval over its tasks, marked). Pooled over seeds (secondary, not independent): every seed's scored "
+        "tasks together, Wilson 95% interval, passed/scored, where a task counts its pass@1 over its samples (so "
+        "with several samples the passed count can be fractional). Claims rest on the paired sections' primary "
+        "test, with the task as the unit.",
         "",
         "Runs per arm:",
         "",
@@ -905,7 +906,7 @@ def pass_at_1_markdown(table: dict[str, Any]) -> list[str]:
             "evaluation (its Wilson interval), whatever the seeds.",
             "",
         ]
-    pooled = ["pooled episodes before (secondary)", "pooled episodes after (secondary)"]
+    pooled = ["pooled over seeds before (secondary)", "pooled over seeds after (secondary)"]
     lines += markdown_header(["arm", "mode", "seeds", "before", "after", *pooled])
     for row in table["pass_at_1"]:
         seeds = max((row[p] or {}).get("n", 0) for p in PHASES)
@@ -967,7 +968,7 @@ def constant_markdown(table: dict[str, Any]) -> list[str]:
 
 
 def _before_after_cells(row: dict[str, Any]) -> list[str]:
-    """A pass@1 row's estimates before and after, then its pooled episodes before and after."""
+    """A row's estimates before and after, then its pooled figures before and after."""
     return [
         _estimate(row["before"]),
         _estimate(row["after"]),
