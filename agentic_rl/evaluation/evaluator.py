@@ -53,6 +53,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from agentic_rl.envs.base import Environment
 from agentic_rl.evaluation.baselines import BASELINE_SOURCE, FORMAT_BASELINES
 from agentic_rl.evaluation.records import (
     ResultStore,
@@ -255,15 +256,23 @@ def baseline_batches(
     return run
 
 
-def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet) -> dict[str, float]:
+def hooks_of(toolset: ToolSet | Environment) -> Environment | None:
+    """Whose record and metric hooks (`episode_counts`, `metrics`) a mode's episodes are read with: the environment
+    the mode ran in, as training reads its own; None for a plain `ToolSet` (records.py's default hooks, which are
+    what the default environment it would be wrapped in has)."""
+    return toolset if isinstance(toolset, Environment) else None
+
+
+def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet | Environment) -> dict[str, float]:
     """The metrics of a mode's records (`scores`): those of the scored episodes (`metrics_from_records`, the
-    share of episodes calling each tool), `greedy_pass@1`, and the per task type scores.
+    share of episodes calling each tool, and the mode's environment's own metrics of their counts),
+    `greedy_pass@1`, and the per task type scores.
 
     A tool set without tools gets no `tools/*` metrics. They are meaningless there: the answer is graded without
     a call, so `tools/none_rate` ("turns with no valid call") would read 1.0 and every call rate 0, as if the model
     had failed to use tools it was never given."""
     scored = scored_records(records)
-    metrics = {**metrics_from_records(scored), **episode_rates(scored), **greedy_pass(records)}
+    metrics = {**metrics_from_records(scored, hooks_of(toolset)), **episode_rates(scored), **greedy_pass(records)}
     metrics.update(by_task_type(records, tools=not toolset.answers_once))
     if toolset.answers_once:  # the no-tools mode: its one tool is the final answer
         metrics = {k: v for k, v in metrics.items() if not k.startswith("tools/")}
@@ -286,6 +295,7 @@ def evaluate_mode(
     `batches(jobs, greedy, on_turn) -> RolloutResult` makes a batch's graded episodes: by default an
     `EpisodeRunner` of the mode's tool set; a format baseline passes `baseline_batches`."""
     batches = batches or EpisodeRunner(policy, toolset, rollout, cfg, mode).run
+    env = hooks_of(toolset)  # its records and metrics are read with the hooks of the environment they ran in
     plan = cfg.sample_plan()
     records = _resumed(tasks, plan, mode, store)
     todo = [(t, s, g) for t in tasks for s, g in plan if (t.task_id, s) not in records]
@@ -301,7 +311,10 @@ def evaluate_mode(
         for start in range(0, len(jobs), step):
             batch = jobs[start : start + step]
             chunk = batches(batch, greedy, _advancing(bar))
-            new = [record_from_trajectory(t, mode, task, greedy=greedy) for t, (task, _) in zip(chunk, batch)]
+            new = [
+                record_from_trajectory(t, mode, task, greedy=greedy, environment=env)
+                for t, (task, _) in zip(chunk, batch)
+            ]
             _keep(records, new, store)
             trajs.extend(chunk)
             stats.append(chunk.stats)
