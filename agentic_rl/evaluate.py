@@ -16,6 +16,10 @@ summary.json records the settings used and where they came from (`rollout`).
 the run dir: results.jsonl (one record per task x mode x sample, append-only: a rerun in the same dir skips
 what is there), summary.json, figures/eval_summary.png, metrics.jsonl, eval_run.json (what was evaluated, to
 refuse resuming a different evaluation into the same dir) and the W&B files when logger=wandb.
+
+On CodeGym tasks, summary.json's "constant_answer" (and the printed line under the table) is the constant-answer
+baseline of the evaluated configurations beside each mode's success rate: the one constant `Done` answer that
+solves most of them and its rate (agentic_rl.envs.verify `evaluation_constant`). A code-task evaluation has none.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
 from agentic_rl.envs.toolset import environment_from_config
+from agentic_rl.envs.verify import evaluation_constant
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics, token_budget
 from agentic_rl.evaluation.policies import fit_to_policy, policy_source, resolve_adapter
 from agentic_rl.evaluation.records import ResultStore
@@ -267,24 +272,53 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "eval": {mode: mode_summary(res) for mode, res in results.items()},
             "excluded": {"count": len(excluded), "ids": excluded},
         }
-        # the environment's report on the task set (BigCodeBench: tasks that need the network or missing libraries)
-        report = next(iter(envs.values())).report(
-            tasks,
-            {m: r.records for m, r in results.items()},
-            python=getattr(sandbox, "python", None),
-            excluded=excluded,
-        )
-        if report is not None:
-            summary["environment"] = report
+        summary.update(task_set_reports(next(iter(envs.values())), tasks, results, sandbox, excluded))
         summary["results"] = str(run_dir / RESULTS_FILE)
         summary["seconds"] = round(time.perf_counter() - start, 1)
         memory = memory_metrics()
         summary["peak_rss_gib"] = memory["memory/peak_rss_gib"]
         summary["mmap_threshold_kib"] = pinned_kib  # null: glibc's own threshold (memory.mmap_threshold_kib)
-        ctx.tracker.log({**flat_metrics(results), **memory}, step=0)
+        constant_rates = {f"eval/{k}": v for k, v in summary.get("constant_answer", {}).items() if k.startswith("env/")}
+        ctx.tracker.log({**flat_metrics(results), **constant_rates, **memory}, step=0)
         for mode, res in results.items():
             logger.info("eval %s: pass@1 %.3f over %d tasks", mode, res.pass_at.get(1, float("nan")), res.n_tasks)
         return finish(ctx, summary, late=[("figure", lambda: plot_eval_summary(summary, run_dir / FIGURE), False)])
+
+
+def task_set_reports(
+    env: Any, tasks: list[Task], results: dict[str, Any], sandbox: Any, excluded: list[str]
+) -> dict[str, Any]:
+    """What summary.json says about the evaluated tasks beside their scores: "environment", the environment's report
+    (BigCodeBench: tasks that need the network or missing libraries), and "constant_answer", the constant-answer
+    baseline of CodeGym tasks (`envs.verify.evaluation_constant`); each only where there is one."""
+    out: dict[str, Any] = {}
+    records = {m: r.records for m, r in results.items()}
+    report = env.report(tasks, records, python=getattr(sandbox, "python", None), excluded=excluded)
+    if report is not None:
+        out["environment"] = report
+    # a CodeGym success rate means little without what a constant Done answer scores on the same tasks (issue #50:
+    # the trained policies, which always answered `true`, scored below that constant); code tasks have none
+    constant = evaluation_constant(tasks, sandbox)
+    if constant is not None:
+        out["constant_answer"] = constant
+        logger.info("%s", constant_line(out))
+    return out
+
+
+def constant_line(summary: dict[str, Any]) -> str | None:
+    """The summary's constant-answer baseline beside each mode's CodeGym success rate, as one line; None without
+    one (no CodeGym task)."""
+    constant = summary.get("constant_answer")
+    if constant is None:
+        return None
+    modes = [
+        f"{mode} {m['env/success_rate']:.3f}" for mode, m in summary.get("eval", {}).items() if "env/success_rate" in m
+    ]
+    return (
+        f"constant-answer baseline (Done with {json.dumps(constant['answer'])} on every task): "
+        f"{constant['env/constant_success_rate']:.3f} of {constant['n_tasks']} CodeGym tasks"
+        + (f"; success rate: {', '.join(modes)}" if modes else "")
+    )
 
 
 @hydra.main(version_base="1.3", config_path=CONFIG_PATH, config_name="evaluate")
@@ -293,6 +327,8 @@ def main(cfg: DictConfig) -> float | None:
     if summary is None:  # a failed sweep job, recorded in the sweep's failures.json
         return None
     print(format_table(summary))  # noqa: T201 - the command's result table, for the terminal that ran it
+    if (line := constant_line(summary)) is not None:
+        print(line)  # noqa: T201 - part of the result: what a constant answer scores beside the CodeGym rates
     for key, found in summary.get("environment", {}).items():  # the environment report's lists of tasks
         if isinstance(found, dict) and found.get("count"):
             print(f"{key}: {found['count']} tasks (scored as failures unless excluded): {found['ids']}")  # noqa: T201 - part of the result

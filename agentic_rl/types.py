@@ -124,6 +124,9 @@ class Trajectory:
     # the INFRA_CAUSES key of the failure that ended the episode (finish_reason "infra_failure"); None: the policy's
     # own episode, scored as usual
     infra_failure: str | None = None
+    # the episode's state when it ended (`Episode.snapshot()`, JSON-able; None: a stateless episode), so that a forced
+    # final turn (agentic_rl.rollout.agent.run_final_submit) continues the episode from where it was, not from a reset
+    env_state: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         assert len(self.token_ids) == len(self.loss_mask), "token ids and loss mask must have the same length"

@@ -13,6 +13,9 @@ tasks:
   - `infra_failure`: set when the infrastructure failed the episode before any call (no server could open it);
   - `snapshot()` / `restore(snapshot)`: the episode's state as JSON, and putting it back (an environment server
     that died mid-episode costs nothing: another one resumes the episode from it, `Environment.resume`);
+  - `final_answer()`: how the episode is made to give its final answer in one forced turn (a `FinalAnswer`: a code
+    task's submission, a CodeGym environment's `Done`), or None where the episode has no such answer (the
+    evaluation's `forced_submit` baseline then keeps the episode as it was and records why);
   - `close()`: release what the episode holds.
 The stop condition is the environment's (`stops(text)`, `closing_markers()`): a batch of episodes of one
 environment is generated together, so it shares one.
@@ -48,6 +51,35 @@ from agentic_rl.types import Observation, Task, ToolCall, Trajectory
 HARNESS_ENVS: Registry[type] = Registry("harness environment", key="harness_env")
 
 
+class FinalAnswer(ABC):
+    """How an episode is made to give its final answer in one forced turn: the evaluation's `forced_submit` format
+    baseline (agentic_rl.rollout.agent.run_final_submit) gives an episode that ended without an answer this turn.
+
+    The turn opens with `prefix` (context, not generated, as `rollout.response_prefix`), so what the model writes
+    is the answer itself; `stops(text)` and `parse(text)` read the turn as prefix + what the model wrote. `parse`
+    gives the call that answers (the episode's own `step` grades it, as any of its calls), or None when the text
+    holds no answer (the episode then ends "no_call": a recorded failure, never an exception). Forced turns of
+    different episodes are generated together when their `key` is the same.
+    """
+
+    prefix: str = ""
+
+    @abstractmethod
+    def parse(self, text: str) -> ToolCall | None: ...
+
+    @abstractmethod
+    def stops(self, text: str) -> bool: ...
+
+    def closing_markers(self) -> list[str] | None:
+        """Literals every completed answer ends with (see `Environment.closing_markers`); None: check every token."""
+        return None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What a batch of forced turns shares: the kind of answer and the prefix its turns open with."""
+        return type(self).__qualname__, self.prefix
+
+
 class Episode(ABC):
     """One task x sample: its tools, prompt, parser and state (see the module docstring)."""
 
@@ -79,6 +111,12 @@ class Episode(ABC):
     def counted_tools(self, executed: list[str]) -> tuple[str, ...]:
         """The names this episode's calls are counted under: its declared tools, then any other executed name."""
         return tuple(self.tools) + tuple(sorted(set(executed) - set(self.tools) - {"none"}))
+
+    def final_answer(self) -> FinalAnswer | None:
+        """How this episode gives its final answer in a forced turn (see `FinalAnswer`). None (the default): it has
+        none, so a forced turn is not applicable. An environment must say what its final answer is; guessing one
+        (a code block sent to an environment that reads JSON actions) would score a format it never asked for."""
+        return None
 
     def snapshot(self) -> dict:
         """The episode's state as JSON-able data (empty: a stateless episode)."""
@@ -180,4 +218,4 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
 
 
-__all__ = ["HARNESS_ENVS", "Environment", "Episode", "HarnessEnvironments", "describe_failure"]
+__all__ = ["HARNESS_ENVS", "Environment", "Episode", "FinalAnswer", "HarnessEnvironments", "describe_failure"]

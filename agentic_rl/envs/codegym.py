@@ -24,6 +24,10 @@ Bad input never stops a run: an environment that raises in reset gives an episod
 that error; malformed JSON, an unknown tool, a missing parameter (a `Done` without `answer`) or a hanging tool
 answer an error observation.
 
+An episode's final answer is `Done` (`DoneAnswer`): the evaluation's `forced_submit` baseline gives an episode that
+ended without `Done` one more turn opened with the Done action up to its answer, so the model writes only the
+answer, and the episode's own `Done` grades it from the state the episode ended in.
+
 Failed calls are typed (agentic_rl.envs.faults): a tool that raised or timed out, or a refused action, is the
 policy's doing; an environment that does not start, a sandbox failure or a driver that crashed without answering
 is the infrastructure's, and ends the episode without scoring the policy. `snapshot()` is the episode's whole
@@ -41,7 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_rl.envs.base import Environment, Episode
+from agentic_rl.envs.base import Environment, Episode, FinalAnswer
 from agentic_rl.envs.driver import driver_program, read_reply
 from agentic_rl.envs.faults import INFRA_STATUSES, typed
 from agentic_rl.envs.metrics import env_counts, env_metrics
@@ -159,6 +163,49 @@ def find_action(text: str) -> tuple[str, int, int] | None:
     return None
 
 
+DONE_PREFIX = '<action>{"name": "Done", "parameters": {"answer": '  # a forced final turn opens with it
+
+
+class DoneAnswer(FinalAnswer):
+    """A CodeGym episode's final answer: `Done(answer)`, the action that ends it with its reward.
+
+    Why Done, not "not applicable": the baseline asks what the episode would score had the model given its answer
+    in the format the task grades; in a CodeGym environment that format is Done, the action the prompt already asks
+    for at the end, so the forced turn opens with the Done action up to its answer and the model writes the answer.
+    The turn is read as one action where it holds a complete one (`find_action`, the episode's own parser: a
+    malformed one is an invalid action, refused by the episode as any other); otherwise the JSON value the model
+    wrote first is the answer (EOS or the token limit came before the closing braces). A turn with neither answers
+    nothing.
+    """
+
+    prefix = DONE_PREFIX
+
+    def parse(self, text: str) -> ToolCall | None:
+        found = find_action(text)
+        if found is not None:  # a complete action: read as the episode reads every action
+            return ToolCall(action_name(found[0]), *found)
+        body = text[len(self.prefix) :] if text.startswith(self.prefix) else text
+        lead = len(body) - len(body.lstrip())
+        try:
+            value, end = _JSON.raw_decode(body, lead)
+        except ValueError:  # nothing that reads as an answer
+            return None
+        action = json.dumps({"name": "Done", "parameters": {"answer": value}})
+        return ToolCall("Done", action, 0, len(text) - len(body) + end)
+
+    def stops(self, text: str) -> bool:
+        return find_action(text) is not None
+
+
+def action_name(content: str) -> str:
+    """The tool an action's JSON names, or INVALID (malformed JSON, not an object, no string name)."""
+    try:
+        action = json.loads(content)
+    except ValueError:
+        return INVALID
+    return action["name"] if isinstance(action, dict) and isinstance(action.get("name"), str) else INVALID
+
+
 def calls_left_note(left: int) -> str:
     """What an observation adds with `calls_left` (data.calls_left): the calls the episode has left."""
     if left == 1:
@@ -243,12 +290,11 @@ class CodeGymEpisode(Episode):
         if found is None:
             return None
         content, start, end = found
-        try:
-            action = json.loads(content)
-            name = action["name"] if isinstance(action, dict) and isinstance(action.get("name"), str) else INVALID
-        except ValueError:
-            name = INVALID
-        return ToolCall(name=name, content=content, start=start, end=end)
+        return ToolCall(name=action_name(content), content=content, start=start, end=end)
+
+    def final_answer(self) -> FinalAnswer | None:
+        """`Done`, where the environment has it (an environment without Done has no final answer to force)."""
+        return DoneAnswer() if "Done" in self.tool_docs else None
 
     def counts_toward_cap(self, name: str) -> bool:
         return False  # T_max, counted here, is the cap of a CodeGym episode
@@ -313,7 +359,9 @@ class CodeGymEpisode(Episode):
 
     def _invalid(self, call: ToolCall) -> str | None:
         """Why an action cannot be run (checked here, without a sandbox call), or None."""
-        if call.name == INVALID:
+        # the name is read from the content again: a call may come from another parser than this episode's (a
+        # forced turn's), and whatever its content, a call that is not one JSON action is refused, never raised
+        if call.name == INVALID or action_name(call.content) != call.name:
             return (
                 'malformed action: write one JSON object {"name": <tool>, "parameters": {...}} inside '
                 f"<action></action>; got {call.content[:120]!r}"
@@ -387,5 +435,6 @@ __all__ = [
     "CodeGymEnvironment",
     "CodeGymEpisode",
     "CodeGymRunner",
+    "DoneAnswer",
     "find_action",
 ]

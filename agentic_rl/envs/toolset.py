@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from agentic_rl.envs.base import Environment, Episode, HarnessEnvironments
+from agentic_rl.envs.base import Environment, Episode, FinalAnswer, HarnessEnvironments
 from agentic_rl.envs.faults import typed
 from agentic_rl.envs.reports import task_set_report
 from agentic_rl.errors import ConfigError
@@ -35,6 +35,7 @@ from agentic_rl.tools.base import (
     counted_tools,
     declared_specs,
     find_call,
+    find_first_call,
     has_completed_call,
     spec_for,
 )
@@ -104,6 +105,34 @@ def with_answer_tool(toolset: ToolSet) -> tuple[dict[str, Any], dict[str, ToolSp
     return {"answer": AnswerTool(grader=toolset.grader)}, {"answer": AnswerTool.spec}
 
 
+SUBMIT_FENCE = "```submit\n"  # opens a forced final turn: the model writes the submission's code after it
+
+
+class SubmitAnswer(FinalAnswer):
+    """A code task's final answer is its submission: the forced turn opens with the submit fence, so what the model
+    writes is the code. Only a submission is parsed, and a block the turn left open (EOS or the token limit came
+    before the closing fence) is closed, so what the model wrote after the fence is submitted; an empty block
+    submits nothing."""
+
+    prefix = SUBMIT_FENCE
+
+    def __init__(self, tool: str = "submit") -> None:
+        self.tool, self.specs = tool, {tool: spec_for(tool)}
+        pattern = self.specs[tool].call_pattern
+        self.marker = closing_marker(pattern) if pattern is not None else None
+        self.closing = "\n" + (self.marker or "")
+
+    def parse(self, text: str) -> ToolCall | None:
+        call = find_first_call(text, (self.tool,)) or find_first_call(text + self.closing, (self.tool,))
+        return call if call is not None and call.content.strip() else None
+
+    def stops(self, text: str) -> bool:
+        return has_completed_call(text, self.specs)
+
+    def closing_markers(self) -> list[str] | None:
+        return [self.marker] if self.marker is not None else None
+
+
 class ToolSetEpisode(Episode):
     """One episode of a tool set: stateless, the same tools for every task (see the module docstring). What a call
     is (its pattern, whether it counts toward the cap, grades, ends the episode) is read from the specs of the
@@ -136,6 +165,10 @@ class ToolSetEpisode(Episode):
 
     def counted_tools(self, executed: list[str]) -> tuple[str, ...]:
         return counted_tools(executed)
+
+    def final_answer(self) -> FinalAnswer | None:
+        """A submission, where the episode's tools have the submit tool (a set without it has no forced answer)."""
+        return SubmitAnswer() if "submit" in self._tools else None
 
 
 @dataclass

@@ -27,7 +27,8 @@ The constant-answer baseline (`constant_results`, `best_constant`): what a polic
 value scores on a set of CodeGym tasks, per task. With `--success`, the report's `success_vs_constant` (and the log)
 gives the policy's success rate on the measured configurations beside that baseline's on the same ones.
 `python -m agentic_rl.hygiene data=codegym-heldout --constant-baseline OUT.jsonl` writes it beside the hygiene
-report; `constant_metrics` gives it as metrics beside an evaluation's `env/` success rates; `python -m
+report; `constant_metrics` gives it as metrics beside an evaluation's `env/` success rates, and `evaluation_constant`
+as the "constant_answer" of `python -m agentic_rl.evaluate`'s summary.json; `python -m
 agentic_rl.table` prints it beside every CodeGym score of its tables (agentic_rl/reports/constant.py).
 """
 
@@ -337,7 +338,7 @@ def constant_metrics(
     the tasks mix both held-out sets as `env/seen_envs/...` does, `env/seen_envs/constant_success_rate` and
     `env/unseen_envs/constant_success_rate`}). The constant is the one that solves most of these tasks
     (`best_constant`). (None, {}) when no task is a CodeGym task."""
-    gym = [t for t in tasks if t.harness == "codegym"]
+    gym = codegym_tasks(tasks)
     if not gym:
         return None, {}
     answer, rows = best_constant(constant_results(gym, runner, timeout_s=timeout_s), [t.task_id for t in gym])
@@ -349,6 +350,24 @@ def constant_metrics(
         for name, group in groups.items():
             out[f"env/{name}/constant_success_rate"] = sum(passed[t.task_id] for t in group) / len(group)
     return answer, out
+
+
+def codegym_tasks(tasks: Sequence[Task]) -> list[Task]:
+    """The tasks that are CodeGym configurations (a constant `Done` answer means something for them alone)."""
+    return [t for t in tasks if t.harness == "codegym"]
+
+
+def evaluation_constant(
+    tasks: Sequence[Task], sandbox: Any, timeout_s: float = Rules.timeout_s
+) -> dict[str, Any] | None:
+    """An evaluation summary's constant-answer baseline (`python -m agentic_rl.evaluate`'s "constant_answer"): over
+    the evaluated tasks' CodeGym configurations, the constant (`answer`), how many tasks (`n_tasks`) and
+    `constant_metrics`' rates, run in the evaluation's `sandbox`; None when no task is a CodeGym task (a code
+    task has no constant answer)."""
+    answer, metrics = constant_metrics(tasks, CodeGymRunner(sandbox=sandbox), timeout_s=timeout_s)
+    if not metrics:
+        return None
+    return {"answer": answer, "n_tasks": len(codegym_tasks(tasks)), **metrics}
 
 
 def success_beside_constant(

@@ -7,11 +7,16 @@ they derive from (`BASELINE_SOURCE`, the multi-tool mode), so a difference to th
   last_block     the last fenced code block the model wrote in the episode (```python or ```submit) is graded as
                  its submission: a model that runs code and never submits is credited with its last code. No model
                  turn is added; an episode that wrote no block has no submission.
-  forced_submit  an episode that ended without a submission gets one more turn, opened with the submit fence as
-                 context (`rollout.agent.run_final_submit`), so what the model writes is its submission; an episode
-                 that submitted is kept as it is.
+  forced_submit  an episode that ended without a submission gets one more turn that must be its final answer, in its
+                 environment's own terms (`Episode.final_answer`, `rollout.agent.run_final_submit`): a code task's
+                 opens with the submit fence as context, so what the model writes is its submission; a CodeGym
+                 episode's opens with its `Done` action up to the answer. An episode that submitted is kept as it is;
+                 so is one whose environment declares no final answer (finish_reason "no_final_answer" in its
+                 record: the baseline does not apply to it, and says so).
 
-Both are graded by the episode's real grader (the tool set's submit tool, in the sandbox).
+Both are graded by the episode's real grader: last_block's block by the tool set's submit tool, in the sandbox; a
+forced answer by the episode's own step (the submit tool, a CodeGym environment's `Done`). An episode that its
+environment's own final call graded (a CodeGym `Done`) keeps that verdict under last_block.
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ def grade_last_block(traj: Trajectory, task: Task, toolset: ToolSet) -> Trajecto
 
     When that block is the submission the episode already had graded, its verdict is reused (same code, same
     tests: grading it again would only cost time)."""
+    if traj.grade is not None and traj.grade.tool not in CODE_TOOLS:
+        # graded by its environment's own final call (a CodeGym `Done`): there is no code block to grade instead,
+        # and replacing that verdict by "no submission" would fail an episode for a format it was never asked for
+        return traj
     code = last_code_block(traj)
     if code is None:
         return replace(traj, submitted_code=None, passed=False, grade=None)
@@ -75,8 +84,10 @@ def last_block_baseline(
 def forced_submit_baseline(
     episodes: RolloutResult, tasks: Sequence[Task], policy: Policy, toolset: ToolSet, rollout: RolloutConfig
 ) -> RolloutResult:
-    """`forced_submit`: the episodes that ended without a submission get exactly one forced submit turn."""
-    open_ones = [n for n, t in enumerate(episodes) if t.submitted_code is None]
+    """`forced_submit`: the episodes that ended without a submission get exactly one forced turn that must be their
+    final answer, in their environment's terms (`run_final_submit`). An episode an infrastructure failure ended is
+    kept as it is: it is not the policy's score (`Trajectory.infra_failure`), and a forced turn would make it one."""
+    open_ones = [n for n, t in enumerate(episodes) if t.submitted_code is None and t.infra_failure is None]
     if not open_ones:
         return episodes
     forced = run_final_submit([(tasks[n], episodes[n]) for n in open_ones], policy, toolset, rollout)

@@ -26,8 +26,10 @@ follow the prompt and each observation, masked like them, and the model continue
 stop condition read the turn as prefix + generated text, so a small model that only has to write what follows
 the prefix is parsed exactly as if it had written the whole call.
 
-A finished episode may be given one more turn that must be a submission (`run_final_submit`, the evaluation's
-`forced_submit` baseline): the turn opens with the submit fence as context, so what the model writes is the code.
+A finished episode may be given one more turn that must be its final answer (`run_final_submit`, the evaluation's
+`forced_submit` baseline), in its environment's own terms (`Episode.final_answer`): a code task's turn opens with the
+submit fence as context, so what the model writes is the code; a CodeGym episode's with its `Done` action up to the
+answer. An episode whose environment has no final answer is kept as it was and says so.
 
 The policy's `session()` (HFPolicy's) keeps each episode's KV cache across the turns of one call of
 `run_episodes`; the result carries the rollout's counters and timings (`RolloutStats`).
@@ -42,8 +44,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentic_rl.envs.base import Environment, Episode
+from agentic_rl.envs.base import Environment, Episode, FinalAnswer
 from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
+    SUBMIT_FENCE,
     as_environment,
     closing_marker,
     prompt_messages,
@@ -59,7 +62,7 @@ from agentic_rl.rollout.policy import (
     StopCondition,
     TurnRequest,
 )
-from agentic_rl.tools.base import ToolSet, find_first_call, has_completed_call, spec_for
+from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall, Trajectory, Turn
 
@@ -177,6 +180,7 @@ class _Episode:
             grade=self.grade,
             tools=self.counted_tools(),
             infra_failure=self.infra_failure,
+            env_state=self.env.snapshot() or None,
         )
 
     def counted_tools(self) -> tuple[str, ...]:
@@ -285,25 +289,22 @@ def run_episodes(
             episode.env.close()
 
 
-SUBMIT_FENCE = "```submit\n"  # opens a forced final turn: the model writes the submission's code after it
+NO_FINAL_ANSWER = "no_final_answer"  # the finish reason of an episode a forced final turn is not applicable to
 
 
-class _ForcedSubmitEpisode(Episode):
-    """An episode's forced last turn: only a submission is parsed, and a block the turn left open (EOS or the token
-    limit came before the closing fence) is closed, so what the model wrote after the fence is its submission."""
+class _FinalTurnEpisode(Episode):
+    """An episode's forced last turn: only its final answer is parsed (`FinalAnswer.parse`); the rest is the
+    episode's own (its step grades the answer, its tools count the call)."""
 
-    def __init__(self, inner: Episode, tool: str) -> None:
-        self.inner, self.tool = inner, tool
+    def __init__(self, inner: Episode, answer: FinalAnswer) -> None:
+        self.inner, self.answer = inner, answer
         self.task, self.tools = inner.task, inner.tools
-        pattern = spec_for(tool).call_pattern
-        self.closing = "\n" + ((closing_marker(pattern) if pattern is not None else None) or "")
 
     def prompt_messages(self, observation_format: str) -> list[dict[str, str]]:
         return self.inner.prompt_messages(observation_format)
 
     def parse(self, text: str) -> ToolCall | None:
-        call = find_first_call(text, (self.tool,)) or find_first_call(text + self.closing, (self.tool,))
-        return call if call is not None and call.content.strip() else None  # an empty block submits nothing
+        return self.answer.parse(text)
 
     def step(self, call: ToolCall) -> Observation:
         return self.inner.step(call)
@@ -314,8 +315,14 @@ class _ForcedSubmitEpisode(Episode):
     def grades(self, name: str) -> bool:
         return self.inner.grades(name)
 
+    def final(self, name: str) -> bool:
+        return self.inner.final(name)
+
     def counted_tools(self, executed: list[str]) -> tuple[str, ...]:
         return self.inner.counted_tools(executed)
+
+    def snapshot(self) -> dict:
+        return self.inner.snapshot()
 
     def close(self) -> None:
         self.inner.close()
@@ -326,29 +333,70 @@ def run_final_submit(
     policy: Policy,
     toolset: ToolSet | Environment,
     cfg: RolloutConfig,
-    prefix: str = SUBMIT_FENCE,
-    tool: str = "submit",
 ) -> RolloutResult:
-    """Each finished episode continued by exactly one turn that must call `tool`: the turn opens with `prefix`
-    (context, masked, as `response_prefix`), only `tool` stops or is parsed, and an unclosed block is closed.
+    """Each finished episode continued by exactly one turn that must give its final answer in its environment's own
+    terms (`Episode.final_answer`: a code task's submission after the submit fence, a CodeGym environment's `Done`).
+    The turn opens with the answer's prefix (context, masked, as `response_prefix`); only the answer stops the turn
+    or is parsed, and the episode's own step grades it. A turn that gives no answer ends with "no_call".
 
-    The episodes' ids, mask and turns are continued verbatim (copies: the given trajectories are not changed);
-    the forced call is graded by the episode's own tool. A turn that writes no code ends with "no_call".
+    The episodes' ids, mask and turns are continued verbatim (copies: the given trajectories are not changed), from
+    the state each ended in (`Trajectory.env_state`). An episode whose environment has no final answer is returned
+    as it was, with finish_reason "no_final_answer" (its record says so, and a warning counts them): nothing is
+    forced on an environment that did not say what its answer is. Forced turns of one kind of answer are generated
+    together; the result is in the order of `episodes`.
     """
-    started = time.perf_counter()
     env = as_environment(toolset)
-    cfg = replace(cfg, max_turns=1, response_prefix=prefix, on_no_call="stop")
-    check = call_stop_condition((tool,))
-    stop = StopCondition(lambda text: check(prefix + text), check.markers)
-    restored: list[_Episode] = []
+    out: dict[int, Trajectory] = {}  # by the episode's place in `episodes`
+    groups: dict[tuple[str, str], list[tuple[int, _Episode, FinalAnswer]]] = {}
+    opened: list[Episode] = []
     try:
-        for task, traj in episodes:
-            inner = env.open(task, traj.sample_index)
-            restored.append(_continued(_ForcedSubmitEpisode(inner, tool), task, traj))
-        return _roll_out(restored, policy, stop, cfg, None, started)
+        for n, (task, traj) in enumerate(episodes):
+            inner = _reopen(env, task, traj)
+            opened.append(inner)
+            answer = inner.final_answer()
+            if answer is None:
+                out[n] = replace(traj, finish_reason=NO_FINAL_ANSWER)
+            else:
+                continued = _continued(_FinalTurnEpisode(inner, answer), task, traj)
+                groups.setdefault(answer.key, []).append((n, continued, answer))
+        _warn_not_applicable(list(out.values()))  # so far, those kept as they were
+        stats = []
+        for members in groups.values():
+            result = _forced_turns([e for _, e, _ in members], members[0][2], policy, cfg)
+            stats.append(result.stats)
+            for (n, _, _), traj in zip(members, result):
+                out[n] = traj
+        return RolloutResult([out[n] for n in range(len(episodes))], merge_rollout_stats(stats))
     finally:
-        for episode in restored:
-            episode.env.close()
+        for episode in opened:
+            episode.close()
+
+
+def _reopen(env: Environment, task: Task, traj: Trajectory) -> Episode:
+    """The episode of a finished trajectory again: resumed from the state it ended in, or opened anew when it kept
+    none (a stateless episode)."""
+    if traj.env_state:
+        return env.resume(task, traj.sample_index, traj.env_state)
+    return env.open(task, traj.sample_index)
+
+
+def _forced_turns(episodes: list[_Episode], answer: FinalAnswer, policy: Policy, cfg: RolloutConfig) -> RolloutResult:
+    """One forced turn of each episode, all giving `answer`'s kind of final answer, generated as one batch."""
+    started = time.perf_counter()
+    cfg = replace(cfg, max_turns=1, response_prefix=answer.prefix, on_no_call="stop")
+    stop = StopCondition(lambda text: answer.stops(answer.prefix + text), answer.closing_markers())
+    return _roll_out(episodes, policy, stop, cfg, None, started)
+
+
+def _warn_not_applicable(kept: Sequence[Trajectory]) -> None:
+    if kept:
+        logger.warning(
+            "forced final turn: not applicable to %d episodes, whose environment declares no final answer "
+            "(Episode.final_answer); kept as they were, finish_reason %r: %s",
+            len(kept),
+            NO_FINAL_ANSWER,
+            sorted({t.task_id for t in kept})[:10],
+        )
 
 
 def _continued(env: Episode, task: Task, traj: Trajectory) -> _Episode:
