@@ -5,6 +5,10 @@
     envs.servers=[URL, ...]   servers started elsewhere (`python -m agentic_rl.envs.serve`), with the token in
                               $AGENTIC_RL_ENV_TOKEN (or the variable envs.token_env names)
 
+Every server builds the run's environment (the `env` group): local servers are started with it (`--env`), and a
+server started elsewhere must have been started with the same one (its episodes' requests carry the run's `env`,
+which a server started for another refuses, saying with what to start it).
+
 Episodes go to the live servers in turn. A server that died (no connection, no answer in time, garbage) is taken
 out of the turn; its episodes move to another server with their state on their next call (served.py). When no
 server is left the run stops with an error that says so, since nothing could be scored.
@@ -73,6 +77,7 @@ class ServerPool:
 
     clients: list[EnvClient]
     retries: int = 2
+    env: dict[str, Any] | None = None  # the run's `env` node the servers build (None: the default environment)
     processes: list[subprocess.Popen] = field(default_factory=list)  # the local servers' processes (servers=N)
     _dead: set[str] = field(default_factory=set)
     _turn: int = 0
@@ -125,29 +130,38 @@ class ServerPool:
         return [c for c in ordered if c is not avoid] + [c for c in ordered if c is avoid]
 
 
-def local_servers(n: int, sandbox_cfg: dict[str, Any], startup_timeout_s: float) -> LocalServers:
-    """`n` server processes on loopback, each with its own sandbox (`sandbox_cfg`), started and stopped here.
+def local_servers(
+    n: int, sandbox_cfg: dict[str, Any], startup_timeout_s: float, env_cfg: dict[str, Any] | None = None
+) -> LocalServers:
+    """`n` server processes on loopback, each with its own sandbox (`sandbox_cfg`) and the run's environment
+    (`env_cfg`, None: the default), started and stopped here.
 
     Each watches this process (`--parent-pid`) and stops when it is gone, so a trainer killed without cleaning up
     leaves no server behind either.
     """
     args = [sys.executable, "-m", "agentic_rl.envs.serve", "--sandbox", json.dumps(sandbox_cfg)]
+    if env_cfg is not None:
+        args += ["--env", json.dumps(env_cfg)]
     return LocalServers.start(args, n, TOKEN_ENV, startup_timeout_s, "environment server")
 
 
 @contextlib.contextmanager
-def environment_servers(envs: Any, sandbox_cfg: Any) -> Iterator[ServerPool | None]:
+def environment_servers(envs: Any, sandbox_cfg: Any, env_cfg: Any = None) -> Iterator[ServerPool | None]:
     """The run's servers for its duration (`envs`: the `envs` config node, None or servers=0: none). Local servers
-    are started with the run's sandbox config and stopped on the way out, whatever happened inside."""
+    are started with the run's sandbox config and its environment (`env_cfg`: the `env` node; None, as in a run
+    saved before the group existed: the default environment), and stopped on the way out, whatever happened
+    inside."""
     from omegaconf import OmegaConf
 
     cfg = ServersConfig() if envs is None else to_dataclass(envs, ServersConfig)
     if cfg.servers == 0:
         yield None
         return
+    env = None if env_cfg is None else OmegaConf.to_container(env_cfg, resolve=True)
     local = None
     if isinstance(cfg.servers, int):
-        local = local_servers(cfg.servers, OmegaConf.to_container(sandbox_cfg, resolve=True), cfg.startup_timeout_s)
+        sandbox = OmegaConf.to_container(sandbox_cfg, resolve=True)
+        local = local_servers(cfg.servers, sandbox, cfg.startup_timeout_s, env)
         urls, token = local.urls, local.token
     else:
         urls, token = list(cfg.servers), os.environ.get(cfg.token_env) or None
@@ -155,7 +169,7 @@ def environment_servers(envs: Any, sandbox_cfg: Any) -> Iterator[ServerPool | No
         clients = [EnvClient(url, token, cfg.timeout_s) for url in urls]
         for client in clients:  # a wrong token or an old server is an error now, not at the first episode
             client.health()
-        yield ServerPool(clients, retries=cfg.retries, processes=local.processes if local is not None else [])
+        yield ServerPool(clients, cfg.retries, env, processes=local.processes if local is not None else [])
     finally:
         if local is not None:
             local.stop()

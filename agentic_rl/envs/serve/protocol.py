@@ -6,10 +6,13 @@
     POST /close  {"session": SID}                -> {"closed": bool}
     GET  /health                                 -> {"ok": true, "protocol": PROTOCOL_VERSION, "sessions": n}
 
-SPEC is the environment to build: {"tools": a resolved `conf/tools/*.yaml` node}; every `_target_` in it must name
-something of this package (a server builds it, so it must not be a way to call any function of the server's
-Python). TASK, CALL and OBSERVATION are the `agentic_rl.types` records as JSON objects of their fields; SNAPSHOT is
-the episode's `Episode.snapshot()`. A server with a token answers only requests that carry it
+SPEC is the environment to build: {"tools": a resolved `conf/tools/*.yaml` node, "env": the run's resolved `env` node
+or null (the default environment)}. Every `_target_` in "tools" must name something of this package (a server builds
+it, so it must not be a way to call any function of the server's Python). "env" is never built from the request: a
+server builds the environment it was started with (`--env`) and refuses a spec that names another (400, saying
+with what to start it), so a run never steps episodes in an environment it did not configure.
+TASK, CALL and OBSERVATION are the `agentic_rl.types` records as JSON objects of their fields; SNAPSHOT is the
+episode's `Episode.snapshot()`. A server with a token answers only requests that carry it
 (`Authorization: Bearer <token>`); others get 401. Errors: 400 for a request that is not the protocol (its
 `error` says what), 401 without the token, 404 for a session the server does not hold, 500 when handling failed.
 """
@@ -23,7 +26,7 @@ from typing import Any
 from agentic_rl.serving import MAX_BODY_BYTES, BadRequest
 from agentic_rl.types import Observation, Task, ToolCall
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: the spec names the run's environment ("env"); a version-1 server built the default one
 TARGET_PREFIX = "agentic_rl."
 TOKEN_ENV = "AGENTIC_RL_ENV_TOKEN"
 
@@ -93,8 +96,11 @@ def field(body: Any, key: str, kind: type | tuple[type, ...], what: str = "the r
 
 
 def check_spec(spec: Any) -> dict[str, Any]:
-    """An environment spec a server may build: {"tools": {...}} whose every `_target_` is this package's."""
+    """An environment spec a server may build: {"tools": {...}, "env": {...} | null} whose every tool `_target_` is
+    this package's."""
     tools = field(spec, "tools", dict, "spec")
+    if spec.get("env") is not None and not isinstance(spec["env"], dict):
+        raise ProtocolError(f"spec's 'env' must be an object or null, got {type(spec['env']).__name__}")
 
     def targets(node: Any) -> list[str]:
         if isinstance(node, dict):

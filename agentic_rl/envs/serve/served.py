@@ -170,12 +170,14 @@ class UnopenedEpisode(Episode):
 
 
 def served(pool: ServerPool | None, tools_cfg: Any) -> Served | None:
-    """The serving of the tool set `tools_cfg` (a `conf/tools/*.yaml` node) on `pool`; None without a pool."""
+    """The serving of the tool set `tools_cfg` (a `conf/tools/*.yaml` node) on `pool`, in the environment its servers
+    build (`ServerPool.env`, the run's), which the spec names so that a server started for another one refuses it;
+    None without a pool."""
     if pool is None:
         return None
     from omegaconf import OmegaConf
 
-    return Served(pool, {"tools": OmegaConf.to_container(tools_cfg, resolve=True)})
+    return Served(pool, {"tools": OmegaConf.to_container(tools_cfg, resolve=True), "env": pool.env})
 
 
 __all__ = ["Served", "ServedEpisode", "UnopenedEpisode", "served"]
