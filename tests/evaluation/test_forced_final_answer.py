@@ -29,7 +29,7 @@ from agentic_rl.rollout.agent import NO_FINAL_ANSWER, RolloutResult
 from agentic_rl.types import Observation, Task, ToolCall
 
 QUIET = ["logger=none", "progress=false", "sandbox.workers=1"]
-CODEGYM = ["data=codegym", "data.shuffle=false", "evaluator.n_samples=0", "sandbox.preload=[json]"]
+CODEGYM = ["data=codegym", "data.shuffle=false", "sandbox.preload=[json]"]
 
 
 def compose_eval(*overrides):
@@ -50,17 +50,20 @@ def test_the_tiny_random_model_evaluates_codegym_in_every_default_mode(tmp_path)
         "model=tiny-random",
         "data.envs=[strings/PalindromeCheckEnv]",
         "data.configs_per_env=1",
+        # sampled episodes: random weights at temperature write random text (the greedy one writes next to nothing),
+        # which is what reached CodeGym's JSON parser as a forced submission's code and raised
+        "evaluator.n_samples=2",
         "rollout.max_turns=1",
         "rollout.max_new_tokens=8",
         f"+run_dir={tmp_path}",
     )
     summary = evaluate.run(cfg)  # default modes: no_tools, code_only, multi_tool, last_block, forced_submit
     records = read_records(tmp_path)
-    multi = {r["task_id"]: r for r in records if r["mode"] == "multi_tool"}
-    forced = {r["task_id"]: r for r in records if r["mode"] == "forced_submit"}
-    assert len(forced) == 1 and set(summary["eval"]) == set(cfg.evaluator.modes)
-    for tid, r in forced.items():  # random weights never call Done in one turn: each episode was forced once
-        assert not multi[tid]["env"]["done"] and r["turns"] == multi[tid]["turns"] + 1
+    multi = {(r["task_id"], r["sample"]): r for r in records if r["mode"] == "multi_tool"}
+    forced = {(r["task_id"], r["sample"]): r for r in records if r["mode"] == "forced_submit"}
+    assert len(forced) == 3 and set(summary["eval"]) == set(cfg.evaluator.modes)
+    for key, r in forced.items():  # random weights never call Done in one turn: each episode was forced once
+        assert not multi[key]["env"]["done"] and r["turns"] == multi[key]["turns"] + 1
         assert r["finish_reason"] in ("passed", "failed", "no_call")  # an answer graded by Done, or none written
         assert r["finish_reason"] != "no_call" or r["status"] == "no_submission"
 
@@ -186,6 +189,7 @@ def test_a_codegym_evaluation_carries_the_constant_answer_baseline(tmp_path, mon
         f"data.path={envs}",
         "data.split=all",
         "data.heldout_configs=0",
+        "evaluator.n_samples=0",
         "evaluator.modes=[multi_tool]",
         f"+run_dir={run_dir}",
     )
