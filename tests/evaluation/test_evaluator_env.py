@@ -60,25 +60,10 @@ def test_records_and_metrics_come_from_the_modes_own_environment(cfg, tmp_path):
 
 def test_a_resumed_mode_reads_its_stored_records_with_the_same_environment(cfg, tmp_path):
     """Metrics come from records, so a mode resumed from results.jsonl reports what the first run did."""
-    script = ScriptedPolicy(lambda req: f"```submit\n{GOOD}\n```")
-    ec = EvalConfig(modes=["code_only"])
-    first = evaluate(
-        tasks(2),
-        script,
-        environments(cfg, ["code_only"]),
-        ROLLOUT,
-        ec,
-        progress=False,
-        store=ResultStore.in_dir(tmp_path),
-    )
     never = ScriptedPolicy(lambda req: (_ for _ in ()).throw(AssertionError("a stored episode was run again")))
-    again = evaluate(
-        tasks(2),
-        never,
-        environments(cfg, ["code_only"]),
-        ROLLOUT,
-        ec,
-        progress=False,
-        store=ResultStore.in_dir(tmp_path),
-    )
-    assert again["code_only"].metrics["env/counting_turns"] == first["code_only"].metrics["env/counting_turns"] == 2.0
+    turns = []
+    for policy in (ScriptedPolicy(lambda req: f"```submit\n{GOOD}\n```"), never):  # the first run, then its resume
+        envs, store = environments(cfg, ["code_only"]), ResultStore.in_dir(tmp_path)
+        result = evaluate(tasks(2), policy, envs, ROLLOUT, EvalConfig(modes=["code_only"]), progress=False, store=store)
+        turns.append(result["code_only"].metrics["env/counting_turns"])
+    assert turns == [2.0, 2.0]
