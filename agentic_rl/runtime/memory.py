@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 GIB = 2**30
 AUTO = "auto"
-ENGINE_MMAP_THRESHOLD_KIB = 128  # `auto` on a CPU with rollout.backend=vllm (glibc's initial threshold, held there)
+ENGINE_MMAP_THRESHOLD_KIB = 128  # `auto` where the sampler's engine shares the heap (glibc's initial threshold, held)
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 
 logger = logging.getLogger(__name__)
@@ -106,8 +106,9 @@ class MemoryConfig:
     """`memory` (conf/train.yaml, conf/evaluate.yaml): how the run's process holds its heap.
 
     mmap_threshold_kib: glibc's mmap threshold, pinned for the whole run. `auto`: pinned at
-        `ENGINE_MMAP_THRESHOLD_KIB` when rollout.backend=vllm runs on a CPU (the engine shares this process's heap
-        with the trainer, and the update's freed activations would otherwise stay resident under it), else
+        `ENGINE_MMAP_THRESHOLD_KIB` where the sampler's class says its engine shares this process's heap with the
+        trainer (`Policy.shares_trainer_heap`: the vLLM engine on a CPU, whether named or chosen by
+        rollout.backend=auto), as the update's freed activations would otherwise stay resident under it; else
         glibc's dynamic threshold. A number of KiB pins it for either backend; null never pins.
     """
 
@@ -145,7 +146,10 @@ def apply_memory_config(memory: MemoryConfig, engine_shares_heap: bool) -> int |
 def upgrade_legacy_pin(saved: Any) -> Any:
     """A run config saved before `memory` existed (resumed, or read by an evaluation of its checkpoint), with its
     `rollout.vllm.mmap_threshold_kib` moved to `memory.mmap_threshold_kib` meaning what it did then: the vLLM
-    backend pinned it on a CPU and the HF backend never, which is `auto` at the default 128 KiB."""
+    backend pinned it on a CPU and the HF backend never, which is `auto` at the default 128 KiB.
+
+    This one reads the backend by its name on purpose: it translates what the code of that time did, which decided
+    by the name, and such a config never says `auto` (`memory` came before `rollout.backend=auto`)."""
     vllm = saved.get("rollout", {}).get("vllm")
     if not vllm or "mmap_threshold_kib" not in vllm:
         return saved

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -46,12 +46,19 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def pin_run_heap(cfg: DictConfig) -> int | None:
-    """`memory.mmap_threshold_kib` applied to this process, before the model is loaded: `auto` pins where the
-    vLLM engine shares the heap with the trainer (rollout.backend=vllm without a GPU). The KiB pinned, or None."""
+class SamplerClass(Protocol):
+    """What the run's sampler says about itself before it is built: a `Policy` class (agentic_rl.rollout.policy;
+    `agentic_rl.rollout.backends.policy_class(cfg.rollout)` finds the run's, `auto` resolved)."""
+
+    def shares_trainer_heap(self, on_gpu: bool) -> bool: ...
+
+
+def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
+    """`memory.mmap_threshold_kib` applied to this process, before the model is loaded: `auto` pins where the run's
+    sampler class says its engine shares the heap with the trainer on this device (`VLLMPolicy` without a GPU).
+    The entry point passes the class, as this layer sits below the rollout. The KiB pinned, or None."""
     memory = MemoryConfig(**(OmegaConf.to_container(cfg.memory, resolve=True) if cfg.get("memory") else {}))
-    engine_shares_heap = cfg.rollout.get("backend") == "vllm" and not torch.cuda.is_available()
-    return apply_memory_config(memory, engine_shares_heap)
+    return apply_memory_config(memory, sampler.shares_trainer_heap(on_gpu=torch.cuda.is_available()))
 
 
 def in_hydra() -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -70,3 +71,42 @@ def test_auto_is_a_sampler_name_and_not_the_default():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="train")
     assert cfg.rollout.backend == "hf"
+
+
+# ---- the class a backend samples with, asked before anything is built (backends.policy_class) ---------------------
+
+
+@pytest.mark.parametrize(
+    ("backend", "cls", "cpu", "gpu"), [("hf", "HFPolicy", False, False), ("vllm", "VLLMPolicy", True, False)]
+)
+def test_each_backend_names_its_policy_class_and_whether_it_shares_the_trainers_heap(backend, cls, cpu, gpu):
+    found = backends.policy_class(RolloutConfig(backend=backend))
+    assert found.__name__ == cls
+    assert found.shares_trainer_heap(on_gpu=False) is cpu and found.shares_trainer_heap(on_gpu=True) is gpu
+
+
+@pytest.mark.parametrize(("flags", "python", "chosen"), [(ZEN4, VENV, "vllm"), (AVX2, VENV, "hf"), (AMX, None, "hf")])
+def test_auto_asks_the_class_of_the_backend_it_would_build(monkeypatch, flags, python, chosen):
+    """The machine is faked where `auto_sampler` reads it (CPU flags, vLLM's interpreter, no GPU): `policy_class`
+    resolves to the class of the backend that `auto_sampler` builds, so auto inherits what that backend needs."""
+    monkeypatch.setattr(vllm_policy, "cpu_flags", lambda: set(flags.split()))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(backends, "engine_python", lambda engine: python if engine == "vllm" else sys.executable)
+    found = backends.policy_class(RolloutConfig(backend="auto"))
+    assert found is backends.policy_class(RolloutConfig(backend=chosen))
+    assert found.shares_trainer_heap(on_gpu=False) is (chosen == "vllm")
+    registry = Recorder()
+    monkeypatch.setattr(backends, "SAMPLERS", registry)
+    assert backends.auto_sampler("model", "tokenizer", rollout_cfg=RolloutConfig(backend="auto")) == chosen
+
+
+def test_a_backend_that_declares_no_class_gets_the_policy_bases_defaults_and_an_unknown_one_is_named(monkeypatch):
+    from agentic_rl.registry import Registry
+    from agentic_rl.rollout.policy import Policy
+
+    samplers = Registry("sampler")
+    samplers.register("mine")(lambda model, tokenizer, rollout_cfg=None, seed=0: None)
+    monkeypatch.setattr(backends, "SAMPLERS", samplers)
+    assert backends.policy_class(SimpleNamespace(backend="mine")) is Policy  # (RolloutConfig checks the name)
+    with pytest.raises(ValueError, match=r"rollout.backend='nope': unknown sampler 'nope'; available: mine, hf"):
+        backends.policy_class(SimpleNamespace(backend="nope"))

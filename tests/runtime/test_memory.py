@@ -230,17 +230,22 @@ def test_a_config_without_the_old_key_is_left_as_it_is():
         ("evaluate", "load_policy", ["evaluator.limit=1"]),
     ],
 )
-@pytest.mark.parametrize("backend, pinned", [("vllm", [128]), ("hf", [])])
+@pytest.mark.parametrize(
+    "backend, auto_chooses, pinned",
+    [("vllm", None, [128]), ("hf", None, []), ("auto", "vllm", [128]), ("auto", "hf", [])],
+)
 def test_a_run_pins_before_it_loads_the_model_as_its_backend_asks(
-    monkeypatch, tmp_path, entry, stop_at, overrides, backend, pinned
+    monkeypatch, tmp_path, entry, stop_at, overrides, backend, auto_chooses, pinned
 ):
     """`memory.mmap_threshold_kib=auto` (the default): training and evaluation pin on a CPU with the vLLM backend,
-    and before the model is loaded, so the model's own allocations already follow the pinned threshold."""
+    named or chosen by `rollout.backend=auto`, and before the model is loaded, so the model's own allocations
+    already follow the pinned threshold."""
     import importlib
 
     import torch
     from hydra import compose, initialize_config_dir
 
+    from agentic_rl.rollout import backends
     from tests.config.test_compose import CONF
 
     module = importlib.import_module(f"agentic_rl.{entry}")
@@ -256,6 +261,7 @@ def test_a_run_pins_before_it_loads_the_model_as_its_backend_asks(
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: events.append(kib) or True)
     monkeypatch.setattr(module, stop_at, stop)
+    monkeypatch.setattr(backends, "auto_choice", lambda: (auto_chooses, "faked for the test"))
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(
             entry,
