@@ -13,49 +13,20 @@ from agentic_rl.envs.tasks import environment_tasks
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
 from agentic_rl.rollout.agent import run_final_submit
 from agentic_rl.types import ToolCall
-from tests.envs.test_codegym import act, task
+from tests.envs.test_codegym import COUNTER_ENV, act, task
 
-# Done is right only when the answer is the running total *and* the total was built with Add: a forced Done graded
-# from a reset, not from the state the episode ended in, would find total 0 and fail a right answer.
-LEDGER_ENV = '''
-import json
-import gymnasium
+# Done is right only when the answer is the running total *and* the total was built with Add (the counter of
+# test_codegym, whose reference is its total once it is complete): a forced Done graded from a reset, not from the
+# state the episode ended in, would find total 0 and fail a right answer.
+LEDGER_ENV = (
+    COUNTER_ENV
+    + """
 
-
-class LedgerEnv(gymnasium.Env):
-    """Add each number to the ledger with Add, then answer the ledger's total."""
-
-    def __init__(self):
-        self.func_mapping = {"Observe": self.Observe, "Add": self.Add, "Done": self.Done}
-
-    def reset(self, *, seed=None, options=None):
-        self.numbers, self.total = list(options["numbers"]), 0
-        return self.Observe(), {}
-
-    def Observe(self):
-        """The numbers and the ledger's total."""
-        return json.dumps({"numbers": self.numbers, "total": self.total})
-
-    def Add(self, value):
-        """Add value to the ledger."""
-        self.total += value
-        return str(self.total)
-
-    def Done(self, answer):
-        """Answer the ledger's total."""
-        return answer
-
+class LedgerEnv(CounterEnv):
     def get_ref_answer(self):
-        return self.total
-
-    def step(self, action):
-        call = json.loads(action)
-        name, params = call["name"], call.get("parameters", {})
-        if name == "Done":
-            right = self.total == sum(self.numbers) and params["answer"] == self.total
-            return ("correct" if right else "wrong"), float(right), True, False, {}
-        return self.func_mapping[name](**params), 0.0, False, False, {}
-'''
+        return self.total if self.total == sum(self.numbers) else None
+"""
+)
 
 
 def ledger_task(numbers=(2, 3)):

@@ -20,13 +20,13 @@ from hydra import compose, initialize_config_dir
 
 import agentic_rl.evaluate as evaluate
 from agentic_rl.envs.base import Environment, Episode
-from agentic_rl.envs.builtin import gym_base
 from agentic_rl.evaluation.baselines import forced_submit_baseline
 from agentic_rl.evaluation.records import record_from_trajectory
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
 from agentic_rl.rollout.agent import NO_FINAL_ANSWER, RolloutResult
 from agentic_rl.types import Observation, Task, ToolCall
+from tests.envs.test_constant_answer import CODE as ENVS_CODE
 
 QUIET = ["logger=none", "progress=false", "sandbox.workers=1"]
 CODEGYM = ["data=codegym", "data.shuffle=false", "sandbox.preload=[json]"]
@@ -134,42 +134,10 @@ def test_an_episode_an_infrastructure_failure_ended_is_not_forced():
 
 # --------------------------------------------------------------------------- the constant-answer baseline in summary
 
+
 # Two environments, four configurations: "is n positive" (true, true) and "the sum" (3, 7). The constants the
-# answers take are true, 3 and 7: `true` solves 2 of 4, 3 and 7 one each, so the baseline is `true` at 0.5.
-ENVS_CODE = (
-    Path(gym_base.__file__).read_text()
-    + '''
-
-class IsPositiveEnv(ToolEnv):
-    """Is n positive?"""
-
-    def load(self, options):
-        self.n = options["n"]
-
-    def Observe(self):
-        """The number."""
-        return {"n": self.n}
-
-    def get_ref_answer(self):
-        return self.n > 0
-
-
-class SumEnv(ToolEnv):
-    """The sum of the numbers."""
-
-    def load(self, options):
-        self.nums = options["nums"]
-
-    def Observe(self):
-        """The numbers."""
-        return {"nums": self.nums}
-
-    def get_ref_answer(self):
-        return sum(self.nums)
-'''
-)
-
-
+# answers take are true, 3 and 7: `true` solves 2 of 4, 3 and 7 one each, so the baseline is `true` at 0.5. The
+# environments are those of the constant-answer filter's tests.
 def write_envs(path: Path) -> Path:
     rows = [
         {"env_id": "t/IsPositiveEnv", "class_name": "IsPositiveEnv", "configs": [{"n": 1}, {"n": 2}]},
