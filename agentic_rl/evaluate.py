@@ -44,6 +44,7 @@ from agentic_rl.evaluation.report import FIGURE, format_table, mode_summary, plo
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
+from agentic_rl.rollout.backends import policy_class
 from agentic_rl.runtime.files import RESULTS_FILE
 from agentic_rl.runtime.jobs import run_job
 from agentic_rl.runtime.memory import memory_metrics, upgrade_legacy_pin
@@ -227,7 +228,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     rollout_info = use_run_rollout(cfg, explicit_rollout_keys())
     rollout_cfg = to_dataclass(cfg.rollout, RolloutConfig)
     seed_everything(cfg.seed)
-    pinned_kib = pin_run_heap(cfg)  # after use_run_rollout: the backend may be the training run's
+    # after use_run_rollout: the backend may be the training run's
+    pinned_kib = pin_run_heap(cfg, policy_class(cfg.rollout))
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -55,7 +55,7 @@ from agentic_rl.reports.plots import plot_run
 from agentic_rl.reports.run_files import read_metrics
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics, sync_metrics
-from agentic_rl.rollout.backends import make_policy
+from agentic_rl.rollout.backends import make_policy, policy_class
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.runtime.checkpoint import (
     CHECKPOINT_DIR,
@@ -137,7 +137,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "machine, or use the CPU default: python -m agentic_rl.train"
         )
     seed_everything(cfg.seed)
-    pinned_kib = pin_run_heap(cfg)
+    pinned_kib = pin_run_heap(cfg, policy_class(cfg.rollout))
     dist = Distributed.from_env(cfg.distributed.timeout_s)  # one rank of `accelerate launch`, or the only one
     run_dir = dist.shared_run_dir(run_dir_of(cfg))
     if cfg.get("resume") and dist.world_size > 1:
@@ -154,7 +154,8 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     tracker = open_tracker(cfg, run_dir, resume_id=state.get("wandb_id"), writer=dist.is_main)
     with (
         open_run(cfg, run_dir, tracker, step=state.get("step", 0)) as ctx,
-        environment_servers(cfg.get("envs"), cfg.sandbox) as servers,  # envs.servers: stopped at the run's end
+        # envs.servers, building the run's `env`: stopped at the run's end
+        environment_servers(cfg.get("envs"), cfg.sandbox, cfg.get("env")) as servers,
     ):
         training = build_training(cfg, ctx.sandbox, dist, servers)
         position = Position(data_rng=random.Random(cfg.seed))

@@ -90,7 +90,8 @@ class WarmupConfig:
             ),
             (
                 self.rl_tasks in ("all", "rest"),
-                f"warmup.rl_tasks must be all or rest (the tasks the warm-up did not demonstrate), got {self.rl_tasks!r}",
+                f"warmup.rl_tasks must be all or rest (the tasks the warm-up did not demonstrate), got "
+                f"{self.rl_tasks!r}",
             ),
             (
                 self.rl_tasks == "all" or (self.enabled and self.tasks is not None),
