@@ -95,6 +95,20 @@ def test_a_served_rollout_is_the_in_process_rollout_bit_for_bit(code_tools, in_p
     assert all(t.infra_retries() == [] for t in trajs)
 
 
+def test_a_served_episode_gives_its_final_answer_as_in_process(code_tools):
+    """The forced_submit baseline asks an episode for its final answer: served, the environment's own (a code task's
+    submit block, a CodeGym Done), never none."""
+    local = local_environment(code_tools, InProcessSandbox())
+    with thread_server(InProcessSandbox()) as one:
+        env, _ = served_env(code_tools, [one.url])
+        for task in (CODE_TASK, counter_task((2, 3))):
+            served_episode, own = env.open(task, 0), local.open(task, 0)
+            answer = served_episode.final_answer()
+            assert answer is not None and type(answer) is type(own.final_answer())
+            assert answer.prefix == own.final_answer().prefix
+            served_episode.close()
+
+
 def test_episodes_move_with_their_state_when_their_server_dies(code_tools, in_process):
     with thread_server(InProcessSandbox()) as one, thread_server(InProcessSandbox()) as two:
         env, pool = served_env(code_tools, [one.url, two.url])

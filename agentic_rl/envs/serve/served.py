@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_rl.envs.base import Episode
+from agentic_rl.envs.base import Episode, FinalAnswer
 from agentic_rl.envs.faults import InfraFailure, infra_observation
 from agentic_rl.envs.serve.client import EnvClient
 from agentic_rl.envs.serve.pool import ServerPool
@@ -90,6 +90,9 @@ class ServedEpisode(Episode):
 
     def final(self, name: str) -> bool:
         return self.face.final(name)
+
+    def final_answer(self) -> FinalAnswer | None:
+        return self.face.final_answer()  # what a forced final turn is: the environment's own, served or not
 
     def counted_tools(self, executed: list[str]) -> tuple[str, ...]:
         return self.face.counted_tools(executed)
