@@ -39,6 +39,7 @@ from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs.base import Environment
 from agentic_rl.envs.serve import environment_servers, served
 from agentic_rl.envs.toolset import environment_from_config
+from agentic_rl.envs.verify import evaluation_constant
 from agentic_rl.evaluation.base_cache import (
     BaseEvalConfig,
     base_eval_key,
@@ -455,6 +456,9 @@ def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[s
         return summary
     if t.cfg.eval_after and t.eval_tasks:
         summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
+    if summary["eval"] and (constant := evaluation_constant(t.eval_tasks, ctx.sandbox)) is not None:
+        # a CodeGym success rate beside what one constant Done answer scores on the same tasks (as `evaluate`'s)
+        summary["constant_answer"] = constant
     summary.update(
         train_steps=pos.step,
         train_seconds=round(pos.train_seconds, 1),

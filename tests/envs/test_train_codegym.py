@@ -60,3 +60,6 @@ def test_one_codegym_training_step(tmp_path):
     assert step["train/pass_rate"] == step["env/success_rate"]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["n_eval_tasks"] == 1 and "multi_tool" in summary["eval"]["after"]
+    # beside the CodeGym success rates, what one constant Done answer scores on the evaluated task (0 or 1 of 1)
+    constant = summary["constant_answer"]
+    assert constant["n_tasks"] == 1 and constant["env/constant_success_rate"] in (0.0, 1.0)
