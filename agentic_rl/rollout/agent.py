@@ -111,7 +111,7 @@ class RolloutConfig:
     response_prefix: str = ""
     servers: Any = None
     server_token_env: str = "AGENTIC_RL_SAMPLER_TOKEN"
-    server_startup_timeout_s: float = 600.0
+    server_startup_timeout_s: float = 1200.0
     sync_dir: str | None = None
 
     def __post_init__(self) -> None:
