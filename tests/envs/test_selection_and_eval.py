@@ -142,6 +142,14 @@ def test_evaluate_steps_codegym_tasks_in_its_own_sandbox(tmp_path, monkeypatch):
     replies.append('<action>{"name": "Done", "parameters": {"answer": true}}</action>')
     policy = ScriptedPolicy(lambda req: replies[min(req.turn_index, 2)])
     monkeypatch.setattr(evaluate, "load_policy", lambda cfg: policy)
+    episode_calls: list = []  # the calls made before the constant-answer baseline (which runs after the episodes)
+    real_constant = evaluate.evaluation_constant
+
+    def constant_after_episodes(tasks, sandbox):
+        episode_calls.extend(calls)
+        return real_constant(tasks, sandbox)
+
+    monkeypatch.setattr(evaluate, "evaluation_constant", constant_after_episodes)
     with initialize_config_dir(config_dir=str(CONFIG_PATH), version_base="1.3"):
         cfg = compose(
             "evaluate",
@@ -162,8 +170,9 @@ def test_evaluate_steps_codegym_tasks_in_its_own_sandbox(tmp_path, monkeypatch):
         )
     summary = evaluate.run(cfg)
     # one reset and two steps (Observe, Done) per task, all in the one sandbox the run opened; the malformed
-    # action is refused without a call
-    assert len(calls) == 2 * 3 and len(set(calls)) == 1
+    # action is refused without a call; the constant-answer baseline then runs in that sandbox too
+    assert len(episode_calls) == 2 * 3 and len(calls) > len(episode_calls) and len(set(calls)) == 1
+    assert summary["constant_answer"]["n_tasks"] == 2
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [r["env"]["calls"] for r in records] == [3, 3] and all(r["env"]["done"] for r in records)
     m = summary["eval"]["multi_tool"]
