@@ -101,6 +101,7 @@ from agentic_rl.reports.stats import (
     tasks_to_separate,
     wilson_interval,
 )
+from agentic_rl.reports.tool_sets import tool_set_pairs
 from agentic_rl.runtime.files import SUMMARY_FILE
 
 logger = logging.getLogger(__name__)
@@ -710,6 +711,9 @@ def build_table(
         "mode_ladder": [
             row for label, arm_runs in arms.items() for row in with_holm(mode_ladder_rows(label, arm_runs, spec))
         ],
+        "tool_sets": with_holm(
+            [{**keys, **paired_test(pairs, spec)} for keys, pairs in tool_set_pairs(arms, FORMAT_BASELINES)]
+        ),
         "task_types": task_type_tables(arms, base_of, arm_outcomes, record_task_types(runs, bases), spec),
         "vs_baselines": baseline_section(arms, base_of, arm_outcomes, spec),
         "paired_base": (
@@ -1029,6 +1033,33 @@ def modes_markdown(table: dict[str, Any]) -> list[str]:
     ]
 
 
+TOOL_SETS_SECTION = "Tool sets compared, each arm in its own tool set's mode (the tools ablation)"
+
+
+def _tool_sets_name(row: dict[str, Any]) -> str:
+    return f"`{row['b']}` {row['mode_b']} - `{row['a']}` {row['mode_a']} {row['difference']:+.3f}"
+
+
+def tool_sets_markdown(table: dict[str, Any]) -> list[str]:
+    """The tools ablation's section (`reports.tool_sets`): one Holm family over every pair of tool sets."""
+    rows = table.get("tool_sets")
+    if not rows:
+        return []
+    return [
+        "",
+        f"## {TOOL_SETS_SECTION}",
+        "",
+        "b - a: arm b's trained policy in the mode of the tool set it trained with, minus arm a's in its own, on the "
+        "same seeds, held-out tasks and samples (side a has fewer tools), with the primary test of the sections "
+        "above; the rows are one Holm family. Unlike the modes-compared section, no policy is asked in a mode it "
+        "did not train in.",
+        "",
+        *comparison_markdown(
+            rows, ["a", "mode_a", "b", "mode_b", "seeds"], ("pass@1 a", "pass@1 b", "b - a"), _tool_sets_name
+        ),
+    ]
+
+
 BASELINE_SECTION = "After RL vs the base's best mode and its format baselines"
 
 
@@ -1144,6 +1175,7 @@ def table_markdown(table: dict[str, Any]) -> str:
         pass_at_1_markdown,
         changes_markdown,
         modes_markdown,
+        tool_sets_markdown,
         baselines_markdown,
         tool_rates_markdown,
         training_markdown,
