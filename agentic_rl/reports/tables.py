@@ -1015,22 +1015,22 @@ def _modes_name(row: dict[str, Any]) -> str:
     return f"`{row['arm']}` {row['b']} - {row['a']} {row['difference']:+.3f}"
 
 
-def modes_markdown(table: dict[str, Any]) -> list[str]:
-    """The modes-compared section (`mode_ladder_rows`): one table, each arm's rows its own Holm family."""
-    rows = table.get("mode_ladder")
+def comparison_section(rows: list[dict[str, Any]] | None, title: str, intro: str, keys: list[str], name) -> list[str]:
+    """A paired section with one comparison table (`comparison_markdown`, b - a), or nothing without rows."""
     if not rows:
         return []
-    return [
-        "",
-        f"## {MODES_SECTION}",
-        "",
+    return ["", f"## {title}", "", intro, "", *comparison_markdown(rows, keys, ("pass@1 a", "pass@1 b", "b - a"), name)]
+
+
+def modes_markdown(table: dict[str, Any]) -> list[str]:
+    """The modes-compared section (`mode_ladder_rows`): one table, each arm's rows its own Holm family."""
+    intro = (
         "b - a: the trained policy's pass rate in mode b minus mode a, after training, on the same held-out tasks "
         "(each task's mean over seeds and samples on each side), with the primary test of the sections above; each "
         "arm's rows are one Holm family. Multi-tool above code-only and code-only above no tools is the notebook's "
-        "second result.",
-        "",
-        *comparison_markdown(rows, ["arm", "a", "b", "runs"], ("pass@1 a", "pass@1 b", "b - a"), _modes_name),
-    ]
+        "second result."
+    )
+    return comparison_section(table.get("mode_ladder"), MODES_SECTION, intro, ["arm", "a", "b", "runs"], _modes_name)
 
 
 TOOL_SETS_SECTION = "Tool sets compared, each arm in its own tool set's mode (the tools ablation)"
@@ -1042,22 +1042,14 @@ def _tool_sets_name(row: dict[str, Any]) -> str:
 
 def tool_sets_markdown(table: dict[str, Any]) -> list[str]:
     """The tools ablation's section (`reports.tool_sets`): one Holm family over every pair of tool sets."""
-    rows = table.get("tool_sets")
-    if not rows:
-        return []
-    return [
-        "",
-        f"## {TOOL_SETS_SECTION}",
-        "",
+    intro = (
         "b - a: arm b's trained policy in the mode of the tool set it trained with, minus arm a's in its own, on the "
         "same seeds, held-out tasks and samples (side a has fewer tools), with the primary test of the sections "
         "above; the rows are one Holm family. Unlike the modes-compared section, no policy is asked in a mode it "
-        "did not train in.",
-        "",
-        *comparison_markdown(
-            rows, ["a", "mode_a", "b", "mode_b", "seeds"], ("pass@1 a", "pass@1 b", "b - a"), _tool_sets_name
-        ),
-    ]
+        "did not train in."
+    )
+    keys = ["a", "mode_a", "b", "mode_b", "seeds"]
+    return comparison_section(table.get("tool_sets"), TOOL_SETS_SECTION, intro, keys, _tool_sets_name)
 
 
 BASELINE_SECTION = "After RL vs the base's best mode and its format baselines"
