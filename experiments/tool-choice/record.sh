@@ -22,9 +22,17 @@ done
 if [ -f "$run.log" ]; then sed -n '/Command being timed/,$p' "$run.log" > "$dest/time-v.txt"; fi
 # machine paths out of the copies (logs and graders' details name the checkout, the interpreter and its libraries)
 checkout=$(cd "$here/../.." && pwd)
+shared=$(cd "$checkout/../shared" 2>/dev/null && pwd || echo /nonexistent)
+# this interpreter's own locations, asked of it, so the record names no machine's layout
+site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+stdlib=$(python -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+interpreter=$(python -c 'import sys; print(sys.executable)')
+sandbox_work=${TMPDIR:-/tmp}/work
 for f in "$dest/train.log" "$dest/time-v.txt" "$dest/eval_before.jsonl" "$dest/eval_after.jsonl" "$dest/summary.json" "$dest/command.txt"; do
   if [ -f "$f" ]; then
-    sed -i -e "s#$checkout#<checkout>#g" -e "s#${STUDY_TREE:-/nonexistent}#<study-worktree>#g" -e "s#$(cd "$checkout/../shared" 2>/dev/null && pwd || echo /nonexistent)#<shared>#g" -e "s#/tmp/work/#<sandbox-work>/#g" -e "s#/root/.pyenv/versions/[^/ ]*/lib/python[^/ ]*/site-packages#<site-packages>#g" -e "s#/root/.pyenv/versions/[^/ \"]*/bin/python[0-9.]*#<python>#g" "$f" && sed -i -e "s#/root/.pyenv/versions/[^/ ]*/lib/python[0-9.]*/#<stdlib>/#g" "$f"
+    sed -i -e "s#$checkout#<checkout>#g" -e "s#${STUDY_TREE:-/nonexistent}#<study-worktree>#g" -e "s#$shared#<shared>#g" \
+      -e "s#$sandbox_work/#<sandbox-work>/#g" -e "s#$site#<site-packages>#g" -e "s#$interpreter#<python>#g" \
+      -e "s#$stdlib/#<stdlib>/#g" "$f"
   fi
 done
 { grep -m1 -E "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E "^(avx2|avx512f|avx512_bf16|amx_bf16)$" | tr '\n' ' '
