@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.data.paths import shared_data_dir
+from agentic_rl.data.shared_data import shared_data_dir
 from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root, resolve_python
 from agentic_rl.sandbox import server, wire
 from agentic_rl.sandbox.results import ExecResult, TestReport, exec_result, test_report

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from agentic_rl.data.paths import BIGCODEBENCH_FULL
+from agentic_rl.data.shared_data import BIGCODEBENCH_FULL
 
 from .conftest import make_sandbox
 
