@@ -2,7 +2,7 @@
 
 `ConfigError` is a config that cannot work (an unknown key, a value out of range, a constructor refusing a
 value); its message says which key and how to fix it. The console entry points print it as one message and
-exit with code 2 (`agentic_rl.cli.run_cli`).
+exit with code 2 (`agentic_rl.hydra_main.run_cli`).
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from agentic_rl.cli import run_cli
 from agentic_rl.config import register_configs, validate
 from agentic_rl.envs.toolset import environment_from_config
 from agentic_rl.envs.verify import evaluation_constant
@@ -41,6 +40,7 @@ from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics
 from agentic_rl.evaluation.policies import fit_to_policy, policy_source, resolve_adapter
 from agentic_rl.evaluation.records import ResultStore
 from agentic_rl.evaluation.report import FIGURE, format_table, mode_summary, plot_eval_summary
+from agentic_rl.hydra_main import run_cli
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig

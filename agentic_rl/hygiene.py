@@ -33,11 +33,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentic_rl.cli import CONFIG_ERRORS, EXIT_CONFIG_ERROR, config_error_message
 from agentic_rl.config import register_configs
 from agentic_rl.data.hygiene import drop_unhygienic
 from agentic_rl.envs.codegym import CodeGymRunner
 from agentic_rl.envs.verify import best_constant, constant_answer_filter, constant_results
+from agentic_rl.hydra_main import CONFIG_ERRORS, EXIT_CONFIG_ERROR, config_error_message
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.registry import build
 from agentic_rl.runtime.files import SUMMARY_FILE

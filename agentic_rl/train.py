@@ -33,7 +33,6 @@ from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
-from agentic_rl.cli import run_cli
 from agentic_rl.config import algo_config, register_configs, validate, warmup_config
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs.base import Environment
@@ -49,6 +48,7 @@ from agentic_rl.evaluation.base_cache import (
 )
 from agentic_rl.evaluation.evaluator import EVALUATORS, EvalConfig, flat_metrics
 from agentic_rl.evaluation.records import ResultStore
+from agentic_rl.hydra_main import run_cli
 from agentic_rl.models.lora import add_lora
 from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, component_name, to_dataclass
@@ -258,7 +258,7 @@ def run_environment(cfg: DictConfig, tools_cfg: DictConfig, sandbox: Any, server
 
 
 def warm_up(
-    t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any], checkpoint: Checkpoint | None
+    training: Training, pos: Position, ctx: RunContext, summary: dict[str, Any], checkpoint: Checkpoint | None
 ) -> None:
     """Warm-up stage (`warmup=sft`, agentic_rl.warmup): SFT of the adapter on scripted demonstrations, before GRPO.
 
@@ -266,7 +266,7 @@ def warm_up(
     `warmup`), so a resumed run takes the summary from there and goes straight on; with checkpoints on, one is
     written right after the stage (step 0), so a run stopped during GRPO never trains the warm-up twice.
     """
-    warm = warmup_config(t.cfg)
+    warm = warmup_config(training.cfg)
     if not warm.enabled:
         return
     if checkpoint is not None:
@@ -274,58 +274,65 @@ def warm_up(
         return
     lr = {} if warm.lr is None else {"lr": warm.lr}  # its own optimizer: GRPO starts with fresh moments
     summary["warmup"] = run_warmup(
-        t.model,
-        lambda params: build(t.cfg.optimizer, params=params, **lr),
-        t.warmup_tasks,
-        (t.policy.tokenizer, t.env, t.rollout_cfg),
+        training.model,
+        lambda params: build(training.cfg.optimizer, params=params, **lr),
+        training.warmup_tasks,
+        (training.policy.tokenizer, training.env, training.rollout_cfg),
         warm,
-        pad_id=t.pad_id,
-        micro_batch_tokens=warm.micro_batch_tokens or t.algo.micro_batch_tokens,
-        max_grad_norm=t.algo.max_grad_norm,
-        dtype=t.algo.dtype,
-        lora_dropout=t.algo.lora.dropout,
+        pad_id=training.pad_id,
+        micro_batch_tokens=warm.micro_batch_tokens or training.algo.micro_batch_tokens,
+        max_grad_norm=training.algo.max_grad_norm,
+        dtype=training.algo.dtype,
+        lora_dropout=training.algo.lora.dropout,
         log=lambda metrics, step: ctx.tracker.log({**metrics, **memory_metrics()}, step),  # its memory, as GRPO's
-        seed=t.cfg.seed,
-        progress=bool(t.cfg.progress) and t.dist.is_main,
+        seed=training.cfg.seed,
+        progress=bool(training.cfg.progress) and training.dist.is_main,
     )
-    if int(t.cfg.get("checkpoint_every") or 0) > 0 and t.dist.is_main:
-        save_training(t, pos, ctx, summary)
+    if int(training.cfg.get("checkpoint_every") or 0) > 0 and training.dist.is_main:
+        save_training(training, pos, ctx, summary)
 
 
-def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
+def train_loop(training: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
     """Loop stage: rollout batches until the last epoch ends; checkpoint and honour signals between batches."""
-    every = int(t.cfg.get("checkpoint_every") or 0)
+    every = int(training.cfg.get("checkpoint_every") or 0)
     # Steps arrive in bursts (a rollout batch, then one short update per group): a moving-average rate swings
     # with every burst, so the ETA uses the average rate since the start (smoothing=0).
     bar = tqdm(
-        total=t.n_steps,
+        total=training.n_steps,
         initial=pos.step,
         desc="train (task groups)",
-        disable=not (t.cfg.progress and t.dist.is_main),
+        disable=not (training.cfg.progress and training.dist.is_main),
         smoothing=0,
     )
     started, seconds_before = time.perf_counter(), pos.train_seconds
-    roll = lambda jobs: run_episodes(jobs, t.policy, t.env, t.rollout_cfg)  # noqa: E731
+    roll = lambda jobs: run_episodes(jobs, training.policy, training.env, training.rollout_cfg)  # noqa: E731
     # algo.max_staleness: the next batches roll out while this one updates (0: nothing ahead, the synchronous loop)
-    with ctx.interrupts.deferred(), contextlib.closing(RolloutsAhead(roll, t.policy, t.algo.max_staleness)) as ahead:
-        while pos.epoch < t.algo.epochs:
+    with (
+        ctx.interrupts.deferred(),
+        contextlib.closing(RolloutsAhead(roll, training.policy, training.algo.max_staleness)) as ahead,
+    ):
+        while pos.epoch < training.algo.epochs:
             if pos.order is None:
                 # every rank draws the same order and takes its own share of it
-                order = epoch_order(len(t.train_tasks), t.algo.tasks_per_epoch, pos.data_rng)
-                pos.order, pos.index = t.dist.shard(order), 0
-            chunk = pos.order[pos.index : pos.index + t.algo.tasks_per_rollout]
+                order = epoch_order(len(training.train_tasks), training.algo.tasks_per_epoch, pos.data_rng)
+                pos.order, pos.index = training.dist.shard(order), 0
+            chunk = pos.order[pos.index : pos.index + training.algo.tasks_per_rollout]
             step_before = pos.step
-            after = range(pos.index + len(chunk), len(pos.order), t.algo.tasks_per_rollout)  # this epoch's next batches
-            upcoming = [[t.train_tasks[i] for i in pos.order[j : j + t.algo.tasks_per_rollout]] for j in after]
-            train_on_chunk(t, [t.train_tasks[i] for i in chunk], pos, ctx, bar, ahead, upcoming)
+            after = range(
+                pos.index + len(chunk), len(pos.order), training.algo.tasks_per_rollout
+            )  # this epoch's next batches
+            upcoming = [
+                [training.train_tasks[i] for i in pos.order[j : j + training.algo.tasks_per_rollout]] for j in after
+            ]
+            train_on_chunk(training, [training.train_tasks[i] for i in chunk], pos, ctx, bar, ahead, upcoming)
             pos.index += len(chunk)
             if pos.index >= len(pos.order):
                 pos.epoch, pos.order = pos.epoch + 1, None
             pos.train_seconds = seconds_before + time.perf_counter() - started
             # safe point: nothing of this batch is left in flight
-            due = every > 0 and (pos.step // every > step_before // every or pos.step == t.n_steps)
-            if (due or ctx.interrupts.requested) and t.dist.is_main:
-                save_training(t, pos, ctx, summary)
+            due = every > 0 and (pos.step // every > step_before // every or pos.step == training.n_steps)
+            if (due or ctx.interrupts.requested) and training.dist.is_main:
+                save_training(training, pos, ctx, summary)
             if ctx.interrupts.requested:
                 bar.close()
                 raise ctx.interrupts.interrupted()
@@ -333,7 +340,7 @@ def train_loop(t: Training, pos: Position, ctx: RunContext, summary: dict[str, A
 
 
 def train_on_chunk(
-    t: Training,
+    training: Training,
     chunk: list[Task],
     pos: Position,
     ctx: RunContext,
@@ -343,8 +350,10 @@ def train_on_chunk(
 ) -> None:
     """One rollout batch (the G samples of every task in `chunk`), then one optimizer step per task group; with
     `ahead`, the batch may have been rolled out while the previous one updated, and the `upcoming` ones start."""
-    algo = t.algo
-    ahead = ahead or RolloutsAhead(lambda jobs: run_episodes(jobs, t.policy, t.env, t.rollout_cfg), t.policy, 0)
+    algo = training.algo
+    ahead = ahead or RolloutsAhead(
+        lambda jobs: run_episodes(jobs, training.policy, training.env, training.rollout_cfg), training.policy, 0
+    )
     # Freed heap that glibc keeps resident would otherwise stack under each phase's peak: the rollout's caches and
     # the update's activations are each gigabyte-sized, allocated and freed in different sizes.
     release_free_memory()
@@ -354,19 +363,19 @@ def train_on_chunk(
     )
     # 2. reward, per task group
     groups = [trajs[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]
-    breakdowns = [[t.reward_fn(traj) for traj in group] for group in groups]
+    breakdowns = [[training.reward_fn(traj) for traj in group] for group in groups]
     rewards = [torch.tensor([b.total for b in bds], dtype=torch.float64) for bds in breakdowns]
     release_free_memory()  # what the rollout freed (see above)
     # 3-5. advantages -> loss -> one optimizer step per task group
     all_stats = update_rollout_batch(
-        t.model,
-        t.optimizer,
+        training.model,
+        training.optimizer,
         groups,
         rewards,
         algo,
-        t.pad_id,
-        temperature=t.rollout_cfg.temperature,
-        step=t.dist.data_parallel(grpo_step),
+        training.pad_id,
+        temperature=training.rollout_cfg.temperature,
+        step=training.dist.data_parallel(grpo_step),
         **(
             {"staleness": [lags[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]}
             if any(lags)
@@ -376,7 +385,7 @@ def train_on_chunk(
     synced_s = ahead.updated()  # the new weights go to the sampler servers (max_staleness >= 1)
     # the batch's rollout is shared by its groups: each step carries an equal share of its time, so a run's
     # time/* columns add up to its wall time
-    shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags), **sync_metrics(t.policy)}
+    shared = {**rollout_metrics(trajs.stats), **staleness_metrics(lags), **sync_metrics(training.policy)}
     shared["time/sync_s"] += synced_s  # a sync between updates is outside the rollout's own time
     for key in ("time/rollout_s", "time/tools_s", "time/sync_s", "rollout/sync_bytes"):
         if key in shared:
@@ -392,19 +401,19 @@ def train_on_chunk(
             **reward_metrics(bds),
             **episode_metrics(group),
             **shared,
-            **t.env.group_metrics(group, [task] * len(group)),  # the environment's own (CodeGym's env/*)
+            **training.env.group_metrics(group, [task] * len(group)),  # the environment's own (CodeGym's env/*)
             **task_type_metrics(task.metadata.get("task_type"), group),  # per type: only for typed tasks
             "time/update_s": stats.update_s,
             "time/step_s": shared["time/rollout_s"] + stats.update_s,
             **memory_metrics(),
         }
-        ctx.tracker.log(t.dist.reduce_step(metrics, t.model), pos.step)
+        ctx.tracker.log(training.dist.reduce_step(metrics, training.model), pos.step)
         ctx.tracker.log_trajectories(pos.step, group, bds, task.prompt)
         bar.update(1)
         bar.set_postfix(pass_rate=f"{metrics['train/pass_rate']:.2f}", reward=f"{metrics['train/reward_mean']:.2f}")
 
 
-def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
+def save_training(training: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> None:
     """A resumable checkpoint of everything the rest of the run depends on."""
     started = time.perf_counter()
     state = {
@@ -412,10 +421,10 @@ def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str
         "epoch": pos.epoch,
         "order": pos.order,
         "index": pos.index,
-        "order_task_ids": [t.train_tasks[i].task_id for i in pos.order or []],
+        "order_task_ids": [training.train_tasks[i].task_id for i in pos.order or []],
         "data_rng": pos.data_rng.getstate(),
         "rng": rng_states(),
-        "optimizer": t.optimizer.state_dict(),
+        "optimizer": training.optimizer.state_dict(),
         "train_seconds": pos.train_seconds,
         "checkpoint_seconds": pos.checkpoint_seconds,
         "metrics_bytes": ctx.tracker.metrics_bytes(),
@@ -425,23 +434,25 @@ def save_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str
     }
     if "warmup" in summary:  # the warm-up is done: a run resumed from here never repeats it
         state["warmup"] = summary["warmup"]
-    save_checkpoint(ctx.run_dir, pos.step, t.model, state, keep=max(int(t.cfg.get("checkpoint_keep") or 1), 1))
+    save_checkpoint(
+        ctx.run_dir, pos.step, training.model, state, keep=max(int(training.cfg.get("checkpoint_keep") or 1), 1)
+    )
     ctx.interrupts.saved_step = pos.step
     pos.checkpoint_seconds += time.perf_counter() - started
 
 
-def restore(t: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any]:
+def restore(training: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any]:
     """Put the model, optimizer, loop position and RNGs back as they were at the checkpoint; return its evals."""
     s = checkpoint.state
-    order_ids = [t.train_tasks[i].task_id for i in s["order"] or [] if i < len(t.train_tasks)]
+    order_ids = [training.train_tasks[i].task_id for i in s["order"] or [] if i < len(training.train_tasks)]
     if order_ids != s["order_task_ids"]:
         raise ValueError(
             f"the training tasks differ from those of {checkpoint.path} (the data files changed since "
             "the run started), so the run cannot continue exactly. Fix: restore the data, or start a "
             "new run"
         )
-    restore_adapter(t.model, checkpoint)
-    t.optimizer.load_state_dict(s["optimizer"])
+    restore_adapter(training.model, checkpoint)
+    training.optimizer.load_state_dict(s["optimizer"])
     pos.step, pos.epoch, pos.order, pos.index = s["step"], s["epoch"], s["order"], s["index"]
     pos.train_seconds, pos.checkpoint_seconds = s["train_seconds"], s["checkpoint_seconds"]
     pos.data_rng.setstate(s["data_rng"])
@@ -449,14 +460,14 @@ def restore(t: Training, pos: Position, checkpoint: Checkpoint) -> dict[str, Any
     return s["eval"]
 
 
-def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> dict[str, Any]:
+def finish_training(training: Training, pos: Position, ctx: RunContext, summary: dict[str, Any]) -> dict[str, Any]:
     """Finish stage: evaluate after training, then summary.json, then the adapter and the figure (rank 0 only)."""
-    summary.update(t.dist.summary())
-    if not t.dist.is_main:
+    summary.update(training.dist.summary())
+    if not training.dist.is_main:
         return summary
-    if t.cfg.eval_after and t.eval_tasks:
-        summary["eval"]["after"] = evaluate_phase(t, ctx, step=pos.step, phase="after")
-    if summary["eval"] and (constant := evaluation_constant(t.eval_tasks, ctx.sandbox)) is not None:
+    if training.cfg.eval_after and training.eval_tasks:
+        summary["eval"]["after"] = evaluate_phase(training, ctx, step=pos.step, phase="after")
+    if summary["eval"] and (constant := evaluation_constant(training.eval_tasks, ctx.sandbox)) is not None:
         # a CodeGym success rate beside what one constant Done answer scores on the same tasks (as `evaluate`'s)
         summary["constant_answer"] = constant
     summary.update(
@@ -468,8 +479,8 @@ def finish_training(t: Training, pos: Position, ctx: RunContext, summary: dict[s
         frac_zero_std=_mean_metric(ctx.run_dir, "train/frac_zero_std"),
     )
     late = [("figure", lambda: plot_run(ctx.run_dir), False)]
-    if t.cfg.save_adapter:
-        late.insert(0, ("adapter", lambda: save_adapter(t.model, ctx.run_dir / "adapter"), True))
+    if training.cfg.save_adapter:
+        late.insert(0, ("adapter", lambda: save_adapter(training.model, ctx.run_dir / "adapter"), True))
     return finish(ctx, summary, late)
 
 
@@ -498,26 +509,35 @@ def base_eval_config(cfg: DictConfig) -> BaseEvalConfig:
 
 
 @contextlib.contextmanager
-def base_evaluation(t: Training) -> Iterator[tuple[EvalConfig, ResultStore]]:
+def base_evaluation(training: Training) -> Iterator[tuple[EvalConfig, ResultStore]]:
     """The evaluator settings and store of the shared base evaluation (agentic_rl.evaluation.base_cache)."""
-    base = base_eval_config(t.cfg)
+    base = base_eval_config(training.cfg)
     settings: dict[str, Any] = {
-        name: OmegaConf.to_container(t.cfg[name], resolve=True) for name in ("model", "evaluator", "rollout", "sandbox")
+        name: OmegaConf.to_container(training.cfg[name], resolve=True)
+        for name in ("model", "evaluator", "rollout", "sandbox")
     }
     settings["evaluator"]["seed"] = base.seed
     settings["version"] = package_version()
-    with shared_base_eval(base, base_eval_key(settings, t.eval_tasks)) as store:
+    with shared_base_eval(base, base_eval_key(settings, training.eval_tasks)) as store:
         logger.info("eval before: the shared base evaluation in %s (%d episodes there)", store.path.parent, len(store))
-        yield with_seed(t.eval_cfg, base.seed), store
+        yield with_seed(training.eval_cfg, base.seed), store
 
 
-def evaluate_phase(t: Training, ctx: RunContext, step: int, phase: str) -> dict:
+def evaluate_phase(training: Training, ctx: RunContext, step: int, phase: str) -> dict:
     release_free_memory()  # what training freed, so the evaluation's peak does not stack on top of it
-    evaluate = EVALUATORS.get(t.eval_cfg.name)
-    shared = phase == "before" and base_eval_config(t.cfg).cache is not None
-    with base_evaluation(t) if shared else contextlib.nullcontext((t.eval_cfg, None)) as (eval_cfg, store):
+    evaluate = EVALUATORS.get(training.eval_cfg.name)
+    shared = phase == "before" and base_eval_config(training.cfg).cache is not None
+    with (
+        base_evaluation(training) if shared else contextlib.nullcontext((training.eval_cfg, None)) as (eval_cfg, store)
+    ):
         results = evaluate(
-            t.eval_tasks, t.policy, t.eval_envs, t.rollout_cfg, eval_cfg, progress=t.cfg.progress, store=store
+            training.eval_tasks,
+            training.policy,
+            training.eval_envs,
+            training.rollout_cfg,
+            eval_cfg,
+            progress=training.cfg.progress,
+            store=store,
         )
     # same names before (step 0) and after training: one curve each
     ctx.tracker.log({**flat_metrics(results), **memory_metrics()}, step)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rl.data.paths import BIGCODEBENCH_FULL, BIGCODEBENCH_HARD, DATA_DIR_ENV, KODCODE_SAMPLE
+from agentic_rl.data.shared_data import BIGCODEBENCH_FULL, BIGCODEBENCH_HARD, DATA_DIR_ENV, KODCODE_SAMPLE
 
 SHARED_FILES = (KODCODE_SAMPLE, BIGCODEBENCH_HARD, BIGCODEBENCH_FULL)
 SAMPLE_DATA_DIR = Path(__file__).resolve().parent / "data" / "samples"

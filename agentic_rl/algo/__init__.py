@@ -1,4 +1,4 @@
-"""GRPO: pure maths (`core`, `rollout_correction`), the scoring passes (`scoring`) and the optimizer step (`grpo`)."""
+"""GRPO: pure maths (`core`, `rollout_correction`), the log-prob passes (`logprobs`) and the optimizer step (`grpo`)."""
 
 from agentic_rl.algo.core import (
     ADVANTAGES,

@@ -3,7 +3,7 @@ accumulated over the group's G trajectories.
 
 One job: turn scored trajectories into an optimizer step. Reads top to bottom: rewards -> group advantages ->
 per-token log-probs at the sampling temperature (policy; the trainer's own at the rollout weights, for groups
-updated after the batch's first step; reference with the adapter disabled; all from `scoring.py`) ->
+updated after the batch's first step; reference with the adapter disabled; all from `logprobs.py`) ->
 per-token loss (policy objective x rollout-correction weight + KL) -> masked aggregation -> backward -> clip
 -> step. The maths lives in `core.py` and `rollout_correction.py`; this module only moves tensors.
 
@@ -33,16 +33,7 @@ from typing import Any, NamedTuple
 import torch
 
 from agentic_rl.algo.core import ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, POLICY_OBJECTIVES, group_has_signal
-from agentic_rl.algo.rollout_correction import (
-    IS_LEVELS,
-    ROLLOUT_CORRECTIONS,
-    GapSums,
-    add_gap_sums,
-    gap_metrics,
-    gap_sums,
-    rollout_weights,
-)
-from agentic_rl.algo.scoring import (
+from agentic_rl.algo.logprobs import (
     TRAINER_DTYPES,
     PrefixPass,
     behaviour_logprobs,
@@ -56,6 +47,15 @@ from agentic_rl.algo.scoring import (
     sequence_logprobs,
     token_budget_batches,
     trainer_precision,
+)
+from agentic_rl.algo.rollout_correction import (
+    IS_LEVELS,
+    ROLLOUT_CORRECTIONS,
+    GapSums,
+    add_gap_sums,
+    gap_metrics,
+    gap_sums,
+    rollout_weights,
 )
 from agentic_rl.runtime.memory import trim_heap
 from agentic_rl.types import Trajectory

@@ -8,7 +8,7 @@ exactly the agent's own tokens, as in RL. The objective is the mean negative log
 at temperature 1 (the model's own distribution; RL scores at its sampling temperature, SFT has none), averaged over
 every agent token of the optimizer step's batch, not per sequence: a long demonstration weighs by its tokens,
 as in TRL's SFTTrainer. Prompt and observation tokens get no gradient (their rows are never projected).
-Micro-batches (`scoring.token_budget_batches`, the GRPO update's budget) bound memory: each one back-propagates
+Micro-batches (`logprobs.token_budget_batches`, the GRPO update's budget) bound memory: each one back-propagates
 its share Σ nll / N_batch, so the accumulated gradient is that of the batch mean. One optimizer step per batch,
 gradients clipped like the GRPO step's (`algo.max_grad_norm`). Only parameters with `requires_grad` (the adapter)
 are in the optimizer; the base weights never change.
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import torch
 import torch.nn.functional as F
 
-from agentic_rl.algo.scoring import (
+from agentic_rl.algo.logprobs import (
     PrefixPass,
     SharedPrefix,
     agent_hidden_states,
@@ -145,10 +145,10 @@ def agent_token_logits(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """ids, attn: (B, L); mask: (B, L-1) (1 where token t+1 is the agent's) -> logits (N, V), targets (N,).
 
-    Only the N agent positions go through the LM head (`scoring.agent_hidden_states`); a model without a
+    Only the N agent positions go through the LM head (`logprobs.agent_hidden_states`); a model without a
     decoder/head split projects every position instead. The head runs in fp32 outside any autocast (as
     `core.head_logprobs` does): the NLL is summed over many tokens. `prefix`: keys/values of leading tokens every
-    row shares (`scoring.PrefixPass`), which then do not run again.
+    row shares (`logprobs.PrefixPass`), which then do not run again.
     """
     keep = mask.bool()
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -197,7 +197,7 @@ def sft_step(
     """One optimizer step of the mean agent-token NLL over `demos`, micro-batch by micro-batch (module docstring).
 
     The leading tokens every demonstration shares (the system prompt and its worked examples, most of each one)
-    run once per step (`scoring.PrefixPass`, recomputed for the backward) instead of once per demonstration:
+    run once per step (`logprobs.PrefixPass`, recomputed for the backward) instead of once per demonstration:
     the same loss and gradients, about half the work on the embedded default's prompts.
     `lora_dropout` > 0 turns that off (one dropout draw would be shared by every demonstration)."""
     started = time.perf_counter()

@@ -7,7 +7,7 @@ import ast
 import json
 import os
 
-from agentic_rl.data.paths import BIGCODEBENCH_HARD, shared_data_file
+from agentic_rl.data.shared_data import BIGCODEBENCH_HARD, shared_data_file
 from agentic_rl.sandbox.sandbox import PYTHON_ENV_VAR, REPO_ROOT
 
 BCB_VENV_PYTHON = REPO_ROOT / ".venv-bcb" / "bin" / "python"

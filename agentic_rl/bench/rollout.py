@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 
-from agentic_rl.data.paths import KODCODE_SAMPLE, shared_data_dir
+from agentic_rl.data.shared_data import KODCODE_SAMPLE, shared_data_dir
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.reports.run_files import markdown_header, markdown_row
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, observation_ids, prompt_messages, run_episodes, run_tool

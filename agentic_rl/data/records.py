@@ -94,7 +94,7 @@ def _load_hub(hub_id: str, split: str, *, name: str | None, cache_dir: str | Non
             f"could not load hub dataset {hub_id} (split {split}) from the Hugging Face Hub: "
             f"{type(err).__name__}: {err}. Fix: if the hub is unreachable (offline machine), pass a local copy "
             f"with the same columns, data.path=/path/to/copy.jsonl (.json, .jsonl or .jsonl.gz; see "
-            f"agentic_rl.data.paths.shared_data_dir() for the copies this project ships)."
+            f"agentic_rl.data.shared_data.shared_data_dir() for the copies this project ships)."
         ) from err
 
 

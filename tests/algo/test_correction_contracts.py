@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
+from agentic_rl.algo.logprobs import behaviour_logprobs
 from agentic_rl.algo.rollout_correction import rollout_weights
-from agentic_rl.algo.scoring import behaviour_logprobs
 
 from .test_objective import (
     NO_CLIP,

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig
-from agentic_rl.algo.scoring import behaviour_logprobs
+from agentic_rl.algo.logprobs import behaviour_logprobs
 
 from .test_objective import TEMPERATURE, episode, lora_model, step_grads
 

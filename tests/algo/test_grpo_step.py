@@ -81,7 +81,7 @@ def test_observation_tokens_get_no_gradient(tiny):
 
 
 def test_token_budget_micro_batches():
-    from agentic_rl.algo.scoring import token_budget_batches
+    from agentic_rl.algo.logprobs import token_budget_batches
 
     # shortest first; each batch's count x longest stays within the budget; an over-long one goes alone
     assert token_budget_batches([30, 10, 20, 100], budget=60) == [[1, 2], [0], [3]]
@@ -109,7 +109,7 @@ def test_config_validation_says_how_to_fix(bad, message):
 def test_gathered_logprobs_equal_the_full_logits_path(tiny):
     """Projecting only the model's tokens through the LM head gives the same log-probs as the full logits."""
     from agentic_rl.algo.core import token_logprobs
-    from agentic_rl.algo.scoring import padded_batch, sequence_logprobs
+    from agentic_rl.algo.logprobs import padded_batch, sequence_logprobs
 
     model, tokenizer = tiny
     ids, attn, mask = padded_batch(group(tokenizer), tokenizer.pad_token_id, torch.device("cpu"))
@@ -158,7 +158,7 @@ def test_head_logprobs_equal_the_log_softmax_path(tiny):
 
 
 def test_shared_prefix_length():
-    from agentic_rl.algo.scoring import shared_prefix_len
+    from agentic_rl.algo.logprobs import shared_prefix_len
 
     def traj(ids, mask):
         return Trajectory("t", ids, mask, 0)
@@ -175,7 +175,7 @@ def test_shared_prefix_length():
 
 def test_shared_prefix_pass_equals_separate_rows(tiny):
     """Running the group's common prompt once and the rest of each row after it gives every row's log-probs."""
-    from agentic_rl.algo.scoring import padded_batch, prefix_states, sequence_logprobs, shared_prefix_len
+    from agentic_rl.algo.logprobs import padded_batch, prefix_states, sequence_logprobs, shared_prefix_len
 
     model, tokenizer = tiny
     g = group(tokenizer)

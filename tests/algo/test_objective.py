@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, LoraSchema, grpo_step, update_rollout_batch
-from agentic_rl.algo.scoring import behaviour_logprobs, padded_batch, reference_logprobs, sequence_logprobs
+from agentic_rl.algo.logprobs import behaviour_logprobs, padded_batch, reference_logprobs, sequence_logprobs
 from agentic_rl.models import add_lora
 from agentic_rl.types import Trajectory
 
@@ -197,8 +197,8 @@ def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_und
 ):
     """`recompute_prefix`: the prompt's first pass has no graph (nothing of it is held while the micro-batches run),
     the second has one, and the micro-batches' gradients go back through it as through the held pass."""
-    from agentic_rl.algo import scoring
-    from agentic_rl.algo.scoring import SharedPrefix, shared_prefix_len
+    from agentic_rl.algo import logprobs
+    from agentic_rl.algo.logprobs import SharedPrefix, shared_prefix_len
 
     base, tok = base_and_tokenizer
     group = [episode(tok, v) for v in range(4)]
@@ -211,8 +211,8 @@ def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_und
         passes.append(torch.is_grad_enabled())
         return prefix_states(model, ids)
 
-    prefix_states = scoring.prefix_states  # PrefixPass runs the prompt's passes through it
-    monkeypatch.setattr(scoring, "prefix_states", watched)
+    prefix_states = logprobs.prefix_states  # PrefixPass runs the prompt's passes through it
+    monkeypatch.setattr(logprobs, "prefix_states", watched)
     held, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=False)
     assert passes == [False, True]  # the reference's (no graph), the policy's (with its graph, held)
     passes.clear()
@@ -225,7 +225,7 @@ def test_recomputing_the_shared_prompt_keeps_the_gradient_and_holds_no_graph_und
         return SharedPrefix(first.length, []) if torch.is_grad_enabled() else first  # only the recompute has grad
 
     passes.clear()
-    monkeypatch.setattr(scoring, "prefix_states", second_pass_sends_nothing_back)
+    monkeypatch.setattr(logprobs, "prefix_states", second_pass_sends_nothing_back)
     cut, _ = step_grads(model, group, rewards, tok, kl_coeff=0.1, micro_batch_tokens=1, recompute_prefix=True)
     assert not torch.allclose(held, cut, rtol=1e-3, atol=1e-6)  # the prompt's own share of the gradient is not nil
 
@@ -422,7 +422,7 @@ def long_prompt_episode(tokenizer, variant: int) -> Trajectory:
 def test_shared_prompt_pass_gives_the_separate_gradient(base_and_tokenizer, checkpointing):
     """The group's prompt runs once and its gradient is collected over micro-batches (one episode each) before
     going back through it: the step's gradient is the hand-written one of separate, full passes."""
-    from agentic_rl.algo.scoring import shared_prefix_len
+    from agentic_rl.algo.logprobs import shared_prefix_len
 
     base, tok = base_and_tokenizer
     group = [long_prompt_episode(tok, v) for v in range(3)]

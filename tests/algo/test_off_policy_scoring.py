@@ -13,7 +13,7 @@ import copy
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
-from agentic_rl.algo.scoring import behaviour_logprobs
+from agentic_rl.algo.logprobs import behaviour_logprobs
 
 from .test_objective import TEMPERATURE, episode, lora_model, unrelated_episode
 

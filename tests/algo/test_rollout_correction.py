@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
+from agentic_rl.algo.logprobs import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.algo.rollout_correction import gap_metrics, gap_sums, rollout_weights
-from agentic_rl.algo.scoring import behaviour_logprobs, sampler_logprobs_of
 from agentic_rl.types import Trajectory
 
 from .test_objective import (

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step
-from agentic_rl.algo.scoring import behaviour_logprobs, prefix_states, shared_prefix_len
+from agentic_rl.algo.logprobs import behaviour_logprobs, prefix_states, shared_prefix_len
 from agentic_rl.types import Trajectory
 
 from .test_objective import TEMPERATURE, episode, lora_model

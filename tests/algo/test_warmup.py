@@ -201,7 +201,7 @@ def test_the_shared_prompt_runs_once_with_the_same_loss_and_gradient(tiny, chat)
     """The demonstrations share their system prompt: run once per step (PrefixPass) it gives the loss, accuracy
     and gradient of running each demonstration whole. lora_dropout > 0 is what turns the sharing off (the model
     here has none, so both passes are deterministic)."""
-    from agentic_rl.algo.scoring import shared_prefix_len
+    from agentic_rl.algo.logprobs import shared_prefix_len
 
     model, tokenizer = tiny
     demos = demo_set(chat)

@@ -27,9 +27,9 @@ from agentic_rl.data.bigcodebench import (
 from agentic_rl.data.humaneval import load_humaneval, packaged_humaneval_file
 from agentic_rl.data.kodcode import load_kodcode
 from agentic_rl.data.overlap import cross_split_scores, task_text
-from agentic_rl.data.paths import DATA_DIR_ENV, repo_root
-from agentic_rl.data.paths import shared_data_dir as data_dir_fn
 from agentic_rl.data.records import DatasetError, DatasetFileNotFoundError, load_records
+from agentic_rl.data.shared_data import DATA_DIR_ENV, repo_root
+from agentic_rl.data.shared_data import shared_data_dir as data_dir_fn
 from agentic_rl.types import Task
 
 CONF_DIR = repo_root() / "conf" / "data"
