@@ -130,9 +130,20 @@ class Episode(ABC):
 
 
 class Environment(ABC):
-    """A kind of episode, built once per run; `open` starts one episode per task and sample."""
+    """A kind of episode, built once per run; `open` starts one episode per task and sample.
+
+    What a run may ask of an environment before opening an episode is declared here, with defaults for one whose
+    episodes differ by task (a tool set, agentic_rl.envs.toolset, overrides both):
+      - `answers_once`: every episode is one final answer (the no-tools mode): an evaluation gives its one turn the
+        token budget of a tool mode's turns, and reports no `tools/*` metrics;
+      - `specs`: the specs (agentic_rl.tools.base.ToolSpec) of the tools every episode is told about, by name, when
+        they are the same for all of them; None when the environment does not say (the warm-up then writes its
+        demonstrations with the registry's tools, a replay answers in a ```python block).
+    """
 
     name: str
+    answers_once: bool = False
+    specs: Mapping[str, Any] | None = None
 
     @abstractmethod
     def open(self, task: Task, sample_index: int) -> Episode: ...

@@ -35,9 +35,11 @@ Each (task, mode, sample) triple becomes one record (`records.py`). Given a `Res
 appended to results.jsonl as each batch finishes and triples already there are skipped, so an interrupted
 evaluation resumes where it stopped; pass@k and the tool metrics are computed from the records, old and new.
 
-A policy may adapt itself per mode with `for_mode(toolset, rollout) -> (policy, rollout)` (the replay policy
-fences its answers for the mode and submits once), and may declare samples it does not have with
-`has_sample(task_id, index)`: those triples are recorded as failures with status "no_sample", not run.
+A mode's tool set may be any environment (`agentic_rl.envs.base.Environment`, a `ToolSet` being wrapped in the
+default one): what the evaluator asks of it (`answers_once`, its hooks) is declared there. A policy adapts itself per
+mode with `for_mode(env, rollout) -> (policy, rollout)` (the replay policy fences its answers for the mode and submits
+once), and declares samples it does not have with `has_sample(task_id, index)`: those triples are recorded as
+failures with status "no_sample", not run; both have defaults on the `Policy` base class (agentic_rl.rollout.policy).
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ MODES = ("no_tools", "code_only", "multi_tool")  # the modes that roll out their
 # evaluator.name -> evaluate(tasks, policy, toolsets, rollout, cfg, *, progress, store) -> {mode: ModeResult}
 EVALUATORS: Registry[Callable[..., dict[str, ModeResult]]] = Registry("evaluator")
 Job = tuple[Task, int]  # (task, sample index)
+ModeEnv = ToolSet | Environment  # what a mode's episodes run in (a plain tool set: the default environment's)
 
 
 @dataclass
@@ -186,7 +189,7 @@ def token_budget(rollout: RolloutConfig) -> int:
     return rollout.max_turns * rollout.max_new_tokens
 
 
-def mode_rollout(rollout: RolloutConfig, toolset: ToolSet, cfg: EvalConfig, greedy: bool = True) -> RolloutConfig:
+def mode_rollout(rollout: RolloutConfig, toolset: ModeEnv, cfg: EvalConfig, greedy: bool = True) -> RolloutConfig:
     """The episode limits of a mode: the evaluation's sampling (greedy or sampled), and for a tool set without
     tools one turn holding the whole token budget (a tool mode may generate up to `max_turns x max_new_tokens`)."""
     temperature, top_p = cfg.sampling(greedy)
@@ -213,9 +216,9 @@ class EpisodeRunner:
     """The episodes of one tool set, greedy or sampled, each batch under its own seed (`batch_seed`); those run
     are kept by (task, sample), so that the format baselines grade them instead of generating them again."""
 
-    def __init__(self, policy: Policy, toolset: ToolSet, rollout: RolloutConfig, cfg: EvalConfig, stream: str):
+    def __init__(self, policy: Policy, toolset: ModeEnv, rollout: RolloutConfig, cfg: EvalConfig, stream: str):
         self.toolset, self.cfg, self.stream = toolset, cfg, stream
-        self.policies = {g: _for_mode(policy, toolset, mode_rollout(rollout, toolset, cfg, g)) for g in (True, False)}
+        self.policies = {g: policy.for_mode(toolset, mode_rollout(rollout, toolset, cfg, g)) for g in (True, False)}
         self.kept: dict[tuple[str, int], Trajectory] = {}
 
     def policy(self, greedy: bool) -> tuple[Policy, RolloutConfig]:
@@ -236,10 +239,6 @@ class EpisodeRunner:
         return RolloutResult([self.kept[(task.task_id, s)] for task, s in batch], stats)
 
 
-def _for_mode(policy: Policy, toolset: ToolSet, rollout: RolloutConfig) -> tuple[Policy, RolloutConfig]:
-    return policy.for_mode(toolset, rollout) if hasattr(policy, "for_mode") else (policy, rollout)
-
-
 def baseline_batches(
     name: str, source: EpisodeRunner, toolset: ToolSet
 ) -> Callable[[Sequence[Job], bool, Any], RolloutResult]:
@@ -256,14 +255,14 @@ def baseline_batches(
     return run
 
 
-def hooks_of(toolset: ToolSet | Environment) -> Environment | None:
+def hooks_of(toolset: ModeEnv) -> Environment | None:
     """Whose record and metric hooks (`episode_counts`, `metrics`) a mode's episodes are read with: the environment
     the mode ran in, as training reads its own; None for a plain `ToolSet` (records.py's default hooks, which are
     what the default environment it would be wrapped in has)."""
     return toolset if isinstance(toolset, Environment) else None
 
 
-def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet | Environment) -> dict[str, float]:
+def mode_metrics(records: Sequence[dict[str, Any]], toolset: ModeEnv) -> dict[str, float]:
     """The metrics of a mode's records (`scores`): those of the scored episodes (`metrics_from_records`, the
     share of episodes calling each tool, and the mode's environment's own metrics of their counts),
     `greedy_pass@1`, and the per task type scores.
@@ -282,7 +281,7 @@ def mode_metrics(records: Sequence[dict[str, Any]], toolset: ToolSet | Environme
 def evaluate_mode(
     tasks: Sequence[Task],
     policy: Policy,
-    toolset: ToolSet,
+    toolset: ModeEnv,
     rollout: RolloutConfig,
     cfg: EvalConfig,
     mode: str,
@@ -360,14 +359,11 @@ def _drop_missing(
     todo: list[tuple[Task, int, bool]], policy: Policy, mode: str, records: dict, store: ResultStore | None
 ) -> list[tuple[Task, int, bool]]:
     """`todo` without the samples the policy declares it does not have (`has_sample`), recorded as failures."""
-    has_sample = getattr(policy, "has_sample", None)
-    if has_sample is None:
-        return todo
-    source = getattr(policy, "source", "the samples")
+    source = policy.source
     missing = [
         missing_sample_record(t.task_id, mode, s, source, task_type=task_type(t), greedy=g)
         for t, s, g in todo
-        if not has_sample(t.task_id, s)
+        if not policy.has_sample(t.task_id, s)
     ]
     if missing:
         logger.warning(
@@ -378,7 +374,7 @@ def _drop_missing(
             sorted({r["task_id"] for r in missing})[:10],
         )
         _keep(records, missing, store)
-    return [(t, s, g) for t, s, g in todo if has_sample(t.task_id, s)]
+    return [(t, s, g) for t, s, g in todo if policy.has_sample(t.task_id, s)]
 
 
 def _keep(records: dict, new: list[dict[str, Any]], store: ResultStore | None) -> None:
@@ -391,7 +387,7 @@ def _keep(records: dict, new: list[dict[str, Any]], store: ResultStore | None) -
 def evaluate(
     tasks: Sequence[Task],
     policy: Policy,
-    toolsets: dict[str, ToolSet],
+    toolsets: dict[str, ModeEnv],
     rollout: RolloutConfig,
     cfg: EvalConfig,
     progress: bool = True,

@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.envs.base import Environment
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet
 from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
 from agentic_rl.rollout.tokenizer import ByteChatTokenizer
@@ -133,14 +134,15 @@ class ReplayPolicy(ScriptedPolicy):
         kind, text = self.samples[request.task.task_id][request.sample_index]
         return request.task.prompt + text if kind == "completion" else text
 
-    def for_mode(self, toolset: ToolSet, rollout: RolloutConfig) -> tuple[ReplayPolicy, RolloutConfig]:
-        """This policy fenced for `toolset`, and the rollout limits a replay needs.
+    def for_mode(self, env: ToolSet | Environment, rollout: RolloutConfig) -> tuple[ReplayPolicy, RolloutConfig]:
+        """This policy fenced for the mode's environment `env` (a ```submit block where its tools have the submit
+        tool, else a ```python block), and the rollout limits a replay needs.
 
         One turn (a replay submits once; a failed submission is final), no cut of the reply (a sample is
         graded whole, however long: `ScriptedPolicy` only slices it) and no context limit (the prompt and the
         reply are not a model's context).
         """
-        fence = "submit" if "submit" in toolset.active else "python"
+        fence = "submit" if "submit" in (env.specs or {}) else "python"
         policy = ReplayPolicy(self.samples, self.source, fence)
         rollout = replace(
             rollout, max_turns=1, max_new_tokens=UNLIMITED, max_context_tokens=UNLIMITED, on_no_call="stop"

@@ -142,3 +142,43 @@ def test_an_env_target_that_is_no_environment_is_refused_with_a_fix(tmp_path, to
     cfg = compose_train(*STEP, "env._target_=toy_env_pkg.not_an_environment", f"+run_dir={tmp_path / 'run'}")
     with pytest.raises(ConfigError, match="built a ToolSet, not an Environment"):
         train.run(cfg)
+
+
+def test_the_evaluator_evaluates_a_mode_on_an_environment_that_is_no_tool_set(toy_package):
+    """The evaluator asks an environment only what `Environment` declares (`answers_once`, `specs`, the hooks), so
+    a mode may run in the toy environment: its episodes graded by their own step, its hooks in the mode's metrics."""
+    from agentic_rl.evaluation.evaluator import EvalConfig, evaluate
+    from agentic_rl.evaluation.replay import ReplayPolicy
+    from agentic_rl.rollout import RolloutConfig, ScriptedPolicy
+    from agentic_rl.types import Task
+
+    tasks = [Task(f"toy/{n}", f"task {n}", "", "pytest", "f") for n in range(3)]
+    replies = {"toy/0": "ab", "toy/1": "abc", "toy/2": "abcd"}  # even, odd, even: passed, failed, passed
+    budgets: list[int] = []
+
+    class Recording(ScriptedPolicy):
+        def generate(self, requests, sampling, stop):
+            budgets.append(sampling.max_new_tokens)
+            return super().generate(requests, sampling, stop)
+
+    def run(env):
+        policy = Recording(lambda req: replies[req.task.task_id])
+        rollout = RolloutConfig(max_turns=2, max_new_tokens=16)
+        return evaluate(tasks, policy, {"guess": env}, rollout, EvalConfig(modes=["guess"]), progress=False)["guess"]
+
+    result = run(toy_package.ToyEnvironment(toolset=None))
+    assert [r["passed"] for r in result.records] == [True, False, True]
+    assert result.pass_at == {1: pytest.approx(2 / 3)}
+    assert [r["env"] for r in result.records] == [{"chars": n, "passed": n % 2 == 0} for n in (2, 3, 4)]
+    assert result.metrics["toy/episodes"] == 3.0 and result.metrics["toy/pass_rate"] == pytest.approx(2 / 3)
+    assert result.metrics["tools/guess_rate"] == 1.0 and budgets == [16]  # a tool mode's turn: its own budget
+
+    class AnswersOnce(toy_package.ToyEnvironment):
+        answers_once = True  # declared: its one turn gets the mode's whole budget, and no tools/* metrics
+
+    budgets.clear()
+    once = run(AnswersOnce(toolset=None))
+    assert [r["passed"] for r in once.records] == [True, False, True] and budgets == [2 * 16]
+    assert not [k for k in once.metrics if k.startswith("tools/")]
+    # a replay answers an environment that names no submit tool (`specs` None) in a ```python block
+    assert ReplayPolicy({"toy/0": ["x = 1"]}).for_mode(AnswersOnce(toolset=None), RolloutConfig())[0].fence == "python"

@@ -63,9 +63,7 @@ class ServedEpisode(Episode):
         self.served, self.task, self.sample_index, self.client = served, task, sample_index, client
         self.session, snapshot = _session(reply)
         self.face = env.resume(task, sample_index, snapshot)
-        self.answers_once = self.face.answers_once
-        if hasattr(self.face, "nudge_text"):
-            self.nudge_text = self.face.nudge_text
+        self.answers_once, self.nudge_text = self.face.answers_once, self.face.nudge_text  # declared on Episode
 
     # --- what the loop asks, answered by the copy
     @property
