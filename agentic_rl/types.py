@@ -99,6 +99,9 @@ class Turn:
     observation_ids: list[int] = field(default_factory=list)
     sampler_logprobs: list[float] | None = None  # the sampler's log-prob of each generated id (None: not reported)
     prefix: str = ""
+    # the observation is a verdict: the call's tool grades (its spec's `grades`, as the episode says), so the metrics
+    # count its tampered and in-process verdicts whatever the tool is named (submit, the no-tools answer)
+    graded: bool = False
 
 
 @dataclass

@@ -33,11 +33,9 @@ from agentic_rl.tools.base import (
     ToolSet,
     ToolSpec,
     counted_tools,
-    declared_specs,
     find_call,
-    find_first_call,
     has_completed_call,
-    spec_for,
+    spec_of,
 )
 from agentic_rl.tools.code import AnswerTool
 from agentic_rl.types import Observation, Task, ToolCall, Trajectory
@@ -51,15 +49,18 @@ def prompt_messages(toolset: ToolSet, task: Task, observation_format: str) -> li
     for example_task, reply in toolset.examples:
         messages.append({"role": "user", "content": example_task})
         messages += (
-            split_example_reply(reply) if observation_format == "chat" else [{"role": "assistant", "content": reply}]
+            split_example_reply(reply, toolset.result_tags)
+            if observation_format == "chat"
+            else [{"role": "assistant", "content": reply}]
         )
     return messages + [{"role": "user", "content": task.prompt}]
 
 
-def split_example_reply(reply: str) -> list[dict[str, str]]:
-    """An example reply written inline (calls and observations interleaved) as alternating chat turns."""
+def split_example_reply(reply: str, result_tags: Iterable[str]) -> list[dict[str, str]]:
+    """An example reply written inline (calls and observations interleaved) as alternating chat turns, split at the
+    observations: blocks of the tool set's `result_tags` (`ToolSet.result_tags`) and the loop's `<feedback>`."""
     messages, pos = [], 0
-    tags = "|".join(sorted({re.escape(spec.result_tag) for spec in declared_specs().values()} | {"feedback"}))
+    tags = "|".join(sorted({re.escape(tag) for tag in result_tags} | {"feedback"}))
     for m in re.finditer(rf"<({tags})>.*?</\1>", reply, re.DOTALL):
         if reply[pos : m.start()].strip():
             messages.append({"role": "assistant", "content": reply[pos : m.start()].strip()})
@@ -72,7 +73,7 @@ def split_example_reply(reply: str) -> list[dict[str, str]]:
 
 def run_tool(tool: ToolLike, call: ToolCall, task: Task, grades: bool | None = None) -> Observation:
     """`tool(call, task)`, its failure typed (envs.faults); a tool that raises is a recorded failure of the harness,
-    never a crashed run (a failed verdict when the tool `grades`; None: as its declared spec says)."""
+    never a crashed run (a failed verdict when the tool `grades`; None: as the tool's own spec says)."""
     try:
         return typed(tool(call, task))
     except Exception as exc:
@@ -83,7 +84,7 @@ def run_tool(tool: ToolLike, call: ToolCall, task: Task, grades: bool | None = N
                 text=f"<error>{call.name} failed: {type(exc).__name__}</error>",
                 ok=False,
                 status="tool_error",
-                passed=False if (spec_for(call.name).grades if grades is None else grades) else None,
+                passed=False if (spec_of(tool).grades if grades is None else grades) else None,
             )
         )
 
@@ -116,14 +117,15 @@ class SubmitAnswer(FinalAnswer):
 
     prefix = SUBMIT_FENCE
 
-    def __init__(self, tool: str = "submit") -> None:
-        self.tool, self.specs = tool, {tool: spec_for(tool)}
-        pattern = self.specs[tool].call_pattern
+    def __init__(self, spec: ToolSpec) -> None:
+        """`spec`: the episode's own submit tool's (its call pattern is what the forced turn is parsed with)."""
+        self.specs = {spec.name: spec}
+        pattern = spec.call_pattern
         self.marker = closing_marker(pattern) if pattern is not None else None
         self.closing = "\n" + (self.marker or "")
 
     def parse(self, text: str) -> ToolCall | None:
-        call = find_first_call(text, (self.tool,)) or find_first_call(text + self.closing, (self.tool,))
+        call = find_call(text, self.specs) or find_call(text + self.closing, self.specs)
         return call if call is not None and call.content.strip() else None
 
     def stops(self, text: str) -> bool:
@@ -168,7 +170,7 @@ class ToolSetEpisode(Episode):
 
     def final_answer(self) -> FinalAnswer | None:
         """A submission, where the episode's tools have the submit tool (a set without it has no forced answer)."""
-        return SubmitAnswer() if "submit" in self._tools else None
+        return SubmitAnswer(self.specs["submit"]) if "submit" in self.specs else None
 
 
 @dataclass

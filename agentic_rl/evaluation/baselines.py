@@ -21,7 +21,7 @@ environment's own final call graded (a CodeGym `Done`) keeps that verdict under 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agentic_rl.rollout.agent import (
@@ -33,21 +33,26 @@ from agentic_rl.rollout.agent import (
     run_tool,
 )
 from agentic_rl.rollout.policy import Policy
-from agentic_rl.tools.base import spec_for
+from agentic_rl.tools.base import ToolSpec
 from agentic_rl.types import Task, ToolCall, Trajectory
 
 BASELINE_SOURCE = "multi_tool"  # the mode whose episodes the format baselines grade
-CODE_TOOLS = ("execute", "submit")  # the tools whose call is a fenced code block (```python, ```submit)
 
 
-def last_code_block(traj: Trajectory) -> str | None:
-    """The content of the last fenced code block of the episode's own turns (any of `CODE_TOOLS`' call patterns),
-    whether it ran, was refused by the cap, or was submitted; None when it wrote none.
+def code_tools(specs: Mapping[str, ToolSpec]) -> dict[str, ToolSpec]:
+    """The tools of `specs` whose call is a fenced code block: those that run or grade code (`ToolSpec.runs_code`)
+    and are called by a pattern (```python for execute, ```submit for submit)."""
+    return {name: spec for name, spec in specs.items() if spec.runs_code and spec.call_pattern is not None}
 
-    >>> last_code_block(episode_with_turns("```python\\nx = 1\\n```", "```submit\\ny = 2\\n```"))
+
+def last_code_block(traj: Trajectory, specs: Mapping[str, ToolSpec]) -> str | None:
+    """The content of the last fenced code block of the episode's own turns (a call pattern of the `code_tools` of
+    `specs`, its tool set's), whether it ran, was refused by the cap, or was submitted; None when it wrote none.
+
+    >>> last_code_block(episode_with_turns("```python\\nx = 1\\n```", "```submit\\ny = 2\\n```"), MULTI.specs)
     'y = 2'
     """
-    patterns = [spec_for(name).call_pattern for name in CODE_TOOLS]
+    patterns = [spec.call_pattern for spec in code_tools(specs).values()]
     for turn in reversed(traj.turns):
         text = turn.prefix + turn.text
         found = [m for p in patterns if p is not None for m in p.finditer(text)]
@@ -61,11 +66,11 @@ def grade_last_block(traj: Trajectory, task: Task, toolset: ToolSet) -> Trajecto
 
     When that block is the submission the episode already had graded, its verdict is reused (same code, same
     tests: grading it again would only cost time)."""
-    if traj.grade is not None and traj.grade.tool not in CODE_TOOLS:
+    if traj.grade is not None and traj.grade.tool not in code_tools(toolset.specs):
         # graded by its environment's own final call (a CodeGym `Done`): there is no code block to grade instead,
         # and replacing that verdict by "no submission" would fail an episode for a format it was never asked for
         return traj
-    code = last_code_block(traj)
+    code = last_code_block(traj, toolset.specs)
     if code is None:
         return replace(traj, submitted_code=None, passed=False, grade=None)
     if code == traj.submitted_code and traj.grade is not None:

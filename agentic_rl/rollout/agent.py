@@ -48,7 +48,6 @@ from agentic_rl.envs.base import Environment, Episode, FinalAnswer
 from agentic_rl.envs.toolset import (  # noqa: F401  (re-exported)
     SUBMIT_FENCE,
     as_environment,
-    closing_marker,
     prompt_messages,
     run_tool,
     split_example_reply,
@@ -62,7 +61,7 @@ from agentic_rl.rollout.policy import (
     StopCondition,
     TurnRequest,
 )
-from agentic_rl.tools.base import ToolSet, has_completed_call, spec_for
+from agentic_rl.tools.base import ToolSet
 from agentic_rl.tools.code import extract_code  # noqa: F401  (re-exported: agentic_rl.rollout.extract_code)
 from agentic_rl.types import INFRA_FAULT, Observation, Task, ToolCall, Trajectory, Turn
 
@@ -229,19 +228,6 @@ class RolloutResult(list):
     def __init__(self, trajectories: Sequence[Trajectory], stats: RolloutStats) -> None:
         super().__init__(trajectories)
         self.stats = stats
-
-
-def call_stop_condition(active_tools: Sequence[str]) -> StopCondition:
-    """Stop once a call of the active set has closed; the closing markers let a policy check incrementally.
-
-    Tools called by the whole reply (no call pattern, e.g. the no-tools answer) never stop a turn early.
-    """
-    specs = {name: spec_for(name) for name in active_tools}
-    markers = [closing_marker(spec.call_pattern) for spec in specs.values() if spec.call_pattern is not None]
-    known = [m for m in markers if m is not None]  # one unknown marker makes the whole set unknown
-    return StopCondition(
-        lambda text: has_completed_call(text, specs), sorted(set(known)) if len(known) == len(markers) else None
-    )
 
 
 def environment_stop_condition(env: Environment, response_prefix: str = "") -> StopCondition:
@@ -599,6 +585,7 @@ def _observe(
         _end_by_infra(episode, obs.cause or "harness")
         return
     if env.grades(call.name):
+        turn.graded = True
         episode.grade = obs
         episode.submitted_code = call.content
         episode.passed = bool(obs.passed)

@@ -21,6 +21,7 @@ from agentic_rl.tools.base import (
     declared_specs,
     find_first_call,
     spec_for,
+    spec_of,
     tool_names,
 )
 
@@ -47,7 +48,7 @@ def build_tool(name: str, cfg: Any, sandbox: Any = None, **runtime: Any) -> Tool
     Needs that are not runtime objects (a search `index`) are built by the tool itself."""
     runtime = {"sandbox": sandbox, **runtime}
     cls = tool_class(cfg)
-    spec = getattr(cls, "spec", None)
+    spec = getattr(cls, "spec", None)  # checked before building: a wrong `_target_` is a config error
     if spec is None or spec.name != name:
         raise ValueError(
             f"tool config for {name!r} builds {cls.__name__}, which declares "
@@ -78,7 +79,7 @@ def build_toolset(cfg: DictConfig, sandbox: Any) -> ToolSet:
 def system_prompt(cfg: DictConfig, tools: dict[str, Tool]) -> str:
     """The preamble, then each callable tool's description, then the strategy. A final tool (the no-tools
     answer) is not listed: the preamble says how to answer."""
-    described = [tool for tool in tools.values() if not spec_for(tool.name).final]
+    described = [tool for name, tool in tools.items() if not spec_of(tool, name).final]
     if not described:
         return cfg.preamble.strip()
     parts = [cfg.preamble.strip().format(n_tools=len(described))]
@@ -104,6 +105,7 @@ __all__ = [
     "extract_code",
     "find_first_call",
     "spec_for",
+    "spec_of",
     "system_prompt",
     "tool_names",
 ]

@@ -7,18 +7,23 @@ A tool declares everything the framework needs to know about it in one `ToolSpec
   - `counts_toward_cap`: whether its calls count toward the rollout's cap C;
   - `grades`: whether its observation is the episode's verdict (submit);
   - `final`: whether the episode ends after it, its observation not shown (a no-tools answer);
+  - `runs_code`: whether its call's content is a program that it runs or grades (execute, submit, the answer): the
+    code blocks the `last_block` format baseline grades (agentic_rl.evaluation.baselines);
   - `parse_reply`: for a tool called by the whole reply rather than a pattern, how the reply becomes the call;
   - `needs`: runtime objects passed to its constructor (`sandbox`) or built by it (`index`);
   - `description`: what the system prompt tells the model.
 Observation limits (`max_chars`) are constructor arguments, so they live in the tool's YAML file, and
 `Tool.observation` applies them and the result tag in one place.
 
-The tools are declared in the "tool" registry (`agentic_rl.registry`: the built-ins listed there, and the
-`tool.<name>` entry points of other packages); `declared_specs()` imports every declared tool, so the parser,
-the cap, the metric names (`tool_names()`), the report columns and the figures know it whatever was imported
-before, in the registry's declared order. A new tool is one class, one declaration and its YAML files
-(conf/tool/<name>.yaml and a tool set in conf/tools/ that lists it). A `Tool` subclass defined but not
-declared (a test's toy) is known once its class exists, listed after the declared ones by name.
+A tool is declared once: its class, with its `spec`, named in the "tool" registry (`agentic_rl.registry`: the
+built-ins listed there, and the `tool.<name>` entry points of other packages) and built from its YAML `_target_`
+(conf/tool/<name>.yaml, listed by a tool set in conf/tools/). What runs with a tool set reads the specs its own tools
+declare (`ToolSet.specs`, `spec_of`): the parser, the stop condition, the cap, grading, the warm-up's calls and the
+format baselines. Only what is meant to span every tool reads the registry: the metric columns (`tool_names()`,
+`counted_tools()`), the report columns and the figures (`declared_specs()`, which imports every declared tool, so
+they know it whatever was imported before, in the registry's declared order). A `Tool` subclass defined but not
+declared in the registry (a test's toy, a tool named only by its YAML `_target_`) is listed there once its class
+exists, after the declared ones by name.
 
 The built-in call forms:
   <search>query</search>            -> search docs
@@ -50,6 +55,7 @@ class ToolSpec:
     counts_toward_cap: bool = True
     grades: bool = False
     final: bool = False
+    runs_code: bool = False
     parse_reply: Callable[[str], str | None] | None = None
     needs: tuple[str, ...] = ()
     description: str = ""
@@ -66,7 +72,8 @@ class ToolSpec:
             raise ValueError(f"tool {self.name!r}: call_pattern needs a group that captures the call's content")
 
 
-# name -> spec of every Tool subclass defined so far (read through `declared_specs()`, which orders them)
+# name -> spec of every Tool subclass defined so far: not a declaration but the classes' own specs, gathered so that
+# `declared_specs()` (the metric columns) lists a tool whose class exists, and two classes cannot share a name
 TOOL_SPECS: dict[str, ToolSpec] = {}
 TOOLS: Registry[type] = Registry("tool")
 
@@ -112,6 +119,11 @@ def counted_tools(used: Iterable[str] = ()) -> tuple[str, ...]:
 
 
 def spec_for(name: str) -> ToolSpec:
+    """The registry's spec of the tool `name` (a view of `declared_specs`, never a declaration of its own).
+
+    Only for code that holds no tool set: a benchmark that parses replies against tool names, tests, another
+    package's report. Whatever runs with a tool set reads the specs of that set's own tools (`ToolSet.specs`,
+    an episode's `specs`), so a tool set and this table cannot disagree about what its tools are."""
     spec = TOOL_SPECS.get(name) or declared_specs().get(name)
     if spec is None:
         raise ValueError(f"unknown tool {name!r}; declared tools: {list(declared_specs())}")
@@ -120,10 +132,12 @@ def spec_for(name: str) -> ToolSpec:
 
 @runtime_checkable
 class ToolLike(Protocol):
-    """What the rollout calls: a name (looked up in the registry), a description and `__call__`."""
+    """What the rollout calls: a name, a description, its `spec` (what the tool set and its episodes read: the
+    call pattern, the cap, whether it grades) and `__call__`."""
 
     name: str
     description: str
+    spec: ToolSpec
 
     def __call__(self, call: ToolCall, task: Task) -> Observation: ...
 
@@ -175,8 +189,9 @@ class Tool:
 
 
 def find_first_call(text: str, active: tuple[str, ...] | list[str]) -> ToolCall | None:
-    """The earliest completed call in `text` among the `active` tool names, or None (`find_call` with their
-    declared specs; an episode passes the specs of its own tool set to `find_call`)."""
+    """The earliest completed call in `text` among the `active` tool names, or None: `find_call` with the registry's
+    specs (`spec_for`), for a caller that holds names, not a tool set (agentic_rl.bench.rollout). An episode and
+    the warm-up pass the specs of their own tool set to `find_call`."""
     return find_call(text, {name: spec_for(name) for name in active})
 
 
@@ -212,14 +227,32 @@ def cap_text(text: str, max_chars: int) -> str:
     return text[:max_chars] + f"\n... [truncated {len(text) - max_chars} chars]"
 
 
+def spec_of(tool: Any, listed_as: str | None = None) -> ToolSpec:
+    """The spec `tool` declares (its class's `spec`), checked to be that of the name it is listed under, if any.
+
+    Bad input, not a capability probe: every tool has a spec (`ToolLike`), and one without is a clear error."""
+    spec = getattr(tool, "spec", None)
+    if not isinstance(spec, ToolSpec):
+        raise TypeError(
+            f"tool {listed_as or ''!r} ({type(tool).__name__}) declares no `spec`: subclass agentic_rl.tools.Tool "
+            "and set its ToolSpec, so that the tool set knows its call pattern, cap and grading"
+        )
+    if listed_as is not None and spec.name != listed_as:
+        raise ValueError(
+            f"the tool listed as {listed_as!r} declares the spec of {spec.name!r}; list it under its own name"
+        )
+    return spec
+
+
 @dataclass
 class ToolSet:
     """The tools the model is told about and whose calls are parsed.
 
-    `grader` grades submissions outside the tool calls. A set built with no tools at all answers with it: its
-    episodes (agentic_rl.envs.toolset) get the `answer` tool, whose parser takes the code out of the reply (the
-    no-tools mode). The set itself holds no episode state: `agentic_rl.envs` opens an episode per task and
-    sample.
+    `specs` are the specs its own tools declare (`Tool.spec`), by the name each is listed under: what its episodes,
+    the warm-up and the evaluation read, never the registry's table. `grader` grades submissions outside the tool
+    calls. A set built with no tools at all answers with it: its episodes (agentic_rl.envs.toolset) get the `answer`
+    tool, whose parser takes the code out of the reply (the no-tools mode). The set itself holds no episode state:
+    `agentic_rl.envs` opens an episode per task and sample.
     """
 
     name: str
@@ -230,7 +263,14 @@ class ToolSet:
     specs: dict[str, ToolSpec] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.specs = {name: spec_for(name) for name in self.tools}
+        self.specs = {name: spec_of(tool, name) for name, tool in self.tools.items()}
+
+    @property
+    def result_tags(self) -> tuple[str, ...]:
+        """The tags this set's observations are wrapped in: its tools' and its grader's (a worked example's
+        reply is split into turns at them)."""
+        specs = [*self.specs.values(), spec_of(self.grader)]
+        return tuple(sorted({spec.result_tag for spec in specs}))
 
     @property
     def active(self) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ class ExecuteTool(Tool):
         call_pattern=re.compile(r"```(?:python|py)[ \t]*\n(.*?)```", re.DOTALL),
         result_tag="exec_result",
         counts_toward_cap=True,
+        runs_code=True,
         needs=("sandbox",),
         description=(
             "Execute code: run Python to try an idea and see its output.\n"
@@ -71,6 +72,7 @@ class SubmitTool(Tool):
         result_tag="test_result",
         counts_toward_cap=False,  # a submission is always allowed, whatever the cap C
         grades=True,
+        runs_code=True,
         needs=("sandbox",),
         description=(
             "Run tests: submit your final solution; it is run against the hidden tests.\n"
@@ -118,6 +120,7 @@ class AnswerTool(Tool):
         counts_toward_cap=False,
         grades=True,
         final=True,
+        runs_code=True,
         needs=("sandbox",),
         # not listed in the system prompt (a final tool: the tool set's preamble says how to answer)
         description="Answer: reply with the complete solution in one ```python code block; it is graded once.",

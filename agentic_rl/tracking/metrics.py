@@ -29,11 +29,13 @@ def episode_counts(traj: Trajectory) -> dict[str, Any]:
             continue
         errors[turn.call.name] = errors.get(turn.call.name, 0) + int(not obs.ok)
         latency[turn.call.name] = latency.get(turn.call.name, 0.0) + obs.latency_ms
-        tampered += turn.call.name == "submit" and obs.status == "tampered"
-        if turn.call.name == "submit" and obs.status == "tampered":
+        if not turn.graded:  # only a grading tool's verdict (its spec's `grades`) can be tampered or in process
+            continue
+        tampered += obs.status == "tampered"
+        if obs.status == "tampered":
             for kind in _tamper_kinds(obs):
                 tampered_kinds[kind] += 1
-        in_process += turn.call.name == "submit" and obs.trust == "in_process"
+        in_process += obs.trust == "in_process"
     return {
         "turns": len(traj.turns),
         "tool_calls": calls,
@@ -95,8 +97,7 @@ def aggregate_metrics(counts: Iterable[dict[str, Any]]) -> dict[str, float]:
 def _tamper_kinds(obs) -> tuple[str, ...]:
     """The kinds of a tampered verdict (the sandbox's `TestReport.tamper_kinds`, carried by the observation),
     or ("unknown",) where the observation does not carry them."""
-    kinds = tuple(getattr(obs, "tamper_kinds", None) or ())
-    return kinds or ("unknown",)
+    return tuple(obs.tamper_kinds or ()) or ("unknown",)
 
 
 def _tampered_kind_rates(counts: list[dict[str, Any]], n_submits: int) -> dict[str, float]:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
-from agentic_rl.tools.base import find_first_call, spec_for
+from agentic_rl.tools.base import ToolSpec, declared_specs, find_call
 from agentic_rl.types import Task, Trajectory
 
 DEMO_KEY = "demo"  # task.metadata[DEMO_KEY]: the task's scripted calls
@@ -61,11 +61,15 @@ def _literal(source: str) -> str | None:
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
 
 
-def call_text(tool: str, content: str) -> str:
+def call_text(tool: str, content: str, specs: Mapping[str, ToolSpec] | None = None) -> str:
     """`content` written as a call of `tool`, the way its spec's call pattern reads one (`<search>q</search>`, a
     ```python block, a ```submit block), or, for a tool called by the whole reply (the no-tools `answer`), as one
-    ```python block; checked by parsing it back, so a spec and its writer cannot drift apart."""
-    spec = spec_for(tool)
+    ```python block; checked by parsing it back, so a spec and its writer cannot drift apart. `specs`: the specs of
+    the tools it is written for (the environment's own); None: the registry's (`declared_specs`)."""
+    known = declared_specs() if specs is None else specs
+    if tool not in known:
+        raise ValueError(f"a demonstration calls the unknown tool {tool!r}; the tools it may call: {list(known)}")
+    spec = known[tool]
     pattern = spec.call_pattern
     if pattern is None:
         return _whole_reply(tool, spec, content)
@@ -75,7 +79,7 @@ def call_text(tool: str, content: str) -> str:
     if head is None or tail is None:
         raise ValueError(f"cannot write a call of tool {tool!r} from its call pattern {pattern.pattern!r}")
     text = head + content.strip("\n") + ("\n" if head.endswith("\n") else "") + tail
-    call = find_first_call(text, (tool,))
+    call = find_call(text, {tool: spec})
     if call is None or call.content != content.strip("\n"):
         raise ValueError(f"a demonstrated {tool} call does not parse back as written: {text!r}")
     return text
@@ -88,21 +92,22 @@ def _whole_reply(tool: str, spec: Any, content: str) -> str:
     return text
 
 
-def played_as(tool: str, active: Sequence[str] | None) -> str | None:
-    """The tool that plays a demonstrated call of `tool` under the `active` tools (None: all), or None to leave it
-    out. A submission is the task's answer in any tool set: where `submit` is not active, the set's own final
-    grading tool (the no-tools `answer`) gives it, so every arm of a tools ablation warms up on the same solutions."""
-    if active is None or tool in active:
+def played_as(tool: str, specs: Mapping[str, ToolSpec]) -> str | None:
+    """The tool among `specs` (the environment's own tools, by name) that plays a demonstrated call of `tool`, or
+    None to leave it out. A submission is the task's answer in any tool set: where `submit` is not among them, the
+    set's own final grading tool (the no-tools `answer`) gives it, so every arm of a tools ablation warms up on the
+    same solutions."""
+    if tool in specs:
         return tool
     if tool == "submit":
-        return next((name for name in active if spec_for(name).final and spec_for(name).grades), None)
+        return next((name for name, spec in specs.items() if spec.final and spec.grades), None)
     return None
 
 
-def demo_replies(task: Task, active: Sequence[str] | None) -> list[str]:
-    """The scripted agent's replies, one per turn: the demonstration's calls the `active` tools can play."""
-    played = [(played_as(tool, active), content) for tool, content in demo_calls(task)]
-    return [call_text(tool, content) for tool, content in played if tool is not None]
+def demo_replies(task: Task, specs: Mapping[str, ToolSpec]) -> list[str]:
+    """The scripted agent's replies, one per turn: the demonstration's calls the tools of `specs` can play."""
+    played = [(played_as(tool, specs), content) for tool, content in demo_calls(task)]
+    return [call_text(tool, content, specs) for tool, content in played if tool is not None]
 
 
 @dataclass
@@ -130,8 +135,9 @@ def build_demonstrations(tasks: Sequence[Task], tokenizer: Any, env: Any, rollou
     `tokenizer`: the run's `ChatTokenizer` (the policy's), so the ids are the ones RL's episodes would have.
     """
     started = time.perf_counter()
-    active = getattr(env, "active", None)
-    scripted = [(task, demo_replies(task, active)) for task in tasks]
+    # the environment's own tools; one that does not say which (`Environment.specs` None) plays every declared one
+    specs = env.specs if env.specs is not None else declared_specs()
+    scripted = [(task, demo_replies(task, specs)) for task in tasks]
     playable = [(task, replies) for task, replies in scripted if replies]
     replies = [r for _, r in playable]
 

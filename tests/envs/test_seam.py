@@ -18,13 +18,14 @@ from agentic_rl.rollout import (
     run_episodes,
 )
 from agentic_rl.tools.base import ToolSet
+from agentic_rl.tools.code import SubmitTool
 from agentic_rl.types import Observation, Task, ToolCall
 
 TASK = Task(task_id="t/add", prompt="Write add(a, b).", tests="", harness="pytest", entry_point="add")
 
 
 class Grader:
-    name, description = "submit", "submit"
+    name, description, spec = "submit", "submit", SubmitTool.spec
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         ok = "a + b" in call.content

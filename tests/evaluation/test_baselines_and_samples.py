@@ -10,13 +10,13 @@ import math
 import pytest
 import torch
 
-from agentic_rl.evaluation.baselines import last_code_block
+from agentic_rl.evaluation.baselines import code_tools, last_code_block
 from agentic_rl.evaluation.evaluator import EvalConfig, batch_seed, evaluate, flat_metrics
 from agentic_rl.evaluation.report import format_table, mode_summary
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.rollout.policy import ScriptedPolicy
 from agentic_rl.sandbox import Sandbox
-from agentic_rl.tools import build_toolset
+from agentic_rl.tools import ExecuteTool, SearchTool, SubmitTool, build_toolset
 from agentic_rl.types import Task, Trajectory, Turn
 from tests.evaluation.test_evaluator import BAD, GOOD, FakeSandbox, compose_cfg, tasks
 
@@ -149,9 +149,13 @@ def test_last_code_block_reads_python_and_submit_fences_in_order():
     def episode(*texts: str) -> Trajectory:
         return Trajectory("t", [0, 1], [0, 1], 1, turns=[turn(t) for t in texts])
 
-    assert last_code_block(episode("```python\nx = 1\n```", "```submit\ny = 2\n```", "no code")) == "y = 2"
-    assert last_code_block(episode("```submit\na\n``` then ```python\nb\n```")) == "b"
-    assert last_code_block(episode("<search>q</search>", "plain words")) is None
+    specs = {spec.name: spec for spec in (SearchTool.spec, ExecuteTool.spec, SubmitTool.spec)}
+    assert code_tools(specs) == {"execute": ExecuteTool.spec, "submit": SubmitTool.spec}  # read off the specs
+    assert last_code_block(episode("```python\nx = 1\n```", "```submit\ny = 2\n```", "no code"), specs) == "y = 2"
+    assert last_code_block(episode("```submit\na\n``` then ```python\nb\n```"), specs) == "b"
+    assert last_code_block(episode("<search>q</search>", "plain words"), specs) is None
+    # only the tool set's own code tools are read: without execute, a ```python block is no submission
+    assert last_code_block(episode("```submit\na\n``` then ```python\nb\n```"), {"submit": SubmitTool.spec}) == "a"
 
 
 # ----------------------------------------------------------------------------------------------- samples per task

@@ -189,10 +189,12 @@ def test_a_code_task_evaluation_has_no_constant_answer(tmp_path, monkeypatch):
 def test_last_block_keeps_the_verdict_of_an_environments_own_final_call():
     from agentic_rl.evaluation.baselines import grade_last_block
     from agentic_rl.types import Trajectory, Turn
+    from tests.rollout.fakes import toolset
 
     done = '<action>{"name": "Done", "parameters": {"answer": true}}</action>'
     verdict = Observation(tool="Done", text="correct", ok=True, passed=True)
     turn = Turn(generated_ids=[1], text=done, call=ToolCall("Done", done, 0, len(done)), observation=verdict)
     traj = Trajectory("codegym/x/000", [0, 1], [0, 1], 1, [turn], submitted_code=done, passed=True, grade=verdict)
     gym = Task(task_id="codegym/x/000", prompt="", tests="", harness="codegym")
-    assert grade_last_block(traj, gym, toolset=None) is traj  # no code block to grade instead: Done's verdict stands
+    multi = toolset(("search", "execute", "submit"), [])  # Done is none of its code tools (ToolSpec.runs_code)
+    assert grade_last_block(traj, gym, multi) is traj  # no code block to grade instead: Done's verdict stands

@@ -125,13 +125,16 @@ def test_worked_example_becomes_chat_turns():
     from tests.rollout.fakes import toolset as make_toolset
 
     reply = "<search>q</search>\n<doc_result>d</doc_result>\n```submit\nx\n```\n<test_result>PASS</test_result>"
-    assert split_example_reply(reply) == [
+    assert split_example_reply(reply, ("doc_result", "test_result")) == [
         {"role": "assistant", "content": "<search>q</search>"},
         {"role": "user", "content": "<doc_result>d</doc_result>"},
         {"role": "assistant", "content": "```submit\nx\n```"},
         {"role": "user", "content": "<test_result>PASS</test_result>"},
     ]
+    # split at the tags of the set's own tools: a tag of a tool it lacks is the model's text, not an observation
+    assert split_example_reply(reply, ("test_result",))[0]["content"].startswith("<search>q</search>\n<doc_result>")
     ts = make_toolset(("search", "submit"), [])
+    assert ts.result_tags == ("doc_result", "test_result")
     ts.examples = (("Example task", reply),)
     chat = prompt_messages(ts, TASK, "chat")
     assert [m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant", "user", "user"]

@@ -12,9 +12,9 @@ import yaml
 
 from agentic_rl.envs.toolset import as_environment
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, ScriptedPolicy, run_episodes
-from agentic_rl.rollout.agent import call_stop_condition, environment_stop_condition
+from agentic_rl.rollout.agent import environment_stop_condition
 from agentic_rl.types import Observation, ToolCall
-from tests.rollout.fakes import TASK, FakeTool, toolset
+from tests.rollout.fakes import TASK, FakeTool, stop_condition, toolset
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 SUBMIT_OK = "```submit\ndef add(a, b):\n    return a + b\n```"
@@ -63,23 +63,27 @@ def test_a_no_tools_episode_counts_its_answer() -> None:
     assert "answer" in traj.tools and traj.calls_by_kind()["answer"] == 1
 
 
-def test_the_call_stop_condition_knows_the_closing_markers_of_the_active_tools() -> None:
-    stop = call_stop_condition(("search", "submit", "answer"))  # answer has no pattern: it never stops a turn
+def test_the_stop_condition_knows_the_closing_markers_of_the_sets_own_tools() -> None:
+    stop = stop_condition(("search", "submit", "answer"))  # answer has no pattern: it never stops a turn
     assert stop.markers == ("</search>", "```")
     assert stop("<search>x</search>") and not stop("<search>x")
-    assert call_stop_condition(("answer",)).markers == ()
+    assert not stop("```python\nx\n```")  # execute is not in the set: its block does not end a turn
+    assert stop_condition(("answer",)).markers == ()
 
 
 def test_a_tool_whose_call_has_no_literal_end_makes_the_markers_unknown() -> None:
     import re
 
-    from agentic_rl.tools.base import TOOL_SPECS, Tool, ToolSpec
+    from agentic_rl.tools.base import TOOL_SPECS, Tool, ToolSet, ToolSpec
 
     class LineTool(Tool):  # a call ends at a newline of any kind: no literal closing marker
         spec = ToolSpec(name="line_probe", result_tag="line_result", call_pattern=re.compile(r"@(\w+)\s"))
 
     try:
-        stop = call_stop_condition(("search", "line_probe"))
+        log: list = []
+        tools = {"search": FakeTool("search", log), "line_probe": LineTool()}
+        env = as_environment(ToolSet(name="line", tools=tools, grader=FakeTool("submit", log), system_prompt="SYS"))
+        stop = environment_stop_condition(env)
         assert stop.markers is None
         assert stop("@go ") and not stop("@go")
     finally:

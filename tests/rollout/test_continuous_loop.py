@@ -13,6 +13,7 @@ import pytest
 
 from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
 from agentic_rl.rollout.policy import GenerationStats
+from agentic_rl.tools.code import ExecuteTool
 from agentic_rl.types import Observation, Task
 from tests.rollout.fakes import TASK, toolset
 
@@ -136,7 +137,7 @@ def test_each_trajectory_is_the_turn_by_turn_loops_whatever_the_order(cfg, order
 class GatedTool:
     """An execute tool that answers `print('slow')` only once `gate` is set, and anything else at once."""
 
-    name, description = "execute", "execute tool"
+    name, description, spec = "execute", "execute tool", ExecuteTool.spec
 
     def __init__(self) -> None:
         self.gate = threading.Event()

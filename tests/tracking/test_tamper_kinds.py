@@ -16,7 +16,8 @@ def _submit(status: str, kinds: tuple[str, ...] | None) -> Turn:
     if kinds is not None:
         # the verdict's kinds, as the submit tool carries them (TestReport.tamper_kinds)
         obs.tamper_kinds = kinds  # type: ignore[attr-defined]
-    return Turn(generated_ids=[1], text="", call=ToolCall("submit", "x", 0, 1), observation=obs)
+    # graded: the rollout marks the turns of a grading tool (its spec's `grades`), which is what is counted
+    return Turn(generated_ids=[1], text="", call=ToolCall("submit", "x", 0, 1), observation=obs, graded=True)
 
 
 def _episode(*turns: Turn) -> Trajectory:
@@ -52,3 +53,15 @@ def test_records_without_the_field_stay_readable():
     m = aggregate_metrics([old, counts])
     assert m["tools/submit/tampered_rate"] == 1.0
     assert m["tools/submit/tampered/canary"] == pytest.approx(1 / 2)
+
+
+def test_verdicts_are_counted_by_the_grading_flag_not_by_the_tools_name():
+    """The no-tools `answer` grades (its spec's `grades`), so its tampered or in-process verdict counts as the
+    submission's; a call of a tool that does not grade counts nothing, whatever its observation's status says."""
+    answer = Observation(tool="answer", text="", ok=True, status="tampered", passed=False, trust="in_process")
+    graded = Turn(generated_ids=[1], text="", call=ToolCall("answer", "x", 0, 1), observation=answer, graded=True)
+    ran = Observation(tool="execute", text="", ok=True, status="tampered", trust="in_process")
+    executed = Turn(generated_ids=[1], text="", call=ToolCall("execute", "x", 0, 1), observation=ran)
+    counts = episode_counts(_episode(graded, executed))
+    assert (counts["tampered_submissions"], counts["in_process_submissions"]) == (1, 1)
+    assert counts["tampered_kinds"] == {"unknown": 1}
