@@ -6,11 +6,11 @@ environment of its own (envs.base HARNESS_ENVS: CodeGym) gets that environment's
 `environment_from_config` builds the run's environment from the `env` node with the runtime objects its
 `_target_` takes (`toolset`, `sandbox`, `served`); train.py and evaluate.py build every environment through it.
 
-`ToolSetEnvironment` is a `ToolSet` (the evaluator and the replay policy read its `answers_once` and `specs`, which
-`Environment` declares, and the format baselines its `grader`) that opens episodes. A `ToolSetEpisode` is stateless: its tools, prompt, parser and stop condition
-are the tool set's, read from the specs of its own tools (`ToolSet.specs`), and `step` runs the tool (a tool that
-raises becomes a failed observation, typed as the harness's failure; envs.faults). With `served` (envs.serve),
-episodes open and step on environment servers.
+`ToolSetEnvironment` is a `ToolSet` that opens episodes: the evaluator and the replay policy read its `answers_once`
+and `specs` (which `Environment` declares), the format baselines its `grader`. A `ToolSetEpisode` is stateless: its
+tools, prompt, parser and stop condition are the tool set's, read from the specs of its own tools (`ToolSet.specs`),
+and `step` runs the tool (a tool that raises becomes a failed observation, typed as the harness's failure;
+envs.faults). With `served` (envs.serve), episodes open and step on environment servers.
 A tool set built with no tools at all answers with the `answer` tool: the code in the whole reply, graded
 once by the set's grader (the no-tools mode); that tool is added here, where the episode is built.
 """

@@ -22,8 +22,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from agentic_rl.rollout.policy import Policy
-
 Jobs = tuple[tuple[str, int], ...]  # a batch's (task id, sample index) in order: what identifies its rollout
 
 
@@ -41,7 +39,7 @@ class RolloutsAhead:
     """`take(jobs, upcoming)` gives a batch's rollout and each trajectory's staleness, and queues the rollouts of the
     batches after it (at most k) to run while the trainer updates; `updated()` follows each update."""
 
-    def __init__(self, roll: Callable[[Sequence[tuple[Any, int]]], Any], policy: Policy, max_staleness: int) -> None:
+    def __init__(self, roll: Callable[[Sequence[tuple[Any, int]]], Any], policy: Any, max_staleness: int) -> None:
         if max_staleness < 0:
             raise ValueError(f"algo.max_staleness must be >= 0 (0: synchronous), got {max_staleness}")
         if max_staleness > 0 and not policy.samples_apart:  # declared on the Policy base (False there)
