@@ -52,6 +52,7 @@ def _load_sibling(name: str):
 
 
 tamper = _load_sibling("tamper")
+ledger = _load_sibling("ledger")
 remote = _load_sibling("remote")
 isolated = _load_sibling("isolated")
 patching = _load_sibling("patching")
@@ -116,10 +117,11 @@ class Reporter:
             pass  # the candidate closed the channel: no report, which grades as a failure
 
 
-def main(req: dict, workdir: str, result_fd: int, nonce: str, candidate_fd: int | None = None) -> None:
+def main(req: dict, workdir: str, result_fd: int, nonce: str | list, candidate_fd: int | None = None) -> None:
     """The runner's program. `candidate_fd`: the channel to the candidate's process, where the server
-    forked it already (out of process, before it read the tests)."""
-    reporter = Reporter(result_fd, nonce)
+    forked it already (out of process, before it read the tests). `nonce`: the call's nonce, or a list holding
+    it, which this empties (isolation.py: then no frame below this one holds the nonce while the tests run)."""
+    reporter = Reporter(result_fd, nonce.pop() if type(nonce) is list else nonce)
     del nonce
     sys.path.insert(0, workdir)
     sys.argv = [os.path.join(workdir, "main.py" if req["mode"] == "exec" else "program.py")]
@@ -127,7 +129,11 @@ def main(req: dict, workdir: str, result_fd: int, nonce: str, candidate_fd: int 
     if req["mode"] == "exec":
         code = run_program(os.path.join(workdir, "main.py"), req["code"], reporter)
     else:
-        run_tests(req, workdir, reporter, candidate_fd)
+        # in process, a frame the candidate gets handed (a library's sys._getframe: `f_back` has no audit event)
+        # reaches this one too: the reporter travels in a list that run_tests empties (issue #47)
+        box = [reporter]
+        del reporter
+        run_tests(req, workdir, box, candidate_fd)
         code = 0
     _flush_stdio()
     _os_exit(code)
@@ -248,6 +254,8 @@ def _sealed(reporter: Reporter, event: str, keys: tuple, once: bool):
         if sent and once:
             continue
         try:
+            if _type(fields) is not dict:
+                continue  # a dict subclass would run the sender's code in this frame (`__contains__`)
             clean = {k: fields[k] for k in keys if k in fields and _plain(fields[k])}
             if len(clean) == len(keys) or (event == "collected" and "n_tests" in clean):
                 reporter.send(event=event, **clean)
@@ -264,6 +272,7 @@ def _plain(value) -> bool:
 
 # Captured at load: the sealed channel must not read builtins the candidate may have rebound in the meantime.
 _type, _all = type, all
+_sleep = __import__("time").sleep
 
 
 def sealed_channel(reporter: Reporter, event: str, keys: tuple, once: bool = False):
@@ -344,6 +353,59 @@ def sealed_guard(guard: tamper.Guard) -> SealedGuard:
     return SealedGuard(channel)
 
 
+def _finisher(reporter: Reporter, tally):
+    """A sealed generator holding the reporter, which sends "done" once, on ("done", error, notes, kinds), from
+    what the tally (ledger.py) recorded: the counts come from nothing the caller says (issue #47). In process,
+    frames of this call are reachable (a library's `sys._getframe` on the candidate's behalf, then `f_back`,
+    which has no audit event): no local there may hold the reporter, or anything that says how many passed.
+    Whoever reaches this can only end the report early, with what had really passed by then."""
+    done = False
+    while True:
+        try:
+            msg = yield
+        except BaseException:  # noqa: BLE001 - close()/throw() from whoever reached it: it stays open
+            continue
+        if done or _type(msg) is not tuple or len(msg) != 4 or msg[0] != "done":
+            continue
+        done = True
+        try:
+            fields = _tallied(_tell(tally, ("outcome",)), msg[1])
+            notes, kinds = [_clip(n) for n in msg[2] if _type(n) is str], [k for k in msg[3] if _type(k) is str]
+            for anomaly in fields.pop("anomalies"):
+                notes.append(anomaly)
+                kinds.append("result_channel")
+                reporter.send(event="tamper", what=anomaly, kind="result_channel")
+            reporter.send(event="done", tampered=notes, tamper_kinds=kinds, **fields)
+        except BaseException as e:  # noqa: BLE001 - no "done": graded as a failure
+            reporter.send(event="tamper", what=f"the report could not be made ({_describe(e)})", kind="result_channel")
+
+
+def _tallied(outcome: tuple, error) -> dict:
+    """The "done" fields from a tally's outcome (ledger.tally): counts, failures, canaries and anomalies."""
+    names, passed, failed, canaries, anomalies = outcome
+    failed = dict(failed)
+    anomalies = list(anomalies)
+    if any(state == "passed" for _, state in canaries):
+        anomalies.append("a hidden canary test that must fail was reported as passing")
+    elif passed and any(state == "not run" for _, state in canaries):
+        anomalies.append("a hidden canary test never ran")
+    n_passed = len([n for n in names if n in passed and n not in failed])
+    fields = {"n_tests": len(names), "n_passed": n_passed, "failures": _failure_list(failed), "anomalies": anomalies}
+    fields["error"] = error if _type(error) is str else None
+    return fields
+
+
+def _tell(generator, msg):
+    """`generator.send(msg)`, waiting while another thread is inside it (a candidate's thread sending to a sealed
+    generator it reached, so that the harness's own send would fail with "generator already executing")."""
+    for _ in range(4000):
+        try:
+            return generator.send(msg)
+        except ValueError:
+            _sleep(0.0005)
+    raise RuntimeError("the harness's records were held by another thread for two seconds")
+
+
 class Tampering:
     """What the tamper defences found in this call: reported on the pipe at once, and in "done". It holds a
     sealed tamper-only channel (`_sealed`), never the reporter: it is reachable from the candidate's code.
@@ -410,38 +472,50 @@ class Tampering:
 WATCH_S = 0.2
 
 
-def run_tests(req: dict, workdir: str, reporter: Reporter, candidate_fd: int | None = None) -> None:
+def run_tests(req: dict, workdir: str, reporter: Reporter | list, candidate_fd: int | None = None) -> None:
+    """`reporter`: the Reporter, or a list holding it, which this empties (main: no frame keeps it)."""
+    if type(reporter) is list:
+        reporter = reporter.pop()
     harness = req["harness"]
     if req.get("trust") == "out_of_process":
         return run_tests_out_of_process(req, workdir, reporter, candidate_fd)
     runner = {"pytest": _run_pytest, "unittest": _run_unittest, "humaneval": _run_humaneval}[harness]
-    outcome = {"n_tests": 0, "n_passed": 0, "failures": [], "error": None}
-    # What the candidate can reach holds sealed channels, never the reporter (`_sealed`); the reporter, and
-    # the originals to check the plumbing against at the end, stay in the frames of this call's functions.
+    # What the candidate can reach holds sealed channels, never the reporter (`_sealed`), and frames of this call
+    # hold none either (issue #47): the reporter is in the sealed generators' frames only, and what passed is in
+    # the tally's (ledger.py), which `finish` reads itself.
     tamper_channel = sealed_channel(reporter, "tamper", ("what", "kind"))
     collected_channel = sealed_channel(reporter, "collected", ("n_tests", "names", "ran"), once=True)
+    tally = new_tally(harness)
+    finish = ledger.started(_finisher(reporter, tally))
+    del reporter
     found = Tampering(tamper_channel)
     if harness not in _GUARDS:  # loaded without warm_up (not through server.py)
         warm_up()
     guard = sealed_guard(_GUARDS[harness])
     _GUARDS.clear()  # from here on the call's guard is in a sealed frame only (`_guarded`)
     guard_channel = guard._channel
-    sealed = (tamper_channel, collected_channel, guard_channel)
-    policy = tamper.AuditPolicy(_framework_classes(harness), found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed)
+    _install_policy(harness, found, workdir, (tamper_channel, collected_channel, guard_channel, finish))
     _SENTINEL_SINK[0] = found
-    policy.install()  # from here on until the process exits: no candidate code has run yet
     end_watch = found.watch(guard)
     try:
-        outcome.update(runner(req, workdir, Announcer(collected_channel), guard, found))
+        error = runner(req, workdir, Announcer(collected_channel), guard, found, tally)
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
-        outcome["error"] = f"the test run was aborted by {_describe(e)}"
+        error = f"the test run was aborted by {_describe(e)}"
     end_watch()
     found.check(guard, None, "at the end of the run")
     if found._channel is not tamper_channel or _SENTINEL_SINK[0] is not found or guard._channel is not guard_channel:
-        note = "the harness's tamper channel was replaced"  # later tamper events could have gone nowhere
-        found.notes.append(note)
-        reporter.send(event="tamper", what=note, kind="result_channel")
-    reporter.send(event="done", tampered=list(found.notes), tamper_kinds=list(found.kinds), **outcome)
+        found("the harness's tamper channel was replaced", "result_channel")  # later events could have gone nowhere
+        tamper_channel.send({"what": "the harness's tamper channel was replaced", "kind": "result_channel"})
+    _tell(finish, ("done", error, tuple(found.notes), tuple(found.kinds)))
+
+
+def _install_policy(harness: str, found: Tampering, workdir: str, sealed: tuple) -> None:
+    """The audit hook (tamper.AuditPolicy), from now until the process exits: no candidate code has run yet. No
+    frame keeps the policy (its state decides what is refused)."""
+    sealed_code = (_sealed, _guarded, _finisher, ledger.tally, ledger.part_errors, ledger.snapshot)
+    classes = _framework_classes(harness)
+    policy = tamper.AuditPolicy(classes, found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed, sealed_code, (_TestCase,))
+    policy.install()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -541,7 +615,10 @@ def _isolated_pytest(req: dict, workdir: str, reporter: Reporter, candidate) -> 
         return {"error": "pytest is not installed in the sandbox interpreter"}
     solution_path = os.path.join(workdir, "solution.py")
     test_file, ini = _trusted_path(req, "test_solution.py"), _trusted_path(req, "pytest.ini")
-    collector = _PytestCollector(reporter, None, _NoTampering(), canaries=False)
+    collector = _PytestCollector(reporter, None, _NoTampering(), canaries=False, tally=new_tally("pytest"))
+    import _pytest.assertion.rewrite
+
+    judging.pytest_rewrite(None, _pytest.assertion.rewrite)  # the tests' code marked as theirs (_class_first)
     wording = (_WORDING or [_load_sibling("wording")])[0].InProcessWording(
         os.path.dirname(test_file), workdir, tuple(os.path.join(HERE, f) for f in ("remote.py", "isolated.py"))
     )
@@ -602,7 +679,7 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
     module.__file__ = path
     sys.modules["program"] = module
     try:
-        exec(compile(source, path, "exec"), module.__dict__)
+        exec(judging.bind(compile(source, path, "exec"), None), module.__dict__)  # marked as the tests' (_class_first)
     except BaseException as e:  # noqa: BLE001
         return {"error": f"the test code failed to load: {_short_error(e, files)}"}
     candidate.patches.forward_assignments(module.__dict__, req["test"])
@@ -611,16 +688,14 @@ def _isolated_unittest(req: dict, workdir: str, reporter: Reporter, candidate) -
     if isinstance(collected, str):
         return {"error": collected}
     suite, n_tests, share = collected
-    result = _UnittestResult(
-        files, [], None, module.__dict__, _NoTampering(), lambda: _declared_expected_failures(req["test"])
-    )
+    tally = new_tally("unittest")
+    xfail = lambda: _declared_expected_failures(req["test"])  # noqa: E731
+    result = _UnittestResult(files, [], None, module.__dict__, _NoTampering(), xfail, tally)
+    result.expect(list(suite))
     suite.run(result)
-    return {
-        "n_tests": n_tests,
-        "n_passed": len(result.passed - result.failed.keys()),
-        "failures": _failure_list(result.failed),
-        **share,
-    }
+    fields = _tallied(_tell(tally, ("outcome",)), None)
+    del fields["anomalies"], fields["error"]  # out of process the candidate never reached this process's objects
+    return {**fields, **share}
 
 
 def _import_named_submodules(namespace: dict, test: str, candidate) -> None:
@@ -649,7 +724,32 @@ class _NoTampering:
         pass
 
 
-def _run_unittest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
+def new_tally(harness: str):
+    """A sealed tally (ledger.tally) for one run, believing starts and successes from `harness`'s runner only."""
+    if harness == "unittest":
+        runners = [unittest.case.TestCase.run]
+    elif harness == "pytest":
+        import _pytest.runner
+
+        runners = [_pytest.runner.pytest_runtest_protocol, _pytest.runner.runtestprotocol]
+        runners.append(_pytest.runner.call_and_report)
+    else:
+        runners = [_run_humaneval]
+    codes = frozenset(id(f.__code__) for f in runners)
+    keep = _KEEP_ALIVE.setdefault("runners", [])
+    keep += runners  # the ids stay theirs
+    errors = _PART_ERRORS if harness == "unittest" else None
+    return ledger.started(ledger.tally(errors, codes, _trusted_code_file, frozenset({id(_tell.__code__)})))
+
+
+def _trusted_code_file(filename: str) -> bool:
+    return not _untrusted_file(filename)
+
+
+_KEEP_ALIVE: dict = {}
+
+
+def _run_unittest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering, tally) -> str | None:
     """BigCodeBench: the test code (defining `TestCases`) is appended to the candidate.
 
     Like the official harness, the program's namespace starts with `os` and `sys` already bound. Two
@@ -662,25 +762,68 @@ def _run_unittest(req: dict, workdir: str, announcer: Announcer, guard, found: T
     source = req["code"] + "\n" + req["test"]
     module = _load_program(path, source, "program", preset={"os": os, "sys": sys}, checkpoint=between)
     if isinstance(module, str):
-        return {"error": module}
+        return module
     found.check(guard, module.__dict__, "while the tests loaded")
     _check_shadowed_modules(module.__dict__, req["test"], found)
     collected = _collect_test_cases(module, req, announcer)
     if isinstance(collected, str):
-        return {"error": collected}
+        return collected
     suite, n_tests, share = collected
     canaries = [_CanaryCase("runTest"), _CanaryCase("runTest")]
-    result = _UnittestResult(
-        {path}, canaries, guard, module.__dict__, found, lambda: _declared_expected_failures(req["test"])
-    )
+    xfail = lambda: _declared_expected_failures(req["test"])  # noqa: E731
+    result = _UnittestResult({path}, canaries, guard, module.__dict__, found, xfail, tally)
+    result.expect([canaries[0], *suite, canaries[1]])
+    names = [ledger.started(ledger.snapshot(module.__dict__, _top_level_names(req["test"])))]
+    names += [
+        ledger.started(ledger.snapshot(vars(c), _methods(c))) for c in _tests_classes(module.__dict__.get("TestCases"))
+    ]
+    result.tests_names = names
     _TestSuite([canaries[0], suite, canaries[1]]).run(result)
-    result.check_canaries()
-    return {
-        "n_tests": n_tests,
-        "n_passed": len(result.passed - result.failed.keys()),
-        "failures": _failure_list(result.failed),
-        **share,
-    }
+    _check_tests_names(names, found, "at the end of the run")
+    return None
+
+
+def _tests_classes(cases) -> list[type]:
+    """TestCases and its bases up to unittest's TestCase (the tests' classes whose methods the suite calls)."""
+    return [c for c in type.__dict__["__mro__"].__get__(cases) if issubclass(c, _TestCase) and c is not _TestCase]
+
+
+def _methods(cls: type) -> list[str]:
+    kinds = (types.FunctionType, staticmethod, classmethod)
+    return [k for k, v in vars(cls).items() if isinstance(v, kinds)]
+
+
+def _top_level_names(test: str) -> list[str]:
+    """The names the tests' part binds at its top level (helpers, constants, TestCases, imports)."""
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names += [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    declared = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    return [n for n in names if n not in declared]  # a name the tests rebind themselves (`global`) is theirs to change
+
+
+def _check_tests_names(snapshots, found, when: str) -> None:
+    """In BigCodeBench the program shares the tests' module (and a bound method the tests hand over leads to it,
+    `__func__.__globals__`, and to its class, `__self__`): a helper, constant or class of the tests', or a method
+    of their TestCase classes (`TestCases.test_b = ...`: no audit event covers it), rebound by the program is
+    tampering. Compared before and after every test: a test method replaced before it runs is seen."""
+    for snapshot in snapshots or ():
+        try:
+            changed = _tell(snapshot, ("changed",))
+        except BaseException:  # noqa: BLE001
+            changed = ["the tests' names (they could not be compared)"]
+        for name in changed[:5] if _type(changed) is list else ["the tests' names (no answer)"]:
+            found(f"the tests' own name {name!r} was rebound ({when})", "framework_patch")
 
 
 def _collect_test_cases(module: types.ModuleType, req: dict, reporter: Reporter | Announcer):
@@ -734,35 +877,41 @@ def _declared_expected_failures(test_source: str) -> set[str]:
     return out
 
 
-def _run_humaneval(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
+def _run_humaneval(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering, tally) -> str | None:
     """HumanEval: the test code defines `check(candidate)`; the harness calls check(entry_point).
 
     `check` is first called with a canary candidate that returns fresh objects: it must fail. The real
     candidate is wrapped so that a return value claiming to equal anything is reported.
     """
     path = os.path.join(workdir, "program.py")
-    module = _load_program(path, req["code"] + "\n" + req["test"], "program")
+    between = (req["code"].count("\n") + 1, lambda namespace: None)  # the tests' part is judged (_split_at_line)
+    module = _load_program(path, req["code"] + "\n" + req["test"], "program", checkpoint=between)
     if isinstance(module, str):
-        return {"error": module}
+        return module
     found.check(guard, module.__dict__, "while the program loaded")
     _check_shadowed_modules(module.__dict__, req["test"], found)
     check, entry = module.__dict__.get("check"), req["entry_point"]
     if not callable(check):
-        return {"error": "the test code defines no check() function"}
+        return "the test code defines no check() function"
     if not callable(module.__dict__.get(entry)):
-        return {"error": f"the program defines no function {entry!r}"}
+        return f"the program defines no function {entry!r}"
     announcer.send(event="collected", n_tests=1)
+    _tell(tally, ("expect", [(1, f"check({entry})")], []))
     try:
         check(_canary_candidate)
     except BaseException:  # noqa: BLE001 - the expected outcome
         pass
     else:
         found("check() passed a canary candidate that returns meaningless objects", "canary")
+    _tell(tally, ("start", 1))
     try:
         check(_sentinel_checked(module.__dict__[entry], entry))
     except BaseException as e:  # noqa: BLE001 - SystemExit in the candidate fails the check too
-        return {"n_tests": 1, "n_passed": 0, "failures": [f"check({entry}): {_short_error(e, {path})}"]}
-    return {"n_tests": 1, "n_passed": 1, "failures": []}
+        _tell(tally, ("fail", 1, f"check({entry})", _short_error(e, {path})))
+    else:
+        _tell(tally, ("pass", 1))
+    _tell(tally, ("stop", 1))
+    return None
 
 
 def _canary_candidate(*args, **kwargs) -> object:
@@ -801,17 +950,20 @@ def _sentinel_checked(fn, name: str):
     return checked
 
 
-def _run_pytest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering) -> dict:
+def _run_pytest(req: dict, workdir: str, announcer: Announcer, guard, found: Tampering, tally) -> str | None:
     """KodCode: the candidate is solution.py; the test file imports from it."""
     try:
         import pytest
     except ImportError:
-        return {"error": "pytest is not installed in the sandbox interpreter"}
+        return "pytest is not installed in the sandbox interpreter"
     _write(os.path.join(workdir, "solution.py"), req["code"])
     _write(os.path.join(workdir, "test_solution.py"), req["test"])
     ini = os.path.join(workdir, "pytest.ini")
     _write(ini, "[pytest]\n")
-    collector = _PytestCollector(announcer, guard, found)
+    collector = _PytestCollector(announcer, guard, found, tally=tally)
+    import _pytest.assertion.rewrite
+
+    judging.pytest_rewrite(JUDGE, _pytest.assertion.rewrite)  # the test module's comparisons judged too
     args = [
         "-q",
         "--tb=short",
@@ -829,7 +981,10 @@ def _run_pytest(req: dict, workdir: str, announcer: Announcer, guard, found: Tam
     solution = sys.modules.get("solution")  # what `from solution import *` gave the tests
     if isinstance(solution, types.ModuleType):
         _check_shadowed_modules(vars(solution), req["test"], found)
-    return collector.outcome()
+    error = collector.outcome().get("error")
+    if error == _PLUGIN_REGISTERED:  # a tamper event: it counts even where the report was ended early (_finisher)
+        found(error, "framework_patch")
+    return error
 
 
 def _pytest_canary() -> None:
@@ -837,19 +992,22 @@ def _pytest_canary() -> None:
     assert left == left + 1, "the canary fails, as it must"
 
 
-class _PytestCollector:
-    """pytest plugin: counts per test from the reports pytest itself produces."""
+_PLUGIN_REGISTERED = "a pytest plugin was registered during the run"
 
-    def __init__(self, reporter: Reporter | Announcer, guard, found: Tampering, canaries: bool = True) -> None:
+
+class _PytestCollector:
+    """pytest plugin: per test, from the reports pytest itself produces, into a sealed tally (ledger.py; in process
+    this plugin is reachable from the candidate's code: `_pytest.debugging.pytestPDB._config`)."""
+
+    def __init__(self, reporter: Reporter | Announcer, guard, found, canaries: bool = True, tally=None) -> None:
         self.reporter, self.guard, self.found = reporter, guard, found
         self.use_canaries = canaries
+        self.tally = tally if tally is not None else new_tally("pytest")
         self.items: list[str] | None = None
-        self.status: dict[str, str] = {}
-        self.failed: dict[str, str] = {}
         self.collect_errors: list[str] = []
         self.plugins_at_start: set[int] = set()
         self.pluginmanager = None
-        self.canaries: dict[str, str] = {}  # nodeid -> outcome of the hidden tests that must fail
+        self.canaries: set[str] = set()  # the nodeids of the hidden tests that must fail
 
     def pytest_collection(self, session) -> None:
         # Registered after the built-in plugins, this runs first: after their session start-up (which
@@ -876,41 +1034,39 @@ class _PytestCollector:
                 _pytest.python.Function.from_parent(parent, name=f"test_{os.urandom(6).hex()}", callobj=_pytest_canary)
                 for _ in range(2)
             ]
-            self.canaries = {c.nodeid: "not run" for c in canaries}
+            self.canaries = {c.nodeid for c in canaries}
             session.items[:] = [canaries[0], *session.items, canaries[1]]
+        _tell(self.tally, ("expect", [(i.nodeid, i.nodeid) for i in session.items], sorted(self.canaries)))
         self.reporter.send(event="collected", n_tests=len(self.items))
 
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        _tell(self.tally, ("start", nodeid))
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        _tell(self.tally, ("stop", nodeid))
+
     def pytest_runtest_logreport(self, report) -> None:
-        if report.nodeid in self.canaries:
-            if report.failed:
-                self.canaries[report.nodeid] = "failed"
-            elif report.when == "call" or report.skipped:
-                self.canaries[report.nodeid] = self.canaries[report.nodeid].replace("not run", "passed")
-            return
+        nodeid = report.nodeid
         if report.failed:
-            self.status[report.nodeid] = "failed"
-            self.failed.setdefault(report.nodeid, _clip(f"{report.when}: {_last_lines(report.longreprtext)}"))
-        elif report.skipped and self.status.get(report.nodeid) != "failed":
-            self.status[report.nodeid] = "skipped"
-            self.failed.setdefault(report.nodeid, "skipped")
-        elif report.when == "call" and report.passed and report.nodeid not in self.status:
-            self.status[report.nodeid] = "passed"
+            _tell(self.tally, ("fail", nodeid, nodeid, _clip(f"{report.when}: {_last_lines(report.longreprtext)}")))
+        elif nodeid in self.canaries and (report.when == "call" or report.skipped):
+            _tell(self.tally, ("xpass", nodeid))  # a canary that passed or was skipped: the machinery was bent
+        elif report.skipped:
+            _tell(self.tally, ("fail", nodeid, nodeid, "skipped"))
+        elif report.when == "call" and report.passed:
+            _tell(self.tally, ("pass", nodeid))
 
     def outcome(self) -> dict:
-        if "passed" in self.canaries.values():
-            self.found("a hidden canary test that must fail was reported as passing", "canary")
-        items = self.items or []
-        out = {
-            "n_tests": len(items),
-            "n_passed": sum(self.status.get(i) == "passed" for i in items),
-            "failures": _failure_list(self.failed),
-        }
+        """The counts (out of process, where the tests' process reports them itself) and the run's error."""
+        out = _tallied(_tell(self.tally, ("outcome",)), None)
+        for anomaly in out.pop("anomalies"):
+            self.found(anomaly, "canary" if "canary" in anomaly else "result_channel")
         if self.collect_errors:
             out["error"] = "collection failed: " + self.collect_errors[0]
         elif (
             self.pluginmanager is not None and {id(p) for p in self.pluginmanager.get_plugins()} - self.plugins_at_start
         ):
-            out["error"] = "a pytest plugin was registered during the run"
+            out["error"] = _PLUGIN_REGISTERED
         return out
 
 
@@ -925,40 +1081,44 @@ def _check_solution_returns(namespace: dict, test_file: str) -> None:
 
 
 class _UnittestResult(unittest.TestResult):
-    """Per-test verdicts, canary outcomes, and a tamper checkpoint before and after every test."""
+    """Per-test verdicts and canary outcomes, kept in a sealed tally (ledger.py; this object is reachable from
+    every test's `_outcome`), and a tamper checkpoint before and after every test."""
 
-    def __init__(
-        self, files: set[str], canaries: list, guard, namespace: dict, found: Tampering, declared_xfail
-    ) -> None:
+    def __init__(self, files: set[str], canaries: list, guard, namespace: dict, found, declared_xfail, tally) -> None:
         super().__init__()
-        self.files = files
-        self.passed: set[str] = set()
-        self.failed: dict[str, str] = {}
-        self.canaries = {id(c): "not run" for c in canaries}
+        self.files, self.canaries = files, canaries
         self.guard, self.namespace, self.found, self.declared_xfail = guard, namespace, found, declared_xfail
+        self.tally = tally
+        self.tests_names = None  # the tests' module-level names (ledger.snapshot), in process
 
-    def _canary(self, test, outcome: str) -> bool:
-        if id(test) in self.canaries:
-            self.canaries[id(test)] = outcome
-            return True
-        return False
+    def expect(self, tests: list) -> None:
+        """The tests in the order the suite runs them (the canaries among them), before the run."""
+        canaries = {id(c) for c in self.canaries}
+        named = [(id(t), "" if id(t) in canaries else _test_name(t)) for t in tests]
+        _tell(self.tally, ("expect", named, sorted(canaries)))
 
-    def check_canaries(self) -> None:
-        if any(outcome == "passed" for outcome in self.canaries.values()):
-            self.found("a hidden canary test that must fail was reported as passing", "canary")
-        elif self.passed and any(outcome == "not run" for outcome in self.canaries.values()):
-            self.found("a hidden canary test never ran", "canary")
+    @property
+    def passed(self) -> set[str]:
+        return set(_tell(self.tally, ("outcome",))[1])
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return dict(_tell(self.tally, ("outcome",))[2])
 
     def startTest(self, test) -> None:
         super().startTest(test)
+        _tell(self.tally, ("start", id(test)))
         self.found.check(self.guard, self.namespace, "before a test")
+        _check_tests_names(self.tests_names, self.found, "before a test")
 
     def stopTest(self, test) -> None:
         super().stopTest(test)
+        _tell(self.tally, ("stop", id(test)))
         self.found.check(self.guard, self.namespace, "after a test")
+        _check_tests_names(self.tests_names, self.found, "after a test")
 
     def _bad(self, test, message: str) -> None:
-        self.failed.setdefault(_test_name(test), _clip(message))
+        _tell(self.tally, ("fail", id(test), _test_name(test), _clip(message)))
 
     def addSuccess(self, test) -> None:
         if getattr(getattr(test, "_outcome", None), "stopped", False):  # see _noting_stops
@@ -967,43 +1127,41 @@ class _UnittestResult(unittest.TestResult):
             self.addFailure(test, (AssertionError, AssertionError(note), None))
             return
         super().addSuccess(test)
-        if not self._canary(test, "passed"):
-            self.passed.add(_test_name(test))
+        _tell(self.tally, ("pass", id(test)))
 
     def addExpectedFailure(self, test, err) -> None:
         super().addExpectedFailure(test, err)
-        if self._canary(test, "passed"):
-            return
-        if getattr(test, "_testMethodName", None) in self.declared_xfail():  # parsed only when needed
-            self.passed.add(_test_name(test))
+        if id(test) in {id(c) for c in self.canaries}:
+            _tell(self.tally, ("xpass", id(test)))
+        elif getattr(test, "_testMethodName", None) in self.declared_xfail():  # parsed only when needed
+            _tell(self.tally, ("xpass", id(test)))
         else:  # the flag was set at run time, not by the test source
             self.found("a test was turned into an expected failure at run time", "expected_failure")
             self._bad(test, "marked as an expected failure at run time")
 
     def addFailure(self, test, err) -> None:
-        if self._canary(test, "failed"):
-            return  # as it must; no traceback to format
-        super().addFailure(test, err)
+        if id(test) not in {id(c) for c in self.canaries}:  # a canary fails as it must: no traceback to format
+            super().addFailure(test, err)
         self._bad(test, _short_error(err[1], self.files))
 
     def addError(self, test, err) -> None:
         super().addError(test, err)
-        if not self._canary(test, "error"):
-            self._bad(test, _short_error(err[1], self.files))
+        self._bad(test, _short_error(err[1], self.files))
 
     def addSkip(self, test, reason) -> None:
         super().addSkip(test, reason)
-        if not self._canary(test, "passed"):  # a canary may not be skipped either
+        if id(test) in {id(c) for c in self.canaries}:
+            _tell(self.tally, ("xpass", id(test)))  # a canary may not be skipped: as if it had passed
+        else:
             self._bad(test, f"skipped: {reason}")
 
     def addUnexpectedSuccess(self, test) -> None:
         super().addUnexpectedSuccess(test)
-        if not self._canary(test, "passed"):
-            self._bad(test, "unexpected success")
+        self._bad(test, "unexpected success")
 
     def addSubTest(self, test, subtest, err) -> None:
         super().addSubTest(test, subtest, err)
-        if err is not None and not self._canary(test, "failed"):
+        if err is not None:
             self._bad(test, f"{subtest._subDescription()}: {_short_error(err[1], self.files)}")
 
 
@@ -1023,13 +1181,60 @@ def _noting_stops(outcome, test_case, subTest=False):
     with _part_executor(outcome, test_case, subTest):
         try:
             yield
-        except _ShouldStop:
-            outcome.stopped = True
+        except BaseException as e:
+            # counted where nothing the test reaches can undo it (ledger.part_errors): `outcome.result` and
+            # `outcome.success` are the test's own attributes, which the program may reach (issue #47)
+            _tell(_PART_ERRORS, ("raised", id(getattr(test_case, "test_case", test_case))))
+            if isinstance(e, _ShouldStop):
+                outcome.stopped = True
             raise
+
+
+# The methods of unittest's TestCase (its assertions, run, fail...), by name: looked up on the class (`_class_first`).
+_TESTCASE_METHODS = frozenset(
+    k
+    for k, v in vars(_TestCase).items()
+    if isinstance(v, (types.FunctionType, staticmethod, classmethod)) and k[:2] != "__"
+)
+_object_getattribute = object.__getattribute__
+
+
+def _class_first(self, name: str):
+    """TestCase.__getattribute__ (issue #47): a method of unittest's TestCase (an assertion, `fail`, `run`...) is
+    looked up on the test's class, never on the instance. A test that hands the candidate one of its bound methods
+    (`self.check` as a callback) hands it the instance (`__self__`): an instance attribute
+    `assertEqual = lambda *a: None` would otherwise pass every later assertion of the test. On the class, an
+    entry of the candidate's code is passed over for the framework's own (no audit event covers a write to a
+    class's attributes)."""
+    if name not in _TESTCASE_METHODS:
+        return _object_getattribute(self, name)
+    cls = type(self)
+    for klass in _mro_of(cls):
+        entry = _dict_of(klass).get(name, _MISSING)
+        if entry is _MISSING or (klass is not _TestCase and _candidates(entry)):
+            continue  # the candidate's (`type(t).assertEqual = ...`: no audit event covers a class's attributes)
+        get = getattr(type(entry), "__get__", None)
+        return entry if get is None else get(entry, self, cls)
+    return _object_getattribute(self, name)
+
+
+def _candidates(entry) -> bool:
+    """A class's entry that is neither the framework's, an installed library's nor the tests' own code (the tests'
+    code carries judging.TESTS_MARK, in process and out)."""
+    func = entry.__func__ if isinstance(entry, (staticmethod, classmethod)) else entry
+    if not isinstance(func, types.FunctionType):
+        return True  # a callable object, a partial, a built-in (`print`): whoever set it chose what it does
+    return _untrusted_file(func.__code__.co_filename) and not judging.is_tests_code(func.__code__)
+
+
+_mro_of, _dict_of, _MISSING = type.__dict__["__mro__"].__get__, type.__dict__["__dict__"].__get__, object()
+_TestCase.__getattribute__ = _class_first
 
 
 # Installed as the harness loads: before any candidate code, and before warm_up's snapshots of the framework.
 unittest.case._Outcome.testPartExecutor = _noting_stops
+# Per test, how many of its parts raised (ledger.part_errors): made here, in the zygote, so every call has one.
+_PART_ERRORS = ledger.started(ledger.part_errors())
 # unittest trims from a failure's traceback the frames of modules that set this (the harness's wrappers
 # of test parts and assertions are the framework's): a failure names the tests' line, not the harness's.
 __unittest = True
@@ -1105,7 +1310,7 @@ def _framework_modules(harness: str) -> list[tuple[str, dict]]:
     }[harness]
     import _signal
 
-    modules = [builtins, os, tamper, _signal, *(sys.modules[n] for n in names if n in sys.modules)]
+    modules = [builtins, os, tamper, judging, _signal, *(sys.modules[n] for n in names if n in sys.modules)]
     return [("harness", globals()), *((m.__name__, vars(m)) for m in modules)]
 
 
@@ -1150,6 +1355,42 @@ _JUDGING = {
 }
 
 
+# An assertion that passed, asked again of what it asserts (issue #47): assertEqual and kin decide through the
+# instance's own state (`_type_equality_funcs`, which the candidate can reach through a bound method the test hands
+# it); the judgement itself is repeated here, by the rule of the tests' own comparisons (judging.Judge).
+_VERIFIED = {
+    **dict.fromkeys(
+        ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSequenceEqual"), "Eq"
+    ),
+    "assertMultiLineEqual": "Eq",
+    "assertIn": "In",
+    "assertGreater": "Gt",
+    "assertGreaterEqual": "GtE",
+    "assertLess": "Lt",
+    "assertLessEqual": "LtE",
+}
+
+
+def _is_tests_code(code) -> bool:
+    return judging.is_tests_code(code)
+
+
+def _verify(test, name: str, first, second) -> None:
+    op = _VERIFIED.get(name)
+    if op is None:
+        return
+    try:
+        holds = JUDGE.compare(op, first, second)
+        holds = holds if holds is True or holds is False else None  # an array's answer: unittest's own was taken
+    except AssertionError:
+        raise
+    except Exception:  # noqa: BLE001 - what unittest could judge and this cannot: unittest's answer stands
+        holds = None
+    if holds is False:
+        _report_judged_by_candidate(f"{name} passed a comparison that does not hold (the test's state was changed)")
+        raise _TestCase.failureException(f"{name}: {_clip(repr(first))} and {_clip(repr(second))} do not compare so")
+
+
 def _wrap_assertions() -> None:
     """Assertion methods that compare (assertEqual and kin) first check both sides; done once, in the
     zygote, before any candidate exists. A hit fails the test and is reported:
@@ -1166,7 +1407,9 @@ def _wrap_assertions() -> None:
             if tamper.always_equal(first) or tamper.always_equal(second):
                 _report_always_equal(f"a value compared by {name}")
                 raise self.failureException(f"{name}: a compared object claims an equality no value has")
-            answering = [tamper.answered_by(v, ops, _untrusted_file) for v, ops in zip((first, second), families)]
+            answering = [
+                tamper.answered_by(v, ops, _untrusted_file, _is_tests_code) for v, ops in zip((first, second), families)
+            ]
             if (answering[0] is None) != (answering[1] is None):
                 cls = answering[0] or answering[1]
                 _report_judged_by_candidate(f"{name}: an object of the candidate's class {cls} would judge the test")
@@ -1174,7 +1417,9 @@ def _wrap_assertions() -> None:
                     f"{name}: an object of the candidate's class {cls} would decide this comparison with the "
                     "test's value: the test's values are compared as data"
                 )
-            return original(self, first, second, *args, **kwargs)
+            answer = original(self, first, second, *args, **kwargs)
+            _verify(self, name, first, second)
+            return answer
 
         method.__name__ = method.__qualname__ = name
         method.__doc__ = original.__doc__
@@ -1188,6 +1433,10 @@ def _wrap_assertions() -> None:
 
 
 _wrap_assertions()
+
+judging = _load_sibling("judging")
+# The tests' own comparisons and operators (judging.py): bound into the tests' compiled code, never looked up.
+JUDGE = judging.Judge(tamper, _untrusted_file, lambda note: _report_judged_by_candidate(note))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1227,7 +1476,9 @@ def _split_at_line(source: str, path: str, last_line: int) -> list:
     tree = ast.parse(source, path)
     head = [n for n in tree.body if n.lineno <= last_line]
     tail = tree.body[len(head) :]
-    return [compile(ast.Module(body, []), path, "exec") for body in (head, tail)]
+    # the tests' part with its comparisons judged on the trusted side (judging.py), the program's as written
+    tests = judging.bind(judging.compile_judged(ast.Module(tail, []), path), JUDGE)
+    return [compile(ast.Module(head, []), path, "exec"), tests]
 
 
 def _fresh_process_state() -> None:

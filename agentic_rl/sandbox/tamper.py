@@ -35,6 +35,7 @@ from _thread import get_ident as _get_ident
 # Captured once, at load (before any candidate code): names the candidate could rebind later.
 _type, _isinstance, _len, _str, _int, _ord = type, isinstance, len, str, int, ord
 _getattr, _hasattr, _vars, _any, _bool, _id = getattr, hasattr, vars, any, bool, id
+_callable = callable
 _getframe = sys._getframe
 _urandom = os.urandom
 _os_dirname, _normpath = os.path.dirname, os.path.normpath
@@ -276,15 +277,25 @@ class AuditPolicy:
         workdir: str,
         framework_dirs: tuple[str, ...],
         sealed: tuple = (),
+        sealed_code: tuple = (),
+        kept_class: tuple = (),
     ) -> None:
         """`sealed`: the harness's generators that hold its report channel in their frame (harness.Sealed):
-        their frame is refused to everyone, library code included (the harness never asks for it)."""
-        self._protected = {_id(t) for t in protected_types}
-        self._sealed = {_id(g) for g in sealed}
+        their frame is refused to everyone, library code included (the harness never asks for it); so is that
+        of every generator made by a function of `sealed_code` (the harness's records: ledger.py).
+        `kept_class`: classes whose instances keep their class (`obj.__class__ = ...` from untrusted code is
+        refused): a TestCase the tests hand over (a bound method's `__self__`) set to a class of the candidate's
+        would run that class's assertions.
+        Every collection here is frozen: this object is reachable from no name, but a frozen set cannot be
+        emptied by whoever reaches it all the same."""
+        self._protected = frozenset(_id(t) for t in protected_types)
+        self._sealed = frozenset(_id(g) for g in sealed)
+        self._sealed_code = frozenset(_id(f.__code__) for f in sealed_code)
+        self._kept_class = frozenset(_id(c) for c in kept_class)
         self._consumers = frame_consumers()
         self._harness_dir = _os_dirname(_realpath(__file__)) + "/"
         self._framework_dirs = framework_dirs
-        self._keep_alive = (protected_types, sealed)
+        self._keep_alive = (protected_types, sealed, sealed_code, kept_class)
         self._report = report
         self._roots = roots
         self._workdir = workdir.rstrip("/") + "/"
@@ -296,13 +307,14 @@ class AuditPolicy:
         self._importlib_dir = _os_dirname(importlib.__file__) + "/"
         self._busy: set[int] = set()  # threads inside the hook (our own sys._getframe raises an event too)
         self.notes: list[str] = []
-        self._helpers = set()
+        helpers = set()
         for module_name, names in FRAME_HELPERS:
             module = sys.modules.get(module_name) or __import__(module_name)
             for name in names:
                 code = _getattr(_getattr(module, name, None), "__code__", None)
                 if code is not None:
-                    self._helpers.add(_id(code))
+                    helpers.add(_id(code))
+        self._helpers = frozenset(helpers)
 
     def install(self) -> None:
         sys.addaudithook(self)
@@ -346,6 +358,11 @@ class AuditPolicy:
             return "signal_reimport", f"importing {args[0]} afresh from {asking}"
         if event in ("object.__setattr__", "object.__delattr__"):
             obj, name = args[0], args[1]
+            if name == "__class__" and _any(_id(c) in self._kept_class for c in _mro_of(_type(obj))):
+                writer = self._asking_file()
+                if self._trusted_file(writer):
+                    return None
+                return "framework_patch", f"changing the class of a {_type(obj).__qualname__} from {writer}"
             if _id(obj) not in self._protected and name != "__code__":
                 return None
             writer = self._asking_file()
@@ -359,7 +376,9 @@ class AuditPolicy:
         if event == "object.__getattr__":
             if args[1] not in FRAME_ATTRIBUTES:
                 return None
-            if _id(args[0]) in self._sealed:
+            if _id(args[0]) in self._sealed or (
+                _type(args[0]) is types.GeneratorType and _id(args[0].gi_code) in self._sealed_code
+            ):
                 return "result_channel", f"the frame of the harness's report channel ({args[1]}) was asked for"
         if event in SYMBOL_EVENTS and not (_type(args[1]) is _str and args[1].startswith(C_API_PREFIXES)):
             return None
@@ -372,7 +391,9 @@ class AuditPolicy:
             return "memory_read", f"{event} from {asking}"
         if event in SYMBOL_EVENTS:
             return "memory_read", f"the interpreter's C API ({args[1][:80]}) through ctypes from {asking}"
-        if event in ("compile", "code.__new__"):  # args[1]: the file name the code will claim
+        if event == "code.__new__":  # a code object made by hand could carry the tests' mark (judging.TESTS_MARK)
+            return "code_swap", f"a code object made by hand ({args[2]!r}, {args[1]}) from {asking}"
+        if event == "compile":  # args[1]: the file name the code will claim
             return ("code_swap", f"code disguised as {args[1]}") if self._looks_trusted(args[1]) else None
         what = f"{event} {args[1]}" if event == "object.__getattr__" else event
         return "frame_access", f"frame access ({what}) from {asking}"
@@ -717,41 +738,80 @@ _flags_of = type.__dict__["__flags__"].__get__
 _C_DESCRIPTORS = (types.WrapperDescriptorType, types.MethodDescriptorType, types.BuiltinFunctionType)
 
 
-def answered_by(value, operators: tuple, untrusted) -> str | None:
+def answered_by(value, operators: tuple, untrusted, is_tests=None) -> str | None:
     """The name of the class whose `operators` would be answered by untrusted code (`untrusted(filename)`):
     `value`'s, or that of an element of a list/tuple/set/dict value (keys too) or numpy object array; None
     where every such operator is the interpreter's or an installed library's (`_answers_for_candidate`)."""
-
-    def answering(part) -> str | None:
-        t = _type(part)
-        for cls in _mro_of(t):
-            namespace = _dict_of(cls)
-            for name in operators:
-                entry = namespace.get(name, _MISSING)
-                if entry is not _MISSING and entry is not None and _answers_for_candidate(entry, cls, untrusted):
-                    return _getattr(t, "__qualname__", "?")
-        return None
-
-    return _any_part(value, answering)
+    return _any_part(value, lambda part: answering_class(_type(part), operators, untrusted, is_tests))
 
 
-def _answers_for_candidate(entry, cls, untrusted) -> bool:
+def answering_class(t: type, operators: tuple, untrusted, is_tests=None) -> str | None:
+    """The name of `t` where one of its `operators` (looked up in its MRO as the interpreter does, past any
+    metaclass) would be answered by untrusted code; else None. `is_tests(code)`: code of the tests' own, which
+    is not the candidate's though it is in an untrusted file (BigCodeBench appends the tests to the program)."""
+    mro = _mro_of(t)
+    for name in operators:
+        for cls in mro:
+            entry = _dict_of(cls).get(name, _MISSING)
+            if entry is _MISSING:
+                continue
+            if entry is not None and _answers_for_candidate(entry, cls, untrusted, 0, is_tests):
+                return _getattr(t, "__qualname__", "?")
+            break  # the first class that defines it is what the interpreter calls
+    return None
+
+
+def _answers_for_candidate(entry, cls, untrusted, depth: int = 0, is_tests=None) -> bool:
     """Whether a class's operator `entry` is the candidate's: a function of untrusted code (also inside a
     staticmethod or classmethod), or, on a class made at run time, a built-in callable the class merely
-    holds (`staticmethod(partial(operator.gt, 10**6))`), whose arguments the class's maker chose. Other
-    objects (a library's descriptor, such as the proxies unittest.mock puts on a MagicMock's class) answer
-    with their own library's code."""
+    holds (`staticmethod(partial(operator.gt, 10**6))`), whose arguments the class's maker chose, or an object
+    that wraps such a callable (a property's getter, a partialmethod's function) or whose own class answers the
+    call with untrusted code (an instance of a callable class of the candidate's: the interpreter calls it as
+    the operator). Other objects (a library's descriptor, such as the proxies unittest.mock puts on a
+    MagicMock's class) answer with their own library's code."""
     if _isinstance(entry, (staticmethod, classmethod)):
         entry = entry.__func__
     if _isinstance(entry, _FunctionType):
-        return untrusted(entry.__code__.co_filename)
+        return untrusted(entry.__code__.co_filename) and not (is_tests is not None and is_tests(entry.__code__))
     if not _flags_of(cls) & _HEAPTYPE or _isinstance(entry, _C_DESCRIPTORS[:2]):
         return False
     import functools
     import operator
 
     held = (functools.partial, types.BuiltinFunctionType, types.MethodWrapperType, types.MethodType)
-    return _isinstance(entry, held) or _type(entry) in (operator.attrgetter, operator.itemgetter, operator.methodcaller)
+    if _isinstance(entry, held) or _type(entry) in (operator.attrgetter, operator.itemgetter, operator.methodcaller):
+        return True
+    if depth > 2 or _any(c.__module__ == "_ctypes" for c in _mro_of(_type(entry))):
+        return True  # a ctypes function pointer (its target is the maker's choice), or callables nested deeper
+    for name in ("fget", "func", "__func__", "__wrapped__"):
+        inner = _getattr_static(entry, name)
+        if _callable(inner) and _answers_for_candidate(inner, cls, untrusted, depth + 1, is_tests):
+            return True
+    own = _type(entry)
+    for klass in _mro_of(own) if _flags_of(own) & _HEAPTYPE else ():
+        for name in ("__call__", "__get__"):
+            inner = _dict_of(klass).get(name, _MISSING)
+            if inner is not _MISSING and _answers_for_candidate(inner, klass, untrusted, depth + 1, is_tests):
+                return True
+    return False
+
+
+def _getattr_static(obj, name: str):
+    """An attribute as stored (instance dict, slot or a built-in type's member), never computed by the object's
+    own `__getattr__`/`__getattribute__`."""
+    import inspect
+
+    try:
+        value = inspect.getattr_static(obj, name)
+    except AttributeError:
+        return _MISSING
+    getter = getattr(_type(value), "__get__", None)
+    if _isinstance(value, (types.MemberDescriptorType, types.GetSetDescriptorType)) and getter is not None:
+        try:
+            return value.__get__(obj, _type(obj))
+        except Exception:  # noqa: BLE001
+            return _MISSING
+    return value
 
 
 def _random_int() -> int:
