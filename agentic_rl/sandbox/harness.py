@@ -514,7 +514,9 @@ def _install_policy(harness: str, found: Tampering, workdir: str, sealed: tuple)
     frame keeps the policy (its state decides what is refused)."""
     sealed_code = (_sealed, _guarded, _finisher, ledger.tally, ledger.part_errors, ledger.snapshot)
     classes = _framework_classes(harness)
-    policy = tamper.AuditPolicy(classes, found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed, sealed_code, (_TestCase,))
+    policy = tamper.AuditPolicy(
+        classes, found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed, sealed_code, (_TestCase,)
+    )
     policy.install()
 
 
@@ -1437,6 +1439,28 @@ _wrap_assertions()
 judging = _load_sibling("judging")
 # The tests' own comparisons and operators (judging.py): bound into the tests' compiled code, never looked up.
 JUDGE = judging.Judge(tamper, _untrusted_file, lambda note: _report_judged_by_candidate(note))
+
+
+def _wrap_truth_assertions() -> None:
+    """assertTrue / assertFalse: the truth of an object of the candidate's class is not asked of that class
+    (judging.Judge.truth: refused where it defines `__bool__` or `__len__`, as out of process)."""
+
+    def checked(name, original):
+        def method(self, expr, *args, **kwargs):
+            JUDGE.truth(expr)
+            return original(self, expr, *args, **kwargs)
+
+        method.__name__ = method.__qualname__ = name
+        method.__doc__, method.__wrapped__ = original.__doc__, original
+        return method
+
+    for name in ("assertTrue", "assertFalse"):
+        original = getattr(_TestCase, name)
+        if getattr(original, "__wrapped__", None) is None:
+            setattr(_TestCase, name, checked(name, original))
+
+
+_wrap_truth_assertions()
 
 
 # --------------------------------------------------------------------------------------------------

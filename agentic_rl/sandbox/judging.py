@@ -7,8 +7,9 @@ An `__eq__` of the candidate's can tell the plausible-value probes (`tamper._cla
 needs no frame), `traceback.extract_stack()` (text, allowed), `warnings.warn(stacklevel=n)`, a counter of its
 calls. No probe can be made indistinguishable from the test, so the test's comparison must not ask the
 candidate at all. The tests' syntax tree is rewritten before it is compiled (`judged`): every comparison
-(`==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `not in`; `is` cannot be overridden) and every arithmetic or unary
-operator in the tests' code calls `compare`/`arithmetic`/`unary` here, which first looks at both operands
+(`==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `not in`; `is` cannot be overridden), every arithmetic or unary
+operator, `abs()`/`round()` and every truth test (`assert`, `if`, `while`, `not`, `and`/`or`) in the tests' code
+calls `compare`/`arithmetic`/`unary`/`builtin`/`truth` here, which first looks at both operands
 (`answering`): where the operator would be answered by a class of the candidate's (its code, or a callable
 its class holds; `tamper.answered_by`'s rule) on one side only, the test fails and the verdict is
 `tampered` (kind `handle_operator`), whatever the candidate would have answered. Both sides the
@@ -30,7 +31,7 @@ import warnings
 
 # Placeholders the rewritten tree calls; `bind` swaps them for the functions in the compiled code's constants.
 COMPARE, ARITHMETIC, UNARY = "\0sandbox:compare", "\0sandbox:arithmetic", "\0sandbox:unary"
-BUILTIN = "\0sandbox:builtin"
+BUILTIN, TRUTH = "\0sandbox:builtin", "\0sandbox:truth"
 
 _type, _id, _isinstance, _set, _map, _any = type, id, isinstance, set, map, any
 
@@ -129,6 +130,16 @@ class Judge:
                 self.refuse(found, f"compute ({method}) for the tests")
         return function(*args, **kwargs)
 
+    def truth(self, value):
+        """`assert x`, `if x`, `not x`, `x and y` in the tests: the candidate's class does not say whether its object
+        is true (a `__bool__` or `__len__` of its own would answer True to every check); one without either is true
+        by Python's rule, as out of process. Returns `value`, whose truth Python then takes."""
+        if _type(value) not in _PLAIN and _type(value) not in _BUILT_IN_CONTAINERS:
+            found = self._answering_class(_type(value), ("__bool__", "__len__"), self._untrusted, is_tests_code)
+            if found is not None:
+                self.refuse(found, "say whether it is true")
+        return value
+
     def answering(self, value, operators: tuple) -> str | None:
         """The class of the candidate's whose `operators` would answer for `value` or any part of it (elements
         of lists, tuples, sets, dicts and their library subclasses, deques, numpy object arrays, pandas
@@ -157,6 +168,7 @@ class Judge:
 
 
 _BUILTIN_METHODS = {_id(abs): "__abs__", _id(round): "__round__"}
+_BUILT_IN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis)})
 _SYMBOLS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "In": "in", "NotIn": "not in"}
 
@@ -232,7 +244,32 @@ class _Rewrite(ast.NodeTransformer):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)
         name = _type(node.op).__name__
+        if name == "Not":
+            node.operand = _call(TRUTH, node.operand, [node.operand])
+            return node
         return node if name not in UNARY_OPS else _call(UNARY, node, [ast.Constant(name), node.operand])
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        self.generic_visit(node)
+        node.test = _call(TRUTH, node.test, [node.test])
+        return node
+
+    def _tested(self, node):  # if / while / a conditional expression: the truth of its test
+        self.generic_visit(node)
+        node.test = _call(TRUTH, node.test, [node.test])
+        return node
+
+    visit_If = visit_While = visit_IfExp = _tested
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)  # every value but the last is tested here; the last where the result is
+        node.values = [_call(TRUTH, v, [v]) for v in node.values[:-1]] + node.values[-1:]
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> ast.AST:
+        self.generic_visit(node)
+        node.ifs = [_call(TRUTH, c, [c]) for c in node.ifs]
+        return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
@@ -268,7 +305,7 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
     calls = {}
     if judge is not None:
         calls = {COMPARE: judge.compare, COMPARE + ":chain": _chain(judge), ARITHMETIC: judge.arithmetic}
-        calls.update({UNARY: judge.unary, BUILTIN: judge.builtin})
+        calls.update({UNARY: judge.unary, BUILTIN: judge.builtin, TRUTH: judge.truth})
 
     def swap(c: _CodeType) -> _CodeType:
         consts = tuple(

@@ -109,6 +109,30 @@ def test_the_candidates_arithmetic_does_not_feed_the_tests_comparison(in_process
     assert (r.passed, r.status) == (False, "tampered") and "handle_operator" in r.tamper_kinds, r
 
 
+# the truth of the candidate's object: its `__bool__` knows which test asks (the probes never ask it)
+TRUTH_TESTS = {
+    "unittest_assert_true": ("unittest", "self.assertTrue(add(1, 2))\n        self.assertFalse(add(2, 2))"),
+    "unittest_bare_assert": ("unittest", "assert add(1, 2)\n        assert not add(2, 2)"),
+    "pytest_bare_assert": ("pytest", "assert add(1, 2)\n    assert not add(2, 2)"),
+    "humaneval_if": ("humaneval", "if not candidate(1, 2) or candidate(2, 2):\n        raise AssertionError"),
+}
+TRUTH_ATTACK = (
+    "import traceback\n"
+    "class Says:\n"
+    "    def __init__(self, a):\n        self.a = a\n"
+    "    def __bool__(self):\n"
+    "        return self.a == 1\n"
+    "def add(a, b):\n    return Says(a)\n"
+)
+
+
+@pytest.mark.parametrize("shape", sorted(TRUTH_TESTS))
+def test_the_candidates_truth_is_not_asked_by_the_tests(in_process, shape):
+    harness, body = TRUTH_TESTS[shape]
+    r = in_process.run_tests(TRUTH_ATTACK, _test_source(harness, body), harness=harness, entry_point="add")
+    assert (r.passed, r.status) == (False, "tampered") and "handle_operator" in r.tamper_kinds, r
+
+
 # Honest programs of the same shapes: the candidate's own classes, compared with each other by the test, a
 # dataclass, None, a vector's arithmetic, a tests' helper class with its own `__eq__`.
 HONEST_CLASSES = (
@@ -139,6 +163,7 @@ HONEST_BODIES = [
     "assert Vec(1, 0) < Vec(2, 0) and not (Vec(1, 0) == 3)",
     "assert add(1, 2) == 3 and -add(1, 2) == -3 and abs(add(1, 2) - 3) < 1e-9 and 0 <= add(0, 1) < 2",
     "assert add(0.5, 0.25) == Approx(0.75) and add(1, 1) in (2, 3)",
+    "assert build([1]) and not build([]) and [n for n in [build([2])] if n] and (1 if build([1]) else 0)",
 ]
 APPROX = (
     "class Approx:\n    def __init__(self, v):\n        self.v = v\n"
