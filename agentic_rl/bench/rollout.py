@@ -48,7 +48,7 @@ from agentic_rl.reports.run_files import markdown_header, markdown_row
 from agentic_rl.rollout.agent import RolloutConfig, ToolSet, observation_ids, prompt_messages, run_episodes, run_tool
 from agentic_rl.rollout.hf_policy import HFPolicy
 from agentic_rl.runtime.memory import peak_rss_gib
-from agentic_rl.tools.base import find_first_call
+from agentic_rl.tools.base import find_call
 from agentic_rl.types import Task
 
 logger = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ def notebook_loop(
             new = out[0, len(ids) :].tolist()
             generated += len(new)
             prefill += len(new) - 1  # decode steps feed each generated token but the last
-            call = find_first_call(chat.decode(new), toolset.active)
+            call = find_call(chat.decode(new), toolset.specs)  # the tool set's own tools
             obs_text, passed = "<feedback>No tool call found.</feedback>", False
             if call is not None:
                 t0 = time.perf_counter()

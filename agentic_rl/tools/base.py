@@ -121,9 +121,10 @@ def counted_tools(used: Iterable[str] = ()) -> tuple[str, ...]:
 def spec_for(name: str) -> ToolSpec:
     """The registry's spec of the tool `name` (a view of `declared_specs`, never a declaration of its own).
 
-    Only for code that holds no tool set: a benchmark that parses replies against tool names, tests, another
-    package's report. Whatever runs with a tool set reads the specs of that set's own tools (`ToolSet.specs`,
-    an episode's `specs`), so a tool set and this table cannot disagree about what its tools are."""
+    Kept as a public lookup (agentic_rl.tools exports it) for code that holds no tool set: tests, another package's
+    script or report; the library itself does not call it. Whatever runs with a tool set reads the specs of that
+    set's own tools (`ToolSet.specs`, an episode's `specs`), so a tool set and this view cannot disagree about what
+    its tools are."""
     spec = TOOL_SPECS.get(name) or declared_specs().get(name)
     if spec is None:
         raise ValueError(f"unknown tool {name!r}; declared tools: {list(declared_specs())}")
@@ -186,13 +187,6 @@ class Tool:
 
     def __call__(self, call: ToolCall, task: Task) -> Observation:
         raise NotImplementedError
-
-
-def find_first_call(text: str, active: tuple[str, ...] | list[str]) -> ToolCall | None:
-    """The earliest completed call in `text` among the `active` tool names, or None: `find_call` with the registry's
-    specs (`spec_for`), for a caller that holds names, not a tool set (agentic_rl.bench.rollout). An episode and
-    the warm-up pass the specs of their own tool set to `find_call`."""
-    return find_call(text, {name: spec_for(name) for name in active})
 
 
 def find_call(text: str, specs: Mapping[str, ToolSpec]) -> ToolCall | None:

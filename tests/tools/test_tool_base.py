@@ -17,7 +17,7 @@ from agentic_rl.tools.base import (
     cap_text,
     counted_tools,
     declared_specs,
-    find_first_call,
+    find_call,
     has_completed_call,
     register_spec,
     spec_for,
@@ -74,19 +74,19 @@ def test_cap_text_keeps_a_body_of_exactly_the_cap() -> None:
 
 
 def test_the_call_that_closes_first_wins_and_a_tie_goes_to_the_first_active_tool(toys) -> None:
-    call = find_first_call("x go; !bang;", ("toy_bang", "toy_word"))
+    call = find_call("x go; !bang;", specs("toy_bang", "toy_word"))
     assert (call.name, call.content, call.start, call.end) == ("toy_word", "go", 2, 5)
-    tie = find_first_call("!bang;", ("toy_bang", "toy_word"))  # both patterns end at the ';'
+    tie = find_call("!bang;", specs("toy_bang", "toy_word"))  # both patterns end at the ';'
     assert (tie.name, tie.content) == ("toy_bang", "bang")
-    tie = find_first_call("!bang;", ("toy_word", "toy_bang"))
+    tie = find_call("!bang;", specs("toy_word", "toy_bang"))
     assert (tie.name, tie.content) == ("toy_word", "bang")
 
 
 def test_a_whole_reply_tool_answers_only_when_no_pattern_call_is_found(toys) -> None:
-    assert find_first_call("done; here", ("toy_reply", "toy_word")).name == "toy_word"
-    call = find_first_call("  the reply  ", ("toy_reply", "toy_word"))
+    assert find_call("done; here", specs("toy_reply", "toy_word")).name == "toy_word"
+    call = find_call("  the reply  ", specs("toy_reply", "toy_word"))
     assert (call.name, call.content, call.start, call.end) == ("toy_reply", "the reply", 0, 13)
-    assert find_first_call("   ", ("toy_reply",)) is None
+    assert find_call("   ", specs("toy_reply")) is None
 
 
 def specs(*names: str) -> dict:
