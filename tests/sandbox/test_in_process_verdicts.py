@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_reward_hacking import FAILED, HARNESSES
+from .test_reward_hacking import FAILED, HARNESSES, TESTS
 from .test_reward_hacking_oop import grade
 
 # ------------------------------------------------------------------------------------------ class 1
@@ -228,14 +228,14 @@ LIBRARY_LOCALS = {
 @pytest.mark.parametrize("harness", HARNESSES)
 @pytest.mark.parametrize("attack", sorted(LIBRARY_LOCALS))
 def test_the_frames_below_the_candidate_hold_nothing_that_forges_a_verdict(in_process, attack, harness):
-    r = grade(in_process, LIBRARY_LOCALS[attack], harness)
-    assert not r.passed and r.status in FAILED and r.trust == "in_process", r
+    r = in_process.run_tests(LIBRARY_LOCALS[attack], TESTS[harness], harness=harness, entry_point="add", timeout_s=60.0)
+    assert (r.passed, r.status, r.trust) == (False, "failed", "in_process"), r  # ran to the end, found nothing
 
 
 def test_a_library_reading_the_callers_locals_still_works_for_the_candidate(in_process):
     code = "import pandas as pd\ndef add(a, b):\n    total = a + b\n    return int(pd.eval('total + 0'))\n"
-    for harness in HARNESSES:
-        r = grade(in_process, code, harness)
+    for harness in HARNESSES:  # pandas is imported in the call: a limit that a loaded machine meets
+        r = in_process.run_tests(code, TESTS[harness], harness=harness, entry_point="add", timeout_s=60.0)
         assert (r.passed, r.status) == (True, "passed"), r
 
 
@@ -335,3 +335,66 @@ def test_tests_that_hand_over_bound_methods_and_write_their_class_still_pass(in_
     assert (r.passed, r.status) == (True, "passed"), r
     r = in_process.run_tests("def add(a, b, cb):\n    cb(a - b)\n    return a - b\n", tests, harness="unittest")
     assert (r.passed, r.status) == (False, "failed"), r
+
+
+# ------------------------------------------------------------------------------------------ the rewrite itself
+
+_SNIPPET = """
+import numpy as np
+out = []
+xs = [3, 1, 2]
+out.append(0 < xs[0] <= 3 < 4)
+out.append(1 < xs[1] < 9)  # a chain that stops early: its last operand is never evaluated
+out.append([x for x in xs if x > 1 and not x == 2])
+out.append((xs and xs[0]) or 'none')
+out.append('big' if sum(xs) >= 6 else 'small')
+out.append(-xs[0] + abs(-2) * 3 // 2 % 5 ** 2)
+out.append(2 in xs and 7 not in xs and 'a' in 'abc')
+out.append((np.array([1, 2]) == np.array([1, 3])).tolist())
+out.append(round(2.567, 2) == 2.57 and {'k': [1]} == {'k': [1]})
+n = 0
+while n < 3:
+    n = n + 1
+out.append(n)
+assert out[0] is True
+"""
+
+
+def _judging():
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox"
+    modules = []
+    for name in ("tamper", "judging"):
+        spec = importlib.util.spec_from_file_location(f"{name}_under_test", here / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    return modules
+
+
+def test_the_rewrite_keeps_the_meaning_of_the_tests_own_code():
+    import ast
+
+    tamper, judging = _judging()
+    notes = []
+    judge = judging.Judge(tamper, lambda filename: filename == "<tests>", notes.append)
+    plain, judged = {}, {}
+    exec(compile(_SNIPPET, "<plain>", "exec"), plain)
+    exec(judging.bind(judging.compile_judged(ast.parse(_SNIPPET), "<tests>"), judge), judged)
+    assert judged["out"] == plain["out"] and notes == []
+    # the same judge refuses an operator of a class defined in untrusted code that is not the tests' own
+    code = compile("class Low:\n    def __lt__(self, o):\n        return True\n", "<tests>", "exec")
+    namespace: dict = {}
+    exec(code, namespace)
+    with pytest.raises(AssertionError):
+        judge.compare("Lt", namespace["Low"](), 3)
+    assert notes and "Low" in notes[0]
+    # classes the tests' own (marked) code defines are the tests': compared as they say
+    namespace = {}
+    exec(
+        judging.bind(compile("class Near:\n    def __eq__(self, o):\n        return True\n", "<tests>", "exec"), None),
+        namespace,
+    )
+    assert judge.compare("Eq", 3, namespace["Near"]()) is True
