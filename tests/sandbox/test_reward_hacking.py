@@ -511,6 +511,7 @@ def test_tampered_submissions_are_counted_in_training_and_evaluation_metrics():
                     status=s,
                     passed=s == "passed",
                 ),
+                graded=True,  # a grading tool's turn (#48: verdicts are counted by this flag, not the tool's name)
             )
             for s in statuses
         ]
