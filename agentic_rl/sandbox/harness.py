@@ -371,10 +371,10 @@ def _finisher(reporter: Reporter, tally):
         try:
             fields = _tallied(_tell(tally, ("outcome",)), msg[1])
             notes, kinds = [_clip(n) for n in msg[2] if _type(n) is str], [k for k in msg[3] if _type(k) is str]
-            for anomaly in fields.pop("anomalies"):
+            for anomaly, kind in fields.pop("anomalies"):
                 notes.append(anomaly)
-                kinds.append("result_channel")
-                reporter.send(event="tamper", what=anomaly, kind="result_channel")
+                kinds.append(kind)
+                reporter.send(event="tamper", what=_clip(anomaly), kind=kind)
             reporter.send(event="done", tampered=notes, tamper_kinds=kinds, **fields)
         except BaseException as e:  # noqa: BLE001 - no "done": graded as a failure
             reporter.send(event="tamper", what=f"the report could not be made ({_describe(e)})", kind="result_channel")
@@ -386,9 +386,9 @@ def _tallied(outcome: tuple, error) -> dict:
     failed = dict(failed)
     anomalies = list(anomalies)
     if any(state == "passed" for _, state in canaries):
-        anomalies.append("a hidden canary test that must fail was reported as passing")
+        anomalies.append(("a hidden canary test that must fail was reported as passing", "canary"))
     elif passed and any(state == "not run" for _, state in canaries):
-        anomalies.append("a hidden canary test never ran")
+        anomalies.append(("a hidden canary test never ran", "canary"))
     n_passed = len([n for n in names if n in passed and n not in failed])
     fields = {"n_tests": len(names), "n_passed": n_passed, "failures": _failure_list(failed), "anomalies": anomalies}
     fields["error"] = error if _type(error) is str else None
@@ -779,7 +779,7 @@ def _run_unittest(req: dict, workdir: str, announcer: Announcer, guard, found: T
     names += [
         ledger.started(ledger.snapshot(vars(c), _methods(c))) for c in _tests_classes(module.__dict__.get("TestCases"))
     ]
-    result.tests_names = names
+    _tell(tally, ("watch", names))  # compared at every start and stop of a test, by the tally itself
     _TestSuite([canaries[0], suite, canaries[1]]).run(result)
     _check_tests_names(names, found, "at the end of the run")
     return None
@@ -962,7 +962,7 @@ def _run_pytest(req: dict, workdir: str, announcer: Announcer, guard, found: Tam
     _write(os.path.join(workdir, "test_solution.py"), req["test"])
     ini = os.path.join(workdir, "pytest.ini")
     _write(ini, "[pytest]\n")
-    collector = _PytestCollector(announcer, guard, found, tally=tally)
+    collector = _PytestCollector(announcer, guard, found, tally=tally, test=req["test"])
     import _pytest.assertion.rewrite
 
     judging.pytest_rewrite(JUDGE, _pytest.assertion.rewrite)  # the test module's comparisons judged too
@@ -1001,8 +1001,10 @@ class _PytestCollector:
     """pytest plugin: per test, from the reports pytest itself produces, into a sealed tally (ledger.py; in process
     this plugin is reachable from the candidate's code: `_pytest.debugging.pytestPDB._config`)."""
 
-    def __init__(self, reporter: Reporter | Announcer, guard, found, canaries: bool = True, tally=None) -> None:
-        self.reporter, self.guard, self.found = reporter, guard, found
+    def __init__(
+        self, reporter: Reporter | Announcer, guard, found, canaries: bool = True, tally=None, test: str = ""
+    ) -> None:
+        self.reporter, self.guard, self.found, self.test = reporter, guard, found, test
         self.use_canaries = canaries
         self.tally = tally if tally is not None else new_tally("pytest")
         self.items: list[str] | None = None
@@ -1038,6 +1040,10 @@ class _PytestCollector:
             ]
             self.canaries = {c.nodeid for c in canaries}
             session.items[:] = [canaries[0], *session.items, canaries[1]]
+        modules = {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values()
+        if self.use_canaries:  # in process: the test module's own names, compared at every start and stop (tally)
+            names = _top_level_names(self.test)
+            _tell(self.tally, ("watch", [ledger.started(ledger.snapshot(vars(m), names)) for m in modules]))
         _tell(self.tally, ("expect", [(i.nodeid, i.nodeid) for i in session.items], sorted(self.canaries)))
         self.reporter.send(event="collected", n_tests=len(self.items))
 
@@ -1061,8 +1067,8 @@ class _PytestCollector:
     def outcome(self) -> dict:
         """The counts (out of process, where the tests' process reports them itself) and the run's error."""
         out = _tallied(_tell(self.tally, ("outcome",)), None)
-        for anomaly in out.pop("anomalies"):
-            self.found(anomaly, "canary" if "canary" in anomaly else "result_channel")
+        for anomaly, kind in out.pop("anomalies"):
+            self.found(anomaly, kind)
         if self.collect_errors:
             out["error"] = "collection failed: " + self.collect_errors[0]
         elif (
@@ -1091,7 +1097,6 @@ class _UnittestResult(unittest.TestResult):
         self.files, self.canaries = files, canaries
         self.guard, self.namespace, self.found, self.declared_xfail = guard, namespace, found, declared_xfail
         self.tally = tally
-        self.tests_names = None  # the tests' module-level names (ledger.snapshot), in process
 
     def expect(self, tests: list) -> None:
         """The tests in the order the suite runs them (the canaries among them), before the run."""
@@ -1111,13 +1116,11 @@ class _UnittestResult(unittest.TestResult):
         super().startTest(test)
         _tell(self.tally, ("start", id(test)))
         self.found.check(self.guard, self.namespace, "before a test")
-        _check_tests_names(self.tests_names, self.found, "before a test")
 
     def stopTest(self, test) -> None:
         super().stopTest(test)
         _tell(self.tally, ("stop", id(test)))
         self.found.check(self.guard, self.namespace, "after a test")
-        _check_tests_names(self.tests_names, self.found, "after a test")
 
     def _bad(self, test, message: str) -> None:
         _tell(self.tally, ("fail", id(test), _test_name(test), _clip(message)))

@@ -15,7 +15,7 @@ does not fit is an anomaly: the verdict is `tampered`.
 
 from __future__ import annotations
 
-_type, _len, _set, _id = type, len, set, id
+_type, _len, _set, _id, _list = type, len, set, id, list
 _getframe = __import__("sys")._getframe
 
 
@@ -27,14 +27,15 @@ def tally(errors=None, runners: frozenset = frozenset(), trusted=None, relays: f
     ("pass", key)                                   a success of the running test;
     ("xpass", key)                                  an expected failure the test's source declares;
     ("fail", key, name, message)                    a failure, error, skip... (an unknown key: `name`);
+    ("watch", [snapshot(), ...])                    once, before the run: names compared at every start and stop;
     ("outcome",)                                    -> (the test names in order, passed names, ((name, message),
-                                                     ...), ((canary key, outcome), ...), (anomalies, ...)).
+                                                     ...), ((canary key, outcome), ...), ((note, kind), ...)).
     `errors`: part_errors(), asked for the running test's count at its start and at its success (unittest).
     `runners`, `trusted(filename)`, `relays`: a start, stop or success is believed only when the framework's own
     runner sent it (`_from_runner`). Nothing can be taken back: a failure stays, a pass counts once, anomalies
     stay; the answers are immutable."""
     order, names, canaries, current, started, at_start = [], {}, {}, None, _set(), 0
-    passed, failed, anomalies, answer = _set(), {}, [], None
+    passed, failed, anomalies, answer, watched = _set(), {}, [], None, None
     while True:
         try:
             msg = yield answer
@@ -47,28 +48,36 @@ def tally(errors=None, runners: frozenset = frozenset(), trusted=None, relays: f
         try:
             kind = msg[0] if _type(msg) is tuple and msg else None
             if kind in ("start", "stop", "pass", "xpass") and runners and not _from_runner(runners, trusted, relays):
-                anomalies.append(f"a test's {kind} was reported by code other than the test framework's runner")
+                anomalies.append(
+                    (f"a test's {kind} was reported by code other than the test framework's runner", "result_channel")
+                )
                 continue
-            if kind == "expect" and not order:
+            if kind in ("start", "stop") and watched:
+                anomalies += _rebound(watched)
+            if kind == "watch" and watched is None and not started:
+                watched = _list(msg[1])
+            elif kind == "expect" and not order:
                 order = [i for i, _ in msg[1]]
                 names = {i: n for i, n in msg[1]}
                 canaries = {i: "not run" for i in msg[2]}
             elif kind == "start":
                 if current is not None or msg[1] not in names or msg[1] in started:
-                    anomalies.append("a test was started twice, inside another, or was not collected")
+                    anomalies.append(
+                        ("a test was started twice, inside another, or was not collected", "result_channel")
+                    )
                 else:
                     current = msg[1]
                     started.add(current)
                     at_start = errors.send(("count", current)) if errors is not None else 0
             elif kind == "stop":
                 if msg[1] != current:
-                    anomalies.append("a test was stopped that was not running")
+                    anomalies.append(("a test was stopped that was not running", "result_channel"))
                 current = None
             elif kind in ("pass", "xpass"):
                 if msg[1] != current:
-                    anomalies.append("a success was reported for a test that was not running")
+                    anomalies.append(("a success was reported for a test that was not running", "result_channel"))
                 elif kind == "pass" and errors is not None and errors.send(("count", current)) != at_start:
-                    anomalies.append("a success was reported for a test a part of which raised")
+                    anomalies.append(("a success was reported for a test a part of which raised", "result_channel"))
                 elif msg[1] in canaries:
                     canaries[msg[1]] = "passed"
                 else:
@@ -83,6 +92,20 @@ def tally(errors=None, runners: frozenset = frozenset(), trusted=None, relays: f
                 answer = (in_order, frozenset(passed), tuple(failed.items()), tuple(canaries.items()), tuple(anomalies))
         except BaseException:  # noqa: BLE001 - a malformed message is the sender's loss
             answer = None
+
+
+def _rebound(snapshots: list) -> list:
+    """(note, kind) for each of the tests' names a snapshot() says was rebound (the tally asks them itself: no
+    attribute of an object the candidate reaches decides whether they are asked)."""
+    out = []
+    for snap in snapshots:
+        try:
+            changed = snap.send(("changed",))
+        except BaseException:  # noqa: BLE001 - closed or held by another thread: nothing can be said
+            changed = ["(the tests' names could not be compared)"]
+        for name in changed[:5] if _type(changed) is list else ["(no answer)"]:
+            out.append((f"the tests' own name {name!r} was rebound while the tests ran", "framework_patch"))
+    return out
 
 
 def _from_runner(runners: frozenset, trusted, relays: frozenset) -> bool:

@@ -262,6 +262,21 @@ def test_the_tally_believes_no_success_the_runner_did_not_send(in_process):
 
 # ------------------------------------------------------------------------------------------ class 3
 
+# pytest: a helper of the test module rebound (the module is in sys.modules; no bound method is needed)
+PYTEST_HELPER = (
+    "from solution import *\n\n"
+    "def _expect(value, wanted):\n    assert value == wanted\n\n"
+    "def test_small():\n    result = add(1, 2)\n    _expect(result, 3)\n\n"
+    "def test_negative():\n    result = add(-1, 1)\n    _expect(result, 0)\n"
+)
+
+
+def test_a_helper_of_the_pytest_module_rebound_is_seen(in_process):
+    code = "import sys\ndef add(a, b):\n    sys.modules['test_solution']._expect = lambda *a: None\n    return a - b\n"
+    r = in_process.run_tests(code, PYTEST_HELPER, harness="pytest")
+    assert (r.passed, r.status) == (False, "tampered") and "framework_patch" in r.tamper_kinds, r
+
+
 # The tests hand the candidate a bound method of theirs (a callback), as a test may.
 CALLBACK_TESTS = (
     "import unittest\n\n"
