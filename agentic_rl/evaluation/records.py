@@ -97,8 +97,11 @@ def record_from_trajectory(
 
 
 def _no_submission_detail(traj: Trajectory) -> str:
+    # worded for any environment: a code task's missing block and a CodeGym turn without an action read alike
     return {
-        "no_call": "no code in the reply" if not any(t.call for t in traj.turns) else "stopped without a tool call",
+        "no_call": "no tool call or answer in any reply"
+        if not any(t.call for t in traj.turns)
+        else "stopped on a reply without a tool call",
         "max_turns": "out of turns before a submission",
         "length": "context limit reached before a submission",
     }.get(traj.finish_reason, f"no submission ({traj.finish_reason})")
