@@ -33,11 +33,13 @@ arms by `runs.group_by_arm` (overrides without the seed):
   with one tool fewer (multi_tool - code_only, code_only - no_tools) and multi_tool - no_tools, on the same tasks
   after training, with the primary test; the rows of every arm are one Holm family. The notebook's "multi-tool
   beats code-only and no tools" is read here, tasks as the unit;
-- after RL vs the base's best mode and its format baselines (`baseline_section`): per arm, the trained multi_tool
-  mode after training against, task by task, the base before training in its best mode (the highest mean pass rate
-  over tasks among every mode evaluated before, format baselines included) and in each format baseline
-  (`last_block`, `forced_submit`), with the primary test; its rows are one Holm family. An arm with nothing to
-  compare (no evaluation before, no multi_tool after, a baseline not evaluated) gets a note, never a made-up row.
+- after RL vs the base's best mode and its format baselines (`baseline_section`): per arm, its trained policy in
+  its own tool set's mode (`tool_sets.own_mode`: multi_tool for the default, code_only for `tools=code`; multi_tool
+  where the runs' configs do not say) after training against, task by task, the base before training in its best
+  mode (the highest mean pass rate over tasks among every mode evaluated before, format baselines included) and in
+  each format baseline (`last_block`, `forced_submit`), with the primary test; its rows are one Holm family. An arm
+  with nothing to compare (no evaluation before, its own mode not evaluated after, a baseline not evaluated) gets a
+  note, never a made-up row.
   Every task-level figure averages the episodes pass@1 describes (`tracking.metrics.scored`: the sampled ones,
   not the greedy);
 - by task_type, when the records carry one (`docs`, `plain`, `exec`, ...): per arm, mode and type the pass rate
@@ -101,7 +103,7 @@ from agentic_rl.reports.stats import (
     tasks_to_separate,
     wilson_interval,
 )
-from agentic_rl.reports.tool_sets import tool_set_pairs
+from agentic_rl.reports.tool_sets import own_mode, tool_set_pairs
 from agentic_rl.runtime.files import SUMMARY_FILE
 
 logger = logging.getLogger(__name__)
@@ -593,33 +595,43 @@ def baseline_roles(best: str | None) -> dict[str, str]:
     return roles
 
 
+def trained_mode(runs: list[Path]) -> str:
+    """The mode an arm's trained policy is read in: the mode of the tool set it trained with, when its runs' configs
+    agree on one (a `tools=code` arm read in multi_tool would be asked to use tools it never had, a row that can
+    only be null yet still costs the Holm family), else `TRAINED_MODE` (records without a config)."""
+    found = {own_mode(run, FORMAT_BASELINES) for run in runs}
+    return found.pop()[1] if len(found) == 1 and None not in found else TRAINED_MODE
+
+
 def baseline_arm(
     label: str, runs: list[Path], base: Path | None, base_outcomes: Outcomes | None, spec: Bootstrap
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One arm's part of the baseline section: (what the base did before training: each mode's task-level rate,
-    the best mode, and notes on what could not be compared), and its comparison rows, the trained multi-tool mode
-    after against each baseline mode before (`mode_pairs`, `paired_test`). No row is invented: an arm without an
-    evaluation before training, or without the trained mode after, or a baseline not evaluated before, gets a note
-    instead."""
+    the best mode, the mode its policy is read in after, and notes on what could not be compared), and its
+    comparison rows, that mode after against each baseline mode before (`mode_pairs`, `paired_test`). No row is
+    invented: an arm without an evaluation before training, or without its mode after, or a baseline not evaluated
+    before, gets a note instead."""
     rates = before_mode_rates(phase_outcomes(runs, "before", base))
     best = best_mode(rates)
-    arm: dict[str, Any] = {"arm": label, "before_rates": rates, "best_mode": best, "notes": []}
+    trained = trained_mode(runs)
+    arm: dict[str, Any] = {"arm": label, "before_rates": rates, "best_mode": best, "mode": trained, "notes": []}
     outcomes = [run_outcomes(run, base_outcomes) for run in runs]
     if not rates:
         arm["notes"].append("no evaluation before training (no eval_before.jsonl, no --before): no baseline")
         return arm, []
-    if not any(key[0] == TRAINED_MODE for _, after in outcomes for key in after):
-        arm["notes"].append(f"no {TRAINED_MODE} evaluation after training: nothing to set against the baselines")
+    if not any(key[0] == trained for _, after in outcomes for key in after):
+        arm["notes"].append(f"no {trained} evaluation after training: nothing to set against the baselines")
         return arm, []
     rows = []
     for mode, role in baseline_roles(best).items():
-        by_run = [mode_pairs(before, after, mode, TRAINED_MODE) for before, after in outcomes]
+        by_run = [mode_pairs(before, after, mode, trained) for before, after in outcomes]
         pairs = [pair for run_pairs in by_run for pair in run_pairs]
         if not pairs:
             arm["notes"].append(f"{mode}: not evaluated before training on the tasks and samples evaluated after")
             continue
         runs_with = sum(bool(run_pairs) for run_pairs in by_run)
-        rows.append({"arm": label, "baseline": mode, "role": role, "runs": runs_with, **paired_test(pairs, spec)})
+        row = {"arm": label, "mode": trained, "baseline": mode, "role": role, "runs": runs_with}
+        rows.append({**row, **paired_test(pairs, spec)})
     return arm, rows
 
 
@@ -629,7 +641,8 @@ def baseline_section(
     arm_outcomes: dict[str, Outcomes | None],
     spec: Bootstrap,
 ) -> dict[str, Any]:
-    """The section `BASELINE_SECTION`: per arm, its trained multi-tool pass rate after training against, task by
+    """The section `BASELINE_SECTION`: per arm, its trained policy's pass rate after training (in its own tool set's
+    mode, `trained_mode`) against, task by
     task, the base's best mode before training (whichever of no_tools, code_only, multi_tool, last_block,
     forced_submit scored highest) and each format baseline before training, with the primary task-level test; the
     rows of every arm are one Holm family. A gain over the multi-tool mode before can be the model learning to submit
@@ -1056,12 +1069,12 @@ BASELINE_SECTION = "After RL vs the base's best mode and its format baselines"
 
 
 def _baseline_name(row: dict[str, Any]) -> str:
-    return f"`{row['arm']}` {TRAINED_MODE} after - {row['baseline']} before {row['difference']:+.3f}"
+    return f"`{row['arm']}` {row.get('mode', TRAINED_MODE)} after - {row['baseline']} before {row['difference']:+.3f}"
 
 
 def baselines_markdown(table: dict[str, Any]) -> list[str]:
     """The baseline section: the base's modes before training (the best marked), what could not be compared, and
-    the trained multi-tool mode against the best mode and each format baseline, one Holm family."""
+    each arm's trained policy in its own mode against the best mode and each format baseline, one Holm family."""
     section = table.get("vs_baselines")
     if not section:
         return []
@@ -1069,12 +1082,14 @@ def baselines_markdown(table: dict[str, Any]) -> list[str]:
         "",
         f"## {BASELINE_SECTION}",
         "",
-        f"Each arm's trained `{TRAINED_MODE}` pass rate after training against, task by task, the base model before "
-        "training: its best mode (the highest mean pass rate over tasks among every mode evaluated before, the "
-        "format baselines included) and each format baseline (`last_block`: the last code block graded as the "
-        "submission; `forced_submit`: a forced final submit turn). A gain over multi_tool before can be the model "
-        "learning the format; a gain here is over the best the base did, its format fixed. The primary test of the "
-        "sections above, intervals unclipped; the rows of this table are one Holm family.",
+        "Each arm's trained policy, read in the mode of the tool set it trained with (the runs' own config: "
+        f"`{TRAINED_MODE}` for the default, `code_only` for `tools=code`; `{TRAINED_MODE}` where no config says), "
+        "its pass rate after training against, task by task, the base model before training: its best mode (the "
+        "highest mean pass rate over tasks among every mode evaluated before, the format baselines included) and "
+        "each format baseline (`last_block`: the last code block graded as the submission; `forced_submit`: a "
+        "forced final submit turn). A gain over multi_tool before can be the model learning the format; a gain "
+        "here is over the best the base did, its format fixed. The primary test of the sections above, intervals "
+        "unclipped; the rows of this table are one Holm family.",
         "",
         *markdown_header(["arm", "mode before training", "pass rate, tasks as the unit [Wilson 95% CI]", "best"]),
     ]
@@ -1085,8 +1100,8 @@ def baselines_markdown(table: dict[str, Any]) -> list[str]:
     notes = [f"- `{arm['arm']}`: {note}." for arm in section["arms"] for note in arm["notes"]]
     lines += ["", *notes] if notes else []
     if section["rows"]:
-        keys = ["arm", "baseline", "role", "runs"]
-        sides = ("baseline before", f"{TRAINED_MODE} after", "after - baseline")
+        keys = ["arm", "mode", "baseline", "role", "runs"]
+        sides = ("baseline before", "mode after", "after - baseline")
         lines += ["", *comparison_markdown(section["rows"], keys, sides, _baseline_name)]
     return lines
 

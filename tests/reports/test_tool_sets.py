@@ -4,10 +4,12 @@ samples, fewer tools on side a, tasks as the unit, Holm across the rows."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
-from agentic_rl.reports.tables import TOOL_SETS_SECTION, build_table, table_markdown
+from agentic_rl.reports.tables import BASELINE_SECTION, TOOL_SETS_SECTION, build_table, table_markdown
 
 from .test_vs_baselines import SPEC, TASKS, first, make_run, records
 
@@ -87,3 +89,25 @@ def test_an_arm_whose_config_names_no_evaluated_mode_is_left_out(tmp_path, caplo
     (runs[0] / ".hydra" / "config.yaml").unlink()  # the code arm's run kept no config
     assert build_table(runs, spec=SPEC)["tool_sets"] == []
     assert "has no one tool set and mode" in caplog.text
+
+
+def test_the_baseline_section_reads_each_arm_in_its_own_mode(tmp_path):
+    """After RL vs the base: a `tools=code` arm is its code-only policy against the base, not its policy asked to
+    use tools it never had (every other mode passes everything here, so a wrong mode reads 1.0)."""
+    before = records({mode: set() for mode in MODES})
+    runs = []
+    for tools in ("code", "multi"):
+        run = arm_run(tmp_path / tools, 1, tools, ARMS[tools])
+        (run / "eval_before.jsonl").write_text("".join(json.dumps(r) + "\n" for r in before))
+        runs.append(run)
+    section = build_table(runs, spec=SPEC)["vs_baselines"]
+    assert {arm["arm"]: arm["mode"] for arm in section["arms"]} == {
+        "tools=code": "code_only",
+        "tools=multi (from its config)": "multi_tool",
+    }
+    rates = {(row["arm"], row["mode"]): row["rate_b"] for row in section["rows"]}
+    assert rates == {
+        ("tools=code", "code_only"): pytest.approx(3 / 8),
+        ("tools=multi (from its config)", "multi_tool"): pytest.approx(6 / 8),
+    }
+    assert "| tools=code | code_only | " in table_markdown(build_table(runs, spec=SPEC)).split(BASELINE_SECTION)[1]

@@ -104,7 +104,7 @@ def test_a_loss_to_the_baseline_is_printed_negative_and_unclipped(tmp_path):
     line = next(
         line
         for line in table_markdown(table).splitlines()
-        if line.startswith("| default | no_tools | base's best mode |")
+        if line.startswith("| default | multi_tool | no_tools | base's best mode |")
     )
     assert f"-0.375 [{row['low']:+.3f}, {row['high']:+.3f}] | 1 / 4 / 3 |" in line
 
