@@ -28,6 +28,7 @@ import ast
 import importlib
 import pkgutil
 import sys
+import threading
 import types
 
 _MISSING = object()
@@ -362,10 +363,18 @@ def patched_names(source: str) -> set[str]:
     return out
 
 
+# CPython 3.11's ast.parse is not safe to call from several threads at once ("SystemError: AST constructor
+# recursion depth mismatch"), and the trusted process's grading threads parse tests concurrently (routing in
+# trust.py, splitting in split.py, the patches here): every parse there goes through this one lock.
+PARSE_LOCK = threading.Lock()
+
+
 def parse(source: str | ast.AST) -> ast.AST:
+    """The source's syntax tree, one parse at a time; an empty module when it does not parse."""
     if isinstance(source, ast.AST):
         return source
     try:
-        return ast.parse(source)
+        with PARSE_LOCK:
+            return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ast.Module(body=[], type_ignores=[])

@@ -32,14 +32,11 @@ the other way round.
 from __future__ import annotations
 
 import ast
-import threading
 
+from agentic_rl.sandbox.patching import parse
 from agentic_rl.sandbox.results import TestReport, cap_detail, test_report
 
 SPLIT_HARNESSES = ("unittest",)
-# Grading threads plan concurrently, and CPython 3.11's ast.parse is not safe to call from several
-# threads at once ("SystemError: AST constructor recursion depth mismatch"): one parse at a time.
-_PARSE_LOCK = threading.Lock()
 # Statuses of a part that leave the task's verdict to a one-run grading.
 _REGRADE = ("failed", "error")
 
@@ -48,11 +45,9 @@ def plan_test_names(test: str, harness: str) -> list[str] | None:
     """The test methods to run one per part, in the loader's (sorted) order; None: do not split."""
     if harness not in SPLIT_HARNESSES:
         return None
-    try:
-        with _PARSE_LOCK:
-            tree = ast.parse(test)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the unsplit run reports the error once
+    # one parse at a time (patching.PARSE_LOCK); tests that do not parse are an empty module, with no TestCases: the
+    # unsplit run reports the error once
+    tree = parse(test)
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "TestCases"]
     if len(classes) != 1:
         return None

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 
-from agentic_rl.sandbox.patching import assigned_attributes, dotted
+from agentic_rl.sandbox.patching import assigned_attributes, dotted, parse
 
 OUT_OF_PROCESS, IN_PROCESS = "out_of_process", "in_process"
 
@@ -88,11 +88,9 @@ def plan(test: str, harness: str) -> tuple[str, str | None]:
     (`"capture: capsys"`)."""
     if harness == "humaneval":  # check(candidate) only calls the candidate
         return OUT_OF_PROCESS, None
-    try:
-        tree = ast.parse(test)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return OUT_OF_PROCESS, None  # nothing runs: the harness reports the error either way
-    found = _first_need(tree, harness)
+    # one parse at a time (patching.PARSE_LOCK); tests that do not parse are an empty module, out of process: nothing
+    # runs, and the harness reports the error either way
+    found = _first_need(parse(test), harness)
     return (IN_PROCESS, found) if found else (OUT_OF_PROCESS, None)
 
 
