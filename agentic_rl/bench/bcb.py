@@ -8,7 +8,7 @@ import json
 import os
 
 from agentic_rl.data.shared_data import BIGCODEBENCH_HARD, shared_data_file
-from agentic_rl.sandbox.sandbox import PYTHON_ENV_VAR, REPO_ROOT
+from agentic_rl.sandbox.client import PYTHON_ENV_VAR, REPO_ROOT
 
 BCB_VENV_PYTHON = REPO_ROOT / ".venv-bcb" / "bin" / "python"
 # Verdicts of the official bigcodebench harness on this machine: 143/148 canonical

@@ -20,7 +20,7 @@ import time
 
 from agentic_rl.bench.bcb import REFERENCE_FAILURES, bcb_python, canonical_program, load_bcb_hard, pass_body_program
 from agentic_rl.sandbox.results import TestReport
-from agentic_rl.sandbox.sandbox import Sandbox
+from agentic_rl.sandbox.client import Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from agentic_rl.bench.bcb import bcb_python, canonical_program, load_bcb_hard
 from agentic_rl.sandbox import server as wire
-from agentic_rl.sandbox.sandbox import Sandbox, resolve_python
+from agentic_rl.sandbox.client import Sandbox, resolve_python
 
 _SNIPPET_TEMPLATES: list[Callable[[int], str]] = [
     lambda i: f"print(sum(x * x for x in range({1000 + i})))",

@@ -40,7 +40,7 @@ How a call runs (details and known weaknesses: README.md beside this file):
 
 from agentic_rl.sandbox.reports import TAMPER_KINDS
 from agentic_rl.sandbox.results import ExecResult, TestReport
-from agentic_rl.sandbox.sandbox import (
+from agentic_rl.sandbox.client import (
     HARNESSES,
     PYTHON_ENV_VAR,
     REPO_ROOT,

@@ -2,7 +2,7 @@
 
 Standard library only, and runnable by path (`python -I server.py CONFIG_JSON`), because the sandbox
 interpreter may be a separate venv (`.venv-bcb`) without `agentic_rl` installed. The client side
-(`agentic_rl.sandbox.sandbox`) imports this package's `wire` for the framing.
+(`agentic_rl.sandbox.client`) imports this package's `wire` for the framing.
 
 One server per worker slot; it handles one call at a time, so everything it sees belongs to that call::
 

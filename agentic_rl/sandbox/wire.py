@@ -1,6 +1,6 @@
 """The one framing of the sandbox's channels: each message a 4-byte big-endian length and UTF-8 JSON.
 
-Used by the client-server protocol (`sandbox.py`, `server.py`), the runner's request pipe
+Used by the client-server protocol (`client.py`, `server.py`), the runner's request pipe
 (`supervisor.py`) and the channel between the tests' process and the candidate's (`remote.py`, strict:
 no NaN or infinity in the JSON, a smaller size limit). Standard library only: it runs under the sandbox
 interpreter too.

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from agentic_rl.sandbox.sandbox import REPO_ROOT
+from agentic_rl.sandbox.client import REPO_ROOT
 
 from .conftest import IS_ROOT, make_sandbox, needs_root, stray_processes
 
@@ -228,7 +228,7 @@ def test_accelerators_are_hidden_from_candidate_code(monkeypatch, sandbox):
 
 def test_module_level_functions_use_one_default_sandbox(monkeypatch, sandbox):
     import agentic_rl.sandbox as sbx
-    from agentic_rl.sandbox import sandbox as impl
+    from agentic_rl.sandbox import client as impl
 
     monkeypatch.setattr(impl, "_default", sandbox)
     assert sbx.execute("print(6 * 7)").stdout == "42\n"

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from agentic_rl.sandbox import Sandbox, resolve_python
-from agentic_rl.sandbox.sandbox import PYTHON_ENV_VAR, REPO_ROOT
+from agentic_rl.sandbox.client import PYTHON_ENV_VAR, REPO_ROOT
 
 from .conftest import make_sandbox, stray_processes
 

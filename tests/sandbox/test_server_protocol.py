@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-from agentic_rl.sandbox.sandbox import REPO_ROOT
+from agentic_rl.sandbox.client import REPO_ROOT
 
 PRELUDE = textwrap.dedent("""
     import json, os, sys, tempfile, time

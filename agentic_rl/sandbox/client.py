@@ -473,7 +473,7 @@ class _Worker:
             self.stop()
             raise RuntimeError(
                 f"sandbox server ({self.sandbox.python}) did not start: {e}; "
-                "its stderr is in the log (logger agentic_rl.sandbox.sandbox)"
+                "its stderr is in the log (logger agentic_rl.sandbox.client)"
             ) from None
         self.info = info
         for problem in info["isolation_errors"]:
