@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
+
+from agentic_rl.rollout.policy import Policy, SyncedSampler
 
 Jobs = tuple[tuple[str, int], ...]  # a batch's (task id, sample index) in order: what identifies its rollout
 
@@ -39,7 +41,9 @@ class RolloutsAhead:
     """`take(jobs, upcoming)` gives a batch's rollout and each trajectory's staleness, and queues the rollouts of the
     batches after it (at most k) to run while the trainer updates; `updated()` follows each update."""
 
-    def __init__(self, roll: Callable[[Sequence[tuple[Any, int]]], Any], policy: Any, max_staleness: int) -> None:
+    def __init__(
+        self, roll: Callable[[Sequence[tuple[Any, int]]], Any], policy: Policy | SyncedSampler, max_staleness: int
+    ) -> None:
         if max_staleness < 0:
             raise ValueError(f"algo.max_staleness must be >= 0 (0: synchronous), got {max_staleness}")
         if max_staleness > 0 and not policy.samples_apart:  # declared on the Policy base (False there)
@@ -48,13 +52,15 @@ class RolloutsAhead:
                 "servers (its weights apart from the trainer's): set rollout.servers=1 (or rollout.backend=vllm), "
                 "or algo.max_staleness=0"
             )
-        self.roll, self.policy, self.max_staleness = roll, policy, max_staleness
+        self.roll, self.max_staleness = roll, max_staleness
+        # only read with k >= 1, where `samples_apart` has just said the policy is a `SyncedSampler`
+        self.policy = cast(SyncedSampler, policy)
         self._ahead: deque[tuple[Jobs, Future]] = deque()
         self._pool = None
         if max_staleness:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollout-ahead")
-            policy.sync_on_session = False  # weights go out from the trainer's thread, between updates (`updated`)
-            policy.sync_if_changed()  # a warm-up or a restored checkpoint changed them since the servers started
+            self.policy.sync_on_session = False  # weights go out from the trainer's thread, between updates
+            self.policy.sync_if_changed()  # a warm-up or a restored checkpoint changed them since the servers started
 
     def take(
         self, jobs: Sequence[tuple[Any, int]], upcoming: Sequence[Sequence[tuple[Any, int]]] = ()
@@ -110,7 +116,7 @@ def staleness_metrics(staleness: Sequence[int]) -> dict[str, float]:
     return {"rollout/staleness_mean": sum(staleness) / len(staleness), "rollout/staleness_max": float(max(staleness))}
 
 
-def sync_metrics(policy: Any) -> dict[str, float]:
+def sync_metrics(policy: Policy) -> dict[str, float]:
     """`rollout/sync_bytes`: what the sampler servers read for weight syncs since the last call (one a training
     step); nothing for a sampler that syncs no weights over a folder."""
     sent = policy.take_sync_bytes()

@@ -134,6 +134,29 @@ class Policy:
         return self, rollout
 
 
+class VersionedWeights(Protocol):
+    """The weights a sampler apart from the trainer holds: `version` counts the syncs sent to it (0 at its start)."""
+
+    version: int
+
+
+class SyncedSampler(Protocol):
+    """A sampler that holds its own copy of the weights (`samples_apart`; `rollout/service/remote.py`), as rollouts
+    ahead of the trainer (`ahead.py`) drive it: `sync_on_session` false hands the weight syncs to the trainer, which
+    calls `sync_if_changed()` between updates (returns the seconds it took); `publisher.version` is the version the
+    servers hold now, and `episode_versions` the oldest version that sampled a turn of each episode of the last
+    rollout (by its index in the rollout)."""
+
+    samples_apart: bool
+    sync_on_session: bool
+    episode_versions: dict[int, int]
+
+    @property
+    def publisher(self) -> VersionedWeights: ...
+
+    def sync_if_changed(self) -> float: ...
+
+
 # a turn a continuous policy finished: (its request's `episode`, the new ids cut as `generate` cuts them, the
 # sampler's log-prob of each, or None where the policy records none)
 FinishedTurn = tuple[int, list[int], list[float] | None]
