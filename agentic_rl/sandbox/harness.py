@@ -930,10 +930,10 @@ def _report_always_equal(where: str) -> None:
         sink(f"{where} returned an object that claims an equality no value has", "always_equal")
 
 
-def _report_judged_by_candidate(note: str) -> None:
+def _report_judged_by_candidate(note: str, kind: str = "handle_operator") -> None:
     sink = _SENTINEL_SINK[0]
     if sink is not None:
-        sink(note, "handle_operator")
+        sink(note, kind)
 
 
 def _sentinel_checked(fn, name: str):
@@ -1441,7 +1441,7 @@ _wrap_assertions()
 
 judging = _load_sibling("judging")
 # The tests' own comparisons and operators (judging.py): bound into the tests' compiled code, never looked up.
-JUDGE = judging.Judge(tamper, _untrusted_file, lambda note: _report_judged_by_candidate(note))
+JUDGE = judging.Judge(tamper, _untrusted_file, lambda note, kind: _report_judged_by_candidate(note, kind))
 
 
 def _wrap_truth_assertions() -> None:

@@ -32,6 +32,7 @@ import warnings
 # Placeholders the rewritten tree calls; `bind` swaps them for the functions in the compiled code's constants.
 COMPARE, ARITHMETIC, UNARY = "\0sandbox:compare", "\0sandbox:arithmetic", "\0sandbox:unary"
 BUILTIN, TRUTH = "\0sandbox:builtin", "\0sandbox:truth"
+CALL, INPLACE, SLICE = "\0sandbox:call", "\0sandbox:inplace", "\0sandbox:slice"
 
 _type, _id, _isinstance, _set, _map, _any = type, id, isinstance, set, map, any
 
@@ -76,17 +77,41 @@ UNARY_OPS = {"USub": ("neg", operator.neg), "UAdd": ("pos", operator.pos), "Inve
 # The special methods an arithmetic operator asks of either side (both orders: `3 - x` asks x.__rsub__).
 _ARITH_METHODS = {name: (f"__{name}__", f"__r{name}__") for name in _ARITH_NAMES}
 _ARITH_FUNCS = {n: getattr(operator, n if n not in ("and", "or") else n + "_") for n in _ARITH_NAMES}
+# `x -= y` asks x.__isub__, else x.__sub__, else y.__rsub__ (operator.isub does the same)
+_INPLACE = {name: (getattr(operator, "i" + name), (f"__i{name}__", *_ARITH_METHODS[name])) for name in _ARITH_NAMES}
 
 
 class Judge:
-    """The three calls the rewritten tests make, with what they need: `untrusted(filename)` (code that is not the
-    interpreter's or an installed library's) and `report(note)` (a tamper event of kind handle_operator).
-    Set once, in the zygote, before any candidate exists (harness.py)."""
+    """The calls the rewritten tests make, with what they need: `untrusted(filename)` (code that is not the
+    interpreter's or an installed library's) and `report(note, kind)` (a tamper event: handle_operator, or
+    handle_library for a call). Set once, in the zygote, before any candidate exists (harness.py)."""
 
     def __init__(self, tamper, untrusted, report) -> None:
         self._families = tamper.JUDGING_OPERATORS
         self._answering_class = tamper.answering_class
         self._untrusted, self._report = untrusted, report
+        self._calls = LibraryCalls(self, untrusted)
+
+    def call(self, function, *args, **kwargs):
+        """Every call in the tests' code (`f(x, y)`): where `f` is neither the candidate's code nor the tests',
+        its operands are judged first (`LibraryCalls.check`)."""
+        __tracebackhide__ = True  # noqa: F841 - pytest shows the tests' line, not this one
+        if _set(_map(_type, args)) <= _PLAIN and _type(function) not in _BOUND and (
+            not kwargs or _set(_map(_type, kwargs.values())) <= _PLAIN
+        ):
+            return function(*args, **kwargs)  # the common case: plain values to a function
+        self._calls.check(function, args, kwargs)
+        return function(*args, **kwargs)
+
+    def inplace(self, name: str, left, right):
+        """`left op= right` in the tests, judged as `left op right` is (the in-place method on the left too)."""
+        op, methods = _INPLACE[name]
+        if _type(left) in _PLAIN and _type(right) in _PLAIN:
+            return op(left, right)
+        sides = (self.answering(left, methods), self.answering(right, methods))
+        if (sides[0] is None) != (sides[1] is None):
+            self.refuse(sides[0] or sides[1], f"compute in place (i{name}) with a value of the tests'")
+        return op(left, right)
 
     def compare(self, name: str, left, right):
         op, (left_family, right_family) = COMPARISONS[name]
@@ -130,14 +155,14 @@ class Judge:
                 self.refuse(found, f"compute ({method}) for the tests")
         return function(*args, **kwargs)
 
-    def truth(self, value):
+    def truth(self, value, kind: str = "handle_operator"):
         """`assert x`, `if x`, `not x`, `x and y` in the tests: the candidate's class does not say whether its object
         is true (a `__bool__` or `__len__` of its own would answer True to every check); one without either is true
         by Python's rule, as out of process. Returns `value`, whose truth Python then takes."""
         if _type(value) not in _PLAIN and _type(value) not in _BUILT_IN_CONTAINERS:
             found = self._answering_class(_type(value), ("__bool__", "__len__"), self._untrusted, is_tests_code)
             if found is not None:
-                self.refuse(found, "say whether it is true")
+                self.refuse(found, "say whether it is true", kind)
         return value
 
     def answering(self, value, operators: tuple) -> str | None:
@@ -158,9 +183,9 @@ class Judge:
             stack += _parts(item)
         return None
 
-    def refuse(self, cls: str, what: str) -> None:
+    def refuse(self, cls: str, what: str, kind: str = "handle_operator") -> None:
         note = f"the tests' own comparison would be decided by the candidate's class {cls} (asked to {what})"
-        self._report(note)
+        self._report(note, kind)
         raise AssertionError(
             f"an object of the candidate's class {cls} was asked to {what}: the tests compare the candidate's "
             "values as data (built-in, numpy or pandas values), not by the candidate's operators"
@@ -171,6 +196,195 @@ _BUILTIN_METHODS = {_id(abs): "__abs__", _id(round): "__round__"}
 _BUILT_IN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis)})
 _SYMBOLS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "In": "in", "NotIn": "not in"}
+
+
+# ------------------------------------------------------------------------------------------ library calls
+
+# The special methods by which library code asks an object for a judgement, or for the values it then judges:
+# comparison, hashing, truth, arithmetic, conversion, the container protocol, numpy's array protocols, and
+# attribute lookup (a library's duck typing asks `obj.shape`, `obj.equals`).
+LIBRARY_METHODS = tuple(
+    sorted(
+        {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__", "__iter__"}
+        | {"__next__", "__reversed__", "__getitem__", "__contains__", "__neg__", "__pos__", "__abs__", "__invert__"}
+        | {"__round__", "__trunc__", "__floor__", "__ceil__", "__float__", "__int__", "__index__", "__complex__"}
+        | {"__array__", "__array_ufunc__", "__array_function__", "__array_interface__", "__array_struct__"}
+        | {"__getattr__", "__getattribute__"}
+        | {m for pair in _ARITH_METHODS.values() for m in pair}
+        | {f"__i{name}__" for name in _ARITH_NAMES}
+    )
+)
+# What a class of the candidate's says about a class it makes (`isinstance(x, Cls)` asks the metaclass)
+_META_METHODS = ("__instancecheck__", "__subclasscheck__", "__eq__", "__ne__", "__hash__")
+# Built-ins that take an object's truth: the candidate's class does not say it (Judge.truth)
+_TRUTH_TAKERS = {_id(bool): "bool", _id(all): "all", _id(any): "any", _id(operator.truth): "truth"}
+_TRUTH_TAKERS[_id(operator.not_)] = "not_"
+# Built-ins that compare nothing: they hand an object on, name it, or ask it about itself (`len(cache)`)
+_NEUTRAL = {_id(f) for f in (print, repr, str, format, getattr, hasattr, setattr, delattr, isinstance, issubclass)}
+_NEUTRAL |= {_id(f) for f in (id, type, callable, iter, next, enumerate, zip, map, reversed, list, tuple, range, len)}
+_NEUTRAL |= {_id(f) for f in (vars, dir, hash, super, object)}
+_BOUND = frozenset({types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType})
+_CALLABLES = frozenset(
+    {types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.MethodWrapperType, types.ModuleType}
+    | {types.WrapperDescriptorType, types.MethodDescriptorType, types.ClassMethodDescriptorType}
+)
+_MESSAGES = frozenset({"msg", "err_msg", "message"})  # an assertion's text, not one of its operands
+
+
+class LibraryCalls:
+    """The rule at the call boundary of the tests' code (issue #47). A call to code that is neither the
+    candidate's nor the tests' (numpy.testing, pandas.testing, `sorted`, `max`, `set`, `dict.get`, `list.count`,
+    unittest's assertions) may ask the special methods of every object it is handed, with the tests' values on
+    the other side. It is refused (`tampered`, `handle_library`) where its operands (the arguments, the object a
+    built-in or library method is bound to, and what they hold, walked as `Judge.answering` walks) hold both an
+    object whose class of the candidate's defines one of LIBRARY_METHODS and a value that is not the candidate's;
+    where a class of the candidate's answers for an operand's type (`__class__`, `__getattribute__`, a metaclass);
+    where the truth of an object of the candidate's would be asked (`bool`, `all`, `any`: `Judge.truth`; a
+    `__bool__` of its own, in any library call). The candidate's objects on their own (`len(cache)`,
+    `sorted(nodes)`, `list(tree)`, `np.testing.assert_equal(node, Node(3))`) are asked as the official harness asks
+    them: what they answer is the tests' value to judge next, as a method's return value is."""
+
+    def __init__(self, judge, untrusted) -> None:
+        self._judge, self._untrusted = judge, untrusted
+        self._files: dict = {}  # filename -> whether it is untrusted (a file's kind does not change)
+        self._messages: dict = {}  # id(code) -> (code, the positional index of its message parameter, or -1)
+
+    def check(self, function, args: tuple, kwargs: dict) -> None:
+        if self._own(function):
+            return  # the candidate's code (called with anything, as the tests mean to) or the tests' (judged too)
+        taker = _TRUTH_TAKERS.get(_id(function))
+        if taker is not None:
+            for value in args[:1] if taker in ("bool", "truth", "not_") else _members_of_builtin(args[:1]):
+                self._judge.truth(value, "handle_library")
+        candidate, liar, tests = self._sides(self._operands(function, args, kwargs))
+        name = getattr(function, "__qualname__", None) or _type(function).__name__
+        if liar is not None:
+            self._judge.refuse(liar, f"say its type to {name}", "handle_library")
+        if candidate is not None and _id(function) not in _NEUTRAL:
+            if tests or self._judge._answering_class(candidate[1], ("__bool__",), self._untrusted, is_tests_code):
+                what = f"be compared by {name} with a value of the tests'" if tests else f"say its truth to {name}"
+                self._judge.refuse(candidate[0], what, "handle_library")
+
+    def _own(self, function) -> bool:
+        """Whether calling `function` runs the candidate's code or the tests' (a function, a method, a class
+        whose `__init__`/`__new__` or an object whose `__call__` is theirs), not a library's."""
+        t = _type(function)
+        if t is types.MethodType:
+            function = function.__func__
+            t = _type(function)
+        if t is types.FunctionType:
+            return self._untrusted_file(function.__code__.co_filename)
+        if t in _CALLABLES:
+            return False
+        names = ("__init__", "__new__") if _isinstance(function, type) else ("__call__",)
+        owner = function if _isinstance(function, type) else t
+        for cls in _mro(owner):
+            for name in names:
+                entry = _class_dict(cls).get(name)
+                if _type(entry) is types.FunctionType and self._untrusted_file(entry.__code__.co_filename):
+                    return True
+        return False
+
+    def _untrusted_file(self, filename: str) -> bool:
+        known = self._files.get(filename)
+        if known is None:
+            known = self._files[filename] = bool(self._untrusted(filename))
+        return known
+
+    def _operands(self, function, args: tuple, kwargs: dict) -> list:
+        """The values the callee may compare: its arguments (but an assertion's message, and options given by
+        keyword as plain values: `check_dtype=False`), and the object a built-in or library method is bound to
+        (`expected.count(x)`), never a module or the running TestCase (`self.assertEqual`)."""
+        operands = list(args)
+        drop = self._message_index(function)
+        if 0 <= drop < len(operands):
+            del operands[drop]
+        operands += [v for k, v in kwargs.items() if k not in _MESSAGES and _type(v) not in _PLAIN]
+        owner = getattr(function, "__self__", None) if _type(function) in _BOUND else None
+        if owner is not None and _type(owner) is not types.ModuleType and not _isinstance(owner, type):
+            unittest = sys.modules.get("unittest")
+            if unittest is None or not _isinstance(owner, unittest.TestCase):
+                operands.append(owner)
+        return operands
+
+    def _message_index(self, function) -> int:
+        func = function.__func__ if _type(function) is types.MethodType else function
+        while _type(getattr(func, "__wrapped__", None)) is types.FunctionType:
+            func = func.__wrapped__  # the harness's wrapped assertions: unittest's own signature
+        code = getattr(func, "__code__", None) if _type(func) is types.FunctionType else None
+        if code is None:
+            return -1
+        known = self._messages.get(_id(code))
+        if known is None or known[0] is not code:
+            names = code.co_varnames[: code.co_argcount]
+            index = next((i for i, n in enumerate(names) if n in _MESSAGES), -1)
+            known = self._messages[_id(code)] = (code, index)
+        return known[1] - (1 if known[1] > 0 and _type(function) is types.MethodType else 0)
+
+    def _sides(self, operands: list) -> tuple:
+        """((name, class) of the first object of the candidate's found, the name of a class of the candidate's
+        that answers for an object's type, whether a value not the candidate's is there too)."""
+        candidate = liar = None
+        tests, seen, stack, checked = False, {}, list(operands), {}
+        while stack:
+            item = stack.pop()
+            t = _type(item)
+            if t in _PLAIN:
+                tests = True
+                continue
+            if _id(item) in seen or t in _CALLABLES:
+                continue
+            seen[_id(item)] = item  # kept alive: a part made for the walk keeps its id
+            if t in _BUILT_IN_CONTAINERS:
+                items = list(item.keys()) + list(item.values()) if t is dict else item
+                kinds = _set(_map(_type, items))
+                tests = tests or bool(kinds & _PLAIN)
+                stack += [] if kinds <= _PLAIN else [v for v in items if _type(v) not in _PLAIN]
+                continue
+            if t not in checked:
+                checked[t] = self._classify(item, t)
+            found, lies = checked[t]
+            liar = liar or lies
+            if found is not None:
+                candidate = candidate or (found, t)
+            elif not _isinstance(item, type):
+                tests = True
+            stack += _parts(item)
+        return candidate, liar, tests
+
+    def _classify(self, item, t: type) -> tuple:
+        """(the candidate's class answering LIBRARY_METHODS for `item`, the candidate's class lying about its type)."""
+        judge = self._judge
+        if _isinstance(item, type):  # a class: what its metaclass answers (`isinstance(x, Cls)`)
+            found = judge._answering_class(t, _META_METHODS, self._untrusted, is_tests_code)
+            return found, found
+        lies = judge._answering_class(t, ("__getattribute__",), self._untrusted, is_tests_code) or self._claims_class(t)
+        return judge._answering_class(t, LIBRARY_METHODS, self._untrusted, is_tests_code), lies
+
+    def _claims_class(self, t: type) -> str | None:
+        """The name of `t` where a class of it puts its own `__class__` (`__class__ = int`, or a property): what
+        `isinstance` believes of an object whose type is not the class asked. Only the interpreter's descriptor
+        on `object` and installed libraries' code (unittest.mock's specs) may say it; no honest class of the
+        candidate's needs to."""
+        for cls in _mro(t)[:-1]:
+            entry = _class_dict(cls).get("__class__", _MISSING)
+            if entry is _MISSING:
+                continue
+            fget = getattr(entry, "fget", None)
+            code = getattr(fget if fget is not None else entry, "__code__", None)
+            if code is None or self._untrusted_file(code.co_filename):
+                return getattr(t, "__qualname__", "?")
+        return None
+
+
+def _members_of_builtin(values: tuple) -> list:
+    """The elements of a built-in container (`all([x, y])`); others are iterated by the callee itself."""
+    return [v for value in values if _type(value) in _BUILT_IN_CONTAINERS for v in value]
+
+
+_mro = type.__dict__["__mro__"].__get__  # read past a metaclass that could answer `cls.__mro__` itself
+_class_dict = type.__dict__["__dict__"].__get__
+_MISSING = object()
 
 
 def _parts(item) -> list:
@@ -273,11 +487,66 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        if _isinstance(node.func, ast.Name) and node.func.id in ("abs", "round"):
-            call = _call(BUILTIN, node, [node.func, *node.args])
+        func = node.func
+        if _isinstance(func, ast.Name) and func.id in ("abs", "round"):
+            call = _call(BUILTIN, node, [func, *node.args])
             call.keywords = node.keywords
             return call
-        return node
+        if _isinstance(func, ast.Name) and func.id in _FRAME_READERS or _root_name(func) in _PYTEST_HELPERS:
+            return node  # a built-in that reads its caller's frame, or pytest's own helpers in a rewritten assert
+        call = _call(CALL, node, [func, *node.args])
+        call.keywords = node.keywords
+        return call
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> list:
+        """`target op= value` as `target = inplace(op, target, value)`, the target's object and index read once
+        (into names no source can spell, deleted after), in Python's order: object, index, value."""
+        self.generic_visit(node)
+        before, target = [], node.target
+        if not _isinstance(target, ast.Name):
+            held = self._hold(target.value, before, node)
+            if _isinstance(target, ast.Attribute):
+                target = ast.Attribute(held, target.attr, ast.Store())
+            else:
+                target = ast.Subscript(held, self._hold(_sliced(target.slice), before, node), ast.Store())
+        load = ast.copy_location(_type(target)(**{**_fields(target), "ctx": ast.Load()}), node)
+        value = _call(INPLACE, node, [ast.Constant(ARITHMETIC_OPS[_type(node.op).__name__]), load, node.value])
+        statements = [*before, ast.copy_location(ast.Assign([target], value), node)]
+        if before:
+            statements.append(ast.copy_location(ast.Delete([ast.Name(t.targets[0].id, ast.Del()) for t in before]), node))
+        return [ast.fix_missing_locations(s) for s in statements]
+
+    def _hold(self, expr: ast.expr, before: list, where: ast.AST) -> ast.Name:
+        self.held = getattr(self, "held", 0) + 1
+        name = f"@judged_{self.held}"
+        before.append(ast.copy_location(ast.Assign([ast.Name(name, ast.Store())], expr), where))
+        return ast.Name(name, ast.Load())
+
+
+# Built-ins that read their caller's frame: called as written (the judge's frame would be theirs)
+_FRAME_READERS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint"})
+# The names pytest's assertion rewriter binds its own helpers to (its `@py_assertN` temporaries are the test's values)
+_PYTEST_HELPERS = frozenset({"@py_builtins", "@pytest_ar"})
+
+
+def _root_name(func: ast.expr) -> str:
+    while _isinstance(func, (ast.Attribute, ast.Call, ast.Subscript)):
+        func = func.value if not _isinstance(func, ast.Call) else func.func
+    return func.id if _isinstance(func, ast.Name) else ""
+
+
+def _sliced(index: ast.expr) -> ast.expr:
+    """A subscript's index as a value: `a[1:2]` is `a[slice(1, 2)]` (the built-in bound as a constant)."""
+    if _isinstance(index, ast.Slice):
+        parts = [p if p is not None else ast.Constant(None) for p in (index.lower, index.upper, index.step)]
+        return ast.copy_location(ast.Call(ast.Constant(SLICE), parts, []), index)
+    if _isinstance(index, ast.Tuple):
+        return ast.Tuple([_sliced(e) for e in index.elts], ast.Load())
+    return index
+
+
+def _fields(node: ast.AST) -> dict:
+    return {name: getattr(node, name) for name in node._fields}
 
 
 _NO_ARGS = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
@@ -306,6 +575,7 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
     if judge is not None:
         calls = {COMPARE: judge.compare, COMPARE + ":chain": _chain(judge), ARITHMETIC: judge.arithmetic}
         calls.update({UNARY: judge.unary, BUILTIN: judge.builtin, TRUTH: judge.truth})
+        calls.update({CALL: judge.call, INPLACE: judge.inplace, SLICE: slice})
 
     def swap(c: _CodeType) -> _CodeType:
         consts = tuple(

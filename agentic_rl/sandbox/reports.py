@@ -14,6 +14,8 @@ TAMPER_KINDS = {
     "shadowed_module": "a definition of the candidate's under a module name the tests use (both paths)",
     # both paths: a handle out of process; in process an object of a class the candidate wrote, on one side only
     "handle_operator": "the tests asked the candidate's object to judge: ordering, arithmetic or membership",
+    # in process: a library call of the tests' code handed the candidate's object beside the tests' values
+    "handle_library": "library code called by the tests would have asked the candidate's object to judge",
     # in process (tamper.py, harness.py)
     "object_graph": "a walk of the object graph (gc.get_objects, get_referrers, get_referents)",
     "trace_hook": "a trace, profile or audit hook (sys.settrace, sys.setprofile, sys.addaudithook)",

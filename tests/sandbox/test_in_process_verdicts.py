@@ -371,6 +371,23 @@ n = 0
 while n < 3:
     n = n + 1
 out.append(n)
+acc, d = [1, 2, 3], {'k': 1}
+acc[0:2] += [9]
+acc[-1] -= 1
+d['k'] *= 5
+n += 2
+class Box(list):
+    def __init__(self):
+        super().__init__([1])
+        self.__p = 1
+    def bump(self):
+        self.__p += 2
+        return self.__p
+box = Box()
+box.extra = 2
+box.extra **= 3
+out.append((acc, d, n, box, box.bump(), box.extra, sorted(xs, reverse=True), max(xs, key=lambda v: -v)))
+out.append((list(map(str, xs)), '{}-{}'.format(*xs[:2]), dict(a=1, **{'b': 2}), len(locals()) > 0))
 assert out[0] is True
 """
 
@@ -394,7 +411,7 @@ def test_the_rewrite_keeps_the_meaning_of_the_tests_own_code():
 
     tamper, judging = _judging()
     notes = []
-    judge = judging.Judge(tamper, lambda filename: filename == "<tests>", notes.append)
+    judge = judging.Judge(tamper, lambda filename: filename == "<tests>", lambda note, kind: notes.append(note))
     plain, judged = {}, {}
     exec(compile(_SNIPPET, "<plain>", "exec"), plain)
     exec(judging.bind(judging.compile_judged(ast.parse(_SNIPPET), "<tests>"), judge), judged)
