@@ -29,6 +29,7 @@ matplotlib.use("Agg")  # headless: figures are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from agentic_rl.reports.oracle_course import CALLS, ORACLE, RATIO, RunCourse, reading, run_course  # noqa: E402
 from agentic_rl.reports.run_files import find_runs, is_evaluation_run, read_eval_records, read_metrics, read_summary  # noqa: E402
 from agentic_rl.reports.runs import (  # noqa: E402
     TRAIN_REWARD,
@@ -301,13 +302,77 @@ def plot_seeds(folder: Path) -> list[Path]:
     arms = group_by_arm(training_runs(find_runs(folder)))
     written = []
     for label, runs in arms.items():
-        name = "training_summary" + ("" if len(arms) == 1 else "-" + _slug(label))
-        title = (
-            f"{folder.resolve().name}: {label}, {len(runs)} seed{'s' * (len(runs) > 1)}. Curves: mean over seeds, "
-            "band 95% t interval"
-        )
-        written.append(draw_summary(summary_data(runs), title, folder / "figures" / f"{name}.png"))
+        suffix = "" if len(arms) == 1 else "-" + _slug(label)
+        seeds = f"{label}, {len(runs)} seed{'s' * (len(runs) > 1)}"
+        title = f"{folder.resolve().name}: {seeds}. Curves: mean over seeds, band 95% t interval"
+        written.append(draw_summary(summary_data(runs), title, folder / "figures" / f"training_summary{suffix}.png"))
+        oracle_title = f"{folder.resolve().name}: {seeds}"
+        oracle = plot_calls_vs_oracle(runs, oracle_title, folder / "figures" / f"{ORACLE_FIGURE}{suffix}.png")
+        written += [oracle] if oracle else []
     return written
+
+
+ORACLE_FIGURE = "calls_vs_oracle"  # figures/<this>.png, per arm figures/<this>-<arm>.png (`plot_seeds`)
+
+
+def plot_calls_vs_oracle(runs: list[Path], title: str, out: Path) -> Path | None:
+    """`out`: `env/calls_vs_oracle` over training for one arm's runs (`draw_calls_vs_oracle`), or None, drawing
+    nothing, when none of them logged it on a training step (code-task runs)."""
+    courses = [course for course in map(run_course, runs) if course.steps]
+    return draw_calls_vs_oracle(courses, title, out) if courses else None
+
+
+def _course_series(course: RunCourse, values: list) -> tuple[list[int], list[float]]:
+    """(steps, rolling mean) of one of a course's per-step lists, over the steps where it has a value."""
+    kept = [(step, value) for step, value in zip(course.steps, values) if value is not None]
+    return smoothed(([step for step, _ in kept], [value for _, value in kept]))
+
+
+def _seed_label(course: RunCourse) -> str:
+    """A seed's legend entry: its first- and last-window means of the ratio, the numbers of the table's section."""
+    read = reading(course)
+    if read is None:
+        return course.run.name
+    window = read["quarter_steps"]
+    return f"{course.run.name}: {read['first_quarter']:.3f} -> {read['last_quarter']:.3f} (first/last {window} steps)"
+
+
+def draw_calls_vs_oracle(courses: list[RunCourse], title: str, out: Path) -> Path:
+    """Left: the ratio per training step, one thin line per seed (its rolling mean, labelled by `_seed_label`) and
+    the mean over seeds with its 95% t band, against the oracle's length (1.0). Right: the calls per episode and
+    the oracle's calls behind the ratio, mean and band; a step's oracle count is that of the tasks drawn for it,
+    so this panel says which side moved."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5))
+    for course in courses:
+        left.plot(*_course_series(course, course.ratios), linewidth=0.9, alpha=0.6, label=_seed_label(course))
+    steps, estimates = seed_band([_course_series(course, course.ratios) for course in courses])
+    draw_band(left, steps, estimates, share=False, color="#222", linewidth=2.0, label="mean over seeds, 95% t band")
+    left.axhline(1.0, color="#b22222", linestyle="--", linewidth=1.0, label="the oracle's calls (1.0)")
+    # the reference line stays in view however far below it the policy is (the distance is the reading), and so
+    # does a band's unclipped lower end
+    left.set_ylim(min(0.0, *(e.low for e in estimates)), max(1.1, 1.1 * max(e.high for e in estimates)))
+    left.set_xlabel("training step (one task group each)")
+    left.set_ylabel(f"{RATIO} (calls / oracle calls)")
+    left.set_title("calls against the oracle's (rolling mean)", fontsize=10)
+    left.grid(alpha=0.3)
+    left.legend(fontsize=7)
+    side = [
+        Curve("calls per episode (policy)", *seed_band([_course_series(c, c.calls) for c in courses]), share=False),
+        Curve(
+            "the oracle's calls, same tasks", *seed_band([_course_series(c, c.oracle) for c in courses]), share=False
+        ),
+    ]
+    draw_curves(right, side, "calls per episode")
+    for ax in (left, right):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    right.set_title(f"{CALLS} and {ORACLE} (rolling mean, 95% t band)", fontsize=10)
+    right.legend(fontsize=7)
+    fig.suptitle(f"{title}: {RATIO} over training", fontsize=11)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
 
 
 def _slug(label: str) -> str:

@@ -1,10 +1,11 @@
 """A run dir's files read back, and the Markdown tables the reports write.
 
 What a run dir holds and under which names is `agentic_rl.runtime.files` (the writers use the same names): its
-metrics (`read_metrics`), summary (`read_summary`), resolved config and command-line overrides (`read_config`,
-`hydra_overrides`, from `.hydra/`) and per-episode evaluation records (`read_eval_records`). Every JSON Lines
-file is read by `read_jsonl`; `find_runs` lists the job dirs of a sweep and `is_run_dir` tells a run dir from a
-folder of them. `markdown_header` / `markdown_row` are the one way the reports write a Markdown table.
+metrics (`read_metrics`; `read_metrics_counted` also says which lines it left out), summary (`read_summary`),
+resolved config and command-line overrides (`read_config`, `hydra_overrides`, from `.hydra/`) and per-episode
+evaluation records (`read_eval_records`). Every JSON Lines file is read by `read_jsonl`; `find_runs` lists the job
+dirs of a sweep and `is_run_dir` tells a run dir from a folder of them. `markdown_header` / `markdown_row` are the
+one way the reports write a Markdown table.
 """
 
 from __future__ import annotations
@@ -43,8 +44,20 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
 
 
 def read_metrics(run_dir: Path) -> list[dict]:
-    """The run's logged steps, in order; a line that is not JSON (a half-written last line) is left out."""
-    return [record for _, record in read_jsonl(Path(run_dir) / METRICS_FILE) if record is not None]
+    """The run's logged steps, in order; a line that is not a JSON object (a half-written last line) is left out."""
+    return read_metrics_counted(run_dir)[0]
+
+
+def read_metrics_counted(run_dir: Path) -> tuple[list[dict], list[int]]:
+    """`read_metrics`, and the line numbers of the lines it left out (not JSON, or JSON but not an object), for a
+    report that says how much of a run it could not read rather than dropping it silently."""
+    records, left_out = [], []
+    for number, record in read_jsonl(Path(run_dir) / METRICS_FILE):
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            left_out.append(number)
+    return records, left_out
 
 
 def read_summary(run_dir: Path) -> dict:

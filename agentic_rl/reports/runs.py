@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -34,6 +36,21 @@ def per_step(records: list[dict], key: str) -> tuple[list[int], list[float]]:
     """(steps, values) of a training metric."""
     rows = [(r["step"], r[key]) for r in records if r.get(key) is not None and "train/epoch" in r]
     return [s for s, _ in rows], [v for _, v in rows]
+
+
+def quarter_means(values: list[float]) -> dict[str, Any] | None:
+    """Mean of per-step values over the first and the last ceil(n/4) of them, and last - first."""
+    if not values:
+        return None
+    q = math.ceil(len(values) / 4)
+    first, last = sum(values[:q]) / q, sum(values[-q:]) / q
+    return {
+        "n_steps": len(values),
+        "quarter_steps": q,
+        "first_quarter": first,
+        "last_quarter": last,
+        "difference": last - first,
+    }
 
 
 def override_key(override: str) -> str:

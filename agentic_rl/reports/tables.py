@@ -54,6 +54,10 @@ arms by `runs.group_by_arm` (overrides without the seed):
   rate over those tasks and per held-out set (also a column of the success-by-set table), and each mode's success
   before and after training against it on the same tasks with the primary test (one Holm family); its per-task
   results go to constant.jsonl;
+- CodeGym calls against the oracle's over training (`reports.oracle_course`, only for runs that logged
+  `env/calls_vs_oracle`): per seed its mean over the first and the last ceil(n/4) training steps, the distance
+  |1 - ratio| of each and its change, with the calls per episode and oracle calls behind them; across seeds the mean
+  ± 95% t interval;
 - power: for each pair of arms (and each arm before vs after), the held-out tasks per arm a two-proportion test
   (alpha 0.05, power 0.8) needs to tell the measured pass rates apart (`stats.tasks_to_separate`).
 """
@@ -69,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rl.reports.constant import ConstantBaselines, constant_rows, set_rates
+from agentic_rl.reports.oracle_course import ORACLE_SECTION, RATIO, oracle_section
 from agentic_rl.reports.run_files import (
     find_runs,
     hydra_overrides,
@@ -87,6 +92,7 @@ from agentic_rl.reports.runs import (
     eval_sections,
     pass_at_1_estimate,
     per_step,
+    quarter_means,
     run_seed,
     scored_outcomes,
     task_types_of,
@@ -115,21 +121,6 @@ RATES = {
     "tools/capped_rate": "refused-by-cap rate",
     "tools/execute/error_rate": "execute error rate",  # per execute call: what the execution penalty acts on
 }
-
-
-def quarter_means(values: list[float]) -> dict[str, Any] | None:
-    """Mean of per-step values over the first and the last ceil(n/4) of them, and last - first."""
-    if not values:
-        return None
-    q = math.ceil(len(values) / 4)
-    first, last = sum(values[:q]) / q, sum(values[-q:]) / q
-    return {
-        "n_steps": len(values),
-        "quarter_steps": q,
-        "first_quarter": first,
-        "last_quarter": last,
-        "difference": last - first,
-    }
 
 
 def reward_quarters(run: Path) -> dict[str, Any] | None:
@@ -736,6 +727,7 @@ def build_table(
         else None,
         "training": [training_row(label, arm_runs) for label, arm_runs in arms.items()],
         "training_rates": [row for label, arm_runs in arms.items() for row in training_rate_rows(label, arm_runs)],
+        "calls_vs_oracle": oracle_section(arms),
         "env_sets": [row for label, arm_runs in arms.items() for row in env_set_rows(label, arm_runs, base_of[label])],
         "power": power_rows(pass_rows, n_tasks[0] if len(n_tasks) == 1 else None),
     }
@@ -1156,6 +1148,55 @@ def _training_run_cells(run: dict[str, Any]) -> list[Any]:
     return [run["run"], seed, steps, *quarters]
 
 
+def oracle_markdown(table: dict[str, Any]) -> list[str]:
+    """`env/calls_vs_oracle` over training (`reports.oracle_course`), first vs last window per seed and across
+    seeds; nothing for runs that did not log it."""
+    rows = table.get("calls_vs_oracle")
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"## {ORACLE_SECTION}",
+        "",
+        f"`{RATIO}` = calls per episode / the oracle's calls, per training step (1.0: the oracle's length). Per seed "
+        "its mean over the first and the last k logged training steps (k = ceil(steps / 4)), the distance from the "
+        "oracle (|1 - ratio|) of each and its change (negative: closer to the oracle), and over the same steps the "
+        "calls per episode and the oracle's calls (a step's oracle count is that of the tasks drawn for it). Across "
+        "seeds: mean [95% t interval]. Skipped: training steps without the ratio, lines not a JSON object.",
+        "",
+        *markdown_header(
+            ["arm", "run", "seed", "steps (k)", "ratio first k", "ratio last k", "distance first", "distance last"]
+            + ["distance change", "calls/episode first, last", "oracle calls first, last", "skipped"]
+        ),
+    ]
+    for row in rows:
+        lines += [markdown_row([row["arm"], *_oracle_run_cells(run)]) for run in row["runs"]]
+        means = [_estimate(row[key]) for key in ("first_quarter", "last_quarter")]
+        change = _estimate(row["gap_change"])
+        lines.append(
+            markdown_row([row["arm"], "**mean over seeds**", None, None, *means, None, None, change, *[None] * 3])
+        )
+    return lines
+
+
+def _oracle_run_cells(run: dict[str, Any]) -> list[Any]:
+    """One run's row of the calls-vs-oracle table, after its arm (dashes for a run that did not log the ratio)."""
+    seed = "–" if run["seed"] is None else run["seed"]
+    if "first_quarter" not in run:
+        return [run["run"], seed, 0, *["–"] * 9]
+    pairs = [", ".join(f"{v:.2f}" for v in pair) if pair else "–" for pair in (run["calls"], run["oracle"])]
+    skipped = [f"{len(run['missing_steps'])} steps", f"{len(run['bad_lines'])} lines"]
+    return [
+        run["run"],
+        seed,
+        f"{run['n_steps']} ({run['quarter_steps']})",
+        *(f"{run[key]:.3f}" for key in ("first_quarter", "last_quarter", "gap_first", "gap_last")),
+        f"{run['gap_change']:+.3f}",
+        *pairs,
+        ", ".join(skipped) if run["missing_steps"] or run["bad_lines"] else "0",
+    ]
+
+
 def power_markdown(table: dict[str, Any]) -> list[str]:
     """Tasks per arm a two-proportion test needs at the measured rates."""
     lines = [
@@ -1186,6 +1227,7 @@ def table_markdown(table: dict[str, Any]) -> str:
         baselines_markdown,
         tool_rates_markdown,
         training_markdown,
+        oracle_markdown,
         power_markdown,
     )
     return "\n".join(line for section in sections for line in section(table)) + "\n"
