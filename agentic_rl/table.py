@@ -12,7 +12,8 @@ format baseline before training. Records that carry `task_type` add the same tab
 Runs that evaluated CodeGym tasks get their constant-answer baseline beside every success rate, and the policy
 against it task by task: the `Done` answer that solves most of the evaluated tasks, run in the sandbox on the
 environments the runs were evaluated on (their `.hydra/config.yaml`, else the built-in set; `--environments FILE`
-or `builtin` names them), written per task to constant.jsonl beside the table."""
+or `builtin` names them), written per task to constant.jsonl beside the table. Runs that logged `env/calls_vs_oracle`
+during training get its first- vs last-quarter reading per seed and across seeds (`reports/oracle_course.py`)."""
 
 from __future__ import annotations
 

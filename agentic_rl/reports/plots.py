@@ -12,6 +12,11 @@ The notebook's three-panel figure, `figures/training_summary.png` (`summary_data
 Over several seeds each curve is the mean with a 95% t band. Numbers are never clipped; a share's band is clipped
 to [0, 1] in the drawing only, with a note on the axes (`draw_band`).
 
+CodeGym runs that logged `env/calls_vs_oracle` get `figures/calls_vs_oracle.png` beside it (`plot_calls_vs_oracle`,
+from `plot_seeds` per arm and from `python -m agentic_rl.plot RUN_DIR`): the ratio per training step, each seed and
+their mean with a 95% t band, against the oracle's 1.0, and the calls per episode and oracle calls behind it; runs
+that did not log it get no such figure.
+
 Sweep (`plot_sweep`): the dashboard's panels (`tracking.panels`), one colour per arm, its seeds as mean and band,
 and pass@1 per mode before/after as the mean over seeds ± 95% t CI (one seed: Wilson over its tasks).
 """
