@@ -248,6 +248,7 @@ class LibraryCalls:
         self._judge, self._untrusted = judge, untrusted
         self._files: dict = {}  # filename -> whether it is untrusted (a file's kind does not change)
         self._messages: dict = {}  # id(code) -> (code, the positional index of its message parameter, or -1)
+        self._static: dict = {}  # a type none of whose classes can change -> what `_classify` found
 
     def check(self, function, args: tuple, kwargs: dict) -> None:
         if self._own(function):
@@ -256,12 +257,18 @@ class LibraryCalls:
         if taker is not None:
             for value in args[:1] if taker in ("bool", "truth", "not_") else _members_of_builtin(args[:1]):
                 self._judge.truth(value, "handle_library")
-        candidate, liar, tests = self._sides(self._operands(function, args, kwargs))
         name = getattr(function, "__qualname__", None) or _type(function).__name__
+        if _id(function) in _NEUTRAL:  # nothing compared: only what an operand says of its type (`isinstance`)
+            for value in args:
+                liar = None if _type(value) in _PLAIN or _isinstance(value, type) else self._lies(_type(value))
+                if liar is not None:
+                    self._judge.refuse(liar, f"say its type to {name}", "handle_library")
+            return
+        candidate, liar, tests = self._sides(self._operands(function, args, kwargs))
         if liar is not None:
             self._judge.refuse(liar, f"say its type to {name}", "handle_library")
-        if candidate is not None and _id(function) not in _NEUTRAL:
-            if tests or self._judge._answering_class(candidate[1], ("__bool__",), self._untrusted, is_tests_code):
+        if candidate is not None:
+            if tests or self._judge._answering_class(candidate[1], ("__bool__",), self._untrusted_file, is_tests_code):
                 what = f"be compared by {name} with a value of the tests'" if tests else f"say its truth to {name}"
                 self._judge.refuse(candidate[0], what, "handle_library")
 
@@ -353,13 +360,27 @@ class LibraryCalls:
         return candidate, liar, tests
 
     def _classify(self, item, t: type) -> tuple:
-        """(the candidate's class answering LIBRARY_METHODS for `item`, the candidate's class lying about its type)."""
-        judge = self._judge
+        """(the candidate's class answering LIBRARY_METHODS for `item`, the candidate's class lying about its type).
+        Kept for a type whose classes are all built into the interpreter or an extension (`list`, `ndarray`):
+        nobody can change them; a class made by `class` can change at any time."""
+        known = self._static.get(t)
+        if known is not None:
+            return known
+        untrusted = self._untrusted_file
         if _isinstance(item, type):  # a class: what its metaclass answers (`isinstance(x, Cls)`)
-            found = judge._answering_class(t, _META_METHODS, self._untrusted, is_tests_code)
-            return found, found
-        lies = judge._answering_class(t, ("__getattribute__",), self._untrusted, is_tests_code) or self._claims_class(t)
-        return judge._answering_class(t, LIBRARY_METHODS, self._untrusted, is_tests_code), lies
+            found = self._judge._answering_class(t, _META_METHODS, untrusted, is_tests_code)
+            answer = (found, found)
+        else:
+            answer = (self._judge._answering_class(t, LIBRARY_METHODS, untrusted, is_tests_code), self._lies(t))
+        if not _any(_flags(c) & _HEAPTYPE for c in _mro(t)):
+            self._static[t] = answer
+        return answer
+
+    def _lies(self, t: type) -> str | None:
+        if t in self._static:
+            return self._static[t][1]
+        found = self._judge._answering_class(t, ("__getattribute__",), self._untrusted_file, is_tests_code)
+        return found or self._claims_class(t)
 
     def _claims_class(self, t: type) -> str | None:
         """The name of `t` where a class of it puts its own `__class__` (`__class__ = int`, or a property): what
@@ -384,6 +405,8 @@ def _members_of_builtin(values: tuple) -> list:
 
 _mro = type.__dict__["__mro__"].__get__  # read past a metaclass that could answer `cls.__mro__` itself
 _class_dict = type.__dict__["__dict__"].__get__
+_flags = type.__dict__["__flags__"].__get__
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made at run time (by `class`), whose attributes can be set
 _MISSING = object()
 
 
@@ -420,13 +443,20 @@ def _not_plain(items) -> list:
 def _pandas_parts(item) -> list:
     """The objects in a pandas Series, Index or DataFrame of object columns (numbers compare in numpy's code)."""
     try:
-        if hasattr(item, "columns") and hasattr(item, "dtypes"):
-            return [item[c].to_numpy() for c in item.columns if item[c].dtype.kind == "O"] + [item.index]
-        if getattr(getattr(item, "dtype", None), "kind", None) == "O":
+        if hasattr(item, "columns") and hasattr(item, "dtypes"):  # by position: one lookup, any column names
+            objects = [i for i, dtype in enumerate(item.dtypes.to_numpy()) if _holds_objects(dtype)]
+            return [item.iloc[:, i].to_numpy() for i in objects] + [item.index]
+        if _holds_objects(getattr(item, "dtype", None)):
             return [item.to_numpy()]
     except Exception:  # noqa: BLE001 - a frame that cannot be read is compared by pandas as it is
         return []
     return []
+
+
+def _holds_objects(dtype) -> bool:
+    """Whether a pandas column of `dtype` may hold any Python object: numpy's object dtype, a categorical of
+    objects; not pandas' string dtypes (kind "O" too, but only strings: their copy as objects costs the most)."""
+    return getattr(dtype, "kind", None) == "O" and _type(dtype).__name__ not in ("StringDtype", "ArrowDtype")
 
 
 # ---------------------------------------------------------------------------------------------- the rewrite

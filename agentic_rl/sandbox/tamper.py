@@ -35,6 +35,7 @@ from _thread import get_ident as _get_ident
 # Captured once, at load (before any candidate code): names the candidate could rebind later.
 _type, _isinstance, _len, _str, _int, _ord = type, isinstance, len, str, int, ord
 _getattr, _hasattr, _vars, _any, _bool, _id = getattr, hasattr, vars, any, bool, id
+_set = set
 _callable = callable
 _getframe = sys._getframe
 _urandom = os.urandom
@@ -749,15 +750,17 @@ def answering_class(t: type, operators: tuple, untrusted, is_tests=None) -> str 
     """The name of `t` where one of its `operators` (looked up in its MRO as the interpreter does, past any
     metaclass) would be answered by untrusted code; else None. `is_tests(code)`: code of the tests' own, which
     is not the candidate's though it is in an untrusted file (BigCodeBench appends the tests to the program)."""
-    mro = _mro_of(t)
-    for name in operators:
-        for cls in mro:
-            entry = _dict_of(cls).get(name, _MISSING)
-            if entry is _MISSING:
-                continue
+    wanted = _set(operators)
+    for cls in _mro_of(t):  # the first class that defines a name is what the interpreter calls: later ones are not
+        namespace = _dict_of(cls)
+        here = wanted.intersection(namespace)  # at C speed: a library's class defines few of many operators
+        for name in here:
+            entry = namespace[name]
             if entry is not None and _answers_for_candidate(entry, cls, untrusted, 0, is_tests):
                 return _getattr(t, "__qualname__", "?")
-            break  # the first class that defines it is what the interpreter calls
+        wanted -= here
+        if not wanted:
+            break
     return None
 
 
