@@ -19,8 +19,8 @@ import sys
 import time
 
 from agentic_rl.bench.bcb import REFERENCE_FAILURES, bcb_python, canonical_program, load_bcb_hard, pass_body_program
-from agentic_rl.sandbox.results import TestReport
 from agentic_rl.sandbox.client import Sandbox
+from agentic_rl.sandbox.results import TestReport
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,6 @@ How a call runs (details and known weaknesses: README.md beside this file):
     limit, no hidden paths, and network isolation only if unprivileged user namespaces work.
 """
 
-from agentic_rl.sandbox.reports import TAMPER_KINDS
-from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.sandbox.client import (
     HARNESSES,
     PYTHON_ENV_VAR,
@@ -50,6 +48,8 @@ from agentic_rl.sandbox.client import (
     resolve_python,
     run_tests,
 )
+from agentic_rl.sandbox.reports import TAMPER_KINDS
+from agentic_rl.sandbox.results import ExecResult, TestReport
 from agentic_rl.sandbox.trust import IN_PROCESS, OUT_OF_PROCESS
 from agentic_rl.sandbox.trust import plan as plan_trust
 
