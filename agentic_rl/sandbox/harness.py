@@ -1349,12 +1349,12 @@ _JUDGING = {
             "assertDictEqual",
             "assertSetEqual",
             "assertSequenceEqual",
-            "assertCountEqual",
             "assertMultiLineEqual",
         ),
         ("equality", "equality"),
     ),
     "assertAlmostEqual": ("closeness", "closeness"),
+    "assertCountEqual": ("membership", "membership"),  # it iterates both sides, then counts by equality
     "assertIn": ("equality", "membership"),
     **dict.fromkeys(("assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"), ("order", "order")),
 }
@@ -1409,6 +1409,8 @@ def _wrap_assertions() -> None:
         families = [tamper.JUDGING_OPERATORS[f] for f in _JUDGING[name]]
 
         def method(self, first, second, *args, **kwargs):
+            if name == "assertCountEqual":  # unittest lists both first: a generator's elements are judged too
+                first, second = list(first), list(second)
             if tamper.always_equal(first) or tamper.always_equal(second):
                 _report_always_equal(f"a value compared by {name}")
                 raise self.failureException(f"{name}: a compared object claims an equality no value has")
@@ -1464,6 +1466,8 @@ def _wrap_truth_assertions() -> None:
 
 
 _wrap_truth_assertions()
+# unittest's assertions that judge their operands themselves (above): the judge's call rule leaves them to it
+JUDGE.delegate([getattr(_TestCase, name) for name in (*_JUDGING, "assertTrue", "assertFalse")])
 
 
 # --------------------------------------------------------------------------------------------------

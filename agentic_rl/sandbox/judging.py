@@ -17,6 +17,11 @@ candidate's (the test built its expected value with the candidate's class: `make
 as the candidate compares them, as the official harness does; equality with None is identity (an honest
 `node != None` on a class with its own `__eq__` passes, as out of process).
 
+An augmented assignment (`x -= y`) is judged as its operator is (`inplace`; the in-place method counts on both
+sides). Every other call in the tests' code goes through `call`: library code handed the candidate's object beside
+the tests' values would ask its special methods for the tests (`np.testing.assert_array_less(x, 4)`, `max(x, 3)`,
+`set([x, 3])`); `LibraryCalls` says which such calls are refused (kind `handle_library`).
+
 The calls are bound into the compiled code as constants (`bind`), not looked up by name: the candidate
 shares the tests' module globals (BigCodeBench) and could rebind any name there.
 """
@@ -33,6 +38,7 @@ import warnings
 COMPARE, ARITHMETIC, UNARY = "\0sandbox:compare", "\0sandbox:arithmetic", "\0sandbox:unary"
 BUILTIN, TRUTH = "\0sandbox:builtin", "\0sandbox:truth"
 CALL, INPLACE, SLICE = "\0sandbox:call", "\0sandbox:inplace", "\0sandbox:slice"
+ITEM, SET_DISPLAY, DICT_DISPLAY = "\0sandbox:item", "\0sandbox:set", "\0sandbox:dict"
 
 _type, _id, _isinstance, _set, _map, _any = type, id, isinstance, set, map, any
 
@@ -91,17 +97,40 @@ class Judge:
         self._answering_class = tamper.answering_class
         self._untrusted, self._report = untrusted, report
         self._calls = LibraryCalls(self, untrusted)
+        self.delegate = self._calls.delegate
 
     def call(self, function, *args, **kwargs):
         """Every call in the tests' code (`f(x, y)`): where `f` is neither the candidate's code nor the tests',
         its operands are judged first (`LibraryCalls.check`)."""
         __tracebackhide__ = True  # noqa: F841 - pytest shows the tests' line, not this one
-        if _set(_map(_type, args)) <= _PLAIN and _type(function) not in _BOUND and (
-            not kwargs or _set(_map(_type, kwargs.values())) <= _PLAIN
+        if (
+            _set(_map(_type, args)) <= _PLAIN
+            and _type(function) not in _BOUND
+            and (not kwargs or _set(_map(_type, kwargs.values())) <= _PLAIN)
         ):
             return function(*args, **kwargs)  # the common case: plain values to a function
         self._calls.check(function, args, kwargs)
         return function(*args, **kwargs)
+
+    def item(self, container, key):
+        """`container[key]` in the tests: a lookup in the tests' container compares the candidate's key with the
+        container's keys (`expected[x]`: its `__hash__` and `__eq__`), as `set([x, 3])` would (`LibraryCalls`)."""
+        if _type(key) not in _PLAIN and _type(key) is not slice:
+            self._calls.check_lookup(container, key)
+        return container[key]
+
+    def set_display(self, items: tuple) -> set:
+        """`{a, b}` in the tests: its elements are compared with each other as `set([a, b])` compares them."""
+        if not _set(_map(_type, items)) <= _PLAIN:
+            self._calls.check(set, (items,), {})
+        return _set(items)
+
+    def dict_display(self, pairs: tuple) -> dict:
+        """`{k: v, ...}` in the tests (no `**`): its keys are compared with each other, as a set's elements."""
+        keys = tuple(k for k, _ in pairs)
+        if not _set(_map(_type, keys)) <= _PLAIN:
+            self._calls.check(set, (keys,), {})
+        return dict(pairs)
 
     def inplace(self, name: str, left, right):
         """`left op= right` in the tests, judged as `left op right` is (the in-place method on the left too)."""
@@ -249,8 +278,16 @@ class LibraryCalls:
         self._files: dict = {}  # filename -> whether it is untrusted (a file's kind does not change)
         self._messages: dict = {}  # id(code) -> (code, the positional index of its message parameter, or -1)
         self._static: dict = {}  # a type none of whose classes can change -> what `_classify` found
+        self._delegated: dict = {}  # id -> the harness's own assertions, which judge their operands themselves
+
+    def delegate(self, functions) -> None:
+        """Assertions that judge their operands themselves by the rule of the tests' operators (the harness's
+        wrapped `assertEqual` and kin, `assertTrue`): their calls are theirs to refuse, under their own kinds."""
+        self._delegated.update({_id(f): f for f in functions})
 
     def check(self, function, args: tuple, kwargs: dict) -> None:
+        if _type(function) is types.MethodType and _id(function.__func__) in self._delegated:
+            return
         if self._own(function):
             return  # the candidate's code (called with anything, as the tests mean to) or the tests' (judged too)
         taker = _TRUTH_TAKERS.get(_id(function))
@@ -271,6 +308,21 @@ class LibraryCalls:
             if tests or self._judge._answering_class(candidate[1], ("__bool__",), self._untrusted_file, is_tests_code):
                 what = f"be compared by {name} with a value of the tests'" if tests else f"say its truth to {name}"
                 self._judge.refuse(candidate[0], what, "handle_library")
+
+    def check_lookup(self, container, key) -> None:
+        """`container[key]` with the candidate's object in the key: refused where the lookup would compare it with
+        a value not the candidate's: a key of a built-in dict or set that is not the candidate's, or any item of
+        a container of the tests' or a library's (a list's index, a frame's labels). The candidate's container
+        is asked about its own item (`tree[node]`), as its method would be."""
+        found, liar, _ = self._sides([key])
+        if found is None and liar is None:
+            return
+        if _type(container) in (dict, set, frozenset):
+            refused = self._sides(list(container))[2]
+        else:
+            refused = self._classify(container, _type(container))[0] is None
+        if refused or liar is not None:
+            self._judge.refuse(liar or found[0], "be looked up in a container of the tests'", "handle_library")
 
     def _own(self, function) -> bool:
         """Whether calling `function` runs the candidate's code or the tests' (a function, a method, a class
@@ -528,6 +580,25 @@ class _Rewrite(ast.NodeTransformer):
         call.keywords = node.keywords
         return call
 
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not _isinstance(node.ctx, ast.Load) or _isinstance(node.slice, (ast.Constant, ast.Slice)):
+            return node  # a store, or a key that is plain by its syntax
+        return _call(ITEM, node, [node.value, _sliced(node.slice)])
+
+    def visit_Set(self, node: ast.Set) -> ast.AST:
+        self.generic_visit(node)
+        if all(_isinstance(e, ast.Constant) for e in node.elts):
+            return node
+        return _call(SET_DISPLAY, node, [ast.Tuple(node.elts, ast.Load())])
+
+    def visit_Dict(self, node: ast.Dict) -> ast.AST:
+        self.generic_visit(node)
+        if any(k is None for k in node.keys) or all(_isinstance(k, ast.Constant) for k in node.keys):
+            return node  # `{**d}` is left as written; constant keys are plain
+        pairs = [ast.Tuple([k, v], ast.Load()) for k, v in zip(node.keys, node.values)]
+        return _call(DICT_DISPLAY, node, [ast.Tuple(pairs, ast.Load())])
+
     def visit_AugAssign(self, node: ast.AugAssign) -> list:
         """`target op= value` as `target = inplace(op, target, value)`, the target's object and index read once
         (into names no source can spell, deleted after), in Python's order: object, index, value."""
@@ -543,7 +614,9 @@ class _Rewrite(ast.NodeTransformer):
         value = _call(INPLACE, node, [ast.Constant(ARITHMETIC_OPS[_type(node.op).__name__]), load, node.value])
         statements = [*before, ast.copy_location(ast.Assign([target], value), node)]
         if before:
-            statements.append(ast.copy_location(ast.Delete([ast.Name(t.targets[0].id, ast.Del()) for t in before]), node))
+            statements.append(
+                ast.copy_location(ast.Delete([ast.Name(t.targets[0].id, ast.Del()) for t in before]), node)
+            )
         return [ast.fix_missing_locations(s) for s in statements]
 
     def _hold(self, expr: ast.expr, before: list, where: ast.AST) -> ast.Name:
@@ -605,7 +678,8 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
     if judge is not None:
         calls = {COMPARE: judge.compare, COMPARE + ":chain": _chain(judge), ARITHMETIC: judge.arithmetic}
         calls.update({UNARY: judge.unary, BUILTIN: judge.builtin, TRUTH: judge.truth})
-        calls.update({CALL: judge.call, INPLACE: judge.inplace, SLICE: slice})
+        calls.update({CALL: judge.call, INPLACE: judge.inplace, SLICE: slice, ITEM: judge.item})
+        calls.update({SET_DISPLAY: judge.set_display, DICT_DISPLAY: judge.dict_display})
 
     def swap(c: _CodeType) -> _CodeType:
         consts = tuple(

@@ -15,7 +15,7 @@ with the tests' values as the other side. Now every call in the tests' code goes
 method and a value that is not the candidate's; where its operand's class lies about its type (`__class__`);
 and where it asks the truth (`bool`, `all`, `any`) of an object whose class of the candidate's answers it.
 
-Each attack forges a pass at 8c4b337 (run there by hand: a worktree of that commit, the same file); the honest
+Each attack forges a pass at bfdc201 (run there by hand: a worktree of that commit, the same file: 36 of 36); the honest
 programs of the same shapes pass before and after.
 """
 
@@ -78,6 +78,9 @@ LIBRARY = {
     "set": (RETURNS_ALWAYS, "assert len(set([add(1, 2), 3])) == 1"),
     "dict_get": (RETURNS_ALWAYS, "assert {3: 'three'}.get(add(1, 2)) == 'three'"),
     "list_count": (RETURNS_ALWAYS, "assert [3].count(add(1, 2)) == 1 and [5, 3].index(add(1, 2)) >= 0"),
+    "subscript": (RETURNS_ALWAYS, "assert {3: 'three'}[add(1, 2)] == 'three'"),
+    "set_display": (RETURNS_ALWAYS, "assert len({add(1, 2), 3}) == 1"),
+    "dict_display": (RETURNS_ALWAYS, "assert len({add(1, 2): 'a', 3: 'b'}) == 1"),
     "isinstance_lie": (
         "class Liar:\n    __class__ = int\ndef add(a, b):\n    return Liar()\n",
         "assert isinstance(add(1, 2), int)",
@@ -89,16 +92,20 @@ LIBRARY = {
         "assert bool(add(1, 2)) and not any([add(2, 2)])",
     ),
 }
-# unittest's assertions that are not comparing ones: iteration yields the candidate's objects
+# unittest's assertions: one whose iteration yields the candidate's objects (judged by the harness's wrapper, as
+# assertEqual is: handle_operator), one that asks the type
 UNITTEST_LIBRARY = {
     "assert_count_equal": (
         ALWAYS + "class Bag:\n    def __iter__(self):\n        return iter([Always(), Always()])\n"
         "def add(a, b):\n    return Bag()\n",
         "self.assertCountEqual(add(1, 2), [3, 3])",
     ),
+    "assert_count_equal_generator": (
+        ALWAYS + "def add(a, b):\n    yield Always()\n    yield Always()\n",
+        "self.assertCountEqual(add(1, 2), [3, 3])",
+    ),
     "assert_is_instance": (
-        "class Liar:\n    @property\n    def __class__(self):\n        return int\n"
-        "def add(a, b):\n    return Liar()\n",
+        "class Liar:\n    @property\n    def __class__(self):\n        return int\ndef add(a, b):\n    return Liar()\n",
         "self.assertIsInstance(add(1, 2), int)",
     ),
 }
@@ -135,7 +142,8 @@ def test_library_code_does_not_compare_the_candidates_object_for_the_tests(in_pr
 def test_unittests_other_assertions_do_not_ask_the_candidates_object(in_process, attack):
     code, body = UNITTEST_LIBRARY[attack]
     r = _forged(in_process, code, "unittest", body)
-    assert (r.passed, r.status) == (False, "tampered") and "handle_library" in r.tamper_kinds, r
+    kind = "handle_operator" if attack.startswith("assert_count_equal") else "handle_library"
+    assert (r.passed, r.status) == (False, "tampered") and kind in r.tamper_kinds, r
 
 
 def test_humaneval_checks_are_judged_too(in_process):
@@ -196,7 +204,8 @@ VALUES_BODY = (
     "assert sorted([Vec(2), Vec(1)]) == [Vec(1), Vec(2)] and [Vec(1), Vec(1)].count(Vec(1)) == 2\n"
     "v = Vec(1)\nv += Vec(2)\nassert v == Vec(3)\n"
     "total = 0.0\nfor x in add(1, 3):\n    total += float(x)\nassert abs(total - 6.0) < 1e-9\n"
-    "assert all([Point(0, 0)]) and bool(add(1, 1)[0]) and isinstance(Point(1, 1), Point)"
+    "assert all([Point(0, 0)]) and bool(add(1, 1)[0]) and isinstance(Point(1, 1), Point)\n"
+    "assert {Point(1, 2): 'a'}[Point(1, 2)] == 'a' and len({Point(0, 0), Point(0, 0)}) == 1"
 )
 
 

@@ -388,6 +388,8 @@ box.extra = 2
 box.extra **= 3
 out.append((acc, d, n, box, box.bump(), box.extra, sorted(xs, reverse=True), max(xs, key=lambda v: -v)))
 out.append((list(map(str, xs)), '{}-{}'.format(*xs[:2]), dict(a=1, **{'b': 2}), len(locals()) > 0))
+k = 'k'
+out.append(({xs[0], n}, {xs[0]: 'a', k: xs[1]}, {**d}, xs[n - 5], d[k], xs[-1:], xs[::2], {(1, 2): 3}[(1, xs[2])]))
 assert out[0] is True
 """
 
