@@ -120,22 +120,18 @@ def _forged(sb, code: str, harness: str, body: str):
     return sb.run_tests(code, _source(harness, body), harness=harness, entry_point="add", timeout_s=60.0)
 
 
-@pytest.mark.parametrize("harness", ["unittest", "pytest"])
-@pytest.mark.parametrize("attack", sorted(AUGMENTED))
-def test_an_augmented_assignment_is_judged_as_its_operator(in_process, attack, harness):
-    code, body = AUGMENTED[attack]
-    r = _forged(in_process, code, harness, body)
-    assert (r.passed, r.status, r.trust) == (False, "tampered", "in_process"), r
-    assert "handle_operator" in r.tamper_kinds, r
+# each attack -> (program, test body, the kind of its refusal): an operator's rule, or the library calls' rule
+REFUSED = {name: (*attack, "handle_operator") for name, attack in AUGMENTED.items()}
+REFUSED.update({name: (*attack, "handle_library") for name, attack in LIBRARY.items()})
 
 
 @pytest.mark.parametrize("harness", ["unittest", "pytest"])
-@pytest.mark.parametrize("attack", sorted(LIBRARY))
-def test_library_code_does_not_compare_the_candidates_object_for_the_tests(in_process, attack, harness):
-    code, body = LIBRARY[attack]
+@pytest.mark.parametrize("attack", sorted(REFUSED))
+def test_the_candidates_object_does_not_judge_for_the_tests(in_process, attack, harness):
+    code, body, kind = REFUSED[attack]
     r = _forged(in_process, code, harness, body)
     assert (r.passed, r.status, r.trust) == (False, "tampered", "in_process"), r
-    assert "handle_library" in r.tamper_kinds, r
+    assert kind in r.tamper_kinds, r
 
 
 @pytest.mark.parametrize("attack", sorted(UNITTEST_LIBRARY))
