@@ -278,6 +278,7 @@ class LibraryCalls:
         self._files: dict = {}  # filename -> whether it is untrusted (a file's kind does not change)
         self._messages: dict = {}  # id(code) -> (code, the positional index of its message parameter, or -1)
         self._static: dict = {}  # a type none of whose classes can change -> what `_classify` found
+        self._memo: dict = {}  # what tamper.answering_class found of a class's entry that cannot change
         self._delegated: dict = {}  # id -> the harness's own assertions, which judge their operands themselves
 
     def delegate(self, functions) -> None:
@@ -305,7 +306,7 @@ class LibraryCalls:
         if liar is not None:
             self._judge.refuse(liar, f"say its type to {name}", "handle_library")
         if candidate is not None:
-            if tests or self._judge._answering_class(candidate[1], ("__bool__",), self._untrusted_file, is_tests_code):
+            if tests or self._answering(candidate[1], ("__bool__",)):
                 what = f"be compared by {name} with a value of the tests'" if tests else f"say its truth to {name}"
                 self._judge.refuse(candidate[0], what, "handle_library")
 
@@ -418,20 +419,22 @@ class LibraryCalls:
         known = self._static.get(t)
         if known is not None:
             return known
-        untrusted = self._untrusted_file
         if _isinstance(item, type):  # a class: what its metaclass answers (`isinstance(x, Cls)`)
-            found = self._judge._answering_class(t, _META_METHODS, untrusted, is_tests_code)
+            found = self._answering(t, _META_METHODS)
             answer = (found, found)
         else:
-            answer = (self._judge._answering_class(t, LIBRARY_METHODS, untrusted, is_tests_code), self._lies(t))
+            answer = (self._answering(t, LIBRARY_METHODS), self._lies(t))
         if not _any(_flags(c) & _HEAPTYPE for c in _mro(t)):
             self._static[t] = answer
         return answer
 
+    def _answering(self, t: type, names: tuple) -> str | None:
+        return self._judge._answering_class(t, names, self._untrusted_file, is_tests_code, self._memo)
+
     def _lies(self, t: type) -> str | None:
         if t in self._static:
             return self._static[t][1]
-        found = self._judge._answering_class(t, ("__getattribute__",), self._untrusted_file, is_tests_code)
+        found = self._answering(t, ("__getattribute__",))
         return found or self._claims_class(t)
 
     def _claims_class(self, t: type) -> str | None:

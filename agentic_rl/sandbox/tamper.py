@@ -746,22 +746,37 @@ def answered_by(value, operators: tuple, untrusted, is_tests=None) -> str | None
     return _any_part(value, lambda part: answering_class(_type(part), operators, untrusted, is_tests))
 
 
-def answering_class(t: type, operators: tuple, untrusted, is_tests=None) -> str | None:
+def answering_class(t: type, operators: tuple, untrusted, is_tests=None, memo: dict | None = None) -> str | None:
     """The name of `t` where one of its `operators` (looked up in its MRO as the interpreter does, past any
     metaclass) would be answered by untrusted code; else None. `is_tests(code)`: code of the tests' own, which
-    is not the candidate's though it is in an untrusted file (BigCodeBench appends the tests to the program)."""
+    is not the candidate's though it is in an untrusted file (BigCodeBench appends the tests to the program).
+    `memo`: a dict kept by the caller, where the answer for an entry that cannot change (a function, whose
+    `__code__` no one may swap, or a built-in slot) is kept by the entry itself: a class given another entry
+    is asked afresh."""
     wanted = _set(operators)
     for cls in _mro_of(t):  # the first class that defines a name is what the interpreter calls: later ones are not
         namespace = _dict_of(cls)
         here = wanted.intersection(namespace)  # at C speed: a library's class defines few of many operators
         for name in here:
             entry = namespace[name]
-            if entry is not None and _answers_for_candidate(entry, cls, untrusted, 0, is_tests):
+            if entry is not None and _answers(entry, cls, untrusted, is_tests, memo):
                 return _getattr(t, "__qualname__", "?")
         wanted -= here
         if not wanted:
             break
     return None
+
+
+def _answers(entry, cls, untrusted, is_tests, memo: dict | None) -> bool:
+    if memo is None or _type(entry) not in _FIXED_ENTRIES:
+        return _answers_for_candidate(entry, cls, untrusted, 0, is_tests)
+    known = memo.get((_id(entry), _id(cls)))
+    if known is None:  # the entry and its class are kept alive by the memo: their ids are not reused
+        known = memo[(_id(entry), _id(cls))] = (entry, cls, _answers_for_candidate(entry, cls, untrusted, 0, is_tests))
+    return known[2]
+
+
+_FIXED_ENTRIES = frozenset({types.FunctionType, types.WrapperDescriptorType, types.MethodDescriptorType})
 
 
 def _answers_for_candidate(entry, cls, untrusted, depth: int = 0, is_tests=None) -> bool:
