@@ -37,10 +37,6 @@ ALLOWED: set[tuple[str, str]] = {
     # not a path of the checkout: the installed package's copy of conf/, and the candidate's file in the sandbox
     ("agentic_rl/paths.py", "agentic_rl/conf"),
     ("agentic_rl/sandbox/wording.py", "solution.py:3"),
-    # stale, in files other helpers own in this session (issue #48); theirs to fix: the command's output path
-    # (the record keeps no constant.jsonl; docs/evaluation.md writes it under outputs/)
-    ("agentic_rl/hygiene.py", "experiments/codegym/constant.jsonl"),
-    ("agentic_rl/reports/constant.py", "experiments/codegym/constant.jsonl"),
 }
 
 
