@@ -1,6 +1,6 @@
 #!/bin/bash
 # One sitting, three arms of the same short run (experiment=smoke with 4 tasks, one epoch of 4 GRPO steps, no warm-up
-# and no evaluation: the rollout/update loop alone), one after another on this machine, at nice 19:
+# and no evaluation: the rollout/update loop alone), one after another on this machine, at nice $NICE (19 unless set; NICE=0 on a quiet machine, so that niced neighbours yield):
 #   hf            rollout.backend=hf                                  the HF engine in the trainer, synchronous
 #   vllm-sync     rollout.backend=vllm                                one vLLM sampler server (.venv-vllm), synchronous
 #   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
@@ -23,11 +23,11 @@ cd "$tree"
 { grep -m1 'model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo; nproc; } > "$runs/cpu.txt"
 for arm in hf vllm-sync vllm-ahead-1; do
     # shellcheck disable=SC2086  # the arm's overrides are words
-    echo "python -m agentic_rl.train ${common[*]} ${arms[$arm]} hydra.run.dir=$runs/$arm  (in $tree, nice 19)" \
+    echo "python -m agentic_rl.train ${common[*]} ${arms[$arm]} hydra.run.dir=$runs/$arm  (in $tree, nice ${NICE:-19})" \
         > "$runs/$arm.command"
     uptime > "$runs/$arm.load.txt"
     # shellcheck disable=SC2086
-    PYTHONPATH=$tree nice -n 19 /usr/bin/time -v -o "$runs/$arm.time-v.txt" python -m agentic_rl.train "${common[@]}" \
+    PYTHONPATH=$tree nice -n "${NICE:-19}" /usr/bin/time -v -o "$runs/$arm.time-v.txt" python -m agentic_rl.train "${common[@]}" \
         ${arms[$arm]} hydra.run.dir="$runs/$arm" > "$runs/$arm.log" 2>&1 || echo "$arm failed: see $runs/$arm.log"
     uptime >> "$runs/$arm.load.txt"
 done
