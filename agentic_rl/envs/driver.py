@@ -12,7 +12,8 @@ Operations (`payload["op"]`):
   - "verify": for each configuration, reset, run the scripted oracle (a function of the code named by the
     record's `oracle`, called as `oracle(call)` where `call(name, **parameters)` steps the environment and
     returns the observation), then check `Done(oracle answer)` scores 1, `get_ref_answer()` equals it, and
-    `Done(wrong answer)` scores 0; answer one verdict per configuration.
+    `Done(wrong answer)` scores 0; answer one verdict per configuration (with `"trace": true` in the payload, each
+    verdict also lists the oracle's actions, its Done last: `envs.verify.oracle_actions`).
 State is the instance's attributes that JSON can hold (private names and gymnasium's own excluded); anything
 else (func_mapping, spaces) is rebuilt by the constructor. A tuple therefore comes back as a list.
 """
@@ -96,14 +97,16 @@ def _verify(env_code_ns):
             def call(name, **parameters):
                 if name == "Done":
                     raise RuntimeError("the oracle must return its answer, not call Done")
-                calls.append(name)
+                calls.append({"name": name, "parameters": parameters})
                 return _step(env, json.dumps({"name": name, "parameters": parameters}))["observation"]
 
             if oracle is None:
                 raise LookupError("no oracle function " + repr(_PAYLOAD.get("oracle")) + " in the code")
             answer = oracle(call)
             row["calls"] = len(calls) + 1  # the oracle's tool calls and its Done
-            row["distinct_tools"] = len(set(calls) | {"Done"})
+            row["distinct_tools"] = len({c["name"] for c in calls} | {"Done"})
+            if _PAYLOAD.get("trace"):  # the oracle's actions, its Done last: a demonstration to replay
+                row["actions"] = calls + [{"name": "Done", "parameters": {"answer": answer}}]
             row["matches_ref"] = json.dumps(answer, sort_keys=True) == json.dumps(ref, sort_keys=True)
             wrong_env = _build(env_code_ns)
             wrong_env.reset(options=options)

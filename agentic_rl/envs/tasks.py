@@ -9,7 +9,10 @@ File format (JSON Lines, one environment per line; `python -m agentic_rl.envs.ve
      "oracle": "function_name",                 optional: a scripted tool-only solution `f(call) -> answer`
      "oracle_calls": [n, ...],                  optional: the oracle's calls per configuration (from verify)
      "split": "train" | "heldout",              optional (default train): held-out environments are never trained on
-     "t_max": n}                                optional: calls per episode, where data.t_max is null
+     "t_max": n,                                optional: calls per episode, where data.t_max is null
+     "demos": [[action, ...] | null, ...]}      optional: per configuration, the oracle's actions ({"name",
+                                                "parameters"}, Done last; envs.verify.oracle_actions), which the
+                                                warm-up replays (task.metadata["demo"]); only training tasks get them
 The public CodeGym release's format is read too (agentic_rl/envs/release.py; `env_dir`: its environments' code).
 Splits of the tasks (`split=`): "train" = the first configurations of each training environment,
 "heldout_configs" = the last `heldout_configs` configurations of each training environment (seen tools,
@@ -18,7 +21,9 @@ both held-out sets (each task's metadata["env_split"] says which), "all".
 Which training environments: `envs` (shell patterns of env ids) and a measured-success band (`success`, a
 results file such as an evaluation's results.jsonl, with `min_success` < rate <= `max_success`) narrow them;
 held-out environments are never filtered (they are never trained on).
-`path: null` loads the built-in set (agentic_rl.envs.builtin).
+`path: null` loads the built-in set (agentic_rl.envs.builtin); a packaged set's name (`PACKAGED_SETS`: builtin,
+starter) loads that set (agentic_rl.envs.starter: short workflows with demonstrations); a file of such a name is
+named with its folder (./starter).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from agentic_rl.envs.release import is_release_row, read_release
 from agentic_rl.types import Task
 
 SPLITS = ("train", "heldout_configs", "heldout_envs", "heldout", "all")
+PACKAGED_SETS = ("builtin", "starter")
+DEMO_KEY = "demo"  # task.metadata[DEMO_KEY]: the scripted calls the warm-up replays (agentic_rl.warmup.demos reads it)
 REQUIRED = {"env_id": str, "class_name": str, "code": str, "configs": list}
 
 
@@ -41,7 +48,11 @@ def read_environments(path: str | Path, env_dir: str | None = None) -> list[dict
     """The records of an environments file, each checked; a wrong line raises ValueError saying how to fix it.
 
     A file in the public CodeGym release's format (its first row's `ability` starts with "codegym_v1@") is read
-    by agentic_rl.envs.release, with the environments' code from the rows or from `env_dir`."""
+    by agentic_rl.envs.release, with the environments' code from the rows or from `env_dir`. A packaged set's name
+    (`PACKAGED_SETS`) gives that set's records, so every reader of environments files (the tables' constant-answer
+    baseline among them) takes it as a file name."""
+    if str(path) in PACKAGED_SETS:
+        return packaged_records(str(path))
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
@@ -89,7 +100,45 @@ def check_record(record: Any, where: str) -> dict[str, Any]:
         raise ValueError(f"{where}: oracle_calls must list one number per configuration")
     if record.get("t_max") is not None and (not isinstance(record["t_max"], int) or record["t_max"] < 1):
         raise ValueError(f"{where}: t_max must be a positive integer (calls per episode) or absent")
+    demos = record.get("demos")
+    if demos is not None and not (
+        isinstance(demos, list) and len(demos) == len(record["configs"]) and all(map(is_demo, demos))
+    ):
+        raise ValueError(
+            f"{where}: demos must list, per configuration, null or the oracle's actions "
+            '([{"name": ..., "parameters": {...}}, ...]; envs.verify.oracle_actions writes them)'
+        )
     return record
+
+
+def is_demo(actions: Any) -> bool:
+    """A configuration's `demos` entry: null (nothing shown) or a list of actions, each an object with a name."""
+    return actions is None or (isinstance(actions, list) and all(isinstance(a, dict) and "name" in a for a in actions))
+
+
+def packaged_records(name: str) -> list[dict[str, Any]]:
+    """The records of a set that ships with the package (`PACKAGED_SETS`)."""
+    if name == "builtin":
+        from agentic_rl.envs.builtin import builtin_records
+
+        return builtin_records()
+    if name == "starter":
+        from agentic_rl.envs.starter import starter_records
+
+        return starter_records()
+    raise ValueError(f"unknown packaged CodeGym set {name!r}; the sets: {', '.join(PACKAGED_SETS)}")
+
+
+def attach_demos(record: dict[str, Any], tasks: list[Task]) -> list[Task]:
+    """`tasks` (training configurations of `record`) with the oracle's actions of their configuration as
+    metadata[DEMO_KEY], in the warm-up's form: one {"tool": the action's name, "content": its JSON} per call (the
+    content is what the episode's parser reads between <action> tags). Called on training tasks only."""
+    demos = record.get("demos") or []
+    for task in tasks:
+        i = task.metadata["config_index"]
+        if i < len(demos) and demos[i]:
+            task.metadata[DEMO_KEY] = [{"tool": a["name"], "content": json.dumps(a)} for a in demos[i]]
+    return tasks
 
 
 def environment_tasks(
@@ -217,12 +266,7 @@ def load_codegym(
         raise ValueError(f"t_max must be >= 1 or null, got {t_max}")
     if configs_per_env is not None and configs_per_env < 1:
         raise ValueError(f"configs_per_env must be >= 1 or null, got {configs_per_env}")
-    if path is None:
-        from agentic_rl.envs.builtin import builtin_records
-
-        records = builtin_records()
-    else:
-        records = read_environments(path, env_dir)
+    records = read_environments(path or "builtin", env_dir)
     if envs is not None:
         records = select_environments(records, list(envs))
     if success is not None:
@@ -235,9 +279,9 @@ def load_codegym(
         else:
             cut = max(len(env_tasks) - heldout_configs, 1)
             held = env_tasks[cut:]
-            chosen = {"train": env_tasks[:cut], "heldout_configs": held, "heldout": held, "all": env_tasks}.get(
-                split, []
-            )
+            # demonstrations on the training configurations only: a held-out one is never shown to the warm-up
+            trained = attach_demos(record, env_tasks[:cut])
+            chosen = {"train": trained, "heldout_configs": held, "heldout": held, "all": trained + held}.get(split, [])
         tasks += chosen[:configs_per_env]
     if shuffle:
         random.Random(seed).shuffle(tasks)

@@ -2,6 +2,7 @@
 
     python -m agentic_rl.envs.verify FILE [--out KEPT.jsonl] [--report REPORT.json] [--success RESULTS.jsonl]
     python -m agentic_rl.envs.verify builtin        # the built-in set
+    python -m agentic_rl.envs.verify starter --min-calls 3 --constant-answer   # the starter set (envs/starter)
 
 Rules (each is a reason in the report):
   - the code runs and builds the environment in the sandbox, and every configuration resets ("error");
@@ -62,8 +63,11 @@ class Rules:
     constant_answer: bool = False
 
 
-def config_verdicts(runner: CodeGymRunner, record: dict[str, Any], timeout_s: float) -> list[dict[str, Any]]:
-    """The driver's verdict for each configuration of `record` (one sandbox call)."""
+def config_verdicts(
+    runner: CodeGymRunner, record: dict[str, Any], timeout_s: float, trace: bool = False
+) -> list[dict[str, Any]]:
+    """The driver's verdict for each configuration of `record` (one sandbox call); with `trace`, each verdict lists
+    the oracle's actions (`actions`, its Done last)."""
     reply, _ = runner.call(
         {
             "op": "verify",
@@ -71,6 +75,7 @@ def config_verdicts(runner: CodeGymRunner, record: dict[str, Any], timeout_s: fl
             "class_name": record["class_name"],
             "oracle": record.get("oracle"),
             "configs": record["configs"],
+            "trace": trace,
         },
         timeout_s=timeout_s,
     )
@@ -163,6 +168,22 @@ def verify_records(
         "kept_by_split": dict(Counter(r.get("split", "train") for r in kept)),
     }
     return kept, report
+
+
+def oracle_actions(
+    runner: CodeGymRunner, record: dict[str, Any], indices: Sequence[int], timeout_s: float = 120.0
+) -> list[list[dict[str, Any]]]:
+    """The oracle's actions (`{"name", "parameters"}`, its Done last) on each configuration `indices` of `record`,
+    as played in the sandbox: the demonstrations a warm-up replays (agentic_rl.warmup). A configuration the oracle
+    does not solve (its answer is not the reference, or Done with it does not score) is an error, since replaying it
+    would teach a wrong episode."""
+    chosen = {**record, "configs": [record["configs"][i] for i in indices]}
+    out = []
+    for i, v in zip(indices, config_verdicts(runner, chosen, timeout_s, trace=True)):
+        if not (v.get("ok") and v.get("matches_ref") and float(v.get("reward") or 0.0) >= 1.0 and v.get("actions")):
+            raise ValueError(f"{record['env_id']}, configuration {i}: the oracle does not solve it ({v})")
+        out.append(v["actions"])
+    return out
 
 
 # ---------------------------------------------------------------- the constant-answer rule and baseline
@@ -393,7 +414,7 @@ def success_beside_constant(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agentic_rl.envs.verify", description=__doc__.split("\n")[0])
-    parser.add_argument("file", help="an environments .jsonl file, or 'builtin'")
+    parser.add_argument("file", help="an environments .jsonl file, or a packaged set: 'builtin', 'starter'")
     parser.add_argument("--out", help="write the kept environments here (.jsonl)")
     parser.add_argument("--report", help="write the report here (.json); default: beside --out or stdout")
     parser.add_argument("--success", help="a policy's results (task_id, passed per line): pass@K and difficulty")
@@ -412,12 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentic_rl.envs.tasks import read_environments
 
     try:
-        if args.file == "builtin":
-            from agentic_rl.envs.builtin import builtin_records
-
-            records = builtin_records()
-        else:
-            records = read_environments(args.file)
+        records = read_environments(args.file)  # a packaged set's name ('builtin', 'starter') reads that set
         success = read_success(args.success) if args.success else None
     except (ValueError, FileNotFoundError) as exc:
         logger.error("%s", exc)
