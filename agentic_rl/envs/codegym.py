@@ -197,6 +197,11 @@ class DoneAnswer(FinalAnswer):
         return find_action(text) is not None
 
 
+def action_text(action: dict[str, Any]) -> str:
+    """An action as a model turn writes it, the form the system prompt shows: `<action>{json}</action>`."""
+    return f"{OPEN}{json.dumps(action)}{CLOSE}"
+
+
 def action_name(content: str) -> str:
     """The tool an action's JSON names, or INVALID (malformed JSON, not an object, no string name)."""
     try:

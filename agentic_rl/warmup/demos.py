@@ -2,7 +2,9 @@
 
 A task's demonstration is a list of calls, `task.metadata["demo"]` = [{"tool": "search" | "execute" | "submit",
 "content": str}, ...] (e.g. search for the need in words, run a probe, submit the reference); a task without one
-gets [{"tool": "submit", "content": task.reference_solution}].
+gets [{"tool": "submit", "content": task.reference_solution}]. A CodeGym task's calls are its actions: "tool" the
+action's name, "content" its JSON (`envs.tasks.attach_demos`: the oracle's actions on a training configuration),
+written as `<action>{json}</action>` after the rollout's response prefix (`codegym_replies`).
 
 The scripted agent writes each call in its tool's own syntax, rendered from the tool's spec (`call_text`: the
 literal text around its call pattern's content group, checked by parsing it back), and `ScriptedPolicy` replays
@@ -21,6 +23,7 @@ itself is written as the no-tools answer under `tools=none` (`played_as`).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections import Counter
@@ -28,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentic_rl.envs.codegym import action_name, action_text, find_action
 from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.policy import ScriptedPolicy, TurnRequest
 from agentic_rl.tools.base import ToolSpec, declared_specs, find_call
@@ -104,10 +108,33 @@ def played_as(tool: str, specs: Mapping[str, ToolSpec]) -> str | None:
     return None
 
 
-def demo_replies(task: Task, specs: Mapping[str, ToolSpec]) -> list[str]:
-    """The scripted agent's replies, one per turn: the demonstration's calls the tools of `specs` can play."""
+def demo_replies(task: Task, specs: Mapping[str, ToolSpec], response_prefix: str = "") -> list[str]:
+    """The scripted agent's replies, one per turn: the demonstration's calls the tools of `specs` can play (a
+    CodeGym task's: its actions, `codegym_replies`)."""
+    if task.harness == "codegym":
+        return codegym_replies(task, response_prefix)
     played = [(played_as(tool, specs), content) for tool, content in demo_calls(task)]
     return [call_text(tool, content, specs) for tool, content in played if tool is not None]
+
+
+def codegym_replies(task: Task, response_prefix: str) -> list[str]:
+    """A CodeGym task's demonstration (each call's content: one JSON action, as `envs.tasks.attach_demos` writes
+    the oracle's) as the model's replies: `<action>{json}</action>`, the form the episode's system prompt asks for.
+    The turn's `response_prefix` (rollout.response_prefix, e.g. "<action>") is context the model does not write,
+    so each reply is what follows it. Checked by parsing the whole turn back as the episode does."""
+    replies = []
+    for tool, content in demo_calls(task):
+        text = action_text(json.loads(content))
+        found = find_action(text)
+        if found is None or found[0] != content or action_name(content) != tool:
+            raise ValueError(f"task {task.task_id}: a demonstrated action does not parse back as written: {text!r}")
+        if not text.startswith(response_prefix):
+            raise ValueError(
+                f"task {task.task_id}: rollout.response_prefix={response_prefix!r} does not open a CodeGym action "
+                f"({text[:40]!r}); use '' or '<action>'"
+            )
+        replies.append(text[len(response_prefix) :])
+    return replies
 
 
 @dataclass
@@ -137,7 +164,7 @@ def build_demonstrations(tasks: Sequence[Task], tokenizer: Any, env: Any, rollou
     started = time.perf_counter()
     # the environment's own tools; one that does not say which (`Environment.specs` None) plays every declared one
     specs = env.specs if env.specs is not None else declared_specs()
-    scripted = [(task, demo_replies(task, specs)) for task in tasks]
+    scripted = [(task, demo_replies(task, specs, rollout_cfg.response_prefix)) for task in tasks]
     playable = [(task, replies) for task, replies in scripted if replies]
     replies = [r for _, r in playable]
 
