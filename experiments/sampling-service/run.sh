@@ -1,6 +1,7 @@
 #!/bin/bash
-# One sitting, three arms of the same short run (experiment=smoke with 4 tasks, one epoch of 4 GRPO steps, no warm-up
-# and no evaluation: the rollout/update loop alone), one after another on this machine, at nice $NICE (19 unless set; NICE=0 on a quiet machine, so that niced neighbours yield):
+# One sitting, three arms of the same run (SIZE=smoke, the default: experiment=smoke with 4 tasks, one epoch of 4 GRPO
+# steps, no warm-up and no evaluation, the rollout/update loop alone; SIZE=default: the embedded default run), one after another on this machine, at nice $NICE
+# (19 unless set; NICE=0 on a quiet machine, so that niced neighbours yield):
 #   hf            rollout.backend=hf                                  the HF engine in the trainer, synchronous
 #   vllm-sync     rollout.backend=vllm                                one vLLM sampler server (.venv-vllm), synchronous
 #   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
@@ -11,8 +12,14 @@ set -euo pipefail
 runs=$1
 tree=${TREE:-$(pwd)}
 mkdir -p "$runs"
-common=(experiment=smoke data.limit=4 algo.tasks_per_epoch=4 algo.epochs=1 warmup=none eval_before=false
-        eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42)
+if [ "${SIZE:-smoke}" = default ]; then
+    # the embedded default as `make train` runs it (warm-up, 32 GRPO groups, the evaluation after training), seed 1;
+    # no evaluation before: it would differ per arm only by its sampler, and the arms are compared after training
+    common=(eval_before=false logger=none progress=false seed=1)
+else
+    common=(experiment=smoke data.limit=4 algo.tasks_per_epoch=4 algo.epochs=1 warmup=none eval_before=false
+            eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42)
+fi
 declare -A arms=(
     [hf]="rollout.backend=hf"
     [vllm-sync]="rollout.backend=vllm"
