@@ -1,18 +1,23 @@
 #!/bin/bash
-# Copy the runs' own files from RUNS_DIR (run.sh's) into this folder, and write compare.md from the copies.
-# Usage (from the checkout): bash experiments/sampling-service/record.sh RUNS_DIR
+# Copy the runs' own files from RUNS_DIR (run.sh's) into this folder's NAME/, and write compare.md from the copies.
+# Usage (from the checkout): bash experiments/sampling-service/record.sh RUNS_DIR NAME
 set -euo pipefail
 runs=$1
-here=experiments/sampling-service
+here=experiments/sampling-service/$2
+mkdir -p "$here"
 cp "$runs/commit.txt" "$runs/cpu.txt" "$here/"
 for arm in hf vllm-sync vllm-ahead-1; do
     mkdir -p "$here/$arm/.hydra"
     cp "$runs/$arm/metrics.jsonl" "$runs/$arm/summary.json" "$here/$arm/"
+    # a default-size sitting also evaluates after training: the held-out episodes, for pass@1 paired by task
+    if [ -f "$runs/$arm/eval_after.jsonl" ]; then cp "$runs/$arm/eval_after.jsonl" "$here/$arm/"; fi
     cp "$runs/$arm/.hydra/config.yaml" "$runs/$arm/.hydra/overrides.yaml" "$here/$arm/.hydra/"
     cp "$runs/$arm.command" "$runs/$arm.load.txt" "$here/$arm/"
     cp "$runs/$arm.time-v.txt" "$here/$arm/time-v.txt"
     grep -E "rollout.backend=auto|sampler server|weights v|adapter v|vLLM|unavailable" "$runs/$arm.log" \
         > "$here/$arm/log-excerpt.txt" || true
+    bash experiments/scrub-paths.sh "$here/$arm/eval_after.jsonl" "$here/$arm/summary.json" "$here/$arm/log-excerpt.txt" \
+        "$here/$arm/$arm.command" "$here/$arm/time-v.txt"
 done
 python -m agentic_rl.compare "$here/hf" "$here/vllm-sync" "$here/vllm-ahead-1" \
     --time-v "$here/hf/time-v.txt" "$here/vllm-sync/time-v.txt" "$here/vllm-ahead-1/time-v.txt" --out "$here/compare.md"
