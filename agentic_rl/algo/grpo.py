@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from agentic_rl.algo.logprobs import (
     PrefixPass,
     behaviour_logprobs,
     group_prefix,
+    machine_trainer_dtype,
     padded_batch,
     padded_rows,
     reference_logprobs,
@@ -59,6 +61,8 @@ from agentic_rl.algo.rollout_correction import (
 )
 from agentic_rl.runtime.memory import trim_heap
 from agentic_rl.types import Trajectory
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -118,9 +122,10 @@ class GRPOConfig:
         (`make bench-update`: peak 0.6-0.8 GiB lower, time within the noise; gradients bit-equal).
     max_grad_norm: gradient clipping.  skip_zero_std_groups: no forward/backward for groups whose rewards
         are all equal (their advantages are zero; only the KL term would act).
-    dtype: the trainer's compute dtype, fp32 | bf16 (bf16: autocast around the decoder's forward, LoRA master
-        weights, gradients and the LM head's log-probs stay fp32; every trainer pass uses it, so the PPO ratio
-        compares like with like).
+    dtype: the trainer's compute dtype, fp32 | bf16 | auto (bf16: autocast around the decoder's forward, LoRA
+        master weights, gradients and the LM head's log-probs stay fp32; every trainer pass uses it, so the PPO
+        ratio compares like with like). `auto` becomes bf16 or fp32 in `validate`, by what measured faster on
+        this kind of machine (`logprobs.choose_trainer_dtype`), with one log line that says which and why.
     rollout_correction: mode, level and cap of the importance weight between the sampler's recorded
         log-probs and the trainer's (`RolloutCorrectionSchema`).
     max_staleness: how many weight versions the sampler may run ahead of the trainer (agentic_rl.rollout.ahead):
@@ -178,8 +183,8 @@ class GRPOConfig:
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
             (
-                self.dtype in TRAINER_DTYPES,
-                f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}",
+                self.dtype in TRAINER_DTYPES or self.dtype == "auto",
+                f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}, auto",
             ),
             (
                 self.rollout_correction.cap >= 1,
@@ -206,6 +211,9 @@ class GRPOConfig:
                     f"{', '.join(registry.names())}. Set it to one of them."
                 )
         objective_settings(self)  # its options are ones the objective takes
+        if self.dtype == "auto":
+            self.dtype, why = machine_trainer_dtype()
+            logger.info("algo.dtype=auto chose %s: %s", self.dtype, why)
         return self
 
 

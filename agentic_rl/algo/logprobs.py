@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from agentic_rl.algo.core import head_logprobs, token_logprobs
+from agentic_rl.runtime.cpu import cpu_flags
 from agentic_rl.types import Trajectory
 
 
@@ -98,6 +99,32 @@ def sampler_logprobs_of(traj: Trajectory) -> torch.Tensor | None:
 
 # algo.dtype -> the autocast dtype of the trainer's forward passes (None: plain fp32, no autocast)
 TRAINER_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "bf16": torch.bfloat16}
+
+# The GRPO update in bf16 autocast against fp32 (`make bench-dtype`), per CPU kind: bf16 is chosen by `auto` only
+# where it measured faster. A CPU with amx_bf16 also has avx512_bf16, so AMX is asked first.
+MEASURED_UPDATE = {
+    "amx_bf16": "bf16 measured 0.60x the fp32 update's wall (experiments/update-dtype/amx/)",
+    "avx512_bf16": "bf16 not yet measured against fp32 on a CPU with avx512_bf16 and no AMX (make bench-dtype)",
+    "avx2": "bf16 measured 4.98x the fp32 update's wall: emulated (experiments/update-dtype/)",
+}
+
+
+def choose_trainer_dtype(flags: set[str], cuda_bf16: bool | None) -> tuple[str, str]:
+    """(dtype, why) for `algo.dtype=auto`: bf16 on a CUDA device that supports it and on a CPU kind where bf16
+    measured faster than fp32, else fp32. `cuda_bf16`: None without a CUDA device, else whether it has bf16."""
+    if cuda_bf16 is not None:
+        return ("bf16", "a CUDA device with bf16") if cuda_bf16 else ("fp32", "a CUDA device without bf16")
+    if "amx_bf16" in flags:
+        return "bf16", f"the CPU has amx_bf16: {MEASURED_UPDATE['amx_bf16']}"
+    if "avx512_bf16" in flags:
+        return "fp32", f"the CPU has avx512_bf16 and no AMX: {MEASURED_UPDATE['avx512_bf16']}"
+    return "fp32", f"the CPU computes no bf16 natively: {MEASURED_UPDATE['avx2']}"
+
+
+def machine_trainer_dtype() -> tuple[str, str]:
+    """`choose_trainer_dtype` on this machine: its CUDA device if any, else its CPU's flags."""
+    cuda_bf16 = torch.cuda.is_bf16_supported() if torch.cuda.is_available() else None
+    return choose_trainer_dtype(cpu_flags(), cuda_bf16)
 
 
 def trainer_precision(dtype: str, device: torch.device) -> contextlib.AbstractContextManager:

@@ -36,6 +36,7 @@ from agentic_rl.paths import SANDBOX_PYTHON_ENV, repo_root
 from agentic_rl.registry import Registry
 from agentic_rl.rollout.policy import Policy
 from agentic_rl.rollout.vllm_settings import VLLMConfig, VLLMSettingError, check_block_size, vllm_config  # noqa: F401  (rollout.vllm's schema)
+from agentic_rl.runtime.cpu import BF16_CPU_FLAGS
 
 logger = logging.getLogger(__name__)
 
@@ -224,8 +225,6 @@ def choose_backend(flags: set[str], vllm_python: str | None, on_gpu: bool) -> tu
     where = "this interpreter" if vllm_python == sys.executable else vllm_python
     if on_gpu:
         return "vllm", f"a CUDA device, and vLLM in {where}"
-    from agentic_rl.rollout.vllm_policy import BF16_CPU_FLAGS  # (torch only: vLLM itself is not imported)
-
     native = [f for f in MEASURED if f in flags and f in BF16_CPU_FLAGS]
     if native:
         return "vllm", f"the CPU computes bf16 natively ({'+'.join(native)}): {MEASURED[native[0]]}; vLLM in {where}"
@@ -238,7 +237,7 @@ def auto_choice() -> tuple[str, str]:
     has vLLM, its GPU. One function, so that building the sampler and asking its class resolve alike."""
     import torch
 
-    from agentic_rl.rollout.vllm_policy import cpu_flags
+    from agentic_rl.rollout.vllm_policy import cpu_flags  # looked up there, where the tests replace it
 
     return choose_backend(cpu_flags(), engine_python("vllm"), torch.cuda.is_available())
 

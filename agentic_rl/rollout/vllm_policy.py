@@ -93,6 +93,7 @@ from agentic_rl.rollout.tokenizer import HFChatTokenizer
 from agentic_rl.rollout.turns import MARKER_ROUNDS, EngineTurn, turn_seed  # noqa: F401  (MARKER_ROUNDS: tests)
 from agentic_rl.rollout.vllm_settings import VLLMConfig, check_block_size
 from agentic_rl.rollout.weights import module_siblings, weights_fingerprint
+from agentic_rl.runtime.cpu import BF16_CPU_FLAGS, cpu_flags
 
 logger = logging.getLogger(__name__)
 
@@ -101,23 +102,6 @@ _RELOAD_LOGGERS = (
     "vllm.model_executor.model_loader.reload.layerwise",
     "vllm.model_executor.model_loader.reload.inplace",
 )
-
-
-# CPU flags of native bf16 arithmetic; without them vLLM's CPU kernels emulate bf16 in fp32 and run slower than fp32
-# (3x on an AVX2-only EPYC: experiments/vllm/block-dtype/)
-BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
-
-
-def cpu_flags() -> set[str]:
-    """This CPU's feature flags as Linux reports them (`/proc/cpuinfo`); empty where unknown (another platform)."""
-    info = Path("/proc/cpuinfo")
-    if not sys.platform.startswith("linux") or not info.exists():
-        return set()
-    for line in info.read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "flags":
-            return set(value.split())
-    return set()
 
 
 def engine_dtype(name: str) -> str:
