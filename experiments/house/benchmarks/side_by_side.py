@@ -1,15 +1,21 @@
-"""Writes side-by-side.md from the benchmark outputs in this folder (before: 5824157, after: main).
+"""Writes side-by-side.md from the benchmark outputs in a folder (this one by default: before 5824157, after main).
 
     python experiments/house/benchmarks/side_by_side.py > experiments/house/benchmarks/side-by-side.md
+    python experiments/house/benchmarks/side_by_side.py FOLDER BEFORE AFTER > FOLDER/side-by-side.md
+
+The folder holds search-, sandbox- and rollout-{before,after}.txt, and trainer-{before,after}.txt where that
+benchmark was run (its rows are left out otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
+BEFORE, AFTER = sys.argv[2:4] if len(sys.argv) > 3 else ("5824157", "main")
 
 
 def search_results(name: str) -> dict:
@@ -25,7 +31,7 @@ def first_match(pattern: str, name: str) -> tuple[str, ...]:
 
 
 def main() -> None:
-    print("| benchmark | quantity | before (5824157) | after (main) | equal |")
+    print(f"| benchmark | quantity | before ({BEFORE}) | after ({AFTER}) | equal |")
     print("|---|---|---|---|---|")
     before, after = search_results("search-before.txt"), search_results("search-after.txt")
     for backend in sorted(before):
@@ -48,6 +54,11 @@ def main() -> None:
             timed = name in ("tok/s", "x notebook", "of ceiling")
             print(f"| rollout, {loop.replace(chr(92), '')} | {name} | {x} | {y} | "
                   f"{'(a time)' if timed else ('yes' if x == y else 'NO')} |")
+    if all((HERE / f).is_file() for f in TRAINER):
+        trainer_rows()
+
+
+def trainer_rows() -> None:
     trainer = r"^\| {} \| \d+ \| ([\d.]+) \| [^|]+ \| ([^|]+) \|"
     for name in ("agentic_rl", "TRL GRPOTrainer \\(matched\\)"):
         (a_step, a_tokens), (b_step, b_tokens) = (first_match(trainer.format(name), f) for f in TRAINER)
