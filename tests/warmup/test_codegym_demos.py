@@ -7,6 +7,7 @@ import json
 
 import pytest
 from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
 
 from agentic_rl.config import register_configs, validate, warmup_config
 from agentic_rl.envs.tasks import DEMO_KEY
@@ -88,6 +89,8 @@ def test_the_config_leaves_room_for_every_oracle_episode():
     longest = max(t.metadata["oracle_calls"] for t in tasks)
     assert cfg.data.t_max >= longest and cfg.rollout.max_turns >= cfg.data.t_max == cfg.eval_data.t_max
     assert warmup_config(cfg).enabled and cfg.rollout.response_prefix == "<action>"
+    # the tables find the evaluated environments in .hydra/config.yaml, which Hydra writes unresolved
+    assert OmegaConf.to_container(cfg.eval_data, resolve=False)["path"] == "starter"
 
 
 def test_a_prefix_that_does_not_open_an_action_is_refused_with_a_fix():
