@@ -64,6 +64,9 @@ from agentic_rl.types import Trajectory
 
 logger = logging.getLogger(__name__)
 
+# what algo.dtype may say: a trainer dtype, or `auto` (resolved to one in `validate`)
+DTYPE_CHOICES = (*TRAINER_DTYPES, "auto")
+
 
 @dataclass
 class LoraSchema:
@@ -183,8 +186,8 @@ class GRPOConfig:
             (self.lora.r >= 1, f"algo.lora.r must be >= 1, got {self.lora.r}"),
             (0 <= self.lora.dropout < 1, f"algo.lora.dropout must be in [0, 1), got {self.lora.dropout}"),
             (
-                self.dtype in TRAINER_DTYPES or self.dtype == "auto",
-                f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(TRAINER_DTYPES)}, auto",
+                self.dtype in DTYPE_CHOICES,
+                f"algo.dtype={self.dtype!r} is not a trainer dtype; set it to one of: {', '.join(DTYPE_CHOICES)}",
             ),
             (
                 self.rollout_correction.cap >= 1,

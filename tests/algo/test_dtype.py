@@ -42,7 +42,9 @@ def test_bf16_behaviour_scoring_is_bf16_and_the_head_stays_fp32(base_and_tokeniz
 
 
 def test_dtype_config_says_how_to_fix():
-    with pytest.raises(ValueError, match="algo.dtype=.fp16. is not a trainer dtype; set it to one of: fp32, bf16, auto"):
+    with pytest.raises(
+        ValueError, match="algo.dtype=.fp16. is not a trainer dtype; set it to one of: fp32, bf16, auto"
+    ):
         GRPOConfig(dtype="fp16").validate()
     assert GRPOConfig().validate().dtype == "fp32"
 
