@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from agentic_rl.envs.codegym import CodeGymRunner
-from agentic_rl.envs.starter import DEMOS, MODULES, ORACLE_CALLS, starter_records
 from agentic_rl.envs.oracle_files import measure
+from agentic_rl.envs.starter import DEMOS, MODULES, ORACLE_CALLS, starter_records
 from agentic_rl.envs.tasks import check_record, load_codegym
 
 
