@@ -1,7 +1,7 @@
 #!/bin/bash
 # One sitting, three arms of the same run (SIZE=smoke, the default: experiment=smoke with 4 tasks, one epoch of 4 GRPO
-# steps, no warm-up and no evaluation, the rollout/update loop alone; SIZE=default: the embedded default run), one after another on this machine, at nice $NICE
-# (19 unless set; NICE=0 on a quiet machine, so that niced neighbours yield):
+# steps, no warm-up and no evaluation, the rollout/update loop alone; SIZE=default: the embedded default run), one
+# after another on this machine, at nice $NICE (19 unless set; NICE=0 on a quiet machine, so niced neighbours yield):
 #   hf            rollout.backend=hf                                  the HF engine in the trainer, synchronous
 #   vllm-sync     rollout.backend=vllm                                one vLLM sampler server (.venv-vllm), synchronous
 #   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
