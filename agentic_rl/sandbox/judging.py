@@ -22,11 +22,6 @@ sides). Every other call in the tests' code goes through `call`: library code ha
 the tests' values would ask its special methods for the tests (`np.testing.assert_array_less(x, 4)`, `max(x, 3)`,
 `set([x, 3])`); `LibraryCalls` says which such calls are refused (kind `handle_library`).
 
-Beside calls (issue #47, the shapes left open): each manager of the tests' `with` is entered and exited here
-(`Contexts`: the candidate's code swallows no failure); an attribute the tests read, and a name they import from a
-module, is read through `libraries.Genuine` (the library's own value where the candidate rebound it); a store's key
-(`expected[x] = 1`) is judged as a lookup's (`keyed`); `x in iterator` draws and compares one element at a time.
-
 The calls are bound into the compiled code as constants (`bind`), not looked up by name: the candidate
 shares the tests' module globals (BigCodeBench) and could rebind any name there.
 """
@@ -47,7 +42,7 @@ BUILTIN, TRUTH = "\0sandbox:builtin", "\0sandbox:truth"
 CALL, INPLACE, SLICE = "\0sandbox:call", "\0sandbox:inplace", "\0sandbox:slice"
 ITEM, SET_DISPLAY, DICT_DISPLAY = "\0sandbox:item", "\0sandbox:set", "\0sandbox:dict"
 WITH, ATTRIBUTE, IMPORTED = "\0sandbox:with", "\0sandbox:attribute", "\0sandbox:imported"
-KEYED, WROTE = "\0sandbox:keyed", "\0sandbox:wrote"
+KEYED = "\0sandbox:keyed"
 
 _type, _id, _isinstance, _set, _map, _any = type, id, isinstance, set, map, any
 
@@ -828,17 +823,6 @@ class _Rewrite(ast.NodeTransformer):
             item.context_expr = _call(WITH, item.context_expr, [item.context_expr])
         return node
 
-    def visit_Assign(self, node: ast.Assign) -> ast.AST | list:
-        """`owner.name = value` in the tests' code (`sys.stdout = io.StringIO()`): the tests' own value, which
-        their later reads keep (libraries.Genuine.wrote); the owner read again only where it is a name's chain."""
-        kept = [t for t in node.targets if _isinstance(t, ast.Attribute) and _pure(t.value)]
-        kept = [(copy.deepcopy(t.value), t.attr) for t in kept]
-        self.generic_visit(node)
-        if not kept:
-            return node
-        wrote = [ast.Expr(_call(WROTE, node, [self.visit(owner), ast.Constant(name)])) for owner, name in kept]
-        return [node, *(ast.fix_missing_locations(ast.copy_location(w, node)) for w in wrote)]
-
     def visit_AugAssign(self, node: ast.AugAssign) -> list:
         """`target op= value` as `target = inplace(op, target, value)`, the target's object and index read once
         (into names no source can spell, deleted after), in Python's order: object, index, value."""
@@ -934,7 +918,6 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
         calls[KEYED] = judge.keyed
         calls[ATTRIBUTE] = getattr if library is None else library.attribute
         calls[IMPORTED] = _as_imported if library is None else library.imported
-        calls[WROTE] = _nothing if library is None else library.wrote
 
     def swap(c: _CodeType) -> _CodeType:
         consts = tuple(
@@ -947,10 +930,6 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
 
 def _as_imported(value, module: str, name: str):
     return value
-
-
-def _nothing(*args) -> None:
-    return None
 
 
 def _chain(judge: Judge):

@@ -12,10 +12,8 @@ its attributes through `attribute` (judging.py rewrites `a.b` in the tests' code
 `m.b` again after the import). A read from a recorded module, or from a recorded class in the MRO of the
 object read (an instance's method, a class's attribute), that finds another value than the recorded one gets
 the recorded value, unless the tests put that value there themselves (their `mock.patch`, pytest's
-`monkeypatch.setattr`: `patched`; their own `m.name = v`: `wrote`); where the value found is the candidate's
-code, the rebinding is reported (`tampered`, kind `shadowed_module`: a library name the tests use bound to the
-candidate's definition). `sys` is not recorded: its attributes are the interpreter's state, which the test
-frameworks rebind (`sys.stdout` under capture).
+`monkeypatch.setattr`: `patched`); where the value found is the candidate's code, the rebinding is reported
+(`tampered`, kind `shadowed_module`: a library name the tests use bound to the candidate's definition).
 """
 
 from __future__ import annotations
@@ -55,8 +53,8 @@ class Genuine:
 
     def record(self, module) -> None:
         """`module`'s namespace and its classes' as they are now, where it is an installed library's."""
-        if _type(module) is not _ModuleType or _id(module) in self._modules or module is sys:
-            return  # `sys` holds the interpreter's state, which the frameworks rebind (`sys.stdout` under capture)
+        if _type(module) is not _ModuleType or _id(module) in self._modules:
+            return
         spec = getattr(module, "__spec__", None)
         origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
         if not _isinstance(origin, str) or (origin not in ("built-in", "frozen") and self._untrusted(origin)):
@@ -111,11 +109,6 @@ class Genuine:
 
             monkeypatched.__wrapped__ = setattr_
             monkeypatch_class.setattr = monkeypatched
-
-    def wrote(self, owner, name: str) -> None:
-        """`owner.name = value` in the tests' own code (judging.py adds this call after it): kept for their reads."""
-        if _id(owner) in self._modules or _id(owner) in self._classes:  # recorded: alive, its id its own
-            self._patched[(_id(owner), name)] = getattr(owner, name, _MISSING)
 
     def patched(self, owner, name: str) -> None:
         """`owner.name` was just set by a patch: kept for the tests' reads where the tests made it."""

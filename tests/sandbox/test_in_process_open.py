@@ -37,7 +37,6 @@ import pytest
 from .test_in_process_library import ALWAYS, _forged
 
 WRONG = "def add(a, b):\n    return a - b\n"
-ADDS = "def add(a, b):\n    return a + b\n"
 SWALLOWS = (
     "class Timer:\n    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return True\n"
 )
@@ -150,27 +149,54 @@ ITERATORS = {
 }
 
 
-# each group of attacks -> (its table, the status each gets now, the tamper kinds one of which it reports)
-GROUPS = {
-    "context": (CONTEXT, "tampered", {"handle_operator"}),
-    "rebound_code": (REBOUND_CODE, "tampered", {"shadowed_module"}),
-    "rebound_value": (REBOUND_VALUE, "failed", set()),  # the library's own check ran, and failed
-    # pytest's own probe of an always-equal `==` may find the frame first (it did at 9376fac too)
-    "rebound_operator": (REBOUND_OPERATOR, "tampered", {"handle_operator", "always_equal"}),
-    "store": (STORES, "tampered", {"handle_library"}),
-    "iterator": (ITERATORS, "failed", set()),  # `==` with the candidate's object is identity
-}
-ATTACKS = sorted((group, attack) for group, (table, _, _) in GROUPS.items() for attack in table)
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("attack", sorted(CONTEXT))
+def test_a_context_manager_does_not_swallow_the_tests_failure(in_process, attack, harness):
+    code, body = CONTEXT[attack]
+    r = _forged(in_process, code, harness, body)
+    assert (r.passed, r.status, r.trust) == (False, "tampered", "in_process"), r
+    assert "handle_operator" in r.tamper_kinds, r
 
 
 @pytest.mark.parametrize("harness", ["unittest", "pytest"])
-@pytest.mark.parametrize("group,attack", ATTACKS)
-def test_a_shape_left_open_no_longer_forges_a_pass(in_process, group, attack, harness):
-    table, status, kinds = GROUPS[group]
-    code, body = table[attack]
+@pytest.mark.parametrize("attack", sorted(REBOUND_CODE))
+def test_a_library_name_the_candidate_rebound_is_read_as_the_library_holds_it(in_process, attack, harness):
+    code, body = REBOUND_CODE[attack]
     r = _forged(in_process, code, harness, body)
-    assert (r.passed, r.status, r.trust) == (False, status, "in_process"), r
-    assert not kinds or kinds & set(r.tamper_kinds), r
+    assert (r.passed, r.status) == (False, "tampered") and "shadowed_module" in r.tamper_kinds, r
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("attack", sorted(REBOUND_VALUE))
+def test_a_library_value_put_in_another_librarys_place_is_not_read(in_process, attack, harness):
+    code, body = REBOUND_VALUE[attack]
+    r = _forged(in_process, code, harness, body)
+    assert (r.passed, r.status) == (False, "failed"), r  # the genuine check ran, and failed
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("attack", sorted(REBOUND_OPERATOR))
+def test_an_operator_rebound_on_a_library_class_does_not_judge(in_process, attack, harness):
+    code, body = REBOUND_OPERATOR[attack]
+    r = _forged(in_process, code, harness, body)
+    # pytest's own probe of an always-equal `==` may find the frame first (it did at 9376fac too)
+    assert (r.passed, r.status) == (False, "tampered") and {"handle_operator", "always_equal"} & set(r.tamper_kinds), r
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("attack", sorted(STORES))
+def test_a_store_does_not_ask_the_candidates_key(in_process, attack, harness):
+    code, body = STORES[attack]
+    r = _forged(in_process, code, harness, body)
+    assert (r.passed, r.status) == (False, "tampered") and "handle_library" in r.tamper_kinds, r
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("attack", sorted(ITERATORS))
+def test_membership_in_an_iterator_is_judged_element_by_element(in_process, attack, harness):
+    code, body = ITERATORS[attack]
+    r = _forged(in_process, code, harness, body)
+    assert (r.passed, r.status) == (False, "failed"), r  # `==` with the candidate's object is identity
 
 
 def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
@@ -178,7 +204,9 @@ def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
     which also refused the honest half here: its elements are now listed first, as for assertCountEqual."""
     r = _forged(in_process, RETURNS_ALWAYS, "unittest", "self.assertIn(3, (v for v in [add(1, 2)]))")
     assert (r.passed, r.status) == (False, "tampered") and "handle_operator" in r.tamper_kinds, r
-    r = _forged(in_process, ADDS, "unittest", "self.assertIn(3, (v for v in [1, add(1, 2)]))")
+    r = _forged(
+        in_process, WRONG.replace("a - b", "a + b"), "unittest", "self.assertIn(3, (v for v in [1, add(1, 2)]))"
+    )
     assert (r.passed, r.status) == (True, "passed"), r
 
 
@@ -231,9 +259,6 @@ LIBRARY_READS = (
     "with mock.patch.object(pd.DataFrame, 'equals', return_value=False):\n"
     "    assert not pd.DataFrame({'a': [1]}).equals(pd.DataFrame({'a': [1]}))\n"
     "np.random.seed(3)\nfirst = np.random.rand()\nnp.random.seed(3)\nassert np.random.rand() == first\n"
-    "import io, sys\nsys.stdout = io.StringIO()\nprint('captured')\nout = sys.stdout.getvalue()\n"
-    "sys.stdout = sys.__stdout__\nassert out == 'captured\\n'\n"
-    "math.tau = 6\nassert math.tau == 6\nmath.tau = 2 * math.pi\n"
     "seen = {}\nseen[Node(1)] = True\nseen[Node(1)] = False\nassert len(seen) == 1\n"
     "counts = {3: 0}\ncounts[add(1, 2)] += 1\nassert counts == {3: 1}\n"
     "assert 3 in (v for v in [1, add(1, 2)]) and Node(2) not in (v for v in [Node(2)])\n"
@@ -267,7 +292,7 @@ def test_pytests_monkeypatch_of_a_library_is_read_back(in_process):
         "    monkeypatch.setattr(math, 'isclose', lambda *a, **k: 'patched')\n"
         "    assert math.isclose(1, 2) == 'patched' and add(1, 2) == 3\n"
     )
-    r = in_process.run_tests(ADDS, test, harness="pytest", timeout_s=60.0)
+    r = in_process.run_tests(WRONG.replace("a - b", "a + b"), test, harness="pytest", timeout_s=60.0)
     assert (r.passed, r.status) == (True, "passed"), r
 
 
