@@ -16,6 +16,9 @@ for arm in hf vllm-sync vllm-ahead-1; do
     cp "$runs/$arm.time-v.txt" "$here/$arm/time-v.txt"
     grep -E "rollout.backend=auto|sampler server|weights v|adapter v|vLLM|unavailable" "$runs/$arm.log" \
         > "$here/$arm/log-excerpt.txt" || true
+    # the runs' folder and the tree they ran from are this machine's too (STUDY_TREE: scrub-paths.sh's name for it)
+    sed -i "s#$(cd "$runs" && pwd)#<runs>#g" "$here/$arm/summary.json" "$here/$arm/$arm.command" "$here/$arm/time-v.txt"
+    STUDY_TREE=$(sed -n 's/.*(in \(.*\), nice.*/\1/p' "$here/$arm/$arm.command") \
     bash experiments/scrub-paths.sh "$here/$arm/eval_after.jsonl" "$here/$arm/summary.json" "$here/$arm/log-excerpt.txt" \
         "$here/$arm/$arm.command" "$here/$arm/time-v.txt"
 done
