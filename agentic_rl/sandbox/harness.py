@@ -166,12 +166,24 @@ def warm_up() -> None:
         _WORDING.append(_load_sibling("wording"))  # by path: a call cannot read this directory
     except ImportError:
         pass
+    JUDGE.contexts.learn()  # pytest.raises' managers, known by identity before any candidate (judging.Contexts)
+    _watch_libraries()
     tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
     tamper.checked_exits()  # the same
     for harness in ("pytest", "unittest", "humaneval"):
         _GUARDS[harness] = tamper.Guard(
             _framework_classes(harness), _framework_modules(harness), strict=("harness", tamper.__name__)
         )
+
+
+def _watch_libraries() -> None:
+    """What every loaded library holds, recorded before any candidate; later imports recorded as they finish;
+    the tests' own patches kept for their reads (libraries.Genuine)."""
+    import unittest.mock
+
+    GENUINE.watch_patches(unittest.mock._patch, getattr(sys.modules.get("_pytest.monkeypatch"), "MonkeyPatch", None))
+    GENUINE.watch_imports(sys.modules["_frozen_importlib"])
+    GENUINE.record_loaded()
 
 
 # harness -> its tamper.Guard, made by warm_up in the server before any call (run_tests makes one if not).
@@ -1396,6 +1408,13 @@ def _verify(test, name: str, first, second) -> None:
         raise _TestCase.failureException(f"{name}: {_clip(repr(first))} and {_clip(repr(second))} do not compare so")
 
 
+def _drawn_by_in(container) -> bool:
+    """An iterator (a generator, `map`, `zip`) whose elements `in` draws one by one. Out of process a handle of
+    the candidate's object is not drawn: its `in` reports the attempt (handle_operator), where drawing from an
+    object that cannot be iterated would fail the test as an error and lose that signal."""
+    return type(container) is not remote.RemoteObject and judging._next_of(type(container)) is not None
+
+
 def _wrap_assertions() -> None:
     """Assertion methods that compare (assertEqual and kin) first check both sides; done once, in the
     zygote, before any candidate exists. A hit fails the test and is reported:
@@ -1411,6 +1430,8 @@ def _wrap_assertions() -> None:
         def method(self, first, second, *args, **kwargs):
             if name == "assertCountEqual":  # unittest lists both first: a generator's elements are judged too
                 first, second = list(first), list(second)
+            elif name == "assertIn" and _drawn_by_in(second):
+                second = list(second)  # an iterator's elements, judged before unittest draws them (and again after)
             if tamper.always_equal(first) or tamper.always_equal(second):
                 _report_always_equal(f"a value compared by {name}")
                 raise self.failureException(f"{name}: a compared object claims an equality no value has")
@@ -1443,7 +1464,12 @@ _wrap_assertions()
 
 judging = _load_sibling("judging")
 # The tests' own comparisons and operators (judging.py): bound into the tests' compiled code, never looked up.
-JUDGE = judging.Judge(tamper, _untrusted_file, lambda note, kind: _report_judged_by_candidate(note, kind))
+libraries = _load_sibling("libraries")
+# The library names the tests read (libraries.py): what the libraries held before the candidate ran (warm_up).
+GENUINE = libraries.Genuine(
+    _untrusted_file, judging.is_tests_code, lambda note, kind: _report_judged_by_candidate(note, kind), (__file__,)
+)
+JUDGE = judging.Judge(tamper, _untrusted_file, lambda note, kind: _report_judged_by_candidate(note, kind), GENUINE)
 
 
 def _wrap_truth_assertions() -> None:

@@ -22,6 +22,11 @@ sides). Every other call in the tests' code goes through `call`: library code ha
 the tests' values would ask its special methods for the tests (`np.testing.assert_array_less(x, 4)`, `max(x, 3)`,
 `set([x, 3])`); `LibraryCalls` says which such calls are refused (kind `handle_library`).
 
+Beside calls (issue #47, the shapes left open): each manager of the tests' `with` is entered and exited here
+(`Contexts`: the candidate's code swallows no failure); an attribute the tests read, and a name they import from a
+module, is read through `libraries.Genuine` (the library's own value where the candidate rebound it); a store's key
+(`expected[x] = 1`) is judged as a lookup's (`keyed`); `x in iterator` draws and compares one element at a time.
+
 The calls are bound into the compiled code as constants (`bind`), not looked up by name: the candidate
 shares the tests' module globals (BigCodeBench) and could rebind any name there.
 """
@@ -29,6 +34,8 @@ shares the tests' module globals (BigCodeBench) and could rebind any name there.
 from __future__ import annotations
 
 import ast
+import copy
+import dis
 import operator
 import sys
 import types
@@ -39,6 +46,8 @@ COMPARE, ARITHMETIC, UNARY = "\0sandbox:compare", "\0sandbox:arithmetic", "\0san
 BUILTIN, TRUTH = "\0sandbox:builtin", "\0sandbox:truth"
 CALL, INPLACE, SLICE = "\0sandbox:call", "\0sandbox:inplace", "\0sandbox:slice"
 ITEM, SET_DISPLAY, DICT_DISPLAY = "\0sandbox:item", "\0sandbox:set", "\0sandbox:dict"
+WITH, ATTRIBUTE, IMPORTED = "\0sandbox:with", "\0sandbox:attribute", "\0sandbox:imported"
+KEYED, WROTE = "\0sandbox:keyed", "\0sandbox:wrote"
 
 _type, _id, _isinstance, _set, _map, _any = type, id, isinstance, set, map, any
 
@@ -92,12 +101,14 @@ class Judge:
     interpreter's or an installed library's) and `report(note, kind)` (a tamper event: handle_operator, or
     handle_library for a call). Set once, in the zygote, before any candidate exists (harness.py)."""
 
-    def __init__(self, tamper, untrusted, report) -> None:
+    def __init__(self, tamper, untrusted, report, library=None) -> None:
         self._families = tamper.JUDGING_OPERATORS
         self._answering_class = tamper.answering_class
         self._untrusted, self._report = untrusted, report
         self._calls = LibraryCalls(self, untrusted)
         self.delegate = self._calls.delegate
+        self.contexts = Contexts(self, tamper.answering_class, untrusted)
+        self.library = library  # libraries.Genuine: the library names the tests read (None: read as written)
 
     def call(self, function, *args, **kwargs):
         """Every call in the tests' code (`f(x, y)`): where `f` is neither the candidate's code nor the tests',
@@ -118,6 +129,13 @@ class Judge:
         if _type(key) not in _PLAIN and _type(key) is not slice:
             self._calls.check_lookup(container, key)
         return container[key]
+
+    def keyed(self, container, key):
+        """`container[key] = v` (and `del`, `op=`) in the tests: the store compares the candidate's key with the
+        container's keys as a lookup does (`Judge.item`'s rule); returns the key."""
+        if _type(key) not in _PLAIN and _type(key) is not slice:
+            self._calls.check_lookup(container, key)
+        return key
 
     def set_display(self, items: tuple) -> set:
         """`{a, b}` in the tests: its elements are compared with each other as `set([a, b])` compares them."""
@@ -155,7 +173,19 @@ class Judge:
             if name in ("In", "NotIn") and sides[1] is None:
                 return _any(item is left for item in _members(right)) == (name == "In")
             self.refuse(sides[0] or sides[1], f"compare ({_SYMBOLS[name]}) with a value of the tests'")
+        if sides[0] is not None:
+            self._library_rebound(left, right, self._families[left_family], _SYMBOLS[name])
+        if name in ("In", "NotIn") and sides[1] is None and _next_of(_type(right)) is not None:
+            return self._drawn(left, right) == (name == "In")
         return op(left, right)
+
+    def _drawn(self, left, iterator) -> bool:
+        """`left in iterator` (a generator, `map`, `zip`...: its elements are not seen before they are drawn), as
+        the interpreter does it (drawn until one is equal), each element compared by `compare`'s rule."""
+        for item in iterator:
+            if item is left or self.compare("Eq", left, item):
+                return True
+        return False
 
     def arithmetic(self, name: str, left, right):
         if _type(left) in _PLAIN and _type(right) in _PLAIN:
@@ -164,7 +194,17 @@ class Judge:
         sides = (self.answering(left, ops), self.answering(right, ops))
         if (sides[0] is None) != (sides[1] is None):
             self.refuse(sides[0] or sides[1], f"compute ({name}) with a value of the tests'")
+        if sides[0] is not None:
+            self._library_rebound(left, right, ops, name)
         return _ARITH_FUNCS[name](left, right)
+
+    def _library_rebound(self, left, right, names: tuple, what: str) -> None:
+        """Both sides answered by the candidate's code: refused where that code is an operator the candidate put
+        on a library's class (`pd.DataFrame.__eq__ = ...`), which then judges the tests' own values too."""
+        if self.library is not None:
+            found = self.library.rebound(_type(left), names) or self.library.rebound(_type(right), names)
+            if found is not None:
+                self.refuse(found, f"{what}: a library's operator, rebound by the candidate")
 
     def unary(self, name: str, operand):
         method, op = UNARY_OPS[name]
@@ -225,6 +265,148 @@ _BUILTIN_METHODS = {_id(abs): "__abs__", _id(round): "__round__"}
 _BUILT_IN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
 _PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None), range, slice, type(Ellipsis)})
 _SYMBOLS = {"Eq": "==", "NotEq": "!=", "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "In": "in", "NotIn": "not in"}
+
+
+# ------------------------------------------------------------------------------------------ context managers
+
+
+class Contexts:
+    """The tests' `with` statements (issue #47): a context manager's `__exit__` that answers "suppress" ends the
+    block early and swallows what it raised, the test's own failing assertion included. Each manager of the
+    tests' `with` is entered and exited here (`_Judged`); an exception the block raised may be swallowed only
+    where neither the candidate's code decided it nor a test's failure is swallowed by other than an assertion
+    made to expect it (`assertRaises`, `pytest.raises`). Refused (`tampered`, `handle_operator`):
+    * a manager whose `__exit__` is the candidate's code (its class, a `contextlib.contextmanager` generator of its
+      own, an `ExitStack` holding either) swallowing anything but an exception the tests' own `raise` statement
+      raised (what a test of a suppressing manager does: `with ignoring(ValueError): raise ValueError`), never a
+      failure (AssertionError, or what is not an Exception: pytest's outcomes, SystemExit);
+    * any other manager swallowing a failure (a `contextlib.suppress(Exception)` the candidate returned)."""
+
+    _RAISES = ("_AssertRaisesContext", "RaisesContext", "RaisesExc", "RaisesGroup")  # expecting may swallow it
+
+    def __init__(self, judge, answering_class, untrusted) -> None:
+        self._judge, self._answering_class, self._untrusted = judge, answering_class, untrusted
+        self._raises: set = set()  # the framework's context managers that expect an exception (learn)
+        self.learn()
+
+    def learn(self) -> None:
+        """The framework's expecting managers, by identity (a class of the candidate's may take their names):
+        called in the zygote, before any candidate (importing the test frameworks' modules that define them)."""
+        for module in ("_pytest.python_api", "_pytest.raises"):
+            try:
+                __import__(module)
+            except ImportError:  # pytest not installed, or a version without that module
+                pass
+        for module, name in (("unittest.case", "_AssertRaisesContext"), ("_pytest.python_api", "RaisesContext")):
+            cls = getattr(sys.modules.get(module), name, None)
+            if _isinstance(cls, type):
+                self._raises.add(cls)
+        for name in ("RaisesExc", "RaisesGroup"):  # pytest >= 8.4
+            cls = getattr(sys.modules.get("_pytest.raises"), name, None)
+            if _isinstance(cls, type):
+                self._raises.add(cls)
+
+    def enter(self, manager) -> _Judged:
+        return _Judged(self, manager)
+
+    def swallowing(self, manager, error, tb) -> None:
+        """The manager's `__exit__` answered "suppress" for `error`: returns where it may, else refuses."""
+        failure = _isinstance(error, AssertionError) or not _isinstance(error, Exception)
+        deciding = self._deciding(manager, 0)
+        if deciding is None:
+            if not failure or _type(manager) in self._raises:
+                return
+            deciding = f"{_type(manager).__module__}.{_type(manager).__qualname__}"
+        elif not failure and _raised_by_tests(tb):
+            return
+        note = f"a context manager ({deciding}) swallowed the exception the tests' with block raised ({_name(error)})"
+        self._judge._report(note, "handle_operator")
+        raise AssertionError(
+            f"{note}: a test's failure, or an exception the tests did not raise themselves, is not swallowed by the "
+            "candidate's code"
+        ) from error
+
+    def _deciding(self, manager, depth: int) -> str | None:
+        """The candidate's class or function that decides what `manager`'s `__exit__` answers: its own `__exit__`,
+        or what a library's manager holds and asks (a generator, an ExitStack's callbacks), a few levels deep."""
+        found = self._answering_class(_type(manager), ("__exit__",), self._untrusted, is_tests_code)
+        if found is not None or depth > 3:
+            return found
+        try:
+            held = list(_instance_dict(manager).values())
+        except Exception:  # noqa: BLE001 - no instance dict: a library's manager holding nothing of its own
+            return None
+        while held:
+            part = held.pop()
+            t = _type(part)
+            if t is tuple or _type(part).__name__ == "deque":  # an ExitStack's (is_sync, callback) entries
+                held += [p for p in part if _type(p) not in _PLAIN]
+            elif t is types.GeneratorType or t is types.MethodType or t is types.FunctionType:
+                code = getattr(part, "gi_code", None) or getattr(getattr(part, "__func__", part), "__code__", None)
+                if code is not None and self._untrusted(code.co_filename) and not is_tests_code(code):
+                    return getattr(part, "__qualname__", "?")
+                owner = getattr(part, "__self__", None)
+                if owner is not None and owner is not manager and _type(owner) is not types.ModuleType:
+                    found = self._deciding(owner, depth + 1)
+                inner = getattr(part, "__wrapped__", None)
+                if found is None and inner is not None:
+                    held.append(inner)
+                if found is not None:
+                    return found
+        return None
+
+
+class _Judged:
+    """One manager of the tests' `with`, entered and exited as the interpreter would (its class's `__enter__`
+    and `__exit__`, looked up past any metaclass), whose answer to "suppress" is judged (Contexts.swallowing)."""
+
+    __slots__ = ("_rule", "_manager", "_exit")
+
+    def __init__(self, rule: Contexts, manager) -> None:
+        self._rule, self._manager = rule, manager
+        self._exit = _special(manager, "__exit__")
+
+    def __enter__(self):
+        return _special(self._manager, "__enter__")()
+
+    def __exit__(self, kind, error, tb):
+        answer = self._exit(kind, error, tb)
+        if kind is None or not answer:
+            return False
+        self._rule.swallowing(self._manager, error, tb)
+        return True
+
+
+def _special(manager, name: str):
+    """`manager`'s special method `name`, bound, as `with` looks it up (on its class, in MRO order)."""
+    cls = _type(manager)
+    for klass in _mro(cls):
+        entry = _class_dict(klass).get(name, _MISSING)
+        if entry is not _MISSING:
+            get = getattr(_type(entry), "__get__", None)
+            return entry if get is None else get(entry, manager, cls)
+    raise TypeError(f"'{cls.__name__}' object does not support the context manager protocol")
+
+
+def _raised_by_tests(tb) -> bool:
+    """Whether the exception was raised by a `raise` statement of the tests' own code (its innermost frame)."""
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None or not is_tests_code(tb.tb_frame.f_code):
+        return False
+    code = tb.tb_frame.f_code.co_code
+    return 0 <= tb.tb_lasti < len(code) and code[tb.tb_lasti] == _RAISE_VARARGS
+
+
+def _name(error) -> str:
+    return _type(error).__name__
+
+
+_RAISE_VARARGS = dis.opmap["RAISE_VARARGS"]
+
+
+def _instance_dict(value) -> dict:
+    return object.__getattribute__(value, "__dict__")  # past a `__getattribute__` of the candidate's
 
 
 # ------------------------------------------------------------------------------------------ library calls
@@ -481,6 +663,11 @@ def _parts(item) -> list:
     return []
 
 
+def _next_of(t: type):
+    """`t`'s `__next__` where `t` is an iterator (walked by `in`, one element at a time), else None."""
+    return None if t in _BUILT_IN_CONTAINERS else getattr(t, "__next__", None)
+
+
 def _members(container) -> list:
     try:
         return list(container)
@@ -524,8 +711,8 @@ class _Rewrite(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
         names = [_type(op).__name__ for op in node.ops]
-        if all(n in ("Is", "IsNot") for n in names):
-            return node
+        if all(n in ("Is", "IsNot") for n in names) or any(_root_name(c) in _PYTEST_HELPERS for c in node.comparators):
+            return node  # identity, or pytest's explanation of a failure asking its own `name in locals()`
         if len(names) == 1:
             return _call(COMPARE, node, [ast.Constant(names[0]), node.left, node.comparators[0]])
         # a chain `a < b <= c`: each operand once, and the rest only while the chain holds
@@ -584,10 +771,43 @@ class _Rewrite(ast.NodeTransformer):
         return call
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        pure = _pure(node.value)  # read before the rewrite: a store's container read twice must be a name
         self.generic_visit(node)
-        if not _isinstance(node.ctx, ast.Load) or _isinstance(node.slice, (ast.Constant, ast.Slice)):
-            return node  # a store, or a key that is plain by its syntax
-        return _call(ITEM, node, [node.value, _sliced(node.slice)])
+        if _isinstance(node.slice, (ast.Constant, ast.Slice)):
+            return node  # a key that is plain by its syntax
+        if _isinstance(node.ctx, ast.Load):
+            return _call(ITEM, node, [node.value, _sliced(node.slice)])
+        if pure:  # `expected[x] = 1`, `del d[x]`: the key judged as a lookup's (Judge.keyed)
+            node.slice = _call(KEYED, node, [copy.deepcopy(node.value), _sliced(node.slice)])
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        """`a.b` read by the tests: the library's own value where the candidate rebound it (libraries.Genuine).
+        A private name (`self.__x`) is left as written: the compiler mangles it."""
+        self.generic_visit(node)
+        name = node.attr
+        if not _isinstance(node.ctx, ast.Load) or (name[:2] == "__" and name[-2:] != "__"):
+            return node
+        if _root_name(node) in _PYTEST_HELPERS:
+            return node
+        return _call(ATTRIBUTE, node, [node.value, ast.Constant(name)])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST | list:
+        """`from m import b`: `b` read again from `m` as an attribute of the tests' code is (Genuine.imported)."""
+        if node.level or not node.module or any(a.name == "*" for a in node.names):
+            return node
+        rebound = [
+            ast.Assign(
+                [ast.Name(a.asname or a.name, ast.Store())],
+                _call(
+                    IMPORTED,
+                    node,
+                    [ast.Name(a.asname or a.name, ast.Load()), ast.Constant(node.module), ast.Constant(a.name)],
+                ),
+            )
+            for a in node.names
+        ]
+        return [node, *(ast.fix_missing_locations(ast.copy_location(r, node)) for r in rebound)]
 
     def visit_Set(self, node: ast.Set) -> ast.AST:
         self.generic_visit(node)
@@ -602,6 +822,23 @@ class _Rewrite(ast.NodeTransformer):
         pairs = [ast.Tuple([k, v], ast.Load()) for k, v in zip(node.keys, node.values)]
         return _call(DICT_DISPLAY, node, [ast.Tuple(pairs, ast.Load())])
 
+    def visit_With(self, node: ast.With) -> ast.AST:
+        self.generic_visit(node)  # each manager entered and exited by the judge (Contexts)
+        for item in node.items:
+            item.context_expr = _call(WITH, item.context_expr, [item.context_expr])
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST | list:
+        """`owner.name = value` in the tests' code (`sys.stdout = io.StringIO()`): the tests' own value, which
+        their later reads keep (libraries.Genuine.wrote); the owner read again only where it is a name's chain."""
+        kept = [t for t in node.targets if _isinstance(t, ast.Attribute) and _pure(t.value)]
+        kept = [(copy.deepcopy(t.value), t.attr) for t in kept]
+        self.generic_visit(node)
+        if not kept:
+            return node
+        wrote = [ast.Expr(_call(WROTE, node, [self.visit(owner), ast.Constant(name)])) for owner, name in kept]
+        return [node, *(ast.fix_missing_locations(ast.copy_location(w, node)) for w in wrote)]
+
     def visit_AugAssign(self, node: ast.AugAssign) -> list:
         """`target op= value` as `target = inplace(op, target, value)`, the target's object and index read once
         (into names no source can spell, deleted after), in Python's order: object, index, value."""
@@ -612,7 +849,10 @@ class _Rewrite(ast.NodeTransformer):
             if _isinstance(target, ast.Attribute):
                 target = ast.Attribute(held, target.attr, ast.Store())
             else:
-                target = ast.Subscript(held, self._hold(_sliced(target.slice), before, node), ast.Store())
+                index = target.slice
+                if not (_isinstance(index, ast.Call) and getattr(index.func, "value", None) == KEYED):
+                    index = _call(KEYED, node, [ast.Name(held.id, ast.Load()), _sliced(index)])  # Judge.keyed
+                target = ast.Subscript(held, self._hold(index, before, node), ast.Store())
         load = ast.copy_location(_type(target)(**{**_fields(target), "ctx": ast.Load()}), node)
         value = _call(INPLACE, node, [ast.Constant(ARITHMETIC_OPS[_type(node.op).__name__]), load, node.value])
         statements = [*before, ast.copy_location(ast.Assign([target], value), node)]
@@ -633,6 +873,13 @@ class _Rewrite(ast.NodeTransformer):
 _FRAME_READERS = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint"})
 # The names pytest's assertion rewriter binds its own helpers to (its `@py_assertN` temporaries are the test's values)
 _PYTEST_HELPERS = frozenset({"@py_builtins", "@pytest_ar"})
+
+
+def _pure(expr: ast.expr) -> bool:
+    """A name or a chain of attributes of one (`d`, `self.counts`): read twice, it reads the same."""
+    while _isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return _isinstance(expr, ast.Name)
 
 
 def _root_name(func: ast.expr) -> str:
@@ -682,7 +929,12 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
         calls = {COMPARE: judge.compare, COMPARE + ":chain": _chain(judge), ARITHMETIC: judge.arithmetic}
         calls.update({UNARY: judge.unary, BUILTIN: judge.builtin, TRUTH: judge.truth})
         calls.update({CALL: judge.call, INPLACE: judge.inplace, SLICE: slice, ITEM: judge.item})
-        calls.update({SET_DISPLAY: judge.set_display, DICT_DISPLAY: judge.dict_display})
+        calls.update({SET_DISPLAY: judge.set_display, DICT_DISPLAY: judge.dict_display, WITH: judge.contexts.enter})
+        library = judge.library
+        calls[KEYED] = judge.keyed
+        calls[ATTRIBUTE] = getattr if library is None else library.attribute
+        calls[IMPORTED] = _as_imported if library is None else library.imported
+        calls[WROTE] = _nothing if library is None else library.wrote
 
     def swap(c: _CodeType) -> _CodeType:
         consts = tuple(
@@ -691,6 +943,14 @@ def bind(code: _CodeType, judge: Judge | None) -> _CodeType:
         return c.replace(co_consts=(*consts, TESTS_MARK))  # a constant no instruction loads: the tests' mark
 
     return swap(code)
+
+
+def _as_imported(value, module: str, name: str):
+    return value
+
+
+def _nothing(*args) -> None:
+    return None
 
 
 def _chain(judge: Judge):

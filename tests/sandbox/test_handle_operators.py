@@ -28,6 +28,7 @@ JUDGEMENTS = {
     "reflected_difference": "self.assertTrue(abs(3.14159 - task_func()) < 1e-6)",
     "ordering": "self.assertLess(task_func(), 0)\n        self.assertGreater(task_func(), 10)",
     "membership": "self.assertIn(42, task_func())",
+    "membership_operator": "self.assertTrue(42 in task_func())",
     "exit_swallows": "with task_func():\n            self.assertEqual(1, 2)",
 }
 

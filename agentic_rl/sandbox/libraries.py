@@ -1,0 +1,255 @@
+"""In process (issue #47): the library names the tests read are the libraries, whatever the candidate rebound.
+
+Standard library only; loaded by path by harness.py inside the sandboxed runner (next to judging.py).
+
+The candidate shares the interpreter with the tests: `np.testing.assert_array_equal = lambda *a, **k: None`,
+`math.isclose = print`, `vars(math)['pi'] = 0`, `pd.DataFrame.equals = lambda s, o: True` or a `mock.patch(...)
+.start()` of its own turn the tests' checks into no-ops, or their expected values into its own. No audit event
+covers a write to a module's or a class's attributes, so the writes are not watched: the reads are. `Genuine`
+records, before any candidate runs, what every installed library module holds and what its classes hold (in the
+zygote, for the preloaded libraries; as each later import finishes, for the rest), and the tests' code reads
+its attributes through `attribute` (judging.py rewrites `a.b` in the tests' code; `from m import b` reads
+`m.b` again after the import). A read from a recorded module, or from a recorded class in the MRO of the
+object read (an instance's method, a class's attribute), that finds another value than the recorded one gets
+the recorded value, unless the tests put that value there themselves (their `mock.patch`, pytest's
+`monkeypatch.setattr`: `patched`; their own `m.name = v`: `wrote`); where the value found is the candidate's
+code, the rebinding is reported (`tampered`, kind `shadowed_module`: a library name the tests use bound to the
+candidate's definition). `sys` is not recorded: its attributes are the interpreter's state, which the test
+frameworks rebind (`sys.stdout` under capture).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+_type, _id, _isinstance = type, id, isinstance
+_ModuleType, _FunctionType, _MethodType = types.ModuleType, types.FunctionType, types.MethodType
+_mro = type.__dict__["__mro__"].__get__  # past a metaclass that could answer `cls.__mro__` itself
+_class_dict = type.__dict__["__dict__"].__get__
+_flags = type.__dict__["__flags__"].__get__
+_HEAPTYPE = 1 << 9  # a class made by `class`: its attributes can be set (built-in and C types cannot)
+_MISSING = object()
+_LOADED = "import {!r} # {!r}"  # importlib._bootstrap._load_unlocked's message once a module is loaded
+
+
+class Genuine:
+    """What the installed libraries held before the candidate ran, and the tests' reads judged against it.
+    `untrusted(filename)`: code that is not the interpreter's or an installed library's; `is_tests(code)`: the
+    tests' own code; `report(note, kind)`: a tamper event; `runner`: the harness's files (a patch made below them,
+    by unittest's `@patch` decorator, with no code of the candidate's between, is the tests')."""
+
+    def __init__(self, untrusted, is_tests, report, runner: tuple = ()) -> None:
+        self._untrusted, self._is_tests, self._report, self._runner = untrusted, is_tests, report, runner
+        self._modules: dict = {}  # id(module) -> (module, a copy of its namespace)
+        self._classes: dict = {}  # id(class) -> (class, a copy of its namespace)
+        self._chains: dict = {}  # id(type) -> (type, its MRO where a recorded class is in it, else None)
+        self._patched: dict = {}  # (id(owner), name) -> the value the tests' own patch put there
+
+    # ------------------------------------------------------------------------------------------ recording
+
+    def record_loaded(self) -> None:
+        """Every library module loaded so far (the zygote's preload): once, before any candidate exists."""
+        for module in list(sys.modules.values()):
+            self.record(module)
+
+    def record(self, module) -> None:
+        """`module`'s namespace and its classes' as they are now, where it is an installed library's."""
+        if _type(module) is not _ModuleType or _id(module) in self._modules or module is sys:
+            return  # `sys` holds the interpreter's state, which the frameworks rebind (`sys.stdout` under capture)
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None) or getattr(module, "__file__", None)
+        if not _isinstance(origin, str) or (origin not in ("built-in", "frozen") and self._untrusted(origin)):
+            return  # the candidate's module, the tests', or one made at run time
+        namespace = dict(vars(module))
+        self._modules[_id(module)] = (module, namespace)
+        name = namespace.get("__name__")
+        for value in namespace.values():
+            if _isinstance(value, type) and _flags(value) & _HEAPTYPE and _id(value) not in self._classes:
+                if getattr(value, "__module__", None) == name:  # a class defined there, not one imported
+                    self._classes[_id(value)] = (value, dict(_class_dict(value)))
+
+    def watch_imports(self, bootstrap) -> None:
+        """Record each module as its import finishes (`bootstrap`: importlib's `_bootstrap`), before the code that
+        imported it runs on. The hook is the message `_load_unlocked` logs once a module's code ran and it is in
+        `sys.modules`: a call after the module's code, so no frame of ours is below a failing import's."""
+        original = bootstrap._verbose_message
+        if getattr(original, "__wrapped__", None) is not None:
+            return
+
+        def message(text, *args, **kwargs):
+            original(text, *args, **kwargs)
+            if text == _LOADED and args:
+                self.record(sys.modules.get(args[0]))
+
+        message.__wrapped__ = original
+        bootstrap._verbose_message = message
+
+    def watch_patches(self, patch_class, monkeypatch_class=None) -> None:
+        """The tests' own patches (unittest.mock's `_patch`, pytest's `MonkeyPatch.setattr`) are what the tests
+        then read: their values are kept (`patched`) where the patch was started by the tests."""
+        enter = patch_class.__enter__
+        if getattr(enter, "__wrapped__", None) is None:
+
+            def entered(patch, *args, **kwargs):
+                value = enter(patch, *args, **kwargs)
+                target = getattr(patch, "target", None)
+                if _isinstance(getattr(patch, "attribute", None), str) and target is not None:
+                    self.patched(target, patch.attribute)
+                return value
+
+            entered.__wrapped__ = enter
+            patch_class.__enter__ = entered
+        setattr_ = getattr(monkeypatch_class, "setattr", None)
+        if setattr_ is not None and getattr(setattr_, "__wrapped__", None) is None:
+
+            def monkeypatched(patch, *args, **kwargs):
+                setattr_(patch, *args, **kwargs)
+                done = getattr(patch, "_setattr", None)
+                if done:
+                    self.patched(done[-1][0], done[-1][1])
+
+            monkeypatched.__wrapped__ = setattr_
+            monkeypatch_class.setattr = monkeypatched
+
+    def wrote(self, owner, name: str) -> None:
+        """`owner.name = value` in the tests' own code (judging.py adds this call after it): kept for their reads."""
+        if _id(owner) in self._modules or _id(owner) in self._classes:  # recorded: alive, its id its own
+            self._patched[(_id(owner), name)] = getattr(owner, name, _MISSING)
+
+    def patched(self, owner, name: str) -> None:
+        """`owner.name` was just set by a patch: kept for the tests' reads where the tests made it."""
+        if self._by_tests(sys._getframe(2)):
+            self._patched[(_id(owner), name)] = getattr(owner, name, _MISSING)
+
+    def _by_tests(self, frame) -> bool:
+        """Whether the first frame below that is not a library's is the tests' (or the harness's runner, with
+        nothing of the candidate's between: a decorator's patch)."""
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename in self._runner:
+                return True
+            if self._untrusted(code.co_filename):
+                return bool(self._is_tests(code))
+            frame = frame.f_back
+        return False  # a thread of the candidate's: no runner below
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def attribute(self, owner, name: str):
+        """`owner.name` read by the tests' code: the library's own value where the candidate rebound it."""
+        value = getattr(owner, name)
+        if _type(owner) is _ModuleType:
+            known = self._modules.get(_id(owner))  # a recorded module is kept alive here: its id is its own
+            if known is None:
+                return value
+            genuine = known[1].get(name, _MISSING)
+            if genuine is _MISSING or genuine is value:
+                return value
+            return self._judged(owner, name, value, genuine, value)
+        klass = owner if _isinstance(owner, type) else _type(owner)
+        chain = self._chain(klass)
+        return value if chain is None else self._from_classes(owner, klass, chain, name, value)
+
+    def _from_classes(self, owner, klass: type, chain: list, name: str, value):
+        """`name` of an instance or a class: looked up in its MRO, where a recorded class's entry that is not the
+        one recorded (replaced, added over a base's, deleted) gives way to the recorded chain's."""
+        for cls, namespace in chain:
+            live = _class_dict(cls).get(name, _MISSING)
+            if namespace is None:
+                if live is not _MISSING:
+                    return value  # a class that is not a library's holds it: its own (a subclass's method)
+                continue
+            genuine = namespace.get(name, _MISSING)
+            if live is not genuine:
+                return self._differs(owner, klass, chain, cls, name, value, live)
+            if live is not _MISSING:
+                return value
+        return value
+
+    def _differs(self, owner, klass: type, chain: list, cls: type, name: str, value, live):
+        """`cls` (recorded) holds `name` other than recorded: the recorded chain's entry, bound as read."""
+        if owner is not klass and live is not _MISSING and _own_attribute(owner, name, live):
+            return value
+        genuine = _genuine_entry(chain, [c for c, _ in chain].index(cls), name)
+        if genuine is _MISSING:
+            return value  # a name the library never had: nothing of the tests' reads it
+        return self._judged(cls, name, value, _bound(genuine, owner, klass), live)
+
+    def rebound(self, t: type, names: tuple) -> str | None:
+        """`Class.name` where one of the special methods `names` that an operator asks of a `t` is a recorded
+        library class's entry the candidate rebound (`pd.DataFrame.__eq__ = ...`): the operator rules see that
+        class as the candidate's on both sides, and would let it answer."""
+        chain = self._chain(t)
+        for name in () if chain is None else names:
+            for i, (cls, namespace) in enumerate(chain):
+                live = _class_dict(cls).get(name, _MISSING)
+                if namespace is None and live is _MISSING:
+                    continue
+                if namespace is not None and live is not namespace.get(name, _MISSING):
+                    if live is not _genuine_entry(chain, i, name):
+                        return f"{getattr(cls, '__qualname__', '?')}.{name}"
+                if live is not _MISSING:
+                    break
+        return None
+
+    def imported(self, value, module: str, name: str):
+        """`from module import name` in the tests' code: `module.name` read again as `attribute` reads it."""
+        source = sys.modules.get(module)
+        if _type(value) is _ModuleType or source is None:
+            return value
+        return self.attribute(source, name)
+
+    def _chain(self, klass: type):
+        known = self._chains.get(_id(klass))
+        if known is not None and known[0] is klass:
+            return known[1]
+        mro = _mro(klass)
+        chain = [(c, self._classes[_id(c)][1] if _id(c) in self._classes else None) for c in mro]
+        chain = chain if any(n is not None for _, n in chain) else None
+        self._chains[_id(klass)] = (klass, chain)
+        return chain
+
+    def _judged(self, owner, name: str, value, genuine, found):
+        """`found` (what `owner.name` holds now) is not what the library held: the tests' own patch is kept, any
+        other value is replaced by the library's, and the candidate's code there is reported."""
+        if found is not _MISSING and self._patched.get((_id(owner), name), _MISSING) is found:
+            return value
+        code = _code_of(found)
+        if code is not None and self._untrusted(code.co_filename) and not self._is_tests(code):
+            where = getattr(owner, "__name__", "?")
+            self._report(f"the candidate rebound {where}.{name}, a library name the tests read", "shadowed_module")
+        return genuine
+
+
+def _genuine_entry(chain: list, start: int, name: str):
+    """`name`'s entry in the MRO `chain` from `start` on, as recorded (a class not recorded: as it is)."""
+    for cls, namespace in chain[start:]:
+        entry = (_class_dict(cls) if namespace is None else namespace).get(name, _MISSING)
+        if entry is not _MISSING:
+            return entry
+    return _MISSING
+
+
+def _own_attribute(owner, name: str, entry) -> bool:
+    """Whether the instance `owner` holds `name` itself, over its class's `entry` (not a data descriptor)."""
+    if hasattr(_type(entry), "__set__") or hasattr(_type(entry), "__delete__"):
+        return False
+    try:
+        return name in object.__getattribute__(owner, "__dict__")
+    except Exception:  # noqa: BLE001 - no instance dictionary: the class's entry answers
+        return False
+
+
+def _bound(entry, owner, klass):
+    get = getattr(_type(entry), "__get__", None)
+    return entry if get is None else get(entry, None if owner is klass else owner, klass)
+
+
+def _code_of(value):
+    """The code `value` runs when called: a function's, a method's, a callable object's `__call__`."""
+    func = getattr(value, "__func__", value) if _type(value) is _MethodType else value
+    if _type(func) is _FunctionType:
+        return func.__code__
+    call = _class_dict(_type(value)).get("__call__") if _flags(_type(value)) & _HEAPTYPE else None
+    return getattr(call, "__code__", None)

@@ -1,0 +1,312 @@
+"""Issue #47, in process: the shapes docs/sandbox.md still listed as open, each closed as a class or shown to
+leave the verdict honest.
+
+**`with` statements.** A context manager's `__exit__` that answers "suppress" swallowed the test's own failing
+assertion (or a KeyError the candidate's wrong value caused before it). Now each manager of the tests' `with` is
+entered and exited by the judge (judging.Contexts): the candidate's code may swallow only an exception the tests
+raised themselves by a `raise` statement, never a failure; no other manager may swallow a failure but the
+framework's `assertRaises` / `pytest.raises` (`tampered`, `handle_operator`).
+
+**Library names rebound in the library.** `np.testing.assert_array_equal = lambda *a, **k: None`, `math.isclose =
+print`, `vars(math)['pi'] = 0`, `pd.DataFrame.equals = ...`, a `mock.patch(...).start()` of the candidate's: the
+tests read their library names through the judge (libraries.Genuine), which gives the library's own value, recorded
+before the candidate ran; the candidate's code found there is reported (`tampered`, `shadowed_module`). The tests'
+own patches are kept. An operator rebound on a library class (`pd.DataFrame.__eq__ = ...`), which the operator
+rules saw as the candidate's class on both sides, is refused (`handle_operator`).
+
+**Stores and membership in an iterator.** `expected[x] = 1` and `counts[x] += 1` compared the candidate's key with
+the tests' keys by its `__eq__`; `3 in (v for v in result)` and `assertIn(3, generator)` asked the elements'
+`__eq__`. Now a store's key is judged as a lookup's, and an iterator's elements one by one as `==` is.
+
+Each attack forges a pass at 9376fac (run there by hand: a copy of that commit, this file's 25 shapes under both
+harnesses: 48 of 50 passed; `unittest_class` under unittest and `frame_equality` under pytest were refused
+already); the honest programs of the same shapes pass before and after (but the wrong answer graded by pytest,
+which 9376fac graded `tampered`: pytest's own explanation of the failure, `name in locals()`, was judged as the
+tests' comparison).
+
+**What the candidate's object answers alone** (`len(x)`, `float(x)`, `str(x)`, `list(x)`, `np.asarray(x)`,
+`hasattr(x, ...)`, `for`, unpacking, f-strings) is the candidate's answer, as a method's return is: nothing of the
+tests' is handed to it, so it commits to a value that the tests then judge as data. A wrong answer fails; the tests
+below show it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_in_process_library import ALWAYS, _forged
+
+WRONG = "def add(a, b):\n    return a - b\n"
+ADDS = "def add(a, b):\n    return a + b\n"
+SWALLOWS = (
+    "class Timer:\n    def __enter__(self):\n        return self\n    def __exit__(self, *exc):\n        return True\n"
+)
+CONTEXT = {
+    "exit_true": (SWALLOWS + WRONG, "with Timer():\n    assert add(1, 2) == 3"),
+    "exit_truthy_object": (
+        "class Yes:\n    def __bool__(self):\n        return True\n"
+        + SWALLOWS.replace("return True", "return Yes()")
+        + WRONG,
+        "with Timer():\n    assert add(1, 2) == 3",
+    ),
+    "generator": (
+        "import contextlib\n@contextlib.contextmanager\ndef Timer():\n    try:\n        yield\n"
+        "    except BaseException:\n        pass\n" + WRONG,
+        "with Timer():\n    assert add(1, 2) == 3",
+    ),
+    "exit_stack": (
+        SWALLOWS + WRONG,
+        "import contextlib\nwith contextlib.ExitStack() as stack:\n    stack.enter_context(Timer())\n"
+        "    assert add(1, 2) == 3",
+    ),
+    "other_exception": (
+        SWALLOWS + "def add(a, b):\n    return {}\n",
+        "with Timer():\n    assert add(1, 2)['sum'] == 3",
+    ),
+    "library_suppress_returned": (
+        "import contextlib\ndef Timer():\n    return contextlib.suppress(Exception)\n" + WRONG,
+        "with Timer():\n    assert add(1, 2) == 3",
+    ),
+    "second_item": (SWALLOWS + WRONG, "import io\nwith io.StringIO() as f, Timer() as t:\n    assert add(1, 2) == 3"),
+}
+# the candidate's code installed in a library: reported (shadowed_module) and the library's own value read
+REBOUND_CODE = {
+    "numpy_testing": (
+        "import numpy as np\nnp.testing.assert_array_equal = lambda *a, **k: None\n"
+        "def add(a, b):\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
+    "math_isclose": (
+        "import math\nmath.isclose = lambda *a, **k: True\n" + WRONG,
+        "import math\nassert math.isclose(add(1, 2), 3)",
+    ),
+    "from_import": (
+        "import math\nmath.isclose = lambda *a, **k: True\n" + WRONG,
+        "from math import isclose\nassert isclose(add(1, 2), 3)",
+    ),
+    "dict_write": (
+        "import math\nvars(math)['isclose'] = lambda *a, **k: True\n" + WRONG,
+        "import math\nassert math.isclose(add(1, 2), 3)",
+    ),
+    "dataframe_method": (
+        "import pandas as pd\npd.DataFrame.equals = lambda self, other: True\n"
+        "def add(a, b):\n    return pd.DataFrame({'s': [0]})\n",
+        "import pandas as pd\nassert add(1, 2).equals(pd.DataFrame({'s': [3]}))",
+    ),
+    "pandas_testing": (
+        "import pandas as pd\npd.testing.assert_frame_equal = lambda *a, **k: None\n"
+        "def add(a, b):\n    return pd.DataFrame({'s': [0]})\n",
+        "import pandas as pd\npd.testing.assert_frame_equal(add(1, 2), pd.DataFrame({'s': [3]}))",
+    ),
+    "unittest_class": (
+        "import unittest\nunittest.TestCase.assertEqual = lambda self, *a, **k: None\n" + WRONG,
+        "import unittest\nunittest.TestCase('run').assertEqual(add(1, 2), 3)",
+    ),
+    "patch_started": (
+        "import math\nfrom unittest import mock\nmock.patch('math.isclose', lambda *a, **k: True).start()\n" + WRONG,
+        "import math\nassert math.isclose(add(1, 2), 3)",
+    ),
+}
+# a library's own value put there: no code of the candidate's to report; the library's own value is read
+REBOUND_VALUE = {
+    "numpy_by_builtin": (
+        "import numpy as np\nnp.testing.assert_array_equal = print\ndef add(a, b):\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
+    "module_constant": (
+        "import math\nmath.pi = 0.0\ndef add(a, b):\n    return 0.0\n",
+        "import math\nassert add(1, 2) == math.pi * 1",
+    ),
+    "mock_installed": (
+        "import math\nfrom unittest import mock\nmath.isclose = mock.MagicMock(return_value=True)\n" + WRONG,
+        "import math\nassert math.isclose(add(1, 2), 3)",
+    ),
+}
+# an operator of a library class rebound: both sides are that class, and the operator rules let it answer
+REBOUND_OPERATOR = {
+    "frame_equality": (
+        "import pandas as pd\npd.DataFrame.__eq__ = lambda self, other: True\n"
+        "def add(a, b):\n    return pd.DataFrame({'s': [0]})\n",
+        "import pandas as pd\nassert add(1, 2) == pd.DataFrame({'s': [3]})",
+    ),
+    "series_difference": (
+        "import pandas as pd\npd.Series.__sub__ = lambda self, other: 0\ndef add(a, b):\n    return pd.Series([0])\n",
+        "import pandas as pd\nassert add(1, 2) - pd.Series([3]) == 0",
+    ),
+}
+# the candidate's key stored into the tests' dict, and the elements of an iterator, compared by the judge
+RETURNS_ALWAYS = ALWAYS + "def add(a, b):\n    return Always()\n"
+STORES = {
+    "store_key": (RETURNS_ALWAYS, "seen = {3: False}\nseen[add(1, 2)] = True\nassert seen[3]"),
+    "augmented_store_key": (RETURNS_ALWAYS, "counts = {3: 0}\ncounts[add(1, 2)] += 1\nassert counts[3] == 1"),
+    "attribute_container_store": (
+        RETURNS_ALWAYS,
+        "import types\nns = types.SimpleNamespace(seen={3: False})\nns.seen[add(1, 2)] = True\nassert ns.seen[3]",
+    ),
+}
+ITERATORS = {
+    "membership_in_generator": (RETURNS_ALWAYS, "assert 3 in (v for v in [add(1, 2)])"),
+    "membership_in_map": (RETURNS_ALWAYS, "assert 3 in map(lambda v: v, [add(1, 2)])"),
+}
+
+
+# each group of attacks -> (its table, the status each gets now, the tamper kinds one of which it reports)
+GROUPS = {
+    "context": (CONTEXT, "tampered", {"handle_operator"}),
+    "rebound_code": (REBOUND_CODE, "tampered", {"shadowed_module"}),
+    "rebound_value": (REBOUND_VALUE, "failed", set()),  # the library's own check ran, and failed
+    # pytest's own probe of an always-equal `==` may find the frame first (it did at 9376fac too)
+    "rebound_operator": (REBOUND_OPERATOR, "tampered", {"handle_operator", "always_equal"}),
+    "store": (STORES, "tampered", {"handle_library"}),
+    "iterator": (ITERATORS, "failed", set()),  # `==` with the candidate's object is identity
+}
+ATTACKS = sorted((group, attack) for group, (table, _, _) in GROUPS.items() for attack in table)
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("group,attack", ATTACKS)
+def test_a_shape_left_open_no_longer_forges_a_pass(in_process, group, attack, harness):
+    table, status, kinds = GROUPS[group]
+    code, body = table[attack]
+    r = _forged(in_process, code, harness, body)
+    assert (r.passed, r.status, r.trust) == (False, status, "in_process"), r
+    assert not kinds or kinds & set(r.tamper_kinds), r
+
+
+def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
+    """Refused at 9376fac too, but only after the fact (the check repeated on the generator unittest had drawn),
+    which also refused the honest half here: its elements are now listed first, as for assertCountEqual."""
+    r = _forged(in_process, RETURNS_ALWAYS, "unittest", "self.assertIn(3, (v for v in [add(1, 2)]))")
+    assert (r.passed, r.status) == (False, "tampered") and "handle_operator" in r.tamper_kinds, r
+    r = _forged(in_process, ADDS, "unittest", "self.assertIn(3, (v for v in [1, add(1, 2)]))")
+    assert (r.passed, r.status) == (True, "passed"), r
+
+
+# ------------------------------------------------------------------------------------------ honest programs
+
+# Context managers of every kind, the candidate's included, and a suppressing one tested as such.
+CONTEXTS = (
+    "import contextlib\n"
+    "class Timer:\n"
+    "    def __enter__(self):\n        self.entered = True\n        return self\n"
+    "    def __exit__(self, *exc):\n        self.exited = exc[0]\n        return False\n"
+    "class Ignoring:\n"
+    "    def __init__(self, *kinds):\n        self.kinds = kinds\n"
+    "    def __enter__(self):\n        return self\n"
+    "    def __exit__(self, kind, error, tb):\n        return kind is not None and issubclass(kind, self.kinds)\n"
+    "@contextlib.contextmanager\n"
+    "def opened(log):\n    log.append('open')\n    yield len(log)\n    log.append('close')\n"
+    "def add(a, b):\n    if not isinstance(a, int):\n        raise ValueError('a')\n    return a + b\n"
+)
+CONTEXTS_BODY = (
+    "import math, os, tempfile\nfrom unittest import mock\n"
+    "with Timer() as t:\n    assert add(1, 2) == 3\nassert t.entered and t.exited is None\n"
+    "with Ignoring(ValueError):\n    raise ValueError('ignored')\n"
+    "log = []\nwith opened(log) as n:\n    assert n == 1\nassert log == ['open', 'close']\n"
+    "with tempfile.TemporaryDirectory() as d:\n    assert os.path.isdir(d)\n"
+    "with mock.patch('math.isclose', return_value=True) as fake:\n    assert math.isclose(1, 2) and fake.called\n"
+    "assert not math.isclose(1, 2)\n"
+    "with mock.patch.object(math, 'sqrt', lambda v: -1.0):\n    assert math.sqrt(4) == -1.0\n"
+    "with contextlib.suppress(FileNotFoundError):\n    os.remove('/nonexistent/file')\n"
+    "raised = False\ntry:\n    with Timer():\n        raise KeyError('kept')\nexcept KeyError:\n    raised = True\n"
+    "assert raised"
+)
+UNITTEST_CONTEXTS = (
+    "with self.assertRaises(ValueError):\n    add('x', 2)\n"
+    "with self.assertRaises(AssertionError):\n    assert add(1, 2) == 4\n"
+    "with self.assertRaisesRegex(ValueError, 'a'):\n    add('x', 2)"
+)
+PYTEST_CONTEXTS = (
+    "import pytest\nwith pytest.raises(ValueError):\n    add('x', 2)\n"
+    "with pytest.raises(AssertionError):\n    assert add(1, 2) == 4"
+)
+# Library reads of every kind: the tests' own patches read back, a library's own state changes, stores and
+# membership the tests make of their own values and of the candidate's alone.
+LIBRARY_READS = (
+    "import math\nimport numpy as np\nimport pandas as pd\nfrom unittest import mock\nfrom math import isclose\n"
+    "np.testing.assert_array_equal(np.arange(add(1, 2)), np.array([0, 1, 2]))\n"
+    "assert isclose(add(0.1, 0.2), 0.3) and math.pi > 3 and pd.DataFrame({'a': [1]}).equals(pd.DataFrame({'a': [1]}))\n"
+    "with mock.patch('numpy.testing.assert_array_equal') as fake:\n"
+    "    np.testing.assert_array_equal(1, 2)\n    assert fake.call_count == 1\n"
+    "with mock.patch.object(pd.DataFrame, 'equals', return_value=False):\n"
+    "    assert not pd.DataFrame({'a': [1]}).equals(pd.DataFrame({'a': [1]}))\n"
+    "np.random.seed(3)\nfirst = np.random.rand()\nnp.random.seed(3)\nassert np.random.rand() == first\n"
+    "import io, sys\nsys.stdout = io.StringIO()\nprint('captured')\nout = sys.stdout.getvalue()\n"
+    "sys.stdout = sys.__stdout__\nassert out == 'captured\\n'\n"
+    "math.tau = 6\nassert math.tau == 6\nmath.tau = 2 * math.pi\n"
+    "seen = {}\nseen[Node(1)] = True\nseen[Node(1)] = False\nassert len(seen) == 1\n"
+    "counts = {3: 0}\ncounts[add(1, 2)] += 1\nassert counts == {3: 1}\n"
+    "assert 3 in (v for v in [1, add(1, 2)]) and Node(2) not in (v for v in [Node(2)])\n"
+    "n = Node(4)\nassert n in (v for v in [Node(1), n])"
+)
+NODE = (
+    "class Node:\n    def __init__(self, v):\n        self.v = v\n"
+    "    def __eq__(self, o):\n        return isinstance(o, Node) and o.v == self.v\n"
+    "    def __hash__(self):\n        return hash(self.v)\n"
+)
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+def test_honest_context_managers_still_work(in_process, harness):
+    body = CONTEXTS_BODY + "\n" + (UNITTEST_CONTEXTS if harness == "unittest" else PYTEST_CONTEXTS)
+    r = _forged(in_process, CONTEXTS, harness, body)
+    assert (r.passed, r.status) == (True, "passed"), r
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+def test_honest_library_reads_stores_and_membership_still_work(in_process, harness):
+    code = "import math\nimport numpy as np\n" + NODE + "def add(a, b):\n    return a + b\n"
+    r = _forged(in_process, code, harness, LIBRARY_READS)
+    assert (r.passed, r.status) == (True, "passed"), r
+
+
+def test_pytests_monkeypatch_of_a_library_is_read_back(in_process):
+    test = (
+        "import math\nfrom solution import *\n\n"
+        "def test_a(monkeypatch):\n"
+        "    monkeypatch.setattr(math, 'isclose', lambda *a, **k: 'patched')\n"
+        "    assert math.isclose(1, 2) == 'patched' and add(1, 2) == 3\n"
+    )
+    r = in_process.run_tests(ADDS, test, harness="pytest", timeout_s=60.0)
+    assert (r.passed, r.status) == (True, "passed"), r
+
+
+# ------------------------------------------------------------------------------- the candidate's own answers
+
+# An object whose every answer about itself is given alone: `len`, `float`, `str`, iteration, unpacking, an
+# f-string, `np.asarray`, `hasattr` through `__getattr__`. The tests judge each answer as data.
+SELF_ANSWERS = (
+    "import numpy as np\n"
+    "class Result:\n"
+    "    def __init__(self, n):\n        self.n = n\n"
+    "    def __len__(self):\n        return self.n\n"
+    "    def __float__(self):\n        return float(self.n)\n"
+    "    def __str__(self):\n        return f'result {self.n}'\n"
+    "    def __format__(self, spec):\n        return format(self.n, spec)\n"
+    "    def __iter__(self):\n        return iter(range(self.n))\n"
+    "    def __array__(self, dtype=None, copy=None):\n        return np.arange(self.n)\n"
+    "    def __getattr__(self, name):\n"
+    "        if name[:2] == '__':\n            raise AttributeError(name)\n"
+    "        return self.n\n"
+    "def add(a, b):\n    return Result(a + b)\n"
+)
+SELF_ANSWERS_BODY = (
+    "import numpy as np\nr = add(1, 2)\n"
+    "assert len(r) == 3 and float(r) == 3.0 and str(r) == 'result 3' and f'{r:>2}' == ' 3'\n"
+    "assert list(r) == [0, 1, 2] and sorted(r) == [0, 1, 2]\n"
+    "a, b, c = r\nassert (a, b, c) == (0, 1, 2)\ntotal = 0\nfor v in r:\n    total += v\nassert total == 3\n"
+    "np.testing.assert_array_equal(np.asarray(r), np.array([0, 1, 2]))\n"
+    "assert hasattr(r, 'total') and r.total == 3"
+)
+
+
+@pytest.mark.parametrize("harness", ["unittest", "pytest"])
+@pytest.mark.parametrize("program", ["right", "wrong"])
+def test_what_the_candidates_object_answers_alone_is_judged_as_data(in_process, program, harness):
+    """The answers of an object of the candidate's about itself, asked with nothing of the tests' beside them,
+    are the candidate's answer (as the official harness takes them): the right ones pass and a wrong one (the
+    object of `add(1, 1)`, which says 2 wherever 3 is expected) fails as any wrong value does, not as tampering."""
+    code = SELF_ANSWERS if program == "right" else SELF_ANSWERS.replace("Result(a + b)", "Result(a + b - 1)")
+    r = _forged(in_process, code, harness, SELF_ANSWERS_BODY)
+    expected = (True, "passed") if program == "right" else (False, "failed")
+    assert (r.passed, r.status) == expected, r
