@@ -452,6 +452,7 @@ class Tampering:
             self(f"{what} was changed ({when})", "framework_patch")
         for what in [] if live else guard.new_import_hooks(_untrusted_file)[:2]:
             self(f"{what} ({when})", "import_hook")
+        GENUINE.report_rebound_internals()
 
     def watch(self, guard):
         """Check (live) whenever the process leaves by a route that skips every later checkpoint (os._exit,

@@ -20,11 +20,15 @@ frameworks rebind (`sys.stdout` under capture).
 
 from __future__ import annotations
 
+import builtins
+import functools
+import operator
 import sys
 import types
 
-_type, _id, _isinstance = type, id, isinstance
+_type, _id, _isinstance, _map, _tuple, _all, _is = type, id, isinstance, map, tuple, all, operator.is_
 _ModuleType, _FunctionType, _MethodType = types.ModuleType, types.FunctionType, types.MethodType
+_module_dict = types.ModuleType.__dict__["__dict__"].__get__  # past a module whose class the candidate replaced
 _mro = type.__dict__["__mro__"].__get__  # past a metaclass that could answer `cls.__mro__` itself
 _class_dict = type.__dict__["__dict__"].__get__
 _flags = type.__dict__["__flags__"].__get__
@@ -45,6 +49,11 @@ class Genuine:
         self._classes: dict = {}  # id(class) -> (class, a copy of its namespace)
         self._chains: dict = {}  # id(type) -> (type, its MRO where a recorded class is in it, else None)
         self._patched: dict = {}  # (id(owner), name) -> the value the tests' own patch put there
+        # what `rebound_internals` compares: (owner, its namespace's reader, a getter of the recorded names whose
+        # values are code, those values), all of them and by top-level package; and each such value's package
+        self._slots: list = []
+        self._slots_of: dict = {}  # top-level package -> its slots
+        self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
 
     # ------------------------------------------------------------------------------------------ recording
 
@@ -64,10 +73,29 @@ class Genuine:
         namespace = dict(vars(module))
         self._modules[_id(module)] = (module, namespace)
         name = namespace.get("__name__")
+        package = str(name).partition(".")[0]
+        if module is not builtins:  # compared at the harness's checkpoints already (tamper.Guard)
+            self._watch(module, _module_dict, namespace, package)
         for value in namespace.values():
             if _isinstance(value, type) and _flags(value) & _HEAPTYPE and _id(value) not in self._classes:
                 if getattr(value, "__module__", None) == name:  # a class defined there, not one imported
-                    self._classes[_id(value)] = (value, dict(_class_dict(value)))
+                    held = dict(_class_dict(value))
+                    self._classes[_id(value)] = (value, held)
+                    self._watch(value, _class_dict, held, package)
+
+    def _watch(self, owner, read, namespace: dict, package: str) -> None:
+        """`owner`'s names that hold code (functions, classes, descriptors: not plain data or modules), for
+        `rebound_internals`; each such value known as `package`'s."""
+        code = {name: value for name, value in namespace.items() if _type(value) not in _DATA}
+        if not code:
+            return
+        names = _tuple(code)
+        get = operator.itemgetter(*names) if len(names) > 1 else _single(names[0])
+        slot = (owner, read, get, _tuple(code.values()))
+        self._slots.append(slot)
+        self._slots_of.setdefault(package, []).append(slot)
+        for value in code.values():
+            self._package_of.setdefault(_id(value), package)
 
     def watch_imports(self, bootstrap) -> None:
         """Record each module as its import finishes (`bootstrap`: importlib's `_bootstrap`), before the code that
@@ -215,11 +243,71 @@ class Genuine:
         other value is replaced by the library's, and the candidate's code there is reported."""
         if found is not _MISSING and self._patched.get((_id(owner), name), _MISSING) is found:
             return value
-        code = _code_of(found)
-        if code is not None and self._untrusted(code.co_filename) and not self._is_tests(code):
+        if self._candidates_code(found):
             where = getattr(owner, "__name__", "?")
             self._report(f"the candidate rebound {where}.{name}, a library name the tests read", "shadowed_module")
         return genuine
+
+    def _candidates_code(self, value) -> bool:
+        code = _code_of(value)
+        return code is not None and self._untrusted(code.co_filename) and not self._is_tests(code)
+
+    # ------------------------------------------------------------------------------------------ checkpoints
+
+    def report_rebound_internals(self, function=None) -> None:
+        """Each name `rebound_internals` finds, reported (`tampered`, kind `shadowed_module`)."""
+        for what in self.rebound_internals(function)[:2]:
+            note = f"the candidate rebound {what}, a library's own name that its code looks up"
+            self._report(note, "shadowed_module")
+
+    def rebound_internals(self, function=None) -> list[str]:
+        """`module.name` / `Class.name` of the recorded library modules and classes (but `builtins`) that hold
+        the candidate's code where the library held its own, unless the tests patched it there. The tests'
+        reads are judged above, but library code looks its own helpers up as it finds them: with
+        `numpy.testing._private.utils.assert_array_compare` rebound, `np.testing.assert_array_equal` read
+        genuinely still calls the candidate. Called at the harness's checkpoints (before and after every test,
+        and by its watch while they run), over every library; and before each call of the tests' that hands a
+        library something other than plain values (judging.LibraryCalls.check), over the package of `function`
+        (every library where it is not a recorded one's): a helper rebound by the candidate's code and put back
+        before the test ends (an object's `__del__`, a timer) is still in place when the tests' call reaches it.
+        Each namespace is compared in C first (its code values by identity, kept alive here)."""
+        slots = self._slots
+        if function is not None:
+            package = self._package_of.get(_id(function.__func__ if _type(function) is _MethodType else function))
+            slots = self._slots_of.get(package, slots) if package is not None else slots
+        found = []
+        for owner, read, get, recorded in slots:
+            live = read(owner)
+            try:
+                now = get(live)
+            except KeyError:  # a name deleted (the library's call then fails: nothing is forged)
+                now = None
+            if now is not None and _all(_map(_is, now, recorded)):
+                continue
+            namespace = (self._modules if read is _module_dict else self._classes)[_id(owner)][1]
+            for name, value in dict(live).items():  # a copy: the candidate's threads run on
+                genuine = namespace.get(name, _MISSING)
+                if value is genuine or genuine is _MISSING or _type(genuine) in _DATA:
+                    continue
+                if self._patched.get((_id(owner), name), _MISSING) is not value and self._candidates_code(value):
+                    found.append(f"{_where(owner)}.{name}")
+        return found
+
+
+# values that are not code: a name holding one is not compared by `rebound_internals` (the candidate's code is
+# what it looks for, and a library calls a helper, it does not call its constants)
+_DATA = frozenset({int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset, _ModuleType})
+
+
+def _single(name: str):
+    return lambda namespace: (namespace[name],)
+
+
+def _where(owner) -> str:
+    """A recorded module's or class's dotted name, for a note."""
+    if _type(owner) is _ModuleType or not _isinstance(owner, type):
+        return str(_module_dict(owner).get("__name__", "?"))
+    return f"{_class_dict(owner).get('__module__', '?')}.{owner.__qualname__}"
 
 
 def _genuine_entry(chain: list, start: int, name: str):
@@ -247,9 +335,23 @@ def _bound(entry, owner, klass):
 
 
 def _code_of(value):
-    """The code `value` runs when called: a function's, a method's, a callable object's `__call__`."""
-    func = getattr(value, "__func__", value) if _type(value) is _MethodType else value
-    if _type(func) is _FunctionType:
-        return func.__code__
-    call = _class_dict(_type(value)).get("__call__") if _flags(_type(value)) & _HEAPTYPE else None
-    return getattr(call, "__code__", None)
+    """The code `value` runs when called or read: a function's; through a method, a static or class method, a
+    property's getter or a `functools.partial` (a few levels deep); a callable object's `__call__`, a descriptor's
+    `__get__` where its class is not built in."""
+    for _ in range(4):
+        t = _type(value)
+        if t is _MethodType or t is staticmethod or t is classmethod:
+            value = value.__func__
+        elif t is property:
+            value = value.fget
+        elif t is functools.partial:
+            value = value.func
+        else:
+            break
+    t = _type(value)
+    if t is _FunctionType:
+        return value.__code__
+    if not _flags(t) & _HEAPTYPE:
+        return None
+    own = _class_dict(t)
+    return getattr(own.get("__call__"), "__code__", None) or getattr(own.get("__get__"), "__code__", None)

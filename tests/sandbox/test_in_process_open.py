@@ -107,6 +107,29 @@ REBOUND_CODE = {
         "import math\nassert math.isclose(add(1, 2), 3)",
     ),
 }
+# the candidate's code installed inside a library, where the library's own code (not the tests') looks it up:
+# the tests read `np.testing.assert_array_equal` genuinely, and it called the candidate's helper
+REBOUND_INTERNAL = {
+    "numpy_helper": (
+        "import numpy.testing._private.utils as utils\nutils.assert_array_compare = lambda *a, **k: None\n"
+        "import numpy as np\ndef add(a, b):\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
+    "pandas_helper": (
+        "import pandas._testing.asserters as asserters\nasserters.assert_series_equal = lambda *a, **k: None\n"
+        "import pandas as pd\ndef add(a, b):\n    return pd.DataFrame({'s': [0]})\n",
+        "import pandas as pd\npd.testing.assert_frame_equal(add(1, 2), pd.DataFrame({'s': [3]}))",
+    ),
+    "class_helper": (
+        "import fractions\nfractions.Fraction._richcmp = lambda self, other, op: True\n" + WRONG,
+        "from fractions import Fraction\nassert Fraction(add(1, 2)) > Fraction(2)",
+    ),
+    "rebound_while_tested": (
+        "import numpy as np\nimport numpy.testing._private.utils as utils\n"
+        "def add(a, b):\n    utils.assert_array_compare = lambda *a, **k: None\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
+}
 # a library's own value put there: no code of the candidate's to report; the library's own value is read
 REBOUND_VALUE = {
     "numpy_by_builtin": (
@@ -154,6 +177,7 @@ ITERATORS = {
 GROUPS = {
     "context": (CONTEXT, "tampered", {"handle_operator"}),
     "rebound_code": (REBOUND_CODE, "tampered", {"shadowed_module"}),
+    "rebound_internal": (REBOUND_INTERNAL, "tampered", {"shadowed_module"}),
     "rebound_value": (REBOUND_VALUE, "failed", set()),  # the library's own check ran, and failed
     # pytest's own probe of an always-equal `==` may find the frame first (it did at 9376fac too)
     "rebound_operator": (REBOUND_OPERATOR, "tampered", {"handle_operator", "always_equal"}),
@@ -171,6 +195,20 @@ def test_a_shape_left_open_no_longer_forges_a_pass(in_process, group, attack, ha
     r = _forged(in_process, code, harness, body)
     assert (r.passed, r.status, r.trust) == (False, status, "in_process"), r
     assert not kinds or kinds & set(r.tamper_kinds), r
+
+
+def test_a_library_helper_put_back_before_the_checkpoint_is_seen_at_the_tests_call(in_process):
+    """The candidate rebinds a numpy helper in `add` and puts it back when its returned array goes (`__del__`, after
+    the tests' call and before the after-test checkpoint): the tests' call to numpy, handed that array, finds the
+    helper rebound first (judging.Judge.call). Without that check this forges a pass under unittest."""
+    code = (
+        "import numpy as np\nimport numpy.testing._private.utils as utils\n_genuine = utils.assert_array_compare\n"
+        "class Gone(np.ndarray):\n    def __del__(self):\n        utils.assert_array_compare = _genuine\n"
+        "def add(a, b):\n    utils.assert_array_compare = lambda *a, **k: None\n    return np.array([0]).view(Gone)\n"
+    )
+    body = "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))"
+    r = _forged(in_process, code, "unittest", body)
+    assert (r.passed, r.status) == (False, "tampered") and "shadowed_module" in r.tamper_kinds, r
 
 
 def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
@@ -230,6 +268,9 @@ LIBRARY_READS = (
     "    np.testing.assert_array_equal(1, 2)\n    assert fake.call_count == 1\n"
     "with mock.patch.object(pd.DataFrame, 'equals', return_value=False):\n"
     "    assert not pd.DataFrame({'a': [1]}).equals(pd.DataFrame({'a': [1]}))\n"
+    "import fractions\nwith mock.patch.object(fractions.Fraction, '_richcmp', lambda s, o, op: True):\n"
+    "    assert fractions.Fraction(1) > fractions.Fraction(2)\n"
+    "assert not fractions.Fraction(1) > fractions.Fraction(2)\n"
     "np.random.seed(3)\nfirst = np.random.rand()\nnp.random.seed(3)\nassert np.random.rand() == first\n"
     "import io, sys\nsys.stdout = io.StringIO()\nprint('captured')\nout = sys.stdout.getvalue()\n"
     "sys.stdout = sys.__stdout__\nassert out == 'captured\\n'\n"

@@ -87,7 +87,9 @@ FORGERIES = {
         "    return _orig(self, o)\n"
         "json.encoder.JSONEncoder.encode = _enc\n"
         "json._default_encoder = json.JSONEncoder()\n" + WRONG,
-        ("failed",),  # nothing to detect: the report no longer goes through json, the verdict is honest
+        # the report no longer goes through json; the candidate's code installed in a library class is reported
+        # (shadowed_module: libraries.Genuine.rebound_internals)
+        ("tampered",),
     ),
     # walk the stack to the reporter (nonce + pipe) and write a forged "done", then leave
     "stack_walk_to_reporter": (
