@@ -124,6 +124,16 @@ REBOUND_INTERNAL = {
         "import fractions\nfractions.Fraction._richcmp = lambda self, other, op: True\n" + WRONG,
         "from fractions import Fraction\nassert Fraction(add(1, 2)) > Fraction(2)",
     ),
+    "class_property": (  # Fraction.__eq__ reads the other side's `numerator` and `denominator` properties
+        "import fractions\nfractions.Fraction.numerator = property(lambda self: -1)\n" + WRONG,
+        "from fractions import Fraction\nassert Fraction(add(1, 2)) == Fraction(3)",
+    ),
+    "partial_helper": (
+        "import functools\nimport numpy.testing._private.utils as utils\ndef quiet(*a, **k):\n    return None\n"
+        "utils.assert_array_compare = functools.partial(quiet)\nimport numpy as np\n"
+        "def add(a, b):\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
     "rebound_while_tested": (
         "import numpy as np\nimport numpy.testing._private.utils as utils\n"
         "def add(a, b):\n    utils.assert_array_compare = lambda *a, **k: None\n    return np.array([0])\n",
@@ -209,6 +219,71 @@ def test_a_library_helper_put_back_before_the_checkpoint_is_seen_at_the_tests_ca
     body = "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))"
     r = _forged(in_process, code, "unittest", body)
     assert (r.passed, r.status) == (False, "tampered") and "shadowed_module" in r.tamper_kinds, r
+
+
+def _libraries():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox" / "libraries.py"
+    spec = importlib.util.spec_from_file_location("libraries_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_code_a_rebound_value_runs_is_found_through_its_wrappers():
+    import functools
+
+    libraries = _libraries()
+
+    def helper(*args):
+        return None
+
+    class Callable:
+        def __call__(self, *args):
+            return None
+
+    class Descriptor:
+        def __get__(self, obj, owner=None):
+            return 1
+
+    code = helper.__code__
+    wrapped = [staticmethod(helper), classmethod(helper), property(helper), functools.partial(helper)]
+    wrapped += [functools.partial(staticmethod(helper)), helper.__get__(object())]
+    assert [libraries._code_of(w) for w in wrapped] == [code] * len(wrapped)
+    assert libraries._code_of(Callable()) is Callable.__call__.__code__
+    assert libraries._code_of(Descriptor()) is Descriptor.__get__.__code__
+    assert [libraries._code_of(v) for v in (print, len, 3, property(len), functools.partial(print))] == [None] * 5
+
+
+def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_library():
+    """`rebound_internals(function)` compares the package `function` was recorded in (numpy's helpers before a
+    numpy call), not another's; with no function, every library's."""
+    import fractions
+    import types
+
+    import numpy as np
+
+    libraries = _libraries()
+    notes = []
+    genuine = libraries.Genuine(
+        lambda filename: filename == "<candidate>", lambda code: False, lambda note, kind: notes.append(kind)
+    )
+    genuine.record(np.testing._private.utils)
+    genuine.record(fractions)
+    candidate = types.FunctionType(compile("lambda *a: True", "<candidate>", "eval").co_consts[0], {})
+    original = fractions.Fraction._richcmp
+    fractions.Fraction._richcmp = candidate
+    try:
+        assert genuine.rebound_internals(np.testing.assert_array_equal) == []  # numpy's: untouched
+        assert genuine.rebound_internals(fractions.Fraction.__gt__) == ["fractions.Fraction._richcmp"]
+        assert genuine.rebound_internals() == ["fractions.Fraction._richcmp"]
+        genuine.wrote(fractions.Fraction, "_richcmp")  # as if the tests' own code had assigned it: theirs
+        assert genuine.rebound_internals() == []
+    finally:
+        fractions.Fraction._richcmp = original
+    assert genuine.rebound_internals() == [] and notes == []
 
 
 def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
