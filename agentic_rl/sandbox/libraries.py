@@ -29,6 +29,7 @@ import types
 _type, _id, _isinstance, _map, _tuple, _all, _is = type, id, isinstance, map, tuple, all, operator.is_
 _ModuleType, _FunctionType, _MethodType = types.ModuleType, types.FunctionType, types.MethodType
 _module_dict = types.ModuleType.__dict__["__dict__"].__get__  # past a module whose class the candidate replaced
+_BuiltinFunctionType = types.BuiltinFunctionType
 _mro = type.__dict__["__mro__"].__get__  # past a metaclass that could answer `cls.__mro__` itself
 _class_dict = type.__dict__["__dict__"].__get__
 _flags = type.__dict__["__flags__"].__get__
@@ -54,6 +55,7 @@ class Genuine:
         self._slots: list = []
         self._slots_of: dict = {}  # top-level package -> its slots
         self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
+        self._mock_base = None  # unittest.mock's base of every mock (watch_patches)
 
     # ------------------------------------------------------------------------------------------ recording
 
@@ -116,6 +118,7 @@ class Genuine:
     def watch_patches(self, patch_class, monkeypatch_class=None) -> None:
         """The tests' own patches (unittest.mock's `_patch`, pytest's `MonkeyPatch.setattr`) are what the tests
         then read: their values are kept (`patched`) where the patch was started by the tests."""
+        self._mock_base = getattr(sys.modules.get(patch_class.__module__), "NonCallableMock", None)
         enter = patch_class.__enter__
         if getattr(enter, "__wrapped__", None) is None:
 
@@ -262,7 +265,8 @@ class Genuine:
 
     def rebound_internals(self, function=None) -> list[str]:
         """`module.name` / `Class.name` of the recorded library modules and classes (but `builtins`) that hold
-        the candidate's code where the library held its own, unless the tests patched it there. The tests'
+        what the library would not have put there (`_foreign`: the candidate's code, or a builtin or mock where
+        the library held Python code), unless the tests patched it there. The tests'
         reads are judged above, but library code looks its own helpers up as it finds them: with
         `numpy.testing._private.utils.assert_array_compare` rebound, `np.testing.assert_array_equal` read
         genuinely still calls the candidate. Called at the harness's checkpoints (before and after every test,
@@ -289,9 +293,26 @@ class Genuine:
                 genuine = namespace.get(name, _MISSING)
                 if value is genuine or genuine is _MISSING or _type(genuine) in _DATA:
                     continue
-                if self._patched.get((_id(owner), name), _MISSING) is not value and self._candidates_code(value):
+                if self._patched.get((_id(owner), name), _MISSING) is not value and self._foreign(value, genuine):
                     found.append(f"{_where(owner)}.{name}")
         return found
+
+    def _foreign(self, value, genuine) -> bool:
+        """`value`, found where the library held `genuine`, is not the library's doing: the candidate's code, or,
+        where the library held Python code, a stand-in that answers anything (a mock, a module's builtin such as
+        `print`, a built-in class such as `slice`). A bound builtin method is not one: `warnings.catch_warnings
+        (record=True)` puts its list's `append` in `warnings._showwarnmsg_impl`, honestly."""
+        code = _code_of(value)
+        if code is not None:
+            return self._untrusted(code.co_filename) and not self._is_tests(code)
+        if _code_of(genuine) is None:
+            return False
+        t = _type(value)
+        if t is _BuiltinFunctionType:
+            return _type(value.__self__) is _ModuleType  # print, len, max: not a list's append
+        if t is type:
+            return not _flags(value) & _HEAPTYPE  # slice, object: a class the library never defined there
+        return self._mock_base is not None and self._mock_base in _mro(t)
 
 
 # values that are not code: a name holding one is not compared by `rebound_internals` (the candidate's code is

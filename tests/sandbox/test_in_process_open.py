@@ -140,12 +140,25 @@ REBOUND_INTERNAL = {
         "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
     ),
 }
-# a library's own value put there: no code of the candidate's to report; the library's own value is read
-REBOUND_VALUE = {
+# a stand-in that answers anything (a module's builtin, a built-in class, a mock) where the library held Python
+# code: no code of the candidate's runs, but no library puts one there (Genuine._foreign)
+REBOUND_STAND_IN = {
     "numpy_by_builtin": (
         "import numpy as np\nnp.testing.assert_array_equal = print\ndef add(a, b):\n    return np.array([0])\n",
         "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
     ),
+    "helper_by_mock": (
+        "from unittest import mock\nimport numpy.testing._private.utils as utils\n"
+        "utils.assert_array_compare = mock.MagicMock()\nimport numpy as np\ndef add(a, b):\n    return np.array([0])\n",
+        "import numpy as np\nnp.testing.assert_array_equal(add(1, 2), np.array([3]))",
+    ),
+    "helper_by_builtin_class": (  # Fraction.__gt__ returns _richcmp's answer: a slice object, which is true
+        "import fractions\nfractions.Fraction._richcmp = slice\n" + WRONG,
+        "from fractions import Fraction\nassert Fraction(add(1, 2)) > Fraction(2)",
+    ),
+}
+# a library's own value put there: no code of the candidate's to report; the library's own value is read
+REBOUND_VALUE = {
     "module_constant": (
         "import math\nmath.pi = 0.0\ndef add(a, b):\n    return 0.0\n",
         "import math\nassert add(1, 2) == math.pi * 1",
@@ -188,6 +201,7 @@ GROUPS = {
     "context": (CONTEXT, "tampered", {"handle_operator"}),
     "rebound_code": (REBOUND_CODE, "tampered", {"shadowed_module"}),
     "rebound_internal": (REBOUND_INTERNAL, "tampered", {"shadowed_module"}),
+    "rebound_stand_in": (REBOUND_STAND_IN, "tampered", {"shadowed_module"}),
     "rebound_value": (REBOUND_VALUE, "failed", set()),  # the library's own check ran, and failed
     # pytest's own probe of an always-equal `==` may find the frame first (it did at 9376fac too)
     "rebound_operator": (REBOUND_OPERATOR, "tampered", {"handle_operator", "always_equal"}),
