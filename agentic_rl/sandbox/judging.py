@@ -473,8 +473,12 @@ class LibraryCalls:
             return
         if self._own(function):
             return  # the candidate's code (called with anything, as the tests mean to) or the tests' (judged too)
-        if self._judge.library is not None:  # the library's own helpers, as this call will find them
-            self._judge.library.report_rebound_internals(function)
+        library = self._judge.library
+        if library is not None:  # the library's own helpers, and its objects' methods, as this call will find them
+            library.report_rebound_internals(function)
+            for value in (*args, *kwargs.values()):
+                if _type(value) not in _PLAIN:
+                    library.report_shadowed_method(value)
         taker = _TRUTH_TAKERS.get(_id(function))
         if taker is not None:
             for value in args[:1] if taker in ("bool", "truth", "not_") else _members_of_builtin(args[:1]):

@@ -195,8 +195,46 @@ class Genuine:
             if live is not genuine:
                 return self._differs(owner, klass, chain, cls, name, value, live)
             if live is not _MISSING:
+                if owner is not klass and self._shadows(owner, chain, name, value, live):
+                    self._report(_SHADOWED.format(f"{_where(cls)}.{name}"), "shadowed_module")
+                    return _bound(live, owner, klass)
                 return value
         return value
+
+    def report_shadowed_method(self, obj) -> None:
+        found = self.shadowed_method(obj)
+        if found is not None:
+            self._report(_SHADOWED.format(found), "shadowed_module")
+
+    def shadowed_method(self, obj) -> str | None:
+        """`Class.name` where `obj`, an object of a recorded library class (not a subclass of the candidate's),
+        holds in its own `__dict__` the candidate's code or a stand-in over a method of its class: whoever calls
+        `obj.name(...)`, the tests or the library's own code they hand `obj` to, gets the candidate's answer
+        (`df.equals = lambda other: True` on a frame the candidate returns, or on one of the tests' it was
+        handed). Asked of each operand of the tests' library calls (judging.LibraryCalls.check)."""
+        chain = self._chain(_type(obj))
+        if chain is None or chain[0][1] is None:
+            return None
+        try:
+            own = object.__getattribute__(obj, "__dict__")
+        except Exception:  # noqa: BLE001 - no instance dictionary: nothing shadows its class
+            return None
+        if _type(own) is not dict:
+            return None
+        for name, value in list(own.items()):
+            entry = _genuine_entry(chain, 0, name) if _type(name) is str else _MISSING
+            if entry is not _MISSING and self._shadows(obj, chain, name, value, entry):
+                return f"{_where(_type(obj))}.{name}"
+        return None
+
+    def _shadows(self, obj, chain: list, name: str, value, entry) -> bool:
+        """`obj`'s own `name` (`value`) hides its library class's method `entry` and is not the library's doing."""
+        return (
+            chain[0][1] is not None  # the object's own class is the library's, not a subclass of the candidate's
+            and _code_of(entry) is not None
+            and _own_attribute(obj, name, entry)
+            and self._foreign(value, entry)
+        )
 
     def _differs(self, owner, klass: type, chain: list, cls: type, name: str, value, live):
         """`cls` (recorded) holds `name` other than recorded: the recorded chain's entry, bound as read."""
@@ -322,6 +360,9 @@ _DATA = frozenset({int, float, complex, str, bytes, bool, type(None), tuple, lis
 
 def _single(name: str):
     return lambda namespace: (namespace[name],)
+
+
+_SHADOWED = "the candidate put its own {} on an object of a library's class, over the library's method"
 
 
 def _where(owner) -> str:
