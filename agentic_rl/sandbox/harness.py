@@ -446,13 +446,14 @@ class Tampering:
                 finally:
                     self._lock.release()
 
-    def check(self, guard, namespace: dict | None, when: str, live: bool = False) -> None:
-        """`live`: mid-test, where only what no honest test changes is compared (tamper.Guard.changed)."""
+    def check(self, guard, namespace: dict | None, when: str, live: bool = False, final: bool = False) -> None:
+        """`live`: mid-test, where only what no honest test changes is compared (tamper.Guard.changed). `final`:
+        the end of the run, where the libraries' functions are compared inside too (Genuine.rebound_internals)."""
         for what in guard.changed(namespace, live=live)[:5]:
             self(f"{what} was changed ({when})", "framework_patch")
         for what in [] if live else guard.new_import_hooks(_untrusted_file)[:2]:
             self(f"{what} ({when})", "import_hook")
-        GENUINE.report_rebound_internals()
+        GENUINE.report_rebound_internals(insides=final)
 
     def watch(self, guard):
         """Check (live) whenever the process leaves by a route that skips every later checkpoint (os._exit,
@@ -515,7 +516,7 @@ def run_tests(req: dict, workdir: str, reporter: Reporter | list, candidate_fd: 
     except BaseException as e:  # noqa: BLE001 - SystemExit/KeyboardInterrupt included: no verdict
         error = f"the test run was aborted by {_describe(e)}"
     end_watch()
-    found.check(guard, None, "at the end of the run")
+    found.check(guard, None, "at the end of the run", final=True)
     if found._channel is not tamper_channel or _SENTINEL_SINK[0] is not found or guard._channel is not guard_channel:
         found("the harness's tamper channel was replaced", "result_channel")  # later events could have gone nowhere
         tamper_channel.send({"what": "the harness's tamper channel was replaced", "kind": "result_channel"})
