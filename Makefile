@@ -95,8 +95,8 @@ bench: bench-sandbox bench-search
 bench-sandbox: setup
 	$(PYTHON) -m agentic_rl.bench.sandbox $(ARGS)
 
-# What the in-process comparison of the libraries costs (sandbox/libraries.py), against one in-process grading;
-# PYTHON=.venv-bcb/bin/python for BigCodeBench's libraries
+# What the in-process comparison of the libraries costs (sandbox/libraries.py), against one in-process grading, in
+# the sandbox interpreter (.venv-bcb when `make setup-bcb` made it: BigCodeBench's libraries)
 bench-library-checks: setup
 	$(PYTHON) -m agentic_rl.bench.library_checks $(ARGS)
 

@@ -1,33 +1,31 @@
 """What the in-process comparison of the libraries costs (issue #47: sandbox/libraries.py).
 
-    python -m agentic_rl.bench.library_checks [--repeat 30] [--modules numpy pandas ...]
-    .venv-bcb/bin/python -m agentic_rl.bench.library_checks       # with BigCodeBench's libraries
+    python -m agentic_rl.bench.library_checks [--python PY] [--repeat 30] [--modules numpy pandas ...]
 
-Imports the sandbox's preload list (conf/sandbox/default.yaml; what this interpreter lacks is skipped, and
-said), records it as the sandbox's zygote does (`Genuine.record_loaded`), then times each comparison the harness
-makes: at every checkpoint (the names of every library), at the end of the run (the names and the functions'
-defaults and closures), and before a library call of the tests' (one package: numpy's, pandas', unittest's).
-The baseline, in the same run: one honest in-process grading of a three-test unittest file by the sandbox
-(`Sandbox.run_tests`, warm server), so each cost is also a share of a grading. Nothing is changed, so every
-comparison must find nothing; a finding is printed and fails the run.
+In the sandbox interpreter (`--python`, else .venv-bcb from `make setup-bcb` when present, else this one), in a
+process of its own: imports the sandbox's preload list (conf/sandbox/default.yaml; what that interpreter lacks is
+skipped, and said), records it as the sandbox's zygote does (`Genuine.record_loaded`), then times each comparison
+the harness makes: at every checkpoint (the names of every library), at the end of the run (the names and the
+functions' defaults and closures), and before a library call of the tests' (one package: numpy's, pandas',
+unittest's). The baseline, in the same run and interpreter: one honest in-process grading of a three-test unittest
+file by the sandbox (`Sandbox.run_tests`, warm server), so each cost is also a share of a grading. Nothing is
+changed, so no comparison may find anything: a finding is printed and fails the run.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
+import json
 import statistics
+import subprocess
 import sys
 import time
-import unittest
+from pathlib import Path
 
-from omegaconf import OmegaConf
-
-from agentic_rl.paths import repo_root
-from agentic_rl.runtime.cpu import cpu_flags
-from agentic_rl.sandbox import Sandbox
-from agentic_rl.sandbox.libraries import Genuine
-
+# the child runs this file by path in the sandbox interpreter, which has the standard library only for sure
+LIBRARIES_PY = Path(__file__).resolve().parents[1] / "sandbox" / "libraries.py"
 PROGRAM = "import numpy as np\ndef task_func(n):\n    return np.arange(n)\n"
 TESTS = (
     "import unittest\nimport numpy as np\nclass TestCases(unittest.TestCase):\n"
@@ -35,6 +33,13 @@ TESTS = (
     "    def test_b(self):\n        self.assertEqual(len(task_func(5)), 5)\n"
     "    def test_c(self):\n        self.assertEqual(task_func(0).tolist(), [])\n"
 )
+CALLS = {  # label -> (module that must be loaded, the function called), None: every library
+    "every checkpoint (names, every library)": None,
+    "the end of the run (names and insides)": "insides",
+    "a call of the tests' to numpy.testing.assert_array_equal": ("numpy", "numpy.testing", "assert_array_equal"),
+    "a call of the tests' to pandas.testing.assert_frame_equal": ("pandas", "pandas.testing", "assert_frame_equal"),
+    "a call of the tests' to self.assertEqual": ("unittest", "unittest", "TestCase.assertEqual"),
+}
 
 
 def _median_ms(action, repeat: int) -> float:
@@ -47,9 +52,45 @@ def _median_ms(action, repeat: int) -> float:
     return 1000 * statistics.median(times)
 
 
-def _grading_ms(repeat: int) -> float:
-    """One honest in-process grading (the baseline): a warm sandbox, numpy preloaded, one worker."""
-    with Sandbox(workers=1, preload=["numpy", "pytest"], out_of_process=False).start() as sandbox:
+def measure(modules: list[str], repeat: int) -> dict:
+    """In the sandbox interpreter: record what `modules` load, time each comparison (milliseconds)."""
+    spec = importlib.util.spec_from_file_location("libraries_measured", LIBRARIES_PY)
+    libraries = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(libraries)
+    missing, findings = [], []
+    importlib.import_module("unittest")  # the harness's own, loaded in every zygote
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a library this interpreter lacks is skipped, and said
+            missing.append(name)
+    roots = (sys.prefix, sys.base_prefix)
+    genuine = libraries.Genuine(
+        lambda f: not f.startswith(roots), lambda code: False, lambda note, kind: findings.append(note)
+    )
+    start = time.perf_counter()
+    genuine.record_loaded()
+    result = {"missing": missing, "modules": len(sys.modules), "record_ms": 1000 * (time.perf_counter() - start)}
+    costs = {}
+    for label, call in CALLS.items():
+        kwargs: dict = {"insides": True} if call == "insides" else {}
+        if isinstance(call, tuple):
+            if call[0] not in sys.modules:
+                continue
+            owner = importlib.import_module(call[1])
+            for part in call[2].split("."):
+                owner = getattr(owner, part)
+            kwargs = {"function": owner}
+        findings += genuine.rebound_internals(**kwargs)
+        costs[label] = _median_ms(lambda kwargs=kwargs: genuine.rebound_internals(**kwargs), repeat)
+    return {**result, "costs": costs, "findings": findings}
+
+
+def _grading_ms(python: str, repeat: int) -> float:
+    """One honest in-process grading (the baseline): a warm sandbox on `python`, numpy preloaded, one worker."""
+    from agentic_rl.sandbox import Sandbox
+
+    with Sandbox(workers=1, python=python, preload=["numpy", "pytest"], out_of_process=False).start() as sandbox:
         report = sandbox.run_tests(PROGRAM, TESTS, harness="unittest", entry_point="task_func")
         if not report.passed:
             raise SystemExit(f"the baseline grading did not pass: {report.detail}")
@@ -60,52 +101,38 @@ def _grading_ms(repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", help="the sandbox interpreter (default: .venv-bcb when present, else this one)")
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--modules", nargs="*", help="modules to import instead of the sandbox's preload list")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # measure() in this process, for the parent
     args = parser.parse_args(argv)
-    lines: list[str] = []
-    wanted = args.modules or list(OmegaConf.load(repo_root() / "conf" / "sandbox" / "default.yaml").preload)
-    missing = []
-    for name in wanted:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a library this interpreter lacks is skipped, and said
-            missing.append(name)
-    genuine = Genuine(
-        lambda f: not f.startswith(sys.prefix) and not f.startswith(sys.base_prefix),
-        lambda code: False,
-        lambda note, kind: lines.append(f"FOUND ({kind}): {note}"),
-    )
-    start = time.perf_counter()
-    genuine.record_loaded()
-    record_ms = 1000 * (time.perf_counter() - start)
+    if args.child:
+        print(json.dumps(measure(json.loads(args.child), args.repeat)))  # noqa: T201 (read by the parent)
+        return 0
+    from omegaconf import OmegaConf
+
+    from agentic_rl.bench.bcb import BCB_VENV_PYTHON
+    from agentic_rl.paths import repo_root
+    from agentic_rl.runtime.cpu import cpu_flags
+
+    python = args.python or (str(BCB_VENV_PYTHON) if Path(BCB_VENV_PYTHON).exists() else sys.executable)
+    modules = args.modules or list(OmegaConf.load(repo_root() / "conf" / "sandbox" / "default.yaml").preload)
+    child = [python, str(Path(__file__).resolve()), "--child", json.dumps(modules), "--repeat", str(args.repeat)]
+    measured = json.loads(subprocess.run(child, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
+    grading = _grading_ms(python, max(5, args.repeat // 3))
     flags = " ".join(sorted(cpu_flags() & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}))
-    lines.append(f"python {sys.version.split()[0]} ({sys.executable}); CPU flags: {flags}")
-    lines.append(
-        f"imported {len(wanted) - len(missing)}/{len(wanted)} of the preload list"
-        + (f" (not here: {', '.join(missing)})" if missing else "")
-    )
-    lines.append(f"recorded {len(sys.modules)} modules in {record_ms:.0f} ms")
-    grading = _grading_ms(max(5, args.repeat // 3))
-    lines.append(f"baseline: one in-process grading of a three-test file, {grading:.1f} ms (median)")
-    calls = {"every checkpoint (names, every library)": {}, "the end of the run (names and insides)": {"insides": True}}
-    for module, function in (
-        ("numpy", "numpy.testing.assert_array_equal"),
-        ("pandas", "pandas.testing.assert_frame_equal"),
-    ):
-        if module in sys.modules:
-            owner, _, name = function.rpartition(".")
-            calls[f"a call of the tests' to {function}"] = {"function": getattr(importlib.import_module(owner), name)}
-    calls["a call of the tests' to self.assertEqual"] = {"function": unittest.TestCase.assertEqual}
-    found = 0
-    for label, kwargs in calls.items():
-        found += len(genuine.rebound_internals(**kwargs))
-        ms = _median_ms(lambda kwargs=kwargs: genuine.rebound_internals(**kwargs), args.repeat)
-        lines.append(f"{label}: {ms:.3f} ms, {ms / grading:.4f} of a grading")
-    if found:
-        lines.append(f"{found} findings with nothing changed: the comparison is wrong")
+    missing = measured["missing"]
+    lines = [
+        f"sandbox interpreter {python}; CPU flags: {flags}",
+        f"imported {len(modules) - len(missing)}/{len(modules)} of the preload list"
+        + (f" (not there: {', '.join(missing)})" if missing else ""),
+        f"recorded {measured['modules']} modules in {measured['record_ms']:.0f} ms",
+        f"baseline: one in-process grading of a three-test file, {grading:.1f} ms (median)",
+    ]
+    lines += [f"{label}: {ms:.3f} ms, {ms / grading:.4f} of a grading" for label, ms in measured["costs"].items()]
+    lines += [f"FOUND with nothing changed: {note}" for note in measured["findings"]]
     print("\n".join(lines))  # noqa: T201 (the benchmark's report)
-    return 1 if found else 0
+    return 1 if measured["findings"] else 0
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@ the run), and each cost is reported beside the in-process grading it is a share 
 
 from __future__ import annotations
 
+import sys
+
 from agentic_rl.bench import library_checks
 
 
 def test_nothing_is_found_and_every_cost_is_a_share_of_a_grading(capsys):
-    assert library_checks.main(["--modules", "json", "fractions", "--repeat", "3"]) == 0
+    assert library_checks.main(["--python", sys.executable, "--modules", "json", "fractions", "--repeat", "3"]) == 0
     out = capsys.readouterr().out
     assert "imported 2/2 of the preload list" in out and "FOUND" not in out, out
     assert "baseline: one in-process grading of a three-test file" in out, out
