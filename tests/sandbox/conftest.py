@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from agentic_rl.sandbox import Sandbox
+
+SANDBOX_DIR = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox"
+
+
+def load_sandbox_file(name: str):
+    """A file of the sandbox loaded by path, as harness.py loads its siblings (they import none of the package)."""
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test", SANDBOX_DIR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 IS_ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="uid isolation, namespaces and hidden paths need root")

@@ -24,12 +24,11 @@ import collections
 import dataclasses
 import decimal
 import fractions
-import importlib.util
-from pathlib import Path
 from unittest import mock
 
 import pytest
 
+from .conftest import load_sandbox_file
 from .test_reward_hacking import FAILED, HARNESSES
 from .test_reward_hacking_oop import ATTACKS as OOP_ATTACKS
 from .test_reward_hacking_oop import grade
@@ -321,14 +320,6 @@ def test_tracebacks_and_logging_in_the_candidates_code_are_not_refused(in_proces
     assert (r.passed, r.status) == (True, "passed"), r
 
 
-def _tamper():
-    path = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox" / "tamper.py"
-    spec = importlib.util.spec_from_file_location("tamper_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @dataclasses.dataclass
 class _Point:
     x: int
@@ -354,14 +345,14 @@ def _honest_values() -> list:
 
 
 def test_honest_values_claim_no_impossible_equality():
-    tamper = _tamper()
+    tamper = load_sandbox_file("tamper")
     for value in _honest_values():
         for _ in range(5):  # the probes are drawn afresh each time
             assert not tamper.always_equal(value), value
 
 
 def test_plausible_only_equalities_are_caught():
-    tamper = _tamper()
+    tamper = load_sandbox_file("tamper")
 
     class Near(int):
         def __eq__(self, other):
@@ -380,7 +371,7 @@ def test_plausible_only_equalities_are_caught():
 
 
 def test_answered_by_names_the_class_whose_operator_is_the_candidates():
-    tamper = _tamper()
+    tamper = load_sandbox_file("tamper")
     mine = __file__
 
     class Close:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import load_sandbox_file
 from .test_in_process_library import ALWAYS, _forged
 
 WRONG = "def add(a, b):\n    return a - b\n"
@@ -264,21 +265,10 @@ def test_a_library_helper_put_back_before_the_checkpoint_is_seen_at_the_tests_ca
     assert (r.passed, r.status) == (False, "tampered") and "shadowed_module" in r.tamper_kinds, r
 
 
-def _libraries():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox" / "libraries.py"
-    spec = importlib.util.spec_from_file_location("libraries_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_code_a_rebound_value_runs_is_found_through_its_wrappers():
     import functools
 
-    libraries = _libraries()
+    libraries = load_sandbox_file("libraries")
 
     def helper(*args):
         return None
@@ -308,7 +298,7 @@ def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_librar
 
     import numpy as np
 
-    libraries = _libraries()
+    libraries = load_sandbox_file("libraries")
     notes = []
     genuine = libraries.Genuine(
         lambda filename: filename == "<candidate>", lambda code: False, lambda note, kind: notes.append(kind)
@@ -334,7 +324,7 @@ def test_a_library_functions_insides_are_compared():
     a closure cell given a value that is not code (a library's cache) is not."""
     import types
 
-    libraries = _libraries()
+    libraries = load_sandbox_file("libraries")
     lib = types.ModuleType("fakelib")
     lib.__file__ = "/library/fakelib.py"
     exec(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import pytest
 
+from .conftest import load_sandbox_file
 from .test_reward_hacking import FAILED, HARNESSES, TESTS
 from .test_reward_hacking_oop import grade
 
@@ -394,24 +395,10 @@ assert out[0] is True
 """
 
 
-def _judging():
-    import importlib.util
-    from pathlib import Path
-
-    here = Path(__file__).resolve().parents[2] / "agentic_rl" / "sandbox"
-    modules = []
-    for name in ("tamper", "judging"):
-        spec = importlib.util.spec_from_file_location(f"{name}_under_test", here / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        modules.append(module)
-    return modules
-
-
 def test_the_rewrite_keeps_the_meaning_of_the_tests_own_code():
     import ast
 
-    tamper, judging = _judging()
+    tamper, judging = load_sandbox_file("tamper"), load_sandbox_file("judging")
     notes = []
     judge = judging.Judge(tamper, lambda filename: filename == "<tests>", lambda note, kind: notes.append(note))
     plain, judged = {}, {}
