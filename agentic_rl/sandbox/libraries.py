@@ -323,7 +323,7 @@ class Genuine:
         the library held Python code), unless the tests patched it there. The tests'
         reads are judged above, but library code looks its own helpers up as it finds them: with
         `numpy.testing._private.utils.assert_array_compare` rebound, `np.testing.assert_array_equal` read
-        genuinely still calls the candidate. Called at the harness's checkpoints (before and after every test,
+        genuinely still calls the candidate. Called at the harness's checkpoints (after loading, after every test,
         and by its watch while they run), over every library; and before each call of the tests' that hands a
         library something other than plain values (judging.LibraryCalls.check), over the package `function` was
         recorded in (none for a builtin): a helper rebound by the candidate's code and put back before the test

@@ -15,7 +15,8 @@ def test_nothing_is_found_and_every_cost_is_a_share_of_a_grading(capsys):
     assert "baseline: one in-process grading of a three-test file" in out, out
     costs = {line.split(":")[0]: line for line in out.splitlines() if line.endswith("of a grading")}
     assert {
-        "every checkpoint (names, every library)",
+        "every checkpoint but before a test (names, every library)",
         "the end of the run (names and insides)",
         "a call of the tests' to self.assertEqual",
     } <= set(costs), out
+    assert "the comparisons grading that file makes, added up:" in out, out

@@ -350,7 +350,7 @@ def test_a_library_functions_insides_are_compared():
     recorded = lib.check.__defaults__
     lib.check.__defaults__ = (1e9,)
     assert changes() == ["fakelib.check (its defaults)"]
-    assert genuine.rebound_internals() == []  # the names alone: the checkpoints before and after each test
+    assert genuine.rebound_internals() == []  # the names alone: the checkpoints after each test
     assert genuine.rebound_internals(lib.check) == ["fakelib.check (its defaults)"]  # a call of the tests' to it
     lib.check.__defaults__ = (0.0,)  # an equal tuple, but not the library's own: changed all the same
     assert changes() == ["fakelib.check (its defaults)"]
