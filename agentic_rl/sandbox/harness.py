@@ -1419,7 +1419,7 @@ def _drawn_by_in(container) -> bool:
     """An iterator (a generator, `map`, `zip`) whose elements `in` draws one by one. Out of process a handle of
     the candidate's object is not drawn: its `in` reports the attempt (handle_operator), where drawing from an
     object that cannot be iterated would fail the test as an error and lose that signal."""
-    return type(container) is not remote.RemoteObject and judging._next_of(type(container)) is not None
+    return type(container) is not remote.RemoteObject and judging.next_of(type(container)) is not None
 
 
 def _wrap_assertions() -> None:

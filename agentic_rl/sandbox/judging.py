@@ -175,7 +175,7 @@ class Judge:
             self.refuse(sides[0] or sides[1], f"compare ({_SYMBOLS[name]}) with a value of the tests'")
         if sides[0] is not None:
             self._library_rebound(left, right, self._families[left_family], _SYMBOLS[name])
-        if name in ("In", "NotIn") and sides[1] is None and _next_of(_type(right)) is not None:
+        if name in ("In", "NotIn") and sides[1] is None and next_of(_type(right)) is not None:
             return self._drawn(left, right) == (name == "In")
         return op(left, right)
 
@@ -669,7 +669,7 @@ def _parts(item) -> list:
     return []
 
 
-def _next_of(t: type):
+def next_of(t: type):
     """`t`'s `__next__` where `t` is an iterator (walked by `in`, one element at a time), else None."""
     return None if t in _BUILT_IN_CONTAINERS else getattr(t, "__next__", None)
 
