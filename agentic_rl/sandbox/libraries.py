@@ -51,8 +51,8 @@ class Genuine:
         self._classes: dict = {}  # id(class) -> (class, a copy of its namespace)
         self._chains: dict = {}  # id(type) -> (type, its MRO where a recorded class is in it, else None)
         self._patched: dict = {}  # (id(owner), name) -> the value the tests' own patch put there
-        # what `rebound_internals` compares: (owner, its namespace's reader, a getter of the recorded names whose
-        # values are code, those values), all of them and by top-level package; and each such value's package
+        # what `rebound_internals` compares: (owner, its namespace's reader, the recorded names whose values are
+        # code, a getter of them, those values), all of them and by top-level package; and each value's package
         self._slots: list = []
         self._slots_of: dict = {}  # top-level package -> its slots
         self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
@@ -96,7 +96,7 @@ class Genuine:
             return
         names = _tuple(code)
         get = operator.itemgetter(*names) if len(names) > 1 else _single(names[0])
-        slot = (owner, read, get, _tuple(code.values()))
+        slot = (owner, read, names, get, _tuple(code.values()))
         self._slots.append(slot)
         self._slots_of.setdefault(package, []).append(slot)
         insides = _Insides.of(owner, code)  # taken now, before any candidate
@@ -299,7 +299,10 @@ class Genuine:
         return genuine
 
     def _candidates_code(self, value) -> bool:
-        code = _code_of(value)
+        return self._candidates(_code_of(value))
+
+    def _candidates(self, code) -> bool:
+        """`code` (None: no Python code) is the candidate's: not the interpreter's, a library's or the tests'."""
         return code is not None and self._untrusted(code.co_filename) and not self._is_tests(code)
 
     # ------------------------------------------------------------------------------------------ checkpoints
@@ -342,20 +345,18 @@ class Genuine:
             merged = self._insides(package)
             if merged is not None and not merged.intact():
                 found += merged.changed(self._foreign)
-        for owner, read, get, recorded in slots:
+        for owner, read, names, get, recorded in slots:
             live = read(owner)
             try:
-                now = get(live)
-            except KeyError:  # a name deleted (the library's call then fails: nothing is forged)
-                now = None
-            if now is not None and _all(_map(_is, now, recorded)):
-                continue
-            namespace = (self._modules if read is _module_dict else self._classes)[_id(owner)][1]
-            for name, value in dict(live).items():  # a copy: the candidate's threads run on
-                genuine = namespace.get(name, _MISSING)
-                if value is genuine or genuine is _MISSING or _type(genuine) in _DATA:
+                if _all(_map(_is, get(live), recorded)):
                     continue
-                if self._patched.get((_id(owner), name), _MISSING) is not value and self._foreign(value, genuine):
+            except KeyError:  # a name deleted (the library's call then fails: nothing is forged); others may differ
+                pass
+            for name, genuine in zip(names, recorded):
+                value = live.get(name, genuine)
+                if value is genuine or self._patched.get((_id(owner), name), _MISSING) is value:
+                    continue
+                if self._foreign(value, genuine):
                     found.append(f"{_where(owner)}.{name}")
         return found
 
@@ -366,7 +367,7 @@ class Genuine:
         (record=True)` puts its list's `append` in `warnings._showwarnmsg_impl`, honestly."""
         code = _code_of(value)
         if code is not None:
-            return self._untrusted(code.co_filename) and not self._is_tests(code)
+            return self._candidates(code)
         if _code_of(genuine) is None:
             return False
         t = _type(value)
