@@ -1,10 +1,13 @@
 #!/bin/bash
 # Four hand-made faults in the update, one at a time, on a scratch worktree of HEAD: do tests/algo fail?
+#   bash experiments/mutation/update-faults/faults.sh            (all four)
+#   ONLY=adapter bash experiments/mutation/update-faults/faults.sh (the faults whose name holds the text)
 set -u
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 W=${TMPDIR:-/tmp}/update-faults; rm -rf "$W"; git -C "$ROOT" worktree prune; git -C "$ROOT" worktree add --detach "$W" HEAD -q
 cd "$W" || exit 1
 run() { # name file python-expression-to-apply
+  case "$1" in *"${ONLY:-}"*) ;; *) return ;; esac  # ONLY=TEXT: the faults whose name holds TEXT
   git checkout -q -- agentic_rl
   python - "$2" "$3" "$4" <<'PY'
 import sys
