@@ -299,14 +299,24 @@ def warmup_config(cfg: DictConfig) -> WarmupConfig:
     return WarmupConfig() if node is None else to_dataclass(node, WarmupConfig).validate()
 
 
+def check_kl_reference(algo: GRPOConfig, warm: WarmupConfig) -> None:
+    """`algo.kl_reference=warmup` takes the reference from the adapter the warm-up leaves: a run needs one."""
+    if algo.kl_reference == "warmup" and algo.kl_coeff > 0 and not warm.enabled:
+        raise ConfigError(
+            "algo.kl_reference=warmup takes the KL's reference policy from the adapter the warm-up leaves, and this "
+            "run has no warm-up. Fix: add warmup=sft, or set algo.kl_reference=base (the base model)"
+        )
+
+
 def validate(cfg: DictConfig, primary: str = "train") -> None:
     """Fail fast, before loading anything heavy, on keys nothing reads and values that cannot work."""
     check_keys(cfg, primary)
     try:
-        if "algo" in cfg:
-            algo_config(cfg)
+        algo = algo_config(cfg) if "algo" in cfg else None
         to_dataclass(cfg.rollout, RolloutConfig)
-        warmup_config(cfg)
+        warm = warmup_config(cfg)
+        if algo is not None:
+            check_kl_reference(algo, warm)
         if "algo" in cfg:  # the loss scores at the sampling temperature: training needs T > 0
             check_training_temperature(cfg.rollout.temperature)
         to_dataclass(cfg.evaluator, EvalConfig).validate(list(cfg.evaluator.toolsets))

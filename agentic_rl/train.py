@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from agentic_rl.algo.core import group_has_signal
 from agentic_rl.algo.grpo import GRPOConfig, grpo_step, update_rollout_batch
+from agentic_rl.algo.logprobs import ReferenceWeights
 from agentic_rl.config import algo_config, register_configs, validate, warmup_config
 from agentic_rl.distributed import Distributed, launch_ranks_or
 from agentic_rl.envs.base import Environment
@@ -101,6 +102,7 @@ class Training:
     pad_id: int
     model_name: str
     dist: Distributed  # this process's rank under `accelerate launch` (or the only one)
+    reference: ReferenceWeights | None = None  # the KL's reference (algo.kl_reference=warmup): set as the warm-up ends
 
     @property
     def n_steps(self) -> int:
@@ -288,6 +290,8 @@ def warm_up(
         seed=training.cfg.seed,
         progress=bool(training.cfg.progress) and training.dist.is_main,
     )
+    if training.algo.kl_reference == "warmup" and training.algo.kl_coeff > 0:
+        training.reference = ReferenceWeights.of(training.model)  # the policy the warm-up left, kept as it is now
     if int(training.cfg.get("checkpoint_every") or 0) > 0 and training.dist.is_main:
         save_training(training, pos, ctx, summary)
 
@@ -376,6 +380,7 @@ def train_on_chunk(
         training.pad_id,
         temperature=training.rollout_cfg.temperature,
         step=training.dist.data_parallel(grpo_step),
+        reference=training.reference,
         **(
             {"staleness": [lags[i * algo.group_size : (i + 1) * algo.group_size] for i in range(len(chunk))]}
             if any(lags)
@@ -434,6 +439,8 @@ def save_training(training: Training, pos: Position, ctx: RunContext, summary: d
     }
     if "warmup" in summary:  # the warm-up is done: a run resumed from here never repeats it
         state["warmup"] = summary["warmup"]
+    if training.reference is not None:  # what the warm-up left: gone from the model once GRPO has stepped
+        state["kl_reference"] = training.reference.state()
     save_checkpoint(
         ctx.run_dir, pos.step, training.model, state, keep=max(int(training.cfg.get("checkpoint_keep") or 1), 1)
     )
@@ -452,6 +459,13 @@ def restore(training: Training, pos: Position, checkpoint: Checkpoint) -> dict[s
             "new run"
         )
     restore_adapter(training.model, checkpoint)
+    if training.algo.kl_reference == "warmup" and training.algo.kl_coeff > 0:
+        if "kl_reference" not in s:
+            raise ValueError(
+                f"{checkpoint.path} holds no KL reference weights, which algo.kl_reference=warmup needs to continue "
+                "exactly. Fix: resume with the settings it was saved with, or start a new run"
+            )
+        training.reference = ReferenceWeights(s["kl_reference"])
     training.optimizer.load_state_dict(s["optimizer"])
     pos.step, pos.epoch, pos.order, pos.index = s["step"], s["epoch"], s["order"], s["index"]
     pos.train_seconds, pos.checkpoint_seconds = s["train_seconds"], s["checkpoint_seconds"]

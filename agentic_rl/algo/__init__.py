@@ -16,6 +16,7 @@ from agentic_rl.algo.grpo import (
     grpo_step,
     update_rollout_batch,
 )
+from agentic_rl.algo.logprobs import ReferenceWeights
 from agentic_rl.algo.rollout_correction import IS_LEVELS, ROLLOUT_CORRECTIONS
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "StepStats",
     "grpo_step",
     "update_rollout_batch",
+    "ReferenceWeights",
     "IS_LEVELS",
     "ROLLOUT_CORRECTIONS",
 ]

@@ -37,6 +37,7 @@ from agentic_rl.algo.core import ADVANTAGES, KL_ESTIMATORS, LOSS_AGGREGATIONS, P
 from agentic_rl.algo.logprobs import (
     TRAINER_DTYPES,
     PrefixPass,
+    ReferenceWeights,
     behaviour_logprobs,
     group_prefix,
     machine_trainer_dtype,
@@ -66,6 +67,8 @@ logger = logging.getLogger(__name__)
 
 # what algo.dtype may say: a trainer dtype, or `auto` (resolved to one in `validate`)
 DTYPE_CHOICES = (*TRAINER_DTYPES, "auto")
+# the KL's reference policy: the base model (adapter off), or the policy the warm-up left (ReferenceWeights)
+KL_REFERENCES = ("base", "warmup")
 
 
 @dataclass
@@ -99,7 +102,9 @@ class GRPOConfig:
 
     group_size: G rollouts per task; advantages are normalised within the group (>= 2).
     lr: AdamW learning rate of the LoRA parameters.
-    kl_coeff: weight β of the per-token KL to the reference (base model, adapter off); 0 disables it.
+    kl_coeff: weight β of the per-token KL to the reference; 0 disables it.
+    kl_reference: base | warmup. The KL's reference policy: the base model (adapter off), or the policy the
+        warm-up left (its adapter weights as the warm-up ended, `logprobs.ReferenceWeights`; needs a warm-up).
     kl_estimator: k1 | k2 | k3.  advantage: grpo | mean_only.  loss_agg: token_mean | seq_mean.
     objective: the policy objective, grpo_clip | gspo (core.POLICY_OBJECTIVES).
     clip_eps: ε of the PPO clip on the importance ratio to the behaviour policy (groups updated after an
@@ -139,6 +144,7 @@ class GRPOConfig:
     group_size: int = 4
     lr: float = 5e-6
     kl_coeff: float = 0.05
+    kl_reference: str = "base"
     kl_estimator: str = "k3"
     advantage: str = "grpo"
     loss_agg: str = "token_mean"
@@ -174,6 +180,11 @@ class GRPOConfig:
             (self.lr > 0, f"algo.lr must be > 0, got {self.lr}"),
             (self.max_staleness >= 0, f"algo.max_staleness must be >= 0 (0: synchronous), got {self.max_staleness}"),
             (self.kl_coeff >= 0, f"algo.kl_coeff must be >= 0, got {self.kl_coeff}"),
+            (
+                self.kl_reference in KL_REFERENCES,
+                f"algo.kl_reference={self.kl_reference!r} is not a reference policy; set it to one of: "
+                f"{', '.join(KL_REFERENCES)}",
+            ),
             (self.epochs >= 1, f"algo.epochs must be >= 1, got {self.epochs}"),
             (
                 self.tasks_per_epoch is None or self.tasks_per_epoch >= 1,
@@ -304,6 +315,7 @@ def grpo_step(
     old_logprobs: Sequence[torch.Tensor] | None = None,
     sampler_logprobs: Sequence[torch.Tensor | None] | None = None,
     grad_sync: Callable[[list[torch.nn.Parameter]], None] | None = None,
+    reference: ReferenceWeights | None = None,
 ) -> StepStats:
     """One optimizer step on one task's group. `model` is a peft model (adapter on = policy).
 
@@ -315,6 +327,7 @@ def grpo_step(
         rollout-correction weight of each token (`algo.rollout_correction`).
     grad_sync: (data parallel, `agentic_rl.distributed`) replaces the gradients by their mean over ranks
         after the backward pass, before clipping, so every rank clips and steps on the same gradient.
+    reference: the KL's reference weights (`algo.kl_reference=warmup`); None: the base model, adapter off.
     """
     if not _updates(rewards, cfg):
         return StepStats(n_tokens=0, skipped=True)
@@ -333,6 +346,7 @@ def grpo_step(
             temperature=temperature,
             old_logprobs=old_logprobs,
             sampler=sampler,
+            reference=reference,
         )
     params = [p for p in model.parameters() if p.requires_grad]
     if grad_sync is not None:
@@ -372,6 +386,7 @@ def _group_backward(
     temperature: float,
     old_logprobs: Sequence[torch.Tensor] | None,
     sampler: Sequence[torch.Tensor | None],
+    reference: ReferenceWeights | None,
 ) -> _GroupSums:
     """The group's loss, backpropagated micro-batch by micro-batch into the LoRA gradients (`grpo_step`)."""
     advantages = ADVANTAGES.get(cfg.advantage)(rewards)
@@ -386,7 +401,7 @@ def _group_backward(
     prefix_ids = group_prefix(model, group, device, cfg.lora.dropout)
     ref_prefix = policy_prefix = None
     if prefix_ids is not None:
-        ref_prefix = reference_prefix(model, prefix_ids) if cfg.kl_coeff > 0 else None
+        ref_prefix = reference_prefix(model, prefix_ids, reference) if cfg.kl_coeff > 0 else None
         policy_prefix = PrefixPass(model, prefix_ids, recompute=cfg.recompute_prefix)
     leaves = None if policy_prefix is None else policy_prefix.leaves
     start = 0 if prefix_ids is None else prefix_ids.shape[1]
@@ -394,7 +409,9 @@ def _group_backward(
         ids, attn, mask = padded_batch([group[i] for i in idx], pad_id, device)
         mask = mask[:, 1:]  # aligned with the predicted tokens
         # the no-grad reference pass first, so its transient memory is freed before activations pile up
-        ref_logp = reference_logprobs(model, ids, attn, mask, temperature, ref_prefix) if cfg.kl_coeff > 0 else None
+        ref_logp = (
+            reference_logprobs(model, ids, attn, mask, temperature, ref_prefix, reference) if cfg.kl_coeff > 0 else None
+        )
         logp = sequence_logprobs(model, ids, attn, mask, temperature, leaves)
         old_logp = (
             logp.detach() if old_logprobs is None else padded_rows([old_logprobs[i] for i in idx], mask.shape, device)
@@ -445,6 +462,7 @@ def update_rollout_batch(
     temperature: float,
     step: Callable[..., StepStats] | None = None,
     staleness: Sequence[Sequence[int]] | None = None,
+    reference: ReferenceWeights | None = None,
 ) -> list[StepStats]:
     """One `grpo_step` per task group of a rollout batch, in order (`step` stands in for `grpo_step`, with
     the same signature: data-parallel training passes `Distributed.data_parallel(grpo_step)`).
@@ -458,6 +476,8 @@ def update_rollout_batch(
     A group sampled by older weights than the trainer's has no trainer-side behaviour policy to score (those
     weights are gone): the sampler's own log-probs, of the version that sampled each turn, are its `old_logp`,
     so the PPO ratio covers the lag and the rollout-correction weight is 1.
+
+    reference: the KL's reference weights, passed to every step (`grpo_step`).
     """
     stale = {i for i, lags in enumerate(staleness or []) if any(lags)}
     kept = [scored_episodes(group, r) for group, r in zip(groups, rewards)]
@@ -480,7 +500,15 @@ def update_rollout_batch(
     for i, (group, r) in enumerate(zip(groups, rewards)):
         started = time.perf_counter()
         stats = (step or grpo_step)(
-            model, optimizer, group, r, cfg, pad_id, temperature=temperature, old_logprobs=behaviour.get(i)
+            model,
+            optimizer,
+            group,
+            r,
+            cfg,
+            pad_id,
+            temperature=temperature,
+            old_logprobs=behaviour.get(i),
+            reference=reference,
         )
         stats.update_s = time.perf_counter() - started + (scoring_share if i in off_policy else 0.0)
         stats.infra = kept[i][2]

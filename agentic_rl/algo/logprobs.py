@@ -4,7 +4,9 @@ One job: turn trajectories into log-prob rows, without an optimizer. It holds th
 batches within a token budget), the shared-prefix pass (the prompt a group's G episodes share runs once, its
 keys/values reused by every micro-batch), and the passes the update needs:
   - `sequence_logprobs`: the policy (adapter on), with or without grad, only at the model's own tokens;
-  - `reference_logprobs` / `reference_prefix`: the reference policy (the same weights, LoRA adapter off);
+  - `reference_logprobs` / `reference_prefix`: the reference policy: the same weights with the LoRA adapter off
+    (the base model), or with the adapter's weights as they were when `ReferenceWeights` took them (the policy
+    the warm-up left, `algo.kl_reference=warmup`);
   - `behaviour_logprobs`: the trainer's own log-probs at the rollout weights (eval mode, no grad), scored before
     a rollout batch's first optimizer step for the groups updated after it (the `old_logp` of the PPO ratio);
   - `sampler_logprobs_of` / `sampler_rows`: the sampler's own recorded log-probs, aligned with those rows (the
@@ -329,6 +331,50 @@ def _adapter_disabled(model: Any) -> contextlib.AbstractContextManager:
     return disable()
 
 
+class ReferenceWeights:
+    """A copy of the adapter's trainable weights, taken once, that the KL's reference passes run with.
+
+    After a warm-up the adapter is far from zero, so the base model (adapter off) is a policy the run has
+    already left: a KL to it pulls GRPO back towards what the warm-up trained away (`algo.kl_reference`). Taken
+    when the warm-up ends, these weights make the reference that policy instead. A pass swaps each parameter's
+    storage with its copy and back (no copy of the values, the optimizer's parameters stay the same objects),
+    in eval mode, so LoRA dropout does not draw in a pass that stands for a fixed policy."""
+
+    def __init__(self, weights: dict[str, torch.Tensor]) -> None:
+        self.weights = weights
+
+    @classmethod
+    def of(cls, model: Any) -> ReferenceWeights:
+        """The adapter's trainable weights of `model` as they are now (copies)."""
+        return cls({name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad})
+
+    def state(self) -> dict[str, torch.Tensor]:
+        """What a checkpoint stores to rebuild them (`ReferenceWeights(state)`)."""
+        return self.weights
+
+    @contextlib.contextmanager
+    def active(self, model: Any) -> Iterator[None]:
+        params = dict(model.named_parameters())
+        missing = sorted(set(self.weights) - set(params))
+        if missing:
+            raise ValueError(f"the KL reference's weights do not fit this model (no parameter {missing[0]!r})")
+        was_training = model.training
+        model.eval()
+        swapped = [(params[name], copy) for name, copy in self.weights.items()]
+        for p, copy in swapped:
+            p.data, copy.data = copy.data, p.data
+        try:
+            yield
+        finally:
+            for p, copy in swapped:
+                p.data, copy.data = copy.data, p.data
+            model.train(was_training)
+
+
+def _reference(model: Any, reference: ReferenceWeights | None) -> contextlib.AbstractContextManager:
+    return _adapter_disabled(model) if reference is None else reference.active(model)
+
+
 @torch.no_grad()
 def reference_logprobs(
     model: Any,
@@ -337,17 +383,18 @@ def reference_logprobs(
     mask: torch.Tensor,
     temperature: float,
     prefix: SharedPrefix | None = None,
+    reference: ReferenceWeights | None = None,
 ) -> torch.Tensor:
-    """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off.
-    `prefix` must then be the reference's own (`reference_prefix`)."""
-    with _adapter_disabled(model):
+    """(B, L-1) log-probs of the reference policy: the same weights with the LoRA adapter switched off, or
+    with `reference`'s weights in it. `prefix` must then be the reference's own (`reference_prefix`)."""
+    with _reference(model, reference):
         return sequence_logprobs(model, ids, attn, mask, temperature, prefix)
 
 
 @torch.no_grad()
-def reference_prefix(model: Any, ids: torch.Tensor) -> SharedPrefix:
-    """`prefix_states` of the reference policy (adapter off)."""
-    with _adapter_disabled(model):
+def reference_prefix(model: Any, ids: torch.Tensor, reference: ReferenceWeights | None = None) -> SharedPrefix:
+    """`prefix_states` of the reference policy (adapter off, or `reference`'s weights)."""
+    with _reference(model, reference):
         return prefix_states(model, ids)
 
 

@@ -29,7 +29,7 @@ def recorded(monkeypatch):
         scored.append([t.sample_index for t in trajs])
         return [torch.tensor([0.0, 100.0 + t.sample_index]) for t in trajs]
 
-    def step(model, optimizer, group, rewards, cfg, pad_id, *, temperature, old_logprobs):
+    def step(model, optimizer, group, rewards, cfg, pad_id, *, temperature, old_logprobs, reference=None):
         steps.append(None if old_logprobs is None else [row.tolist() for row in old_logprobs])
         return StepStats(n_tokens=1, skipped=False)
 

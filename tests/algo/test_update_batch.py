@@ -27,7 +27,7 @@ def fakes(monkeypatch):
         clock[0] += SCORING_S
         return [torch.tensor([float(t.sample_index)]) for t in trajs]  # each row names its trajectory
 
-    def step(model, optimizer, group, rewards, cfg, pad_id, *, temperature, old_logprobs):
+    def step(model, optimizer, group, rewards, cfg, pad_id, *, temperature, old_logprobs, reference=None):
         clock[0] += STEP_S
         rows = None if old_logprobs is None else [int(row.item()) for row in old_logprobs]
         steps.append({"group": [t.sample_index for t in group], "old": rows})

@@ -184,3 +184,62 @@ def test_rl_on_the_rest_never_draws_a_demonstrated_task(tmp_path):
     assert summary["train_steps"] == 2
     first_step = torch.load(run_dir / CHECKPOINT_DIR / "step-000001" / STATE, weights_only=False)
     assert sorted(first_step["order_task_ids"]) == sorted(data_ids[1:])
+
+
+KL_TO_WARMUP = ["algo.kl_reference=warmup", "algo.skip_zero_std_groups=false"]  # every group steps: its KL is logged
+
+
+@pytest.fixture(scope="module")
+def kl_warmup_run(tmp_path_factory) -> tuple[Path, object]:
+    """A whole run with the KL's reference at the warm-up's policy: warm-up, step-0 checkpoint, two GRPO steps."""
+    run_dir = tmp_path_factory.mktemp("kl-to-warmup") / "run"
+    cfg = compose_train(*TINY, *WARMUP, *RL, *KL_TO_WARMUP, f"+run_dir={run_dir}")
+    summary = train.run(cfg)
+    assert summary["train_steps"] == 2
+    return run_dir, cfg
+
+
+def checkpoint_state(run_dir: Path, step: int) -> dict:
+    return torch.load(run_dir / CHECKPOINT_DIR / f"step-{step:06d}" / STATE, weights_only=False)
+
+
+@pytest.mark.slow
+def test_the_kl_reference_is_the_policy_the_warmup_left(kl_warmup_run, tmp_path):
+    """algo.kl_reference=warmup: the first GRPO step, on-policy right after the warm-up, has no KL (its policy is the
+    reference), the second has some (the first step moved it); the checkpoints carry the warm-up's adapter weights
+    unchanged as the reference. The default reference (the base model) reads a KL from the first step on."""
+    run_dir, _ = kl_warmup_run
+    kls = [r["train/kl"] for r in records(run_dir) if "train/kl" in r]
+    assert len(kls) == 2 and kls[0] == pytest.approx(0.0, abs=1e-7) and kls[1] > 0
+    at_warmup = load_file(str(run_dir / CHECKPOINT_DIR / "step-000000" / "adapter" / "adapter_model.safetensors"))
+    for step in (0, 2):
+        reference = {
+            name.replace(".default.", "."): t for name, t in checkpoint_state(run_dir, step)["kl_reference"].items()
+        }
+        assert reference.keys() == at_warmup.keys() and all(reference[k].equal(at_warmup[k]) for k in at_warmup)
+    base_run = tmp_path / "base"
+    train.run(compose_train(*TINY, *WARMUP, *RL, "algo.skip_zero_std_groups=false", f"+run_dir={base_run}"))
+    base_kls = [r["train/kl"] for r in records(base_run) if "train/kl" in r]
+    assert base_kls[0] > 1e-4  # the warm-up moved the adapter away from the base model
+    assert "kl_reference" not in checkpoint_state(base_run, 2)
+
+
+@pytest.mark.slow
+def test_a_run_with_the_kl_to_the_warmup_resumed_after_it_ends_as_the_uninterrupted_one(
+    kl_warmup_run, tmp_path, monkeypatch
+):
+    reference, cfg = kl_warmup_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference, run_dir)
+    for path in sorted((run_dir / CHECKPOINT_DIR).iterdir())[1:]:  # stopped right after the warm-up
+        shutil.rmtree(path)
+    (run_dir / "summary.json").unlink()
+    shutil.rmtree(run_dir / "adapter")
+    (run_dir / ".hydra").mkdir()
+    OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")
+    monkeypatch.setattr(train, "run_warmup", no_warmup)
+    resumed_cfg = cfg.copy()
+    resumed_cfg.resume = str(run_dir)
+    train.run(resumed_cfg)
+    assert outcomes(run_dir) == outcomes(reference)
+    assert same_adapter(run_dir, reference)
