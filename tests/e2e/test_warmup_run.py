@@ -73,6 +73,22 @@ def same_adapter(a: Path, b: Path) -> bool:
     return x.keys() == y.keys() and all(x[k].equal(y[k]) for k in x)
 
 
+def stopped_after_the_warmup(reference: Path, cfg, tmp_path: Path) -> tuple[Path, object]:
+    """A copy of the finished run `reference` as it stood when stopped right after the warm-up (only the step-0
+    checkpoint, no summary, no adapter), with the config Hydra records for a CLI run, and the config resuming it."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference, run_dir)
+    for path in sorted((run_dir / CHECKPOINT_DIR).iterdir())[1:]:
+        shutil.rmtree(path)
+    (run_dir / "summary.json").unlink()
+    shutil.rmtree(run_dir / "adapter")
+    (run_dir / ".hydra").mkdir()
+    OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")
+    resumed_cfg = cfg.copy()
+    resumed_cfg.resume = str(run_dir)
+    return run_dir, resumed_cfg
+
+
 def no_warmup(*args, **kwargs):
     raise AssertionError("the warm-up ran")
 
@@ -117,20 +133,12 @@ def test_a_run_resumed_after_the_warmup_does_not_repeat_it_and_ends_as_the_unint
     warmed_run, tmp_path, monkeypatch
 ):
     reference, cfg = warmed_run
-    # the run as it stood when stopped right after the warm-up: only the step-0 checkpoint, no summary, no adapter
-    run_dir = tmp_path / "run"
-    shutil.copytree(reference, run_dir)
-    for path in sorted((run_dir / CHECKPOINT_DIR).iterdir())[1:]:
-        shutil.rmtree(path)
-    (run_dir / "summary.json").unlink()
-    shutil.rmtree(run_dir / "adapter")
+    run_dir, resumed_cfg = stopped_after_the_warmup(reference, cfg, tmp_path)
     checkpoint = load_latest(run_dir)
     assert (
         checkpoint.step == 0
         and checkpoint.state["warmup"] == json.loads((reference / "summary.json").read_text())["warmup"]
     )
-    (run_dir / ".hydra").mkdir()
-    OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")  # what Hydra records for a run started by the CLI
     # the stopped process's peak, as it logged it (the same width, so the checkpoint's byte offset still holds)
     metrics = run_dir / "metrics.jsonl"
     text = metrics.read_text()
@@ -139,8 +147,6 @@ def test_a_run_resumed_after_the_warmup_does_not_repeat_it_and_ends_as_the_unint
     metrics.write_text(text.replace(f'"memory/peak_rss_gib": {logged}', f'"memory/peak_rss_gib": {earlier_peak}', 1))
 
     monkeypatch.setattr(train, "run_warmup", no_warmup)
-    resumed_cfg = cfg.copy()
-    resumed_cfg.resume = str(run_dir)
     summary = train.run(resumed_cfg)
 
     assert summary["warmup"] == json.loads((reference / "summary.json").read_text())["warmup"]
@@ -229,17 +235,8 @@ def test_a_run_with_the_kl_to_the_warmup_resumed_after_it_ends_as_the_uninterrup
     kl_warmup_run, tmp_path, monkeypatch
 ):
     reference, cfg = kl_warmup_run
-    run_dir = tmp_path / "run"
-    shutil.copytree(reference, run_dir)
-    for path in sorted((run_dir / CHECKPOINT_DIR).iterdir())[1:]:  # stopped right after the warm-up
-        shutil.rmtree(path)
-    (run_dir / "summary.json").unlink()
-    shutil.rmtree(run_dir / "adapter")
-    (run_dir / ".hydra").mkdir()
-    OmegaConf.save(cfg, run_dir / ".hydra" / "config.yaml")
+    run_dir, resumed_cfg = stopped_after_the_warmup(reference, cfg, tmp_path)
     monkeypatch.setattr(train, "run_warmup", no_warmup)
-    resumed_cfg = cfg.copy()
-    resumed_cfg.resume = str(run_dir)
     train.run(resumed_cfg)
     assert outcomes(run_dir) == outcomes(reference)
     assert same_adapter(run_dir, reference)
