@@ -40,7 +40,7 @@ class Recorder:
         self.groups: list = []
         self.rewards: list = []
 
-    def __call__(self, model, optimizer, groups, rewards, cfg, pad_id, *, temperature, step=None):
+    def __call__(self, model, optimizer, groups, rewards, cfg, pad_id, *, temperature, step=None, reference=None):
         self.groups, self.rewards = [list(g) for g in groups], [r.clone() for r in rewards]
         return [SimpleNamespace(metrics=lambda: {}, update_s=0.0) for _ in groups]
 
@@ -66,6 +66,7 @@ def test_each_group_holds_the_g_samples_of_one_task_in_chunk_order(monkeypatch: 
         model=None,
         optimizer=None,
         pad_id=0,
+        reference=None,
         dist=SimpleNamespace(data_parallel=lambda step: step, reduce_step=lambda metrics, model: metrics),
     )
     chunk = [make_task(n) for n in range(4)]

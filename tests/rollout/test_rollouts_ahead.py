@@ -141,6 +141,7 @@ def loop_training(n_tasks: int, max_staleness: int, epochs: int, trained: list[s
         model=None,
         optimizer=None,
         pad_id=0,
+        reference=None,
         n_steps=n_tasks * epochs,
         dist=SimpleNamespace(
             data_parallel=lambda step: step,
