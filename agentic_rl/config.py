@@ -301,7 +301,7 @@ def warmup_config(cfg: DictConfig) -> WarmupConfig:
 
 def check_kl_reference(algo: GRPOConfig, warm: WarmupConfig) -> None:
     """`algo.kl_reference=warmup` takes the reference from the adapter the warm-up leaves: a run needs one."""
-    if algo.kl_reference == "warmup" and algo.kl_coeff > 0 and not warm.enabled:
+    if algo.kl_to_warmup and not warm.enabled:
         raise ConfigError(
             "algo.kl_reference=warmup takes the KL's reference policy from the adapter the warm-up leaves, and this "
             "run has no warm-up. Fix: add warmup=sft, or set algo.kl_reference=base (the base model)"

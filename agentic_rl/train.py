@@ -290,7 +290,7 @@ def warm_up(
         seed=training.cfg.seed,
         progress=bool(training.cfg.progress) and training.dist.is_main,
     )
-    if training.algo.kl_reference == "warmup" and training.algo.kl_coeff > 0:
+    if training.algo.kl_to_warmup:
         training.reference = ReferenceWeights.of(training.model)  # the policy the warm-up left, kept as it is now
     if int(training.cfg.get("checkpoint_every") or 0) > 0 and training.dist.is_main:
         save_training(training, pos, ctx, summary)
@@ -459,7 +459,7 @@ def restore(training: Training, pos: Position, checkpoint: Checkpoint) -> dict[s
             "new run"
         )
     restore_adapter(training.model, checkpoint)
-    if training.algo.kl_reference == "warmup" and training.algo.kl_coeff > 0:
+    if training.algo.kl_to_warmup:
         if "kl_reference" not in s:
             raise ValueError(
                 f"{checkpoint.path} holds no KL reference weights, which algo.kl_reference=warmup needs to continue "

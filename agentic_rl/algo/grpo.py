@@ -171,6 +171,11 @@ class GRPOConfig:
         if isinstance(self.rollout_correction, dict):
             self.rollout_correction = RolloutCorrectionSchema(**self.rollout_correction)
 
+    @property
+    def kl_to_warmup(self) -> bool:
+        """Whether the KL acts with the warm-up's policy as its reference (the weights must be taken and kept)."""
+        return self.kl_reference == "warmup" and self.kl_coeff > 0
+
     def validate(self) -> GRPOConfig:
         checks = [
             (
