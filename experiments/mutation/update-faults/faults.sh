@@ -14,6 +14,7 @@ import sys
 path, old, new = sys.argv[1:4]
 s = open(path).read(); assert old in s, old; open(path, "w").write(s.replace(old, new, 1))
 PY
+  [ $? -eq 0 ] || { echo "== $1: the fault's text is not in $2 (the code moved): not run"; return; }
   start=$(date +%s)
   out=$(PYTHONPATH=$W timeout 1200 python -m pytest -x -q -p no:cacheprovider tests/algo 2>&1 | tail -3)
   echo "== $1 ($(( $(date +%s) - start )) s): $(echo "$out" | grep -E 'passed|failed|error' | tail -1)"
@@ -21,8 +22,7 @@ PY
 }
 run "advantage sign flipped" agentic_rl/algo/core.py "return ((r - r.mean()) / (r.std(unbiased=False) + eps)).float()" "return ((r.mean() - r) / (r.std(unbiased=False) + eps)).float()"
 run "loss mask shifted one token" agentic_rl/algo/core.py "    return (per_token * mask).sum() / max(group_tokens, 1)" "    return (per_token * mask.roll(1, -1)).sum() / max(group_tokens, 1)"
-run "reference with the adapter on" agentic_rl/algo/logprobs.py "    with _adapter_disabled(model):
-        return sequence_logprobs(model, ids, attn, mask, temperature, prefix)" "    return sequence_logprobs(model, ids, attn, mask, temperature, prefix)"
+run "reference with the adapter on" agentic_rl/algo/logprobs.py "    return _adapter_disabled(model) if reference is None else reference.active(model)" "    return contextlib.nullcontext() if reference is None else reference.active(model)"
 run "KL against the policy itself" agentic_rl/algo/core.py "    d = ref_logp - logp
 " "    d = logp.detach() - logp
 "
