@@ -47,6 +47,15 @@ def env_counts(traj: Trajectory, task: Task) -> dict[str, Any] | None:
     }
 
 
+HELD_OUT_SETS = ("seen_envs", "unseen_envs")  # the names of env/<set>/... and of the tables' CodeGym sets
+
+
+def held_out_set(counts: dict[str, Any]) -> str:
+    """The set an episode's `env_counts` belong to: `seen_envs` (a configuration of a training environment) or
+    `unseen_envs` (an environment training never saw)."""
+    return HELD_OUT_SETS[0] if counts.get("seen_env", True) else HELD_OUT_SETS[1]
+
+
 def env_metrics(counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
     """The `env/` metrics of episodes' `env_counts` (None entries, episodes of other tasks, are skipped)."""
     eps = [c for c in counts if c is not None]
@@ -67,8 +76,9 @@ def env_metrics(counts: Iterable[dict[str, Any] | None]) -> dict[str, float]:
     if all(isinstance(o, int) and o > 0 for o in oracle):
         out["env/oracle_calls"] = sum(oracle) / n
         out["env/calls_vs_oracle"] = out["env/calls_per_episode"] / out["env/oracle_calls"]
-    groups = {"seen_envs": [c for c in eps if c.get("seen_env", True)]}
-    groups["unseen_envs"] = [c for c in eps if not c.get("seen_env", True)]
+    groups: dict[str, list[dict[str, Any]]] = {name: [] for name in HELD_OUT_SETS}
+    for c in eps:
+        groups[held_out_set(c)].append(c)
     if all(groups.values()):  # a mixed set (split=heldout): each group's success apart
         for name, group in groups.items():
             out[f"env/{name}/success_rate"] = sum(c["passed"] for c in group) / len(group)

@@ -17,8 +17,9 @@ A task id that is not a configuration of those environments is an error that say
 environments would be a number about something else.
 
 Per arm, `constant_rows` sets each mode's success (tasks as the unit) before and after training against the
-baseline on the same tasks, with the paired task-level test of the other sections (policy - constant; one Holm family
-over the table), and `set_rates` gives the baseline per held-out set (`env/seen_envs`, `env/unseen_envs`).
+baseline on the same tasks, over every evaluated task and over each held-out set (`env/seen_envs`, `env/unseen_envs`),
+with the paired task-level test of the other sections (policy - constant; one Holm family over the table), and
+`set_rates` gives the baseline's own rate per set.
 """
 
 from __future__ import annotations
@@ -158,29 +159,41 @@ PairedTest = Callable[[list[tuple[str, bool, bool]]], dict[str, Any]]
 def constant_rows(
     label: str, by_phase: Mapping[str, list[Outcomes]], baseline: Baseline, paired_test: PairedTest
 ) -> list[dict[str, Any]]:
-    """Per phase and mode, the arm's CodeGym success against the constant on the same tasks: `paired_test` of the
-    (task, constant solved, policy passed) pairs, one per episode (side a the constant, side b the policy)."""
+    """Per phase, mode and set (every evaluated task, then each held-out set that has tasks: `task_sets`), the
+    arm's CodeGym success against the constant on the same tasks: `paired_test` of the (task, constant solved,
+    policy passed) pairs, one per episode (side a the constant, side b the policy). The sets are rows of their own
+    because a claim about held-out environments must rest on those tasks alone, not on the pooled set."""
     rows = []
     for phase, outcomes in by_phase.items():
         for mode in sorted({key[0] for run in outcomes for key in run}):
-            pairs = [
-                (task, baseline.passed[task], passed)
-                for run in outcomes
-                for (m, task, _), passed in sorted(run.items())
-                if m == mode and task in baseline.passed
-            ]
-            if pairs:
-                runs = sum(any(k[0] == mode and k[1] in baseline.passed for k in run) for run in outcomes)
-                rows.append({"arm": label, "phase": phase, "mode": mode, "runs": runs, **paired_test(pairs)})
+            for name, members in task_sets(baseline).items():
+                pairs = [
+                    (task, baseline.passed[task], passed)
+                    for run in outcomes
+                    for (m, task, _), passed in sorted(run.items())
+                    if m == mode and task in members
+                ]
+                if pairs:
+                    runs = sum(any(k[0] == mode and k[1] in members for k in run) for run in outcomes)
+                    rows.append(
+                        {"arm": label, "phase": phase, "mode": mode, "set": name, "runs": runs, **paired_test(pairs)}
+                    )
     return rows
+
+
+def task_sets(baseline: Baseline) -> dict[str, set[str]]:
+    """ "all": every task of the baseline, then each held-out set (`SEEN_SPLIT`) that has tasks: its task ids."""
+    split = {t.task_id: t.metadata.get("env_split", "train") for t in baseline.tasks}
+    sets = {"all": set(baseline.passed)}
+    for name, env_split in SEEN_SPLIT.items():
+        if members := {t for t in baseline.passed if split[t] == env_split}:
+            sets[name] = members
+    return sets
 
 
 def set_rates(baseline: Baseline) -> dict[str, dict[str, float | int]]:
     """The baseline's task-level rate over all its tasks and over each held-out set that has tasks."""
-    split = {t.task_id: t.metadata.get("env_split", "train") for t in baseline.tasks}
-    rates = {"all": task_rate(baseline.passed.items())}
-    for name, env_split in SEEN_SPLIT.items():
-        chosen = [(t, p) for t, p in baseline.passed.items() if split[t] == env_split]
-        if chosen:
-            rates[name] = task_rate(chosen)
-    return rates
+    return {
+        name: task_rate([(t, baseline.passed[t]) for t in sorted(members)])
+        for name, members in task_sets(baseline).items()
+    }

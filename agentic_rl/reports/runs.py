@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from agentic_rl.envs.metrics import held_out_set
 from agentic_rl.paths import CONF_DIR
 from agentic_rl.reports.run_files import hydra_overrides, read_config, read_eval_records, read_summary
 from agentic_rl.reports.stats import mean_ci, wilson_interval
@@ -197,8 +198,17 @@ def scored_outcomes(records: list[dict]) -> dict[tuple[str, str, int], bool]:
 
 
 def task_types_of(records: list[dict]) -> dict[str, str]:
-    """Task id -> its `task_type` (`docs`, `plain`, `exec`, ...) for the records that carry one."""
-    return {str(r["task_id"]): str(r["task_type"]) for r in records if r.get("task_type") is not None}
+    """Task id -> its `task_type` (`docs`, `plain`, `exec`, ...) for the records that carry one. A CodeGym record
+    without one is typed by its held-out set (`envs.metrics`: `seen_env` in its `env` field): `seen_envs`, a
+    held-out configuration of a training environment, or `unseen_envs`, a held-out environment; so the paired
+    tables split by set, and a claim about held-out environments rests on their tasks alone."""
+    types = {}
+    for record in records:
+        if record.get("task_type") is not None:
+            types[str(record["task_id"])] = str(record["task_type"])
+        elif isinstance(record.get("env"), dict) and "seen_env" in record["env"]:
+            types[str(record["task_id"])] = held_out_set(record["env"])
+    return types
 
 
 def episode_outcomes(run_dir: Path, phase: str) -> dict[tuple[str, str, int], bool]:

@@ -943,7 +943,9 @@ CONSTANT_SETS = {"all": "every evaluated task", **ENV_SETS}
 
 
 def _constant_name(row: dict[str, Any]) -> str:
-    return f"`{row['arm']}` {row['mode']} {row['phase']} - constant {row['difference']:+.3f}"
+    """How the Holm sentence names a row of `constant_markdown` (its `set` already the set's printed name)."""
+    where = "" if row["set"] == CONSTANT_SETS["all"] else f" ({row['set']})"
+    return f"`{row['arm']}` {row['mode']} {row['phase']}{where} - constant {row['difference']:+.3f}"
 
 
 def constant_markdown(table: dict[str, Any]) -> list[str]:
@@ -968,10 +970,16 @@ def constant_markdown(table: dict[str, Any]) -> list[str]:
         sides = ("constant answer", "policy", "policy - constant")
         lines += [
             "",
-            "Each mode's success before and after training against the constant on the same tasks, with the primary "
-            "test of the paired sections; the rows of this table are one Holm family.",
+            "Each mode's success before and after training against the constant on the same tasks, over every "
+            "evaluated task and over each held-out set alone, with the primary test of the paired sections; the rows "
+            "of this table are one Holm family.",
             "",
-            *comparison_markdown(section["rows"], ["arm", "phase", "mode", "runs"], sides, _constant_name),
+            *comparison_markdown(
+                [{**row, "set": CONSTANT_SETS[row["set"]]} for row in section["rows"]],
+                ["arm", "phase", "mode", "set", "runs"],
+                sides,
+                _constant_name,
+            ),
         ]
     return lines
 

@@ -84,14 +84,26 @@ def test_the_baseline_is_the_best_constant_of_the_evaluated_tasks_and_the_policy
     assert {r["task_id"]: r["passed"] for r in arm["tasks"]} == {t: t in SOLVED_BY_FIVE for t in EVALUATED}
     assert arm["rates"]["all"]["rate"] == pytest.approx(0.6) and arm["rates"]["all"]["tasks"] == 5
     assert arm["rates"]["seen_envs"]["rate"] == 0.0 and arm["rates"]["unseen_envs"]["rate"] == pytest.approx(0.75)
-    rows = {row["phase"]: row for row in section["rows"]}
-    assert rows["before"]["rate_a"] == pytest.approx(0.6) and rows["before"]["rate_b"] == 0.0
-    assert (rows["before"]["up"], rows["before"]["down"]) == (0, 3)
+    everything = {row["phase"]: row for row in section["rows"] if row["set"] == "all"}
+    assert everything["before"]["rate_a"] == pytest.approx(0.6) and everything["before"]["rate_b"] == 0.0
+    assert (everything["before"]["up"], everything["before"]["down"]) == (0, 3)
     # after: every task passes; over the constant, the two tasks it misses go up, the three it solves tie
-    assert rows["after"]["difference"] == pytest.approx(0.4) and rows["after"]["runs"] == 2
-    assert (rows["after"]["up"], rows["after"]["down"], rows["after"]["tied"]) == (2, 0, 3)
-    assert rows["after"]["pooled"]["n"] == 2 * 2 * 5  # seeds x samples x tasks
-    assert all("p_holm" in row for row in section["rows"])
+    after = everything["after"]
+    assert after["difference"] == pytest.approx(0.4) and after["runs"] == 2
+    assert (after["up"], after["down"], after["tied"]) == (2, 0, 3)
+    assert after["pooled"]["n"] == 2 * 2 * 5  # seeds x samples x tasks
+    # each held-out set is tested on its own tasks alone: the seen environment's one task (the constant misses
+    # it), the held-out environment's four (the constant solves three)
+    by_set = {row["set"]: row for row in section["rows"] if row["phase"] == "after"}
+    assert set(by_set) == {"all", "seen_envs", "unseen_envs"}
+    assert by_set["seen_envs"]["tasks"] == 1 and by_set["seen_envs"]["difference"] == pytest.approx(1.0)
+    unseen = by_set["unseen_envs"]
+    assert unseen["tasks"] == 4 and unseen["rate_a"] == pytest.approx(0.75) and unseen["rate_b"] == 1.0
+    assert (unseen["up"], unseen["down"], unseen["tied"]) == (1, 0, 3) and unseen["pooled"]["n"] == 2 * 2 * 4
+    # one Holm family over every row: six rows (two phases x three sets), so Holm multiplies the smallest p by 6
+    assert len(section["rows"]) == 6
+    smallest = min(section["rows"], key=lambda row: row["p_value"])
+    assert smallest["p_holm"] == pytest.approx(min(1.0, 6 * smallest["p_value"]))
 
 
 def test_the_table_prints_the_baseline_and_writes_it_per_task(tmp_path, env_file, constants):
@@ -100,7 +112,8 @@ def test_the_table_prints_the_baseline_and_writes_it_per_task(tmp_path, env_file
     text = (tmp_path / "out" / "table.md").read_text()
     assert f"## {CONSTANT_SECTION}" in text
     assert "| default | `5` | every evaluated task | 0.600 [" in text
-    assert "| default | after | multi_tool | 1 | 5 | 0.600 | 0.600 | +0.000 [" in text
+    assert "| default | after | multi_tool | every evaluated task | 1 | 5 | 0.600 | 0.600 | +0.000 [" in text
+    assert "| default | after | multi_tool | held-out environments | 1 | 4 | 0.750 | 0.750 | +0.000 [" in text
     constant_file = tmp_path / "out" / "constant.jsonl"
     assert constant_file in written
     rows = [json.loads(line) for line in constant_file.read_text().splitlines()]

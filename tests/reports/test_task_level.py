@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentic_rl.reports.runs import across_seeds
+from agentic_rl.reports.runs import across_seeds, task_types_of
 from agentic_rl.reports.stats import (
     Bootstrap,
     TaskDifference,
@@ -192,3 +192,33 @@ def test_task_types_and_any_mode_names_get_their_own_tables(tmp_path):
     assert "| last_block | docs | 1 | 2 | 0.000 | 1.000 | +1.000 [+1.000, +1.000] | 2 / 0 / 0 | 0.5 |" in markdown
     untyped = make_run(tmp_path / "s2", ["seed=2"], {"before": before, "after": after})
     assert build_table([untyped])["task_types"] is None and "By task_type" not in table_markdown(build_table([untyped]))
+
+
+def test_codegym_records_without_a_type_are_split_by_held_out_set(tmp_path):
+    """A CodeGym record carries no task_type but says in its `env` field whether its environment was trained on:
+    the paired tables then split by held-out set, so a claim about held-out environments rests on their tasks
+    alone. A record's own task_type still wins."""
+    # ids outside codegym/: the constant-answer section would rebuild codegym/ tasks from their environments
+    seen = {f"gym/SeenEnv/{i:03d}": True for i in range(2)}
+    unseen = {f"gym/NewEnv/{i:03d}": False for i in range(3)}
+    env_of = {**seen, **unseen}
+    records = [{"task_id": t, "env": {"seen_env": s}} for t, s in env_of.items()]
+    records += [{"task_id": "typed", "task_type": "docs", "env": {"seen_env": False}}, {"task_id": "plain"}]
+    assert task_types_of(records) == {
+        **{t: "seen_envs" for t in seen},
+        **{t: "unseen_envs" for t in unseen},
+        "typed": "docs",
+    }
+    run = tmp_path / "s1"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "overrides.yaml").write_text("- seed=1\n")
+    (run / "summary.json").write_text(json.dumps({"eval": {}}))
+    for phase, passing in (("before", set()), ("after", set(unseen))):  # training solves the new environments only
+        lines = [
+            {"task_id": t, "mode": "multi_tool", "sample": 0, "passed": t in passing, "env": {"seen_env": s}}
+            for t, s in env_of.items()
+        ]
+        (run / f"eval_{phase}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    typed = {r["task_type"]: r for r in build_table([run])["task_types"]["paired"]}
+    assert (typed["unseen_envs"]["up"], typed["unseen_envs"]["tasks"]) == (3, 3)
+    assert (typed["seen_envs"]["tied"], typed["seen_envs"]["difference"]) == (2, 0.0)
