@@ -19,6 +19,7 @@ from agentic_rl.rollout import RolloutConfig, ScriptedPolicy
 from agentic_rl.train import Position, train_on_chunk
 from agentic_rl.types import Task
 from tests.rollout.fakes import toolset
+from tests.training_fakes import fake_training
 
 GROUP = 3
 
@@ -57,17 +58,13 @@ def test_each_group_holds_the_g_samples_of_one_task_in_chunk_order(monkeypatch: 
         log_trajectories=lambda step, group, bds, prompt: logged.append((step, group, prompt)),
     )
     log: list = []
-    t = SimpleNamespace(
+    t = fake_training(
         algo=SimpleNamespace(group_size=GROUP),
         policy=ScriptedPolicy(reply),
         env=as_environment(toolset(("submit",), log)),
         rollout_cfg=RolloutConfig(max_turns=1),
         reward_fn=binary,
-        model=None,
-        optimizer=None,
         pad_id=0,
-        reference=None,
-        dist=SimpleNamespace(data_parallel=lambda step: step, reduce_step=lambda metrics, model: metrics),
     )
     chunk = [make_task(n) for n in range(4)]
     bar = SimpleNamespace(update=lambda n: None, set_postfix=lambda **kw: None)

@@ -23,6 +23,7 @@ from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metric
 from agentic_rl.train import Position, epoch_order, train_loop
 from agentic_rl.types import Task
 from tests.rollout.fakes import toolset
+from tests.training_fakes import fake_training
 
 GROUP = 2
 
@@ -130,7 +131,7 @@ def loop_training(n_tasks: int, max_staleness: int, epochs: int, trained: list[s
     algo = SimpleNamespace(
         group_size=GROUP, epochs=epochs, tasks_per_epoch=None, tasks_per_rollout=2, max_staleness=max_staleness
     )
-    t = SimpleNamespace(
+    t = fake_training(
         cfg=SimpleNamespace(get=lambda key, default=None: {"checkpoint_every": 1}.get(key, default), progress=False),
         algo=algo,
         train_tasks=[make_task(n) for n in range(n_tasks)],
@@ -138,17 +139,8 @@ def loop_training(n_tasks: int, max_staleness: int, epochs: int, trained: list[s
         env=as_environment(toolset(("submit",), [])),
         rollout_cfg=RolloutConfig(max_turns=1),
         reward_fn=binary,
-        model=None,
-        optimizer=None,
         pad_id=0,
-        reference=None,
         n_steps=n_tasks * epochs,
-        dist=SimpleNamespace(
-            data_parallel=lambda step: step,
-            reduce_step=lambda metrics, model: metrics,
-            shard=lambda order: order,
-            is_main=True,
-        ),
     )
     return t, update_rollout_batch
 
