@@ -2,7 +2,7 @@
 
     python -m agentic_rl.hygiene data=pipelines-heldout
     python -m agentic_rl.hygiene data=kodcode-heldout data.path=<shared>/kodcode_sample.jsonl
-    python -m agentic_rl.hygiene data=codegym-heldout --constant-baseline experiments/codegym/constant.jsonl
+    python -m agentic_rl.hygiene data=codegym-heldout --constant-baseline experiments/codegym/cpu/constant.jsonl
     python -m agentic_rl.hygiene data=bigcodebench-hard data.path=... python=.venv-bcb/bin/python --out DIR
 
 The arguments other than the options below are overrides of the evaluation's config (`conf/evaluate.yaml`):

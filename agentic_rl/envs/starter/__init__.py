@@ -1,7 +1,7 @@
 """The starter CodeGym set: short workflows (3 to 8 oracle calls) whose answer follows from what the tools show.
 
 Why a second set: on the built-in set (agentic_rl.envs.builtin, 10-256 calls as the paper asks) the 135M model
-never reads an observation; its only reward came from a constant `Done` answer (experiments/codegym/README.md).
+never reads an observation; its only reward came from a constant `Done` answer (experiments/codegym/cpu/README.md).
 Here every tool does the arithmetic, so an episode is Observe, one to five lookups whose results are copied into the
 next call, then Done: steps a small model can be shown (the warm-up's demonstrations) and learn. The answers of an
 environment's configurations are distinct numbers, so no constant `Done` answer solves more than one of them
