@@ -183,3 +183,33 @@ def test_a_broken_problems_file_is_a_clear_error(tmp_path, caplog):
     bad.write_text(json.dumps(problem_row("a")) + "\n" + '{"question_id": "b", "question": "q"}\n')
     assert main([str(bad), "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path / "o")]) == 2
     assert "problems.jsonl, line 2: field 'solution'" in caplog.text
+
+
+def test_a_row_whose_solution_cannot_be_run_is_a_recorded_drop_not_a_stop(tmp_path):
+    """KodCode has class-based rows (no function to call) and a row can hold code that does not parse: each is that
+    problem's recorded drop, asked nothing of the endpoint, and the other problems are synthesized."""
+    class_based = {"question_id": "p_class", "question": "A stack.", "solution": "class Stack:\n    pass\n"}
+    broken = {"question_id": "p_broken", "question": "Sum.", "solution": "def total(nums)\n    return 0\n"}
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(json.dumps(r) + "\n" for r in (class_based, problem_row("p_sum"), broken)))
+    out = tmp_path / "envs.jsonl"
+    argv = [str(problems), "--endpoint", "", "--model", "stub", "--out", str(out), "-k", "3", "--timeout-s", "2"]
+    with StubEndpoint(responder()) as stub:
+        argv[2] = stub.url
+        assert main([*argv, "--reference-endpoint", stub.url, "--reference-model", "ref"]) == 0
+        assert asked_about(stub, "p_class") == 0 and asked_about(stub, "p_broken") == 0
+    report = json.loads((tmp_path / "envs.report.json").read_text())
+    assert report["problems_in"] == 3 and report["environments_out"] == 1
+    assert report["problems"]["p_sum"]["status"] == "kept"
+    assert report["problems"]["p_class"] == {
+        "status": "dropped",
+        "stage": "problem",
+        "reason": "no entry point: test_info names no function and the solution has no top-level function",
+    }
+    assert report["problems"]["p_broken"]["stage"] == "problem"
+    assert report["problems"]["p_broken"]["reason"].startswith("the solution is not valid Python")
+    # a rerun asks nothing again: the drops are final
+    with StubEndpoint(responder()) as stub:
+        argv[2] = stub.url
+        assert main([*argv, "--reference-endpoint", stub.url, "--reference-model", "ref"]) == 0
+        assert stub.requests == []

@@ -75,10 +75,16 @@ def reference_of(args: argparse.Namespace, runner: CodeGymRunner) -> Any:
     return None
 
 
+UNUSABLE_STAGE = "problem"  # the stage name of a problem dropped as read (problems.Problem.unusable)
+
+
 def run_problem(problem: Problem, endpoint, runner, settings, reference) -> tuple[dict[str, Any], dict | None]:
     """(the problem's status line, its environment or None); a failure of the endpoint or a reply is recorded."""
     ledger, record = Ledger(), None
     status: dict[str, Any] = {"problem_id": problem.problem_id, "status": "kept", "stage": None, "reason": None}
+    if problem.unusable is not None:  # before any stage: nothing was asked of the endpoint
+        status.update(status="dropped", stage=UNUSABLE_STAGE, reason=problem.unusable, stages={}, dropped={})
+        return status, None
     try:
         record = synthesize_problem(problem, endpoint, runner, settings, reference, ledger)
         status["configs_out"] = len(record["configs"])

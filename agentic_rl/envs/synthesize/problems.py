@@ -2,7 +2,9 @@
 
 A problems file is JSON Lines, one problem per line. The default is the KodCode-V1 row (agentic_rl/data/kodcode.py):
 `question_id`, `question`, `solution`, and optionally `test_info` (`[{"function_name": ...}]`, the entry point).
-Without `test_info` the entry point is the solution's first top-level function. Other columns are ignored.
+Without `test_info` the entry point is the solution's first top-level function. Other columns are ignored. A row
+without the fields is an error that names the line; a well-formed row whose solution has no function to call (a
+class-based KodCode row) or does not parse is read as an unusable problem, which the run records as dropped.
 
 The unit tests' expected outputs come from the original solution only: `solution_outputs` runs it on every
 input in one sandbox call (the trainer never executes it) and reads one result line marked with a nonce.
@@ -14,7 +16,7 @@ import ast
 import json
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,10 @@ class Problem:
     question: str
     solution: str
     entry_point: str
+    # why the problem cannot be synthesized though its row is well formed (None: it can): a solution that is not
+    # valid Python, or one with no function to call (KodCode has class-based rows); such a problem is a recorded
+    # drop of its own, never a stop of the whole run
+    unusable: str | None = None
 
 
 def read_problems(path: str | Path) -> list[Problem]:
@@ -72,11 +78,20 @@ def row_problem(row: Any, where: str) -> Problem:
     for key in REQUIRED:
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise ValueError(f"{where}: field {key!r} must be a non-empty string (fields: {list(REQUIRED)})")
-    return Problem(str(row["question_id"]), row["question"], row["solution"], entry_point(row, where))
+    problem = Problem(str(row["question_id"]), row["question"], row["solution"], "")
+    try:
+        return replace(problem, entry_point=entry_point(row))
+    except UnusableProblem as exc:
+        return replace(problem, unusable=str(exc))
 
 
-def entry_point(row: dict[str, Any], where: str) -> str:
-    """test_info[0].function_name, else the first top-level function of the solution."""
+class UnusableProblem(ValueError):
+    """A well-formed row whose solution the synthesis cannot run on inputs."""
+
+
+def entry_point(row: dict[str, Any]) -> str:
+    """test_info[0].function_name, else the first top-level function of the solution; UnusableProblem when the
+    solution does not parse or defines no function."""
     info = row.get("test_info")
     if isinstance(info, list) and info and isinstance(info[0], dict) and info[0].get("function_name"):
         name = str(info[0]["function_name"]).strip()
@@ -85,11 +100,11 @@ def entry_point(row: dict[str, Any], where: str) -> str:
     try:
         tree = ast.parse(row["solution"])
     except SyntaxError as exc:
-        raise ValueError(f"{where}: the solution is not valid Python ({exc.msg}, line {exc.lineno})") from None
+        raise UnusableProblem(f"the solution is not valid Python ({exc.msg}, line {exc.lineno})") from None
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             return node.name
-    raise ValueError(f"{where}: no entry point: add test_info [{{'function_name': ...}}] or a top-level function")
+    raise UnusableProblem("no entry point: test_info names no function and the solution has no top-level function")
 
 
 def solution_outputs(
