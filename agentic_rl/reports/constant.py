@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_rl.envs.metrics import HELD_OUT_SETS
 from agentic_rl.envs.tasks import environment_tasks, read_environments
 from agentic_rl.envs.verify import best_constant, constant_results
 from agentic_rl.reports.run_files import is_evaluation_run, read_config
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 CODEGYM_PREFIX = "codegym/"  # envs.tasks.environment_tasks names every CodeGym task codegym/<env_id>/<index>
 LOADER = "agentic_rl.envs.tasks.load_codegym"  # the _target_ of a CodeGym data node
 BUILTIN = "builtin"
-SEEN_SPLIT = {"seen_envs": "train", "unseen_envs": "heldout"}  # set -> the env_split of its tasks (envs.metrics)
+SEEN_SPLIT = dict(zip(HELD_OUT_SETS, ("train", "heldout")))  # set -> the env_split of its tasks (envs.metrics)
 
 Source = tuple[str | None, str | None]  # (environments file, or None for the built-in set; its env_dir)
 
