@@ -14,6 +14,7 @@ for arm in hf vllm-sync vllm-ahead-1; do
     cp "$runs/$arm/.hydra/config.yaml" "$runs/$arm/.hydra/overrides.yaml" "$here/$arm/.hydra/"
     cp "$runs/$arm.command" "$runs/$arm.load.txt" "$here/$arm/"
     cp "$runs/$arm.time-v.txt" "$here/$arm/time-v.txt"
+    if [ -f "$runs/$arm.tree-rss.json" ]; then cp "$runs/$arm.tree-rss.json" "$here/$arm/tree-rss.json"; fi
     grep -E "rollout.backend=auto|sampler server|weights v|adapter v|vLLM|unavailable" "$runs/$arm.log" \
         > "$here/$arm/log-excerpt.txt" || true
     # the runs' folder and the tree they ran from are this machine's too (STUDY_TREE: scrub-paths.sh's name for it)

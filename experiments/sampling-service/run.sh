@@ -11,6 +11,7 @@
 set -euo pipefail
 runs=$1
 tree=${TREE:-$(pwd)}
+here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$runs"
 if [ "${SIZE:-smoke}" = default ]; then
     # the embedded default as `make train` runs it (warm-up, 32 GRPO groups, the evaluation after training), seed 1;
@@ -35,6 +36,11 @@ for arm in hf vllm-sync vllm-ahead-1; do
     uptime > "$runs/$arm.load.txt"
     # shellcheck disable=SC2086
     PYTHONPATH=$tree nice -n "${NICE:-19}" /usr/bin/time -v -o "$runs/$arm.time-v.txt" python -m agentic_rl.train "${common[@]}" \
-        ${arms[$arm]} hydra.run.dir="$runs/$arm" > "$runs/$arm.log" 2>&1 || echo "$arm failed: see $runs/$arm.log"
+        ${arms[$arm]} hydra.run.dir="$runs/$arm" > "$runs/$arm.log" 2>&1 &
+    pid=$!
+    # the trainer's own peak is in time-v.txt; the tree's (servers included) is polled beside it
+    python "$here/tree_rss.py" "$pid" "$runs/$arm.tree-rss.json" &
+    wait "$pid" || echo "$arm failed: see $runs/$arm.log"
+    wait
     uptime >> "$runs/$arm.load.txt"
 done
