@@ -1,12 +1,14 @@
 #!/bin/bash
 # Copy the runs' own files from RUNS_DIR (run.sh's) into this folder's NAME/, and write compare.md from the copies.
 # Usage (from the checkout): bash experiments/sampling-service/record.sh RUNS_DIR NAME
+# ARMS="a b ..." records those arms (default: hf vllm-sync vllm-ahead-1); compare.md sets them side by side in that order.
 set -euo pipefail
 runs=$1
 here=experiments/sampling-service/$2
 mkdir -p "$here"
 cp "$runs/commit.txt" "$runs/cpu.txt" "$here/"
-for arm in hf vllm-sync vllm-ahead-1; do
+arm_names=(${ARMS:-hf vllm-sync vllm-ahead-1})
+for arm in "${arm_names[@]}"; do
     mkdir -p "$here/$arm/.hydra"
     cp "$runs/$arm/metrics.jsonl" "$runs/$arm/summary.json" "$here/$arm/"
     # a default-size sitting also evaluates after training: the held-out episodes, for pass@1 paired by task
@@ -23,5 +25,5 @@ for arm in hf vllm-sync vllm-ahead-1; do
     bash experiments/scrub-paths.sh "$here/$arm/eval_after.jsonl" "$here/$arm/summary.json" "$here/$arm/log-excerpt.txt" \
         "$here/$arm/$arm.command" "$here/$arm/time-v.txt"
 done
-python -m agentic_rl.compare "$here/hf" "$here/vllm-sync" "$here/vllm-ahead-1" \
-    --time-v "$here/hf/time-v.txt" "$here/vllm-sync/time-v.txt" "$here/vllm-ahead-1/time-v.txt" --out "$here/compare.md"
+dirs=("${arm_names[@]/#/$here/}")
+python -m agentic_rl.compare "${dirs[@]}" --time-v "${dirs[@]/%//time-v.txt}" --out "$here/compare.md"

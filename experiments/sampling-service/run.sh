@@ -5,6 +5,9 @@
 #   hf            rollout.backend=hf                                  the HF engine in the trainer, synchronous
 #   vllm-sync     rollout.backend=vllm                                one vLLM sampler server (.venv-vllm), synchronous
 #   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
+#   vllm-ahead-1-unpinned  the same, memory.mmap_threshold_kib=null   glibc's dynamic mmap threshold in the trainer
+#                 (`auto` pins 128 KiB for the vLLM backend on a CPU: less memory, a slower update)
+# ARMS="a b" runs those arms only (default: hf vllm-sync vllm-ahead-1).
 # Usage (from the checkout): TREE=DIR bash experiments/sampling-service/run.sh RUNS_DIR
 #   TREE: the tree whose code runs (a worktree pinned at one commit: git worktree add --detach DIR <commit>);
 #   RUNS_DIR: where the run dirs go (not this checkout's outputs/). Then record.sh copies their own files here.
@@ -25,11 +28,12 @@ declare -A arms=(
     [hf]="rollout.backend=hf"
     [vllm-sync]="rollout.backend=vllm"
     [vllm-ahead-1]="rollout.backend=vllm algo.max_staleness=1"
+    [vllm-ahead-1-unpinned]="rollout.backend=vllm algo.max_staleness=1 memory.mmap_threshold_kib=null"
 )
 cd "$tree"
 { git rev-parse HEAD; git status --short | grep -v '^??' || true; } > "$runs/commit.txt"
 { grep -m1 'model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo; nproc; } > "$runs/cpu.txt"
-for arm in hf vllm-sync vllm-ahead-1; do
+for arm in ${ARMS:-hf vllm-sync vllm-ahead-1}; do
     # shellcheck disable=SC2086  # the arm's overrides are words
     echo "python -m agentic_rl.train ${common[*]} ${arms[$arm]} hydra.run.dir=$runs/$arm  (in $tree, nice ${NICE:-19})" \
         > "$runs/$arm.command"
