@@ -27,7 +27,7 @@ VENV = "/checkout/.venv-vllm/bin/python"
     ("flags", "python", "gpu", "chosen", "said"),
     [
         (AMX, VENV, False, "vllm", "natively (amx_bf16+avx512_bf16): vLLM measured 1.89x"),
-        (ZEN4, VENV, False, "vllm", "natively (avx512_bf16): vLLM measured 3.59x"),
+        (ZEN4, VENV, False, "vllm", "natively (avx512_bf16): a vLLM server measured 3.5x"),
         (AVX2, VENV, False, "hf", "no native bf16 (AVX2, no avx512_bf16 or amx_bf16): vLLM measured 0.85x"),
         (AMX, None, False, "hf", "vLLM cannot be started"),
         (AVX2, None, True, "hf", "vLLM cannot be started"),
