@@ -30,10 +30,7 @@ def _rss(proc: psutil.Process) -> int:
 
 
 def _is_server(proc: psutil.Process) -> bool:
-    try:
-        return any(SERVER_MARK in part for part in proc.cmdline())
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
+    return any(SERVER_MARK in part for part in _cmd(proc))
 
 
 def poll(pid: int, every_s: float) -> dict:
