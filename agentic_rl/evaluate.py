@@ -45,6 +45,7 @@ from agentic_rl.paths import CONFIG_PATH
 from agentic_rl.registry import build, to_dataclass
 from agentic_rl.rollout.agent import RolloutConfig
 from agentic_rl.rollout.backends import policy_class
+from agentic_rl.runtime.allocator import loaded_allocator
 from agentic_rl.runtime.files import RESULTS_FILE
 from agentic_rl.runtime.jobs import run_job
 from agentic_rl.runtime.memory import memory_metrics, upgrade_legacy_pin
@@ -280,6 +281,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         memory = memory_metrics()
         summary["peak_rss_gib"] = memory["memory/peak_rss_gib"]
         summary["mmap_threshold_kib"] = pinned_kib  # null: glibc's own threshold (memory.mmap_threshold_kib)
+        summary["allocator"] = loaded_allocator()  # the malloc the evaluation ran on (memory.allocator)
         constant_rates = {f"eval/{k}": v for k, v in summary.get("constant_answer", {}).items() if k.startswith("env/")}
         ctx.tracker.log({**flat_metrics(results), **constant_rates, **memory}, step=0)
         for mode, res in results.items():

@@ -59,6 +59,7 @@ from agentic_rl.rollout.agent import RolloutConfig, run_episodes
 from agentic_rl.rollout.ahead import RolloutsAhead, batch_jobs, staleness_metrics, sync_metrics
 from agentic_rl.rollout.backends import make_policy, policy_class
 from agentic_rl.rollout.policy import Policy
+from agentic_rl.runtime.allocator import loaded_allocator
 from agentic_rl.runtime.checkpoint import (
     CHECKPOINT_DIR,
     Checkpoint,
@@ -173,6 +174,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             "wandb": ctx.tracker.wandb_info,
             "config_hash": experiment_hash(cfg),
             "mmap_threshold_kib": pinned_kib,  # null: glibc's own threshold (memory.mmap_threshold_kib)
+            "allocator": loaded_allocator(),  # the malloc the run ran on (memory.allocator)
         }
         if checkpoint is not None:
             summary["eval"] = restore(training, position, checkpoint)

@@ -7,7 +7,8 @@ the pair shows which phase sets the peak, and how much memory stays resident bet
 heap memory for reuse rather than returning it to the system).
 
 `memory.mmap_threshold_kib` (conf/train.yaml, conf/evaluate.yaml; `MemoryConfig`) pins glibc's mmap threshold for
-the whole run, whichever backend samples: `apply_memory_config` sets it once, before the model is loaded.
+the whole run, whichever backend samples: `apply_memory_config` sets it once, before the model is loaded. It acts on
+glibc's malloc only: under `memory.allocator` jemalloc or tcmalloc (agentic_rl.runtime.allocator) nothing is pinned.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentic_rl.runtime.allocator import AUTO, GLIBC, check_choice, loaded_allocator
+
 GIB = 2**30
-AUTO = "auto"
 ENGINE_MMAP_THRESHOLD_KIB = 128  # `auto` where the sampler's engine shares the heap (glibc's initial threshold, held)
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 
@@ -109,12 +111,17 @@ class MemoryConfig:
         `ENGINE_MMAP_THRESHOLD_KIB` where the sampler's class says its engine shares this process's heap with the
         trainer (`Policy.shares_trainer_heap`: the vLLM engine on a CPU, whether named or chosen by
         rollout.backend=auto), as the update's freed activations would otherwise stay resident under it; else
-        glibc's dynamic threshold. A number of KiB pins it for either backend; null never pins.
+        glibc's dynamic threshold. A number of KiB pins it for either backend; null never pins. Only glibc's
+        malloc has this threshold: under another allocator nothing is pinned.
+    allocator: the process's malloc (agentic_rl.runtime.allocator): auto (jemalloc, else tcmalloc, where the system
+        has it, else glibc), glibc, jemalloc or tcmalloc. Read when the command starts, before the config is composed.
     """
 
     mmap_threshold_kib: int | Literal["auto"] | None = AUTO
+    allocator: str = AUTO
 
     def __post_init__(self) -> None:
+        check_choice(self.allocator)
         value = self.mmap_threshold_kib
         if value is not None and value != AUTO and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise ValueError(
@@ -129,9 +136,17 @@ class MemoryConfig:
         return self.mmap_threshold_kib
 
 
-def apply_memory_config(memory: MemoryConfig, engine_shares_heap: bool) -> int | None:
-    """Pin the threshold `memory` asks for (one log line says so); the KiB pinned, or None where nothing was."""
+def apply_memory_config(memory: MemoryConfig, engine_shares_heap: bool, allocator: str | None = None) -> int | None:
+    """Pin the threshold `memory` asks for (one log line says so); the KiB pinned, or None where nothing was.
+
+    allocator: the malloc this process runs on (`loaded_allocator()` when None): only glibc's is pinned."""
     kib = memory.threshold_kib(engine_shares_heap)
+    allocator = loaded_allocator() if allocator is None else allocator
+    if allocator != GLIBC:
+        if kib is not None and memory.mmap_threshold_kib != AUTO:
+            logger.warning("memory.mmap_threshold_kib=%s: not pinned, this process runs on %s", kib, allocator)
+        logger.info("malloc: %s (no mmap threshold to pin)", allocator)
+        return None
     if kib is None:
         return None
     if not pin_mmap_threshold(kib):

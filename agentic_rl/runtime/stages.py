@@ -25,6 +25,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.registry import build
+from agentic_rl.runtime.allocator import loaded_allocator, wanted_allocator
 from agentic_rl.runtime.files import DiskFullError
 from agentic_rl.runtime.interrupt import InterruptGuard
 from agentic_rl.runtime.memory import MemoryConfig, apply_memory_config
@@ -58,7 +59,17 @@ def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
     sampler class says its engine shares the heap with the trainer on this device (`VLLMPolicy` without a GPU).
     The entry point passes the class, as this layer sits below the rollout. The KiB pinned, or None."""
     memory = MemoryConfig(**(OmegaConf.to_container(cfg.memory, resolve=True) if cfg.get("memory") else {}))
-    return apply_memory_config(memory, sampler.shares_trainer_heap(on_gpu=torch.cuda.is_available()))
+    loaded = loaded_allocator()
+    wanted, library = wanted_allocator(memory.allocator)
+    if library is not None and wanted != loaded:
+        logger.warning(
+            "memory.allocator=%s asks for %s, but this process runs on %s: a command chooses its malloc as it starts, "
+            "from its command line or its config file (not from an experiment= file, and not under -m)",
+            memory.allocator,
+            wanted,
+            loaded,
+        )
+    return apply_memory_config(memory, sampler.shares_trainer_heap(on_gpu=torch.cuda.is_available()), loaded)
 
 
 def in_hydra() -> bool:

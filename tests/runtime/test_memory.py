@@ -179,13 +179,25 @@ def test_the_pin_asks_glibc_for_its_mmap_threshold_in_bytes(monkeypatch):
 def test_auto_pins_only_where_the_engine_shares_the_heap(monkeypatch, setting, engine_shares_heap, pinned):
     asked = []
     monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: asked.append(kib) or True)
-    assert memory.apply_memory_config(MemoryConfig(setting), engine_shares_heap) == pinned
+    assert memory.apply_memory_config(MemoryConfig(setting), engine_shares_heap, "glibc") == pinned
     assert asked == ([] if pinned is None else [pinned])
+
+
+@pytest.mark.parametrize("setting", ["auto", 512, 0, None])
+@pytest.mark.parametrize("allocator", ["jemalloc", "tcmalloc"])
+def test_nothing_is_pinned_under_another_malloc(monkeypatch, caplog, setting, allocator):
+    """glibc's mmap threshold means nothing to jemalloc or tcmalloc (mallopt would still answer yes: it is glibc's),
+    so no pin is made or reported, and a size asked for by name says it was not applied."""
+    asked = []
+    monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: asked.append(kib) or True)
+    assert memory.apply_memory_config(MemoryConfig(setting), True, allocator) is None
+    assert asked == []
+    assert (f"not pinned, this process runs on {allocator}" in caplog.text) == isinstance(setting, int)
 
 
 def test_a_c_library_that_refuses_the_pin_is_reported_not_fatal(monkeypatch, caplog):
     monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: False)
-    assert memory.apply_memory_config(MemoryConfig(256), engine_shares_heap=False) is None
+    assert memory.apply_memory_config(MemoryConfig(256), engine_shares_heap=False, allocator="glibc") is None
     assert "not glibc" in caplog.text
 
 
@@ -246,6 +258,7 @@ def test_a_run_pins_before_it_loads_the_model_as_its_backend_asks(
     from hydra import compose, initialize_config_dir
 
     from agentic_rl.rollout import backends
+    from agentic_rl.runtime import stages
     from tests.config.test_compose import CONF
 
     module = importlib.import_module(f"agentic_rl.{entry}")
@@ -259,6 +272,7 @@ def test_a_run_pins_before_it_loads_the_model_as_its_backend_asks(
         raise Stop
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(stages, "loaded_allocator", lambda: "glibc")  # whatever malloc runs pytest
     monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: events.append(kib) or True)
     monkeypatch.setattr(module, stop_at, stop)
     monkeypatch.setattr(backends, "auto_choice", lambda: (auto_chooses, "faked for the test"))
