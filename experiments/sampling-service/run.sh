@@ -7,6 +7,8 @@
 #   vllm-ahead-1  rollout.backend=vllm algo.max_staleness=1           the same server, one step ahead of the trainer
 #   vllm-ahead-1-unpinned  the same, memory.mmap_threshold_kib=null   glibc's dynamic mmap threshold in the trainer
 #                 (`auto` pins 128 KiB for the vLLM backend on a CPU: less memory, a slower update)
+#   hf-jemalloc, vllm-ahead-1-jemalloc   hf and vllm-ahead-1 with memory.allocator=jemalloc (trainer and servers),
+#                 where the other arms name glibc
 # ARMS="a b" runs those arms only (default: hf vllm-sync vllm-ahead-1).
 # Usage (from the checkout): TREE=DIR bash experiments/sampling-service/run.sh RUNS_DIR
 #   TREE: the tree whose code runs (a worktree pinned at one commit: git worktree add --detach DIR <commit>);
@@ -24,11 +26,14 @@ else
     common=(experiment=smoke data.limit=4 algo.tasks_per_epoch=4 algo.epochs=1 warmup=none eval_before=false
             eval_after=false logger=none progress=false checkpoint_every=0 save_adapter=false seed=42)
 fi
+# the arms before memory.allocator existed ran on glibc's malloc, and still do; the -jemalloc arms run on jemalloc
 declare -A arms=(
-    [hf]="rollout.backend=hf"
-    [vllm-sync]="rollout.backend=vllm"
-    [vllm-ahead-1]="rollout.backend=vllm algo.max_staleness=1"
-    [vllm-ahead-1-unpinned]="rollout.backend=vllm algo.max_staleness=1 memory.mmap_threshold_kib=null"
+    [hf]="rollout.backend=hf memory.allocator=glibc"
+    [vllm-sync]="rollout.backend=vllm memory.allocator=glibc"
+    [vllm-ahead-1]="rollout.backend=vllm algo.max_staleness=1 memory.allocator=glibc"
+    [vllm-ahead-1-unpinned]="rollout.backend=vllm algo.max_staleness=1 memory.mmap_threshold_kib=null memory.allocator=glibc"
+    [hf-jemalloc]="rollout.backend=hf memory.allocator=jemalloc"
+    [vllm-ahead-1-jemalloc]="rollout.backend=vllm algo.max_staleness=1 memory.allocator=jemalloc"
 )
 cd "$tree"
 { git rev-parse HEAD; git status --short | grep -v '^??' || true; } > "$runs/commit.txt"
