@@ -24,7 +24,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
 from agentic_rl.config import CONF_DIR, ConfigError, group_dirs, leaf_paths, node_schema, unknown_key_message
-from agentic_rl.runtime.allocator import reexec_under
+from agentic_rl.runtime.allocator import allow_restart
 
 CONFIG_ERRORS = (ConfigError, ConfigCompositionException, OmegaConfBaseException)
 EXIT_CONFIG_ERROR = 2
@@ -95,9 +95,10 @@ class _HeldJobLine:
 
 
 def run_cli(hydra_main: Callable[[], Any], config_name: str) -> None:
-    """Run a `@hydra.main` function, reporting config errors as one message with exit code 2; first, start the
-    command again under the malloc `memory.allocator` asks for (agentic_rl.runtime.allocator), if it is not loaded."""
-    reexec_under(CONF_DIR / f"{config_name}.yaml")
+    """Run a `@hydra.main` function, reporting config errors as one message with exit code 2. The process is a
+    command of its own, so it may start itself again on the malloc `memory.allocator` asks for
+    (agentic_rl.runtime.allocator)."""
+    allow_restart()
     verbose = "--verbose" in sys.argv[1:] or os.environ.get("HYDRA_FULL_ERROR") == "1"
     sys.argv = [sys.argv[0]] + [a for a in sys.argv[1:] if a != "--verbose"]
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra re-raises instead of printing; this function reports

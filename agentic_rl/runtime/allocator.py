@@ -7,14 +7,15 @@ and return idle pages on their own, so the update keeps glibc's unpinned speed a
 move where bytes live: every value the run computes is the same (a smoke run's metrics equal bit for bit:
 tests/runtime/test_allocator.py).
 
-A malloc can only be chosen before the process starts, so the train and evaluate commands start themselves again
-under it (`reexec_under`, called first thing by their `cli()`): `LD_PRELOAD` names the library, and the processes
-they start inherit it (the vLLM sampler servers; the sandbox rebuilds its own environment and never does).
-The choice is read from the command line's `memory.allocator=...`, else from the entry point's own config file
-(conf/train.yaml, conf/evaluate.yaml): an `experiment=` file cannot change it, as nothing is composed yet.
-`auto` takes jemalloc, else tcmalloc, where the system has the library (Debian: `apt-get install libjemalloc2`),
-else stays on glibc; naming one that is missing stays on glibc with one warning line. Nothing here is needed for a
-run to be correct: a process that cannot start again just keeps glibc.
+A malloc can only be chosen before the process starts, so a train or evaluate command whose composed config asks for
+another one starts itself again on it (`restart_on`, from `runtime.stages.pin_run_heap`, before the model is loaded,
+into the same run dir): `LD_PRELOAD` names the library, and the processes it starts inherit it (the vLLM sampler
+servers; the sandbox rebuilds its own environment and never does). `auto` does so only where glibc's mmap threshold
+would otherwise be pinned (the vLLM engine on a CPU), taking jemalloc, else tcmalloc, where the system has the library
+(Debian: `apt-get install libjemalloc2`); elsewhere it stays on glibc, whose unpinned heap measured faster (the
+HF default's warm-up 1.06x slower on jemalloc). Naming one that is missing stays on glibc with one warning line.
+Under `-m` (jobs sharing one process) nothing restarts. Nothing here is needed for a run to be correct: a process
+that cannot start again keeps glibc.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ LIBRARIES = {
     "tcmalloc": ("tcmalloc_minimal", ("libtcmalloc_minimal.so.4", "libtcmalloc.so.4")),
 }
 CHOICES = (AUTO, GLIBC, *LIBRARIES)
-KEY = "memory.allocator"
 # set in the environment of the process started again, so that it never starts a third time
 RESTARTED_ENV = "AGENTIC_RL_ALLOCATOR_RESTARTED"
 LIBRARY_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib")
@@ -95,20 +95,25 @@ def wanted_allocator(choice: str, find: Callable[[str], str | None] | None = Non
     return GLIBC, None
 
 
-def choice_from(argv: Sequence[str], config_file: Path) -> str:
-    """`memory.allocator` from the command line's last override of it, else from `config_file`, else auto."""
-    for arg in reversed(list(argv)):
-        key, sep, value = arg.lstrip("+").partition("=")
-        if sep and key == KEY:
-            return check_choice(value.strip("'\""))
-    try:
-        from omegaconf import OmegaConf
+def allocator_for(
+    choice: str, engine_shares_heap: bool, find: Callable[[str], str | None] | None = None
+) -> tuple[str, str | None]:
+    """(allocator, its library path) the run asks for: `auto` takes another malloc only where glibc's would be
+    pinned (`engine_shares_heap`: the vLLM engine on a CPU, agentic_rl.runtime.memory), as elsewhere glibc's
+    unpinned heap was the fastest (experiments/allocator/); a named one is taken as named."""
+    if choice == AUTO and not engine_shares_heap:
+        return GLIBC, None
+    return wanted_allocator(choice, find)
 
-        memory = OmegaConf.load(config_file).get("memory") or {}
-        return check_choice(memory.get("allocator", AUTO))
-    except (OSError, ValueError, AttributeError) as exc:
-        logger.warning("%s: memory.allocator not read (%s); glibc's malloc", config_file, exc)
-        return GLIBC
+
+def allow_restart() -> None:
+    """Mark this process as a command of its own (`hydra_main.run_cli`), which may start itself again: a run
+    called in process (a test, a notebook) never does."""
+    global _restartable
+    _restartable = True
+
+
+_restartable = False
 
 
 def restart_environment(environ: dict[str, str], library: str) -> dict[str, str]:
@@ -117,25 +122,22 @@ def restart_environment(environ: dict[str, str], library: str) -> dict[str, str]
     return {**environ, "LD_PRELOAD": " ".join(preload), RESTARTED_ENV: "1"}
 
 
-def reexec_under(
-    config_file: Path,
-    argv: Sequence[str] | None = None,
+def restart_on(
+    name: str,
+    library: str,
+    extra_args: Sequence[str] = (),
     execve: Callable[[str, list[str], dict[str, str]], object] = os.execve,
-) -> None:
-    """Start this command again under the allocator `memory.allocator` asks for, if that is not the one loaded;
-    returns (having done nothing) where it is, where glibc is asked for or the library is missing, under a
-    multirun (`-m`: its jobs share this process), and in a process already started again."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if os.environ.get(RESTARTED_ENV) or "-m" in args or "--multirun" in args or not sys.platform.startswith("linux"):
-        return
-    try:
-        choice = choice_from(args, config_file)
-    except ValueError:
-        return  # the config check reports a bad value with the rest of the config
-    name, library = wanted_allocator(choice)
-    if library is None or loaded_allocator() == name:
-        return
-    command = list(getattr(sys, "orig_argv", [])) or [sys.executable, *sys.argv]
+) -> bool:
+    """Start this command again, with `extra_args` after its own, on the malloc in `library`. Returns False (having
+    done nothing) where it may not: a run called in process, a process already started again (never a third
+    time), not Linux."""
+    if not _restartable or os.environ.get(RESTARTED_ENV) or not sys.platform.startswith("linux"):
+        return False
+    command = [*(list(getattr(sys, "orig_argv", [])) or [sys.executable, *sys.argv]), *extra_args]
+    logger.info("memory.allocator: starting again on %s (LD_PRELOAD=%s)", name, library)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
     sys.stdout.flush()
     sys.stderr.flush()
     execve(sys.executable, command, restart_environment(dict(os.environ), library))
+    return True

@@ -114,7 +114,7 @@ class MemoryConfig:
         glibc's dynamic threshold. A number of KiB pins it for either backend; null never pins. Only glibc's
         malloc has this threshold: under another allocator nothing is pinned.
     allocator: the process's malloc (agentic_rl.runtime.allocator): auto (jemalloc, else tcmalloc, where the system
-        has it, else glibc), glibc, jemalloc or tcmalloc. Read when the command starts, before the config is composed.
+        has it and the heap would be pinned, else glibc), glibc, jemalloc or tcmalloc.
     """
 
     mmap_threshold_kib: int | Literal["auto"] | None = AUTO

@@ -25,7 +25,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from agentic_rl.registry import build
-from agentic_rl.runtime.allocator import loaded_allocator, wanted_allocator
+from agentic_rl.runtime.allocator import allocator_for, loaded_allocator, restart_on
 from agentic_rl.runtime.files import DiskFullError
 from agentic_rl.runtime.interrupt import InterruptGuard
 from agentic_rl.runtime.memory import MemoryConfig, apply_memory_config
@@ -57,19 +57,42 @@ class SamplerClass(Protocol):
 def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
     """`memory.mmap_threshold_kib` applied to this process, before the model is loaded: `auto` pins where the run's
     sampler class says its engine shares the heap with the trainer on this device (`VLLMPolicy` without a GPU).
-    The entry point passes the class, as this layer sits below the rollout. The KiB pinned, or None."""
+    The entry point passes the class, as this layer sits below the rollout. The KiB pinned, or None.
+
+    First, where `memory.allocator` asks for another malloc than this process's (`auto`: where the heap would be
+    pinned), the command starts again on it into the same run dir (agentic_rl.runtime.allocator); nothing of the
+    run has been opened yet."""
     memory = MemoryConfig(**(OmegaConf.to_container(cfg.memory, resolve=True) if cfg.get("memory") else {}))
+    shares_heap = sampler.shares_trainer_heap(on_gpu=torch.cuda.is_available())
     loaded = loaded_allocator()
-    wanted, library = wanted_allocator(memory.allocator)
+    wanted, library = allocator_for(memory.allocator, shares_heap)
     if library is not None and wanted != loaded:
-        logger.warning(
-            "memory.allocator=%s asks for %s, but this process runs on %s: a command chooses its malloc as it starts, "
-            "from its command line or its config file (not from an experiment= file, and not under -m)",
-            memory.allocator,
-            wanted,
-            loaded,
-        )
-    return apply_memory_config(memory, sampler.shares_trainer_heap(on_gpu=torch.cuda.is_available()), loaded)
+        single_job = in_hydra() and not _multirun()
+        if not (single_job and restart_on(wanted, library, [_same_run_dir()])):
+            logger.warning(
+                "memory.allocator=%s asks for %s, but this process runs on %s and cannot start again on it (%s)",
+                memory.allocator,
+                wanted,
+                loaded,
+                "a run called in process, or started again already" if single_job else "-m: its jobs share it",
+            )
+    return apply_memory_config(memory, shares_heap, loaded)
+
+
+def _multirun() -> bool:
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    return HydraConfig.get().mode == RunMode.MULTIRUN
+
+
+def _same_run_dir() -> str:
+    """The override that keeps a command started again in this job's run dir (Hydra's own, already made: a dir
+    named by the time would otherwise be a new one)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    folder = HydraConfig.get().runtime.output_dir
+    return f"hydra.run.dir='{folder}'" if "'" not in folder else f'hydra.run.dir="{folder}"'
 
 
 def in_hydra() -> bool:

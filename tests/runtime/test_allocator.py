@@ -7,18 +7,17 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from agentic_rl.runtime import allocator
 from agentic_rl.runtime.allocator import (
     RESTARTED_ENV,
-    choice_from,
+    allocator_for,
     library_path,
     loaded_allocator,
-    reexec_under,
     restart_environment,
+    restart_on,
     wanted_allocator,
 )
 from agentic_rl.runtime.memory import MemoryConfig
@@ -72,27 +71,17 @@ def test_a_library_is_found_in_the_system_folders(tmp_path):
     )
 
 
-def write_config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "train.yaml"
-    path.write_text(text)
-    return path
-
-
-def test_the_command_line_wins_over_the_config_file_and_its_last_override_counts(tmp_path):
-    config = write_config(tmp_path, "memory:\n  allocator: tcmalloc\n")
-    assert choice_from([], config) == "tcmalloc"
-    assert choice_from(["seed=3", "memory.allocator=glibc"], config) == "glibc"
-    assert choice_from(["memory.allocator=glibc", "++memory.allocator='jemalloc'"], config) == "jemalloc"
-    assert choice_from(["memory.allocator_x=glibc"], config) == "tcmalloc"  # another key
-    assert choice_from([], write_config(tmp_path, "seed: 1\n")) == "auto"
-    assert choice_from([], tmp_path / "missing.yaml") == "glibc"  # unreadable: the malloc of the process as started
+def test_auto_leaves_glibc_only_where_its_heap_would_be_pinned():
+    libs = {"jemalloc": "/lib/libjemalloc.so.2"}
+    assert allocator_for("auto", True, libs.get) == ("jemalloc", libs["jemalloc"])  # the vLLM engine on a CPU
+    assert allocator_for("auto", False, libs.get) == ("glibc", None)  # the HF engine: glibc measured faster
+    assert allocator_for("jemalloc", False, libs.get) == ("jemalloc", libs["jemalloc"])  # named: taken as named
+    assert allocator_for("glibc", True, libs.get) == ("glibc", None)
 
 
 @pytest.mark.parametrize("bad", ["mimalloc", "", "JEMALLOC"])
-def test_a_choice_that_is_not_one_of_them_lists_the_choices(tmp_path, bad):
+def test_a_choice_that_is_not_one_of_them_lists_the_choices(bad):
     with pytest.raises(ValueError, match="memory.allocator must be one of auto, glibc, jemalloc, tcmalloc"):
-        choice_from([f"memory.allocator={bad}"], write_config(tmp_path, ""))
-    with pytest.raises(ValueError, match="memory.allocator must be one of"):
         MemoryConfig(allocator=bad)
 
 
@@ -113,52 +102,99 @@ class Exec:
 
 
 @pytest.fixture
-def jemalloc_found(monkeypatch):
-    monkeypatch.setattr(allocator, "library_path", lambda name: "/lib/libjemalloc.so.2" if name == "jemalloc" else None)
-    monkeypatch.setattr(allocator, "loaded_allocator", lambda maps=None: "glibc")
+def restartable(monkeypatch):
+    monkeypatch.setattr(allocator, "_restartable", True)
     monkeypatch.delenv(RESTARTED_ENV, raising=False)
     monkeypatch.setattr(sys, "platform", "linux")
 
 
-def test_a_command_starts_again_with_its_own_argv_under_the_malloc_asked_for(tmp_path, monkeypatch, jemalloc_found):
+def test_a_command_starts_again_with_its_own_argv_and_more_under_the_library(monkeypatch, restartable):
     monkeypatch.setattr(sys, "orig_argv", [sys.executable, "-m", "agentic_rl.train", "seed=2"], raising=False)
     execve = Exec()
-    reexec_under(write_config(tmp_path, "memory:\n  allocator: auto\n"), ["seed=2"], execve)
+    assert restart_on("jemalloc", "/lib/libjemalloc.so.2", ["hydra.run.dir='/runs/a'"], execve)
     ((path, argv, env),) = execve.calls
-    assert path == sys.executable and argv == [sys.executable, "-m", "agentic_rl.train", "seed=2"]
+    assert path == sys.executable
+    assert argv == [sys.executable, "-m", "agentic_rl.train", "seed=2", "hydra.run.dir='/runs/a'"]
     assert env["LD_PRELOAD"].split()[0] == "/lib/libjemalloc.so.2" and env[RESTARTED_ENV] == "1"
 
 
-@pytest.mark.parametrize(
-    "argv, config, loaded, restarted",
-    [
-        (["memory.allocator=glibc"], "auto", "glibc", False),  # glibc asked for: nothing to do
-        ([], "glibc", "glibc", False),
-        ([], "auto", "jemalloc", False),  # already on it
-        (["-m", "seed=1,2"], "auto", "glibc", False),  # a multirun's jobs share the process
-        ([], "auto", "glibc", True),  # started again once already: never a third time
-        (["memory.allocator=tcmalloc"], "auto", "glibc", False),  # missing: stays on glibc
-        (["memory.allocator=nonsense"], "auto", "glibc", False),  # the config check reports it later
-    ],
-)
-def test_no_restart_where_there_is_nothing_to_change(
-    tmp_path, monkeypatch, jemalloc_found, argv, config, loaded, restarted
-):
-    monkeypatch.setattr(allocator, "loaded_allocator", lambda maps=None: loaded)
-    if restarted:
-        monkeypatch.setenv(RESTARTED_ENV, "1")
+def test_no_restart_for_a_run_in_process_or_a_second_time(monkeypatch, restartable):
     execve = Exec()
-    reexec_under(write_config(tmp_path, f"memory:\n  allocator: {config}\n"), argv, execve)
+    monkeypatch.setenv(RESTARTED_ENV, "1")
+    assert not restart_on("jemalloc", "/lib/libjemalloc.so.2", [], execve)
+    monkeypatch.delenv(RESTARTED_ENV)
+    monkeypatch.setattr(allocator, "_restartable", False)  # a test or a notebook calling run(cfg)
+    assert not restart_on("jemalloc", "/lib/libjemalloc.so.2", [], execve)
     assert execve.calls == []
 
 
+class Sampler:
+    def __init__(self, shares):
+        self.shares = shares
+
+    def shares_trainer_heap(self, on_gpu):
+        return self.shares
+
+
+@pytest.mark.parametrize(
+    "setting, shares_heap, asked",
+    [
+        ("auto", True, "jemalloc"),  # vLLM on a CPU: jemalloc instead of the pin
+        ("auto", False, None),  # HF: glibc, no restart
+        ("jemalloc", False, "jemalloc"),
+        ("glibc", True, None),  # glibc named: the pin as before
+    ],
+)
+def test_a_run_starts_again_into_its_own_run_dir_where_the_config_asks(
+    monkeypatch, tmp_path, setting, shares_heap, asked
+):
+    """`pin_run_heap` (train and evaluate, before the model loads): where the config's malloc is not the process's,
+    the command starts again on it with its Hydra run dir named, so a dir named by the time is not made twice."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    from agentic_rl.runtime import memory, stages
+
+    restarts = []
+    monkeypatch.setattr(allocator, "library_path", lambda name: f"/lib/lib{name}.so.2")
+    monkeypatch.setattr(stages, "loaded_allocator", lambda: "glibc")
+    monkeypatch.setattr(stages, "in_hydra", lambda: True)
+    monkeypatch.setattr(stages, "_multirun", lambda: False)
+    monkeypatch.setattr(
+        HydraConfig, "get", staticmethod(lambda: OmegaConf.create({"runtime": {"output_dir": str(tmp_path)}}))
+    )
+    monkeypatch.setattr(
+        stages, "restart_on", lambda name, library, extra: restarts.append((name, library, extra)) or True
+    )
+    monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: True)
+    cfg = OmegaConf.create({"memory": {"mmap_threshold_kib": "auto", "allocator": setting}})
+    pinned = stages.pin_run_heap(cfg, Sampler(shares_heap))
+    if asked is None:
+        assert restarts == [] and pinned == (128 if shares_heap else None)
+    else:
+        assert restarts == [(asked, f"/lib/lib{asked}.so.2", [f"hydra.run.dir='{tmp_path}'"])]
+
+
+def test_a_run_that_cannot_start_again_says_so_and_runs_on(monkeypatch, caplog):
+    from omegaconf import OmegaConf
+
+    from agentic_rl.runtime import memory, stages
+
+    monkeypatch.setattr(allocator, "library_path", lambda name: f"/lib/lib{name}.so.2")
+    monkeypatch.setattr(stages, "loaded_allocator", lambda: "glibc")
+    monkeypatch.setattr(memory, "pin_mmap_threshold", lambda kib: True)
+    monkeypatch.setattr(allocator, "_restartable", False)
+    cfg = OmegaConf.create({"memory": {"mmap_threshold_kib": "auto", "allocator": "auto"}})
+    assert stages.pin_run_heap(cfg, Sampler(True)) == 128  # still on glibc: pinned as before
+    assert "cannot start again" in caplog.text
+
+
 @needs_jemalloc
-def test_a_process_started_again_runs_on_jemalloc(tmp_path):
-    """The real thing: a process that calls `reexec_under` comes back under jemalloc, and only once."""
-    config = write_config(tmp_path, "memory:\n  allocator: jemalloc\n")
+def test_a_process_started_again_runs_on_jemalloc():
+    """The real thing: a process that calls `restart_on` comes back under jemalloc, and only once."""
     script = (
-        "import os, sys; from pathlib import Path; from agentic_rl.runtime.allocator import reexec_under, "
-        f"loaded_allocator; print('start', flush=True); reexec_under(Path({str(config)!r}), []); "
+        "import os; from agentic_rl.runtime.allocator import allow_restart, restart_on, loaded_allocator; "
+        f"print('start', flush=True); allow_restart(); restart_on('jemalloc', {JEMALLOC!r}); "
         "print(loaded_allocator(), os.environ.get('AGENTIC_RL_ALLOCATOR_RESTARTED'))"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", RESTARTED_ENV)}
@@ -173,15 +209,15 @@ VALUE_KEYS = ("loss", "kl", "grad_norm", "reward", "pass", "rate", "entropy", "l
 @pytest.mark.slow
 @needs_jemalloc
 def test_a_run_computes_the_same_values_on_either_malloc(tmp_path):
-    """experiment=smoke (warm-up, GRPO steps, evaluation) on glibc and on jemalloc: every logged value that is not
-    a time or a memory figure is equal, bit for bit, and the summary says which malloc ran."""
+    """experiment=smoke (warm-up, a GRPO step, the evaluation after) on glibc and on jemalloc: every logged value
+    that is not a time or a memory figure is equal, bit for bit, and the summary says which malloc ran."""
     runs = {}
     for name in ("glibc", "jemalloc"):
         run_dir = tmp_path / name
         env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", RESTARTED_ENV)}
         out = subprocess.run(
             [sys.executable, "-m", "agentic_rl.train", "experiment=smoke", "logger=none", "progress=false",
-             "base_eval.cache=null", f"memory.allocator={name}", f"hydra.run.dir={run_dir}"],
+             "eval_before=false", f"memory.allocator={name}", f"hydra.run.dir={run_dir}"],
             capture_output=True, text=True, env=env, timeout=900,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr[-3000:]
