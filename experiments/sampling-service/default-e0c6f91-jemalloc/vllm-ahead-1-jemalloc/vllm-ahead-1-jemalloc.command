@@ -1,0 +1,1 @@
+python -m agentic_rl.train eval_before=false logger=none progress=false seed=1 rollout.backend=vllm algo.max_staleness=1 memory.allocator=jemalloc hydra.run.dir=<runs>/vllm-ahead-1-jemalloc  (in <study-worktree>, nice 0)
