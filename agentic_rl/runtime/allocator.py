@@ -21,7 +21,6 @@ that cannot start again keeps glibc.
 from __future__ import annotations
 
 import ctypes.util
-import glob
 import logging
 import os
 import sys
@@ -54,9 +53,8 @@ def library_path(name: str, dirs: Sequence[str] = LIBRARY_DIRS) -> str | None:
     link_name, files = LIBRARIES[name]
     for folder in dirs:
         for file in files:
-            found = glob.glob(os.path.join(folder, file))
-            if found:
-                return found[0]
+            if os.path.isfile(os.path.join(folder, file)):
+                return os.path.join(folder, file)
     found_name = ctypes.util.find_library(link_name)  # ldconfig's cache: a bare soname, which ld.so resolves
     return found_name or None
 

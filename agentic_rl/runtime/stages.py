@@ -67,7 +67,9 @@ def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
     loaded = loaded_allocator()
     wanted, library = allocator_for(memory.allocator, shares_heap)
     if library is not None and wanted != loaded:
-        single_job = in_hydra() and not _multirun()
+        from agentic_rl.runtime.jobs import multirun_dirs  # jobs imports this module: here, not at the top
+
+        single_job = in_hydra() and multirun_dirs() is None
         if not (single_job and restart_on(wanted, library, [_same_run_dir()])):
             logger.warning(
                 "memory.allocator=%s asks for %s, but this process runs on %s and cannot start again on it (%s)",
@@ -77,13 +79,6 @@ def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
                 "a run called in process, or started again already" if single_job else "-m: its jobs share it",
             )
     return apply_memory_config(memory, shares_heap, loaded)
-
-
-def _multirun() -> bool:
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    return HydraConfig.get().mode == RunMode.MULTIRUN
 
 
 def _same_run_dir() -> str:
