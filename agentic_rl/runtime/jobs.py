@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from agentic_rl.runtime.files import SUMMARY_FILE, atomic_write_text
 from agentic_rl.runtime.interrupt import RunInterrupted
 from agentic_rl.runtime.memory import upgrade_legacy_pin
-from agentic_rl.runtime.stages import in_hydra
+from agentic_rl.runtime.stages import in_hydra, in_multirun
 
 logger = logging.getLogger(__name__)
 
@@ -133,13 +133,11 @@ def _value(cfg: DictConfig, path: str) -> Any:
 
 def multirun_dirs() -> tuple[Path, Path, int] | None:
     """(job dir, sweep dir, job number) inside a Hydra multirun, else None."""
-    if not in_hydra():
+    if not in_multirun():
         return None
     from hydra.core.hydra_config import HydraConfig
 
     hc = HydraConfig.get()
-    if hc.mode.name != "MULTIRUN":
-        return None
     return Path(hc.runtime.output_dir), Path(hc.sweep.dir), hc.job.num
 
 

@@ -67,9 +67,7 @@ def pin_run_heap(cfg: DictConfig, sampler: SamplerClass) -> int | None:
     loaded = loaded_allocator()
     wanted, library = allocator_for(memory.allocator, shares_heap)
     if library is not None and wanted != loaded:
-        from agentic_rl.runtime.jobs import multirun_dirs  # jobs imports this module: here, not at the top
-
-        single_job = in_hydra() and multirun_dirs() is None
+        single_job = in_hydra() and not in_multirun()
         if not (single_job and restart_on(wanted, library, [_same_run_dir()])):
             logger.warning(
                 "memory.allocator=%s asks for %s, but this process runs on %s and cannot start again on it (%s)",
@@ -94,6 +92,13 @@ def in_hydra() -> bool:
     from hydra.core.hydra_config import HydraConfig
 
     return HydraConfig.initialized()
+
+
+def in_multirun() -> bool:
+    """Inside a Hydra multirun's job (`-m`: the jobs share this process)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return in_hydra() and HydraConfig.get().mode.name == "MULTIRUN"
 
 
 def run_dir_of(cfg: DictConfig) -> Path:

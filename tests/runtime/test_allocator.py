@@ -153,13 +153,13 @@ def test_a_run_starts_again_into_its_own_run_dir_where_the_config_asks(
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
-    from agentic_rl.runtime import jobs, memory, stages
+    from agentic_rl.runtime import memory, stages
 
     restarts = []
     monkeypatch.setattr(allocator, "library_path", lambda name: f"/lib/lib{name}.so.2")
     monkeypatch.setattr(stages, "loaded_allocator", lambda: "glibc")
     monkeypatch.setattr(stages, "in_hydra", lambda: True)
-    monkeypatch.setattr(jobs, "multirun_dirs", lambda: None)
+    monkeypatch.setattr(stages, "in_multirun", lambda: False)
     monkeypatch.setattr(
         HydraConfig, "get", staticmethod(lambda: OmegaConf.create({"runtime": {"output_dir": str(tmp_path)}}))
     )
