@@ -170,6 +170,7 @@ def warm_up() -> None:
     _watch_libraries()
     tamper.frameless_signal_handlers()  # before the snapshots: the wrapper is the state to keep
     tamper.checked_exits()  # the same
+    GENUINE.settle()  # after those two, which put the harness's own wrappers over library functions
     for harness in ("pytest", "unittest", "humaneval"):
         _GUARDS[harness] = tamper.Guard(
             _framework_classes(harness), _framework_modules(harness), strict=("harness", tamper.__name__)
@@ -534,9 +535,10 @@ def _install_policy(harness: str, found: Tampering, workdir: str, sealed: tuple)
     sealed_code = (_sealed, _guarded, _finisher, ledger.tally, ledger.part_errors, ledger.snapshot)
     classes = _framework_classes(harness)
     policy = tamper.AuditPolicy(
-        classes, found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed, sealed_code, (_TestCase,)
+        classes, found, TRUSTED_ROOTS, workdir, FRAMEWORK_DIRS, sealed, sealed_code, (_TestCase,), GENUINE.defaults_set
     )
     policy.install()
+    GENUINE.count_defaults()  # the hook now hears every assignment of a function's defaults
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1474,7 +1476,11 @@ judging = _load_sibling("judging")
 libraries = _load_sibling("libraries")
 # The library names the tests read (libraries.py): what the libraries held before the candidate ran (warm_up).
 GENUINE = libraries.Genuine(
-    _untrusted_file, judging.is_tests_code, lambda note, kind: _report_judged_by_candidate(note, kind), (__file__,)
+    _untrusted_file,
+    judging.is_tests_code,
+    lambda note, kind: _report_judged_by_candidate(note, kind),
+    (__file__,),
+    tamper.dict_version_view,
 )
 JUDGE = judging.Judge(tamper, _untrusted_file, lambda note, kind: _report_judged_by_candidate(note, kind), GENUINE)
 

@@ -127,6 +127,9 @@ GUARDED_MODULE_PREFIXES = (
 # Namespaces that honest tests patch while they run (mock.patch("os.remove"), "builtins.open"): compared
 # only at the checkpoints between tests, never mid-test (Guard.changed's `live`).
 PATCHED_BY_TESTS = ("builtins", "os")
+# A function's attributes whose assignment raises `object.__setattr__` and that libraries.Genuine compares.
+DEFAULTS_ATTRIBUTES = frozenset({"__defaults__", "__kwdefaults__"})
+_SETATTR_EVENTS = frozenset({"object.__setattr__", "object.__delattr__"})
 # Modules whose fresh import would undo a harness defence (`_signal`: the frame-less signal handlers).
 REIMPORT_REFUSED = frozenset({"_signal"})
 WATCHED = (
@@ -280,13 +283,15 @@ class AuditPolicy:
         sealed: tuple = (),
         sealed_code: tuple = (),
         kept_class: tuple = (),
+        on_defaults=None,
     ) -> None:
         """`sealed`: the harness's generators that hold its report channel in their frame (harness.Sealed):
         their frame is refused to everyone, library code included (the harness never asks for it); so is that
         of every generator made by a function of `sealed_code` (the harness's records: ledger.py).
         `kept_class`: classes whose instances keep their class (`obj.__class__ = ...` from untrusted code is
         refused): a TestCase the tests hand over (a bound method's `__self__`) set to a class of the candidate's
-        would run that class's assertions.
+        would run that class's assertions. `on_defaults()`: told of every assignment of a function's `__defaults__`
+        or `__kwdefaults__` (libraries.Genuine reads the libraries' functions' defaults again only after one).
         Every collection here is frozen: this object is reachable from no name, but a frozen set cannot be
         emptied by whoever reaches it all the same."""
         self._protected = frozenset(_id(t) for t in protected_types)
@@ -298,6 +303,7 @@ class AuditPolicy:
         self._framework_dirs = framework_dirs
         self._keep_alive = (protected_types, sealed, sealed_code, kept_class)
         self._report = report
+        self._on_defaults = on_defaults
         self._roots = roots
         self._workdir = workdir.rstrip("/") + "/"
         ctypes = sys.modules.get("ctypes")
@@ -330,6 +336,8 @@ class AuditPolicy:
     def __call__(self, event: str, args: tuple) -> None:
         if event not in WATCHED:
             return
+        if event in _SETATTR_EVENTS and args[1] in DEFAULTS_ATTRIBUTES and self._on_defaults is not None:
+            self._on_defaults()  # before the re-entry guard below: an assignment is never left uncounted
         thread = _get_ident()
         if thread in self._busy:
             return
@@ -472,9 +480,9 @@ class Guard:
         self._tags = [(cls, view, view.value) for cls, view in ((c, _version_tag_view(c)) for c in tagged) if view]
         # Each dict with a live view of its version (CPython bumps it on every write): an unchanged
         # version skips the name-by-name comparison, which is what makes a checkpoint cheap.
-        views = [(name, ns, dict(ns), _dict_version_view(ns)) for name, ns in namespaces]
+        views = [(name, ns, dict(ns), dict_version_view(ns)) for name, ns in namespaces]
         self._namespaces = [(n, ns, before, view, view.value if view else None) for n, ns, before, view in views]
-        self._modules_view = _dict_version_view(sys.modules)
+        self._modules_view = dict_version_view(sys.modules)
         self._modules_version = self._modules_view.value if self._modules_view else None
         # Which module object each framework module name holds (not all of sys.modules: touching every
         # module would copy their pages in every forked call).
@@ -588,7 +596,7 @@ def _find_dict_version_offset() -> int | None:
 _DICT_VERSION_OFFSET = _find_dict_version_offset()
 
 
-def _dict_version_view(d: dict):
+def dict_version_view(d: dict):
     if _DICT_VERSION_OFFSET is None:
         return None
     import ctypes

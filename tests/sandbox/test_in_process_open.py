@@ -147,6 +147,19 @@ CHANGED_INSIDE = {
         "import numpy as np\nnp.testing.assert_allclose.__defaults__ = (1e9, 1e9, True, '', True)\n" + WRONG,
         "import numpy as np\nnp.testing.assert_allclose(np.array([add(1, 2)]), np.array([3]))",
     ),
+    # set while tested, after a call of the tests' to numpy saw its functions intact: only the audit event makes
+    # the next one read their defaults again
+    "defaults_while_tested": (
+        "import numpy as np\ndef add(a, b):\n    np.testing.assert_allclose.__defaults__ = (1e9, 1e9, True, '', True)\n"
+        "    return a - b\n",
+        "import numpy as np\nnp.testing.assert_allclose(np.array([3]), np.array([3]))\n"
+        "np.testing.assert_allclose(np.array([add(1, 2)]), np.array([3]))",
+    ),
+    "defaults_deleted_while_tested": (  # the call then fails for want of rtol: found, or only a failure
+        "import numpy as np\ndef add(a, b):\n    del np.testing.assert_allclose.__defaults__\n    return a - b\n",
+        "import numpy as np\nnp.testing.assert_allclose(np.array([3]), np.array([3]))\n"
+        "np.testing.assert_allclose(np.array([add(1, 2)]), np.array([3]))",
+    ),
 }
 # a stand-in that answers anything (a module's builtin, a built-in class, a mock) where the library held Python
 # code: no code of the candidate's runs, but no library puts one there (Genuine._foreign)
@@ -290,7 +303,15 @@ def test_the_code_a_rebound_value_runs_is_found_through_its_wrappers():
     assert [libraries._code_of(v) for v in (print, len, 3, property(len), functools.partial(print))] == [None] * 5
 
 
-def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_library():
+@pytest.fixture(params=["walk", "tags"])
+def version_view(request):
+    """How `Genuine.rebound_internals` finds the namespaces to compare: every one at every comparison (`walk`, an
+    interpreter without dict version tags), or those whose dict's version tag moved (`tags`, what the harness
+    gives it: tamper.dict_version_view). Both must find the same."""
+    return None if request.param == "walk" else load_sandbox_file("tamper").dict_version_view
+
+
+def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_library(version_view):
     """`rebound_internals(function)` compares the package `function` was recorded in (numpy's helpers before a
     numpy call), not another's; with no function, every library's."""
     import fractions
@@ -301,7 +322,10 @@ def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_librar
     libraries = load_sandbox_file("libraries")
     notes = []
     genuine = libraries.Genuine(
-        lambda filename: filename == "<candidate>", lambda code: False, lambda note, kind: notes.append(kind)
+        lambda filename: filename == "<candidate>",
+        lambda code: False,
+        lambda note, kind: notes.append(kind),
+        version_view=version_view,
     )
     genuine.record(np.testing._private.utils)
     genuine.record(fractions)
@@ -319,25 +343,44 @@ def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_librar
     assert genuine.rebound_internals() == [] and notes == []
 
 
-def test_a_library_functions_insides_are_compared():
+def _fake_library(name: str):
+    """A module that `Genuine` takes for an installed library's (its file is not `<...>`): a checker with
+    defaults, a wrapper holding it in a closure, and a class with a method."""
+    import types
+
+    lib = types.ModuleType(name)
+    lib.__file__ = f"/library/{name}.py"
+    exec(
+        compile(
+            "def check(a, b, tol=0.0, *, strict=True):\n    return abs(a - b) <= tol\n"
+            "def wrap(f):\n    cache = None\n    def run(*a):\n        return f(*a), cache\n    return run\n"
+            "wrapped = wrap(check)\n"
+            f"class Frame:\n    __module__ = {name!r}\n    def equals(self, other):\n        return self is other\n",
+            f"/library/{name}.py",
+            "exec",
+        ),
+        vars(lib),
+    )
+    return lib
+
+
+def _candidates_function():
+    import types
+
+    code = compile("lambda *a: True", "<candidate>", "eval").co_consts[0]
+    return types.FunctionType(code, {})
+
+
+def test_a_library_functions_insides_are_compared(version_view):
     """Defaults, keyword defaults changed in place, a closure cell: each change to a recorded function is found;
     a closure cell given a value that is not code (a library's cache) is not."""
     import types
 
     libraries = load_sandbox_file("libraries")
-    lib = types.ModuleType("fakelib")
-    lib.__file__ = "/library/fakelib.py"
-    exec(
-        compile(
-            "def check(a, b, tol=0.0, *, strict=True):\n    return abs(a - b) <= tol\n"
-            "def wrap(f):\n    cache = None\n    def run(*a):\n        return f(*a), cache\n    return run\n"
-            "wrapped = wrap(check)\n",
-            "/library/fakelib.py",
-            "exec",
-        ),
-        vars(lib),
+    lib = _fake_library("fakelib")
+    genuine = libraries.Genuine(
+        lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, version_view=version_view
     )
-    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
     genuine.record(lib)
 
     def changes():
@@ -364,6 +407,138 @@ def test_a_library_functions_insides_are_compared():
     assert changes() == []
     cells["f"].cell_contents = types.FunctionType(code("lambda *a: True"), {})
     assert changes() == ["fakelib.wrapped (a value its closure holds)"]
+
+
+def test_the_version_tags_walk_only_what_changed_and_keep_walking_what_is_rebound():
+    """With the dict version tags, a comparison walks only the namespaces written to since they were last seen
+    clean: none when nothing changed; one written to honestly (a cache filled) once, then not again; one holding
+    the candidate's code at every comparison, found each time, until it is put back. A module or class recorded
+    after `settle` (an import inside a call) has no tag and is walked, and its rebinding found, every time."""
+    libraries = load_sandbox_file("libraries")
+    walked: list = []
+    genuine = libraries.Genuine(
+        lambda filename: filename.startswith("<"),
+        lambda code: False,
+        lambda *a: None,
+        version_view=load_sandbox_file("tamper").dict_version_view,
+    )
+    walk = genuine._rebound_names
+
+    def spy(slots):
+        walked.append(sorted(libraries._where(owner) for owner, *_ in slots))
+        return walk(slots)
+
+    genuine._rebound_names = spy
+    lib, other = _fake_library("lib_a"), _fake_library("lib_b")
+    genuine.record(lib)
+    genuine.record(other)
+
+    def compare():
+        walked.clear()
+        found = genuine.rebound_internals()
+        return found, [names for names in walked if names]
+
+    other.wrapper = print  # written before settle (the harness puts its own wrappers in place): seen clean there
+    genuine.settle()
+    assert compare() == ([], [])
+    lib.cache = {"filled": 1}  # a library's own state: walked once, nothing found, then seen clean
+    assert compare() == ([], [["lib_a"]])
+    assert compare() == ([], [])
+    genuine_check, lib.check = lib.check, _candidates_function()
+    assert compare() == (["lib_a.check"], [["lib_a"]])
+    assert compare() == (["lib_a.check"], [["lib_a"]])  # still there: walked and found again
+    assert genuine.rebound_internals(other.check) == []  # another package's call: its own namespaces only
+    assert genuine.rebound_internals(lib.wrapped) == ["lib_a.check"]
+    lib.check = genuine_check
+    assert compare() == ([], [["lib_a"]])
+    assert compare() == ([], [])
+    genuine_equals, other.Frame.equals = other.Frame.equals, _candidates_function()  # a class's dict has a tag too
+    assert compare() == (["lib_b.Frame.equals"], [["lib_b.Frame"]])
+    other.Frame.equals = genuine_equals
+    assert compare() == ([], [["lib_b.Frame"]])
+
+    late = _fake_library("lib_c")
+    genuine.record(late)  # after settle: no tag, walked every time
+    assert compare() == ([], [["lib_c", "lib_c.Frame"]])
+    late.Frame.equals = _candidates_function()
+    assert compare() == (["lib_c.Frame.equals"], [["lib_c", "lib_c.Frame"]])
+
+
+def test_without_version_tags_every_comparison_walks_every_namespace():
+    """An interpreter whose dicts have no version tag where tamper.py finds it (`version_view` None): nothing is
+    skipped."""
+    libraries = load_sandbox_file("libraries")
+    walked: list = []
+    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
+    walk = genuine._rebound_names
+    genuine._rebound_names = lambda slots: walked.append(len(list(slots))) or walk(slots)
+    genuine.record(_fake_library("lib_d"))
+    genuine.settle()
+    assert genuine.rebound_internals() == [] and walked[-1] == 2  # the module and its class
+
+
+def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monkeypatch):
+    """Once `count_defaults` runs (the call's audit hook tells `defaults_set` of every assignment of a function's
+    `__defaults__` / `__kwdefaults__`), a package's defaults are read only until seen intact, then again after an
+    assignment, and at every comparison while one stays changed. Keyword defaults changed in place (no event)
+    and closure cells are read every time. Uncounted, every comparison reads them all."""
+    libraries = load_sandbox_file("libraries")
+    reads: list = []
+    intact = libraries._Insides.intact
+
+    def spy(self, defaults=True):
+        reads.append(defaults)
+        return intact(self, defaults)
+
+    monkeypatch.setattr(libraries._Insides, "intact", spy)
+    lib = _fake_library("lib_e")
+    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
+    genuine.record(lib)
+
+    def compare():
+        reads.clear()
+        return genuine.rebound_internals(insides=True), reads[:]
+
+    assert compare() == ([], [True]) and compare() == ([], [True])  # not counted: read every time
+    genuine.count_defaults()
+    assert compare() == ([], [True])
+    assert compare() == ([], [False])
+    recorded, lib.check.__defaults__ = lib.check.__defaults__, (1e9,)
+    assert compare() == ([], [False])  # no event heard: a process whose hook is missing would miss it
+    genuine.defaults_set()
+    assert compare() == (["lib_e.check (its defaults)"], [True])
+    assert compare() == (["lib_e.check (its defaults)"], [True])  # still changed: read again
+    lib.check.__defaults__ = recorded
+    genuine.defaults_set()
+    assert compare() == ([], [True])
+    assert compare() == ([], [False])
+    lib.check.__kwdefaults__["strict"] = False  # in place: no event, found all the same
+    assert compare() == (["lib_e.check (its defaults)"], [False])
+    lib.check.__kwdefaults__["strict"] = True
+    cells = dict(zip(lib.wrapped.__code__.co_freevars, lib.wrapped.__closure__))
+    cells["f"].cell_contents = _candidates_function()
+    assert compare() == (["lib_e.wrapped (a value its closure holds)"], [False])
+
+
+def test_the_audit_policy_tells_of_every_assignment_of_a_functions_defaults():
+    """tamper.AuditPolicy calls `on_defaults` for `__defaults__` and `__kwdefaults__` set or deleted, from any
+    thread, even one already inside the hook; not for other attributes."""
+    import threading
+
+    tamper = load_sandbox_file("tamper")
+    heard: list = []
+    policy = tamper.AuditPolicy([], lambda *a: None, (), "/tmp", (), on_defaults=lambda: heard.append(1))
+
+    def f(a=1):
+        return a
+
+    policy("object.__setattr__", (f, "__defaults__", (2,)))
+    policy("object.__delattr__", (f, "__kwdefaults__"))
+    policy("object.__setattr__", (f, "__doc__", "x"))
+    policy("open", ("/dev/null", "r", 0))
+    policy._busy.add(threading.get_ident())  # the hook's own re-entry guard
+    policy("object.__setattr__", (f, "__defaults__", (3,)))
+    assert len(heard) == 3
 
 
 def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
