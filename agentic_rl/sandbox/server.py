@@ -73,6 +73,7 @@ from agentic_rl.sandbox.linux import (  # noqa: E402
     collapse_anonymous_memory,
     loopback_up,
     prctl,
+    setns,
     unshare,
 )
 from agentic_rl.sandbox.mounts import enter_namespaces, world_writable_dirs  # noqa: E402
@@ -81,7 +82,7 @@ from agentic_rl.sandbox.supervisor import Supervisor  # noqa: E402
 from agentic_rl.sandbox.wire import read_msg, write_msg  # noqa: E402
 
 # The client and the benchmark use the framing and the network-namespace helpers through this module too.
-__all__ = ["CLONE_NEWNET", "Supervisor", "loopback_up", "read_msg", "serve", "unshare", "write_msg"]
+__all__ = ["CLONE_NEWNET", "Supervisor", "loopback_up", "read_msg", "serve", "setns", "unshare", "write_msg"]
 
 
 def _load_harness():
