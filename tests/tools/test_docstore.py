@@ -61,3 +61,13 @@ def test_without_entries_the_shipped_store_is_used() -> None:
     from agentic_rl.tools.search.docstore_data import ENTRIES as SHIPPED
 
     assert len(DocstoreBackend()) == len(SHIPPED) and len(DocstoreBackend(ENTRIES)) == len(ENTRIES)
+
+
+def test_the_entries_every_search_reads_cannot_be_changed_in_place(store) -> None:
+    """One list of entries, built once, serves every search of the backend (and every episode that shares it): an
+    entry changed by a caller would change the ranking of all later searches."""
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        store.entries[0].short = "anything"
+    assert hits(store, "counter")[0] == ("collections.Counter", 3)
