@@ -57,9 +57,7 @@ class Genuine:
         # code, a getter of them, those values), all of them and by top-level package; and each value's package
         self._slots: list = []
         self._slots_of: dict = {}  # top-level package -> its slots
-        self._versions = _Versions() if version_view is not None else None  # the slots' tags, all and by package
-        self._versions_of: dict = {}
-        self._settled = False  # settle() ran: the process is the one calls are forked from, or a call
+        self._tags = _Tags(version_view) if version_view is not None else None  # the slots' namespaces' tags
         self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
         self._mock_base = None  # unittest.mock's base of every mock (watch_patches)
         self._insides_parts: dict = {}  # top-level package -> its namespaces' _Insides, as recorded
@@ -113,29 +111,14 @@ class Genuine:
         slot = (owner, read, names, get, _tuple(code.values()))
         self._slots.append(slot)
         self._slots_of.setdefault(package, []).append(slot)
-        if self._versions is not None:
-            self._tag(read(owner), slot, package)
+        if self._tags is not None and not self._tags.add(read(owner), slot, package):
+            self._tags = None  # a namespace without a tag to read: every comparison walks every namespace
         insides = _Insides.of(owner, code)  # taken now, before any candidate
         if insides is not None:
             self._insides_parts.setdefault(package, []).append(insides)
             self._insides_of.pop(package, None)  # merged again when next compared
         for value in code.values():
             self._package_of.setdefault(_id(value), package)
-
-    def _tag(self, namespace, slot: tuple, package: str) -> None:
-        """`slot`'s namespace's version tag, read from now on (`_Versions`), in all and in `package`'s."""
-        versions = (self._versions, self._versions_of.setdefault(package, _Versions()))
-        if self._settled:  # recorded in a call (an import of its own): a view made now would be ctypes and a class's
-            for each in versions:  # dict gc.get_referents, which the call's audit policy watches: walked every time
-                each.late.append(slot)
-            return
-        dict_ = _namespace_dict(namespace)  # a module's, a class's: the same dict for the owner's life
-        view = self._version_view(dict_) if dict_ is not None else None
-        if view is None:  # no tag to read: every comparison walks every namespace
-            self._versions, self._versions_of = None, {}
-            return
-        for each in versions:
-            each.add(dict_, view, slot)
 
     def count_defaults(self) -> None:
         """From now on `defaults_set` hears of every assignment of a function's `__defaults__` or `__kwdefaults__`
@@ -153,10 +136,8 @@ class Genuine:
         (tamper.checked_exits puts its `os._exit`, `signal.signal` over the libraries'): nothing of theirs is
         foreign, so those namespaces are seen clean here, in the process every call is forked from, and not again
         in each call."""
-        for versions in (self._versions, *self._versions_of.values()):
-            if versions is not None:
-                self._walk_changed(versions)
-        self._settled = True
+        if self._tags is not None:
+            self._tags.settle(self._rebound_names)
 
     def watch_imports(self, bootstrap) -> None:
         """Record each module as its import finishes (`bootstrap`: importlib's `_bootstrap`), before the code that
@@ -387,17 +368,18 @@ class Genuine:
         package; over every library they cost about 4x the names, so the checkpoints compare them once, at the
         end of the run. The namespaces' code values are compared by identity (kept alive here) in one C pass first
         (`_Names`), and namespace by namespace only where that pass sees a change."""
-        slots, packages, versions = self._slots, _tuple(self._insides_parts) if insides else (), self._versions
+        slots, packages = self._slots, _tuple(self._insides_parts) if insides else ()
+        versions = self._tags.every if self._tags is not None else None
         if function is not None:
             package = self._package_of.get(_id(function.__func__ if _type(function) is _MethodType else function))
             if package is None:
                 return []  # a builtin, a method of a built-in type: no recorded package's helpers to compare
             slots, packages = self._slots_of.get(package, ()), (package,)
-            versions = self._versions_of.get(package) if versions is not None else None
+            versions = self._tags.of.get(package) if self._tags is not None else None
         found = []
         for package in packages:
             found += self._changed_insides(package)
-        return found + (self._rebound_names(slots) if versions is None else self._walk_changed(versions))
+        return found + (self._rebound_names(slots) if versions is None else versions.walk(self._rebound_names))
 
     def _changed_insides(self, package: str) -> list[str]:
         """What `_Insides.changed` finds in `package`'s functions; their defaults are read only where one was assigned
@@ -414,19 +396,6 @@ class Genuine:
         if count is not None:
             self._defaults_seen[package] = count
         return []
-
-    def _walk_changed(self, versions: _Versions) -> list[str]:
-        """`_rebound_names` of the namespaces `versions` says changed, and of those it has no tag of; those where it
-        finds nothing seen clean."""
-        found = self._rebound_names(versions.late)
-        for i in versions.changed():
-            tag = versions.tag(i)  # before the walk: a change made during it is walked next time
-            rebound = self._rebound_names((versions.slots[i],))
-            if rebound:
-                found += rebound
-            else:
-                versions.seen[i] = tag
-        return found
 
     def _rebound_names(self, slots) -> list[str]:
         """`rebound_internals`' names of these namespaces, one by one."""
@@ -514,8 +483,48 @@ class _Versions:
             return []
         return [i for i, (tag, last) in enumerate(zip(now, seen)) if tag != last]
 
-    def tag(self, i: int) -> int:
-        return self.views[i].value
+    def walk(self, walk) -> list[str]:
+        """What `walk` (Genuine._rebound_names) finds in the namespaces changed since last seen clean, and in those
+        without a tag; those where it finds nothing seen clean."""
+        found = walk(self.late)
+        for i in self.changed():
+            tag = self.views[i].value  # before the walk: a change made during it is walked next time
+            rebound = walk((self.slots[i],))
+            if rebound:
+                found += rebound
+            else:
+                self.seen[i] = tag
+        return found
+
+
+class _Tags:
+    """The version tags of every recorded namespace (`every`) and of each package's (`of`), each a `_Versions`."""
+
+    def __init__(self, version_view) -> None:
+        self.version_view = version_view
+        self.every = _Versions()
+        self.of: dict = {}
+        self.settled = False  # settle() ran: this is the process calls are forked from, or a call
+
+    def add(self, namespace, slot: tuple, package: str) -> bool:
+        """`slot`'s namespace, read by its tag from now on; False where it has no tag to read."""
+        versions = (self.every, self.of.setdefault(package, _Versions()))
+        if self.settled:  # recorded in a call (an import of its own): a view made now would be ctypes and a class's
+            for each in versions:  # dict gc.get_referents, which the call's audit policy watches: walked every time
+                each.late.append(slot)
+            return True
+        dict_ = _namespace_dict(namespace)  # a module's, a class's: the same dict for the owner's life
+        view = self.version_view(dict_) if dict_ is not None else None
+        if view is None:
+            return False
+        for each in versions:
+            each.add(dict_, view, slot)
+        return True
+
+    def settle(self, walk) -> None:
+        for versions in (self.every, *self.of.values()):
+            versions.walk(walk)
+        self.settled = True
 
 
 def _namespace_dict(namespace):
