@@ -77,8 +77,13 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
     "agentic_rl/rollout/tokenizer.py": ("tests/rollout/test_tokenizer.py", "tests/rollout/test_agent.py"),
     # the settings' own tests and the backend file that reads them: the rest of tests/rollout only builds the defaults
     "agentic_rl/rollout/vllm_settings.py": ("tests/rollout/test_vllm_settings.py", "tests/rollout/test_backends.py"),
-    # the engine's tests skip without vLLM; the pure helpers are tested in test_backends.py either way
-    "agentic_rl/rollout/vllm_policy.py": ("tests/rollout/test_backends.py", "tests/rollout/test_vllm_engine.py"),
+    # the engine's tests skip without vLLM; the pure helpers are tested in test_backends.py either way, and the
+    # policy's own code against a stand-in engine in test_vllm_policy_logic.py (which the record's block 51 ran)
+    "agentic_rl/rollout/vllm_policy.py": (
+        "tests/rollout/test_backends.py",
+        "tests/rollout/test_vllm_policy_logic.py",
+        "tests/rollout/test_vllm_engine.py",
+    ),
     "agentic_rl/rollout": ("tests/rollout",),
     # its unit tests first; test_search.py reaches it through index builds (the ranking pins too, at a minute a run)
     "agentic_rl/tools/search/text.py": ("tests/tools/test_search_text.py", "tests/tools/test_search.py"),
