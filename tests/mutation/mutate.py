@@ -71,6 +71,8 @@ TEST_MAP: dict[str, tuple[str, ...]] = {
         "tests/rollout/test_agent.py",
         "tests/rollout/test_agent_contracts.py",
         "tests/rollout/test_feedback_mask.py",
+        "tests/rollout/test_infra_failures.py",
+        "tests/rollout/test_continuous_loop.py",
         "tests/e2e/test_task_groups.py",
         "tests/tools/test_submit_verdicts.py",
     ),

@@ -110,3 +110,22 @@ def test_a_backend_that_declares_no_class_gets_the_policy_bases_defaults_and_an_
     assert backends.policy_class(SimpleNamespace(backend="mine")) is Policy  # (RolloutConfig checks the name)
     with pytest.raises(ValueError, match=r"rollout.backend='nope': unknown sampler 'nope'; available: mine, hf"):
         backends.policy_class(SimpleNamespace(backend="nope"))
+
+
+def test_a_local_server_runs_where_its_engine_imports_else_in_the_checkouts_vllm_venv(monkeypatch, tmp_path):
+    """`engine_python`: this interpreter where it can import the engine (always for hf); for vllm, else the
+    checkout's `.venv-vllm` interpreter where it exists; else None (no other engine has a venv of its own)."""
+    import importlib.util
+
+    importable = set()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: object() if name in importable else None)
+    monkeypatch.setattr(backends, "repo_root", lambda: tmp_path)
+    assert backends.engine_python("hf") == sys.executable
+    assert backends.engine_python("vllm") is None and backends.engine_python("sglang") is None
+    venv_python = tmp_path / backends.VLLM_VENV / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text("")
+    assert backends.engine_python("vllm") == str(venv_python)
+    assert backends.engine_python("sglang") is None
+    importable.add("vllm")
+    assert backends.engine_python("vllm") == sys.executable

@@ -72,3 +72,40 @@ def test_codegym_failures_are_typed_by_whose_they_are():
     broken = counter_task()
     broken.metadata["codegym"]["code"] = "this is not python("
     assert roll(InProcessSandbox(), [act("Observe")], broken).infra_failure == "env_broken"
+
+
+def test_of_several_tasks_only_the_one_whose_environment_did_not_open_ends_unscored():
+    """Opening is per task: the third of three does not start (its environment's code is broken), so it alone ends
+    with "infra_failure"; the first two are played out."""
+    broken = counter_task()
+    broken.metadata["codegym"]["code"] = "this is not python("
+    sandbox = InProcessSandbox()
+    env = build_environment(build_toolset(tools_cfg("code"), sandbox), sandbox)
+    replies = [act("Observe"), act("Done", answer=5)]
+    policy = ScriptedPolicy(lambda req: replies[min(req.turn_index, len(replies) - 1)])
+    jobs = [(counter_task(), 0), (counter_task(), 1), (broken, 0)]
+    trajs = run_episodes(jobs, policy, env, RolloutConfig(max_turns=2, max_new_tokens=300))
+    assert [t.infra_failure for t in trajs] == [None, None, "env_broken"]
+    assert [t.finish_reason for t in trajs[:2]] == ["passed", "passed"] and trajs[2].finish_reason == "infra_failure"
+
+
+def test_an_episode_no_server_opened_ends_unscored_and_only_it():
+    """The third of three tasks could not be opened: it ends with its cause before any turn; the two opened before
+    it are played out (the episode ended is the one just opened, not another)."""
+    from agentic_rl.envs.serve.served import UnopenedEpisode
+
+    sandbox = InProcessSandbox()
+    env = build_environment(build_toolset(tools_cfg("code"), sandbox), sandbox)
+    opens = env.open  # a served environment's `UnopenedEpisode` for the task no server could open
+
+    def open_or_not(task, sample_index):
+        return UnopenedEpisode(task, "sandbox") if task.task_id == "code/unopened" else opens(task, sample_index)
+
+    env.open = open_or_not
+    unopened = Task(task_id="code/unopened", prompt="Write solve().", tests="", harness="pytest", entry_point="solve")
+    policy = ScriptedPolicy(lambda req: "```python\nprint(1)\n```")
+    jobs = [(CODE_TASK, 0), (CODE_TASK, 1), (unopened, 0)]
+    trajs = run_episodes(jobs, policy, env, RolloutConfig(max_turns=2, max_new_tokens=300))
+    assert [t.infra_failure for t in trajs] == [None, None, "sandbox"]
+    assert [t.finish_reason for t in trajs] == ["max_turns", "max_turns", "infra_failure"]
+    assert [len(t.turns) for t in trajs] == [2, 2, 0]

@@ -18,6 +18,8 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
     "valid, invalid",
     [
         ({"max_num_seqs": 1}, {"max_num_seqs": 0}),
+        ({"block_size": 1}, {"block_size": 0}),
+        ({"block_size": None}, {"block_size": True}),
         ({"kv_cache_tokens": 16}, {"kv_cache_tokens": 15}),
         ({"kv_cache_tokens": None}, {"kv_cache_tokens": -16}),
         ({"gpu_memory_utilization": 1.0}, {"gpu_memory_utilization": 1.01}),
