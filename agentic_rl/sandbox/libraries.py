@@ -48,7 +48,6 @@ class Genuine:
 
     def __init__(self, untrusted, is_tests, report, runner: tuple = (), version_view=None) -> None:
         self._untrusted, self._is_tests, self._report, self._runner = untrusted, is_tests, report, runner
-        self._version_view = version_view  # a dict's live version tag (tamper.dict_version_view), or None
         self._modules: dict = {}  # id(module) -> (module, a copy of its namespace)
         self._classes: dict = {}  # id(class) -> (class, a copy of its namespace)
         self._chains: dict = {}  # id(type) -> (type, its MRO where a recorded class is in it, else None)
@@ -57,7 +56,8 @@ class Genuine:
         # code, a getter of them, those values), all of them and by top-level package; and each value's package
         self._slots: list = []
         self._slots_of: dict = {}  # top-level package -> its slots
-        self._tags = _Tags(version_view) if version_view is not None else None  # the slots' namespaces' tags
+        # the slots' namespaces' version tags (`version_view`: tamper.dict_version_view, a dict's live tag); None: none
+        self._tags = _Tags(version_view) if version_view is not None else None
         self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
         self._mock_base = None  # unittest.mock's base of every mock (watch_patches)
         self._insides_parts: dict = {}  # top-level package -> its namespaces' _Insides, as recorded
@@ -366,8 +366,9 @@ class Genuine:
         ends (an object's `__del__`, a timer) is still in place when the tests' call reaches it. `insides`: the
         recorded functions' defaults and closures too (`_Insides`), which that call also compares over its
         package; over every library they cost about 4x the names, so the checkpoints compare them once, at the
-        end of the run. The namespaces' code values are compared by identity (kept alive here) in one C pass first
-        (`_Names`), and namespace by namespace only where that pass sees a change."""
+        end of the run. Only the namespaces whose dict's version tag moved since they were last seen clean are
+        walked (`_Versions`; all of them where there is no tag), their code values compared by identity (kept alive
+        here)."""
         slots, packages = self._slots, _tuple(self._insides_parts) if insides else ()
         versions = self._tags.every if self._tags is not None else None
         if function is not None:
