@@ -1481,6 +1481,7 @@ GENUINE = libraries.Genuine(
     lambda note, kind: _report_judged_by_candidate(note, kind),
     (__file__,),
     tamper.dict_version_view,
+    tamper.cell_contents_view,
 )
 JUDGE = judging.Judge(tamper, _untrusted_file, lambda note, kind: _report_judged_by_candidate(note, kind), GENUINE)
 

@@ -7,6 +7,7 @@ it is supervisor.py's."""
 from __future__ import annotations
 
 import fcntl
+import importlib
 import os
 import resource
 import signal
@@ -37,6 +38,7 @@ from agentic_rl.sandbox.linux import (
     unshare,
     within,
 )
+from agentic_rl.sandbox.patching import top_level_imports
 from agentic_rl.sandbox.wire import read_msg
 
 RESULT_FD = 3  # the runner's harness report channel (stdout/stderr are fds 1 and 2)
@@ -137,8 +139,10 @@ class CallIsolation:
             if req.get("uid") is not None:
                 os.chown(workdir, req["uid"], req["uid"])
             candidate = None
+            imports = req.pop("test_imports", ())
             if req.pop("test_follows", False):
                 if req.get("trust") == "out_of_process" and self.private_tmp:
+                    import_before_fork(imports, req.get("uid"))
                     candidate = self._fork_candidate(req, root, workdir)
                 req["test"] = read_msg(REQUEST_FD)
             os.close(REQUEST_FD)
@@ -233,6 +237,35 @@ class CallIsolation:
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         # If the server dies, so does the runner. Set after setresuid, which clears this setting.
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def modules_the_tests_import(test: str) -> list[str]:
+    """The modules the test code's top-level absolute imports name (`from a.b import c` -> "a.b"): names of
+    modules, nothing else of the tests, sent ahead of them (supervisor._send_request). The candidate learns no
+    more than `patching.test_imports` binds in its module."""
+    return list(dict.fromkeys(module for module, _, _ in top_level_imports(test)))
+
+
+def import_before_fork(modules, uid: int | None) -> None:
+    """Import the libraries the tests import here, before the candidate's process is forked from this one: both
+    processes then hold them, where each would import them (out of process, tensorflow's seconds were paid twice:
+    BigCodeBench/418). Names from the tests' own import statements only, never the candidate's; imported with the
+    call's uid as the effective one (a cache a library writes at import is written as the call would write it,
+    not as root), then root again for the rest of the set-up. A module that fails here fails again where the tests
+    import it, which reports it."""
+    if uid is not None:
+        os.setegid(uid)
+        os.seteuid(uid)
+    try:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - SystemExit included: the tests' own import says what failed
+                pass
+    finally:
+        if uid is not None:
+            os.seteuid(0)
+            os.setegid(0)
 
 
 def _own_ptys() -> None:

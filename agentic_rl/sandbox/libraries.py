@@ -20,6 +20,7 @@ frameworks rebind (`sys.stdout` under capture).
 
 from __future__ import annotations
 
+import array
 import builtins
 import functools
 import gc
@@ -46,7 +47,7 @@ class Genuine:
     tests' own code; `report(note, kind)`: a tamper event; `runner`: the harness's files (a patch made below them,
     by unittest's `@patch` decorator, with no code of the candidate's between, is the tests')."""
 
-    def __init__(self, untrusted, is_tests, report, runner: tuple = (), version_view=None) -> None:
+    def __init__(self, untrusted, is_tests, report, runner: tuple = (), version_view=None, cell_view=None) -> None:
         self._untrusted, self._is_tests, self._report, self._runner = untrusted, is_tests, report, runner
         self._modules: dict = {}  # id(module) -> (module, a copy of its namespace)
         self._classes: dict = {}  # id(class) -> (class, a copy of its namespace)
@@ -58,6 +59,7 @@ class Genuine:
         self._slots_of: dict = {}  # top-level package -> its slots
         # the slots' namespaces' version tags (`version_view`: tamper.dict_version_view, a dict's live tag); None: none
         self._tags = _Tags(version_view) if version_view is not None else None
+        self._cell_view = cell_view  # tamper.cell_contents_view: the insides compared through views (`_Insides`)
         self._package_of: dict = {}  # id(a recorded function or class) -> its module's top-level package
         self._mock_base = None  # unittest.mock's base of every mock (watch_patches)
         self._insides_parts: dict = {}  # top-level package -> its namespaces' _Insides, as recorded
@@ -67,6 +69,9 @@ class Genuine:
         # which its functions' defaults were last seen intact: while it has not moved, they are not read again.
         self._defaults_set: int | None = None
         self._defaults_seen: dict = {}
+        # The packages whose defaults `settle` found as recorded, in the process calls are forked from: a call's
+        # count starts from them (`count_defaults`), so it does not read them all again under its audit hook
+        self._defaults_settled: tuple = ()
 
     # ------------------------------------------------------------------------------------------ recording
 
@@ -113,7 +118,9 @@ class Genuine:
         self._slots_of.setdefault(package, []).append(slot)
         if self._tags is not None and not self._tags.add(read(owner), slot, package):
             self._tags = None  # a namespace without a tag to read: every comparison walks every namespace
-        insides = _Insides.of(owner, code)  # taken now, before any candidate
+        tags = self._tags
+        views = (tags.version_view, self._cell_view) if tags and not tags.settled and self._cell_view else None
+        insides = _Insides.of(owner, code, views)  # taken now, before any candidate
         if insides is not None:
             self._insides_parts.setdefault(package, []).append(insides)
             self._insides_of.pop(package, None)  # merged again when next compared
@@ -123,8 +130,11 @@ class Genuine:
     def count_defaults(self) -> None:
         """From now on `defaults_set` hears of every assignment of a function's `__defaults__` or `__kwdefaults__`
         in this process (harness.py: the call's audit hook, installed before any candidate), the only way to
-        change them short of raw memory, which the hook refuses."""
-        self._defaults_set, self._defaults_seen = 0, {}
+        change them short of raw memory, which the hook refuses. The packages `settle` found intact count as seen
+        at 0: no candidate code has run since (nor ever in the process calls are forked from), and reading every
+        function's defaults here, each read an audit event the call's hook handles in Python, cost about 0.2 s a
+        call on 2 cores of an AMD EPYC (40,000 functions with BigCodeBench's libraries)."""
+        self._defaults_set, self._defaults_seen = 0, dict.fromkeys(self._defaults_settled, 0)
 
     def defaults_set(self) -> None:
         """A function's defaults were assigned (the audit event `object.__setattr__` / `__delattr__`)."""
@@ -135,9 +145,10 @@ class Genuine:
         """Walk the namespaces changed since they were recorded, now that the harness's own wrappers are in place
         (tamper.checked_exits puts its `os._exit`, `signal.signal` over the libraries'): nothing of theirs is
         foreign, so those namespaces are seen clean here, in the process every call is forked from, and not again
-        in each call."""
+        in each call. Each package's defaults are read here too, with no audit hook yet (`count_defaults`)."""
         if self._tags is not None:
             self._tags.settle(self._rebound_names)
+        self._defaults_settled = _tuple(p for p in self._insides_parts if self._insides(p).intact(defaults=True))
 
     def watch_imports(self, bootstrap) -> None:
         """Record each module as its import finishes (`bootstrap`: importlib's `_bootstrap`), before the code that
@@ -466,7 +477,7 @@ class _Versions:
         self.slots: list = []
         self.dicts: list = []  # kept alive here: a view reads the memory of a dict that must exist
         self.views: list = []
-        self.seen: list = []
+        self.seen = array.array("Q")  # compared with what the views read in C (`_addresses`), by memory
 
     def add(self, namespace: dict, view, slot: tuple) -> None:
         """Appended view last, tag first: a pass made meanwhile (the watch thread) sees fewer namespaces, never
@@ -478,7 +489,7 @@ class _Versions:
 
     def changed(self) -> list[int]:
         """Indices of the namespaces changed since last seen clean."""
-        now = list(_map(_tag_value, self.views))
+        now = _addresses(self.views)
         seen = self.seen
         if now == seen[: len(now)]:
             return []
@@ -546,12 +557,24 @@ class _Insides:
     `np.testing.assert_allclose` in place but sets its `__defaults__` to tolerances of its choosing, or a wrapper's
     cell to its own function, changed the library without rebinding a name. (A function's `__code__` is not
     compared here: assigning it is refused as it happens, `code_swap` in tamper.py.) Compared in C first, as the
-    names are (`intact`)."""
+    names are (`intact`): where recorded before any call (views made in the process calls are forked from), the
+    cells by the address they hold and the keyword defaults' dicts by their version tags, read through `ctypes`
+    views in one pass each. Read so, nothing recorded is referenced: reading the cells' contents themselves would
+    write their reference counts, and so copy their pages into each forked call (about 16 ms a call cold for
+    BigCodeBench's libraries, against 5 through the views, on 2 cores of an AMD EPYC)."""
 
-    __slots__ = ("names", "functions", "defaults", "kwdefaults", "kw_values", "cells", "contents", "of_cell")
+    __slots__ = ("names", "functions", "defaults", "kwdefaults", "kw_values", "kw_counts", "cells", "contents") + (
+        "of_cell",
+        "cell_views",
+        "cell_addresses",
+        "kw_views",
+        "kw_tags",
+    )
+    _RECORDED = __slots__[:9]
 
     @classmethod
-    def of(cls, owner, code: dict):
+    def of(cls, owner, code: dict, views=None):
+        """`views`: (a dict's version-tag view, a cell's contents view), or None: compared by reading them."""
         pairs = [(name, _function_of(value)) for name, value in code.items()]
         pairs = [(f"{_where(owner)}.{name}", f) for name, f in pairs if f is not None]
         if not pairs:
@@ -561,31 +584,49 @@ class _Insides:
         self.defaults = _tuple(_map(_get_defaults, self.functions))
         self.kwdefaults = _tuple(_map(_get_kwdefaults, self.functions))
         self.kw_values = _tuple(_flatten(d.values() for d in self.kwdefaults if d is not None))
+        self.kw_counts = _tuple(len(d) if d is not None else 0 for d in self.kwdefaults)  # the dicts change in place
         cells = [(c, n) for n, f in pairs for c in f.__closure__ or () if _filled(c)]
         self.cells, self.of_cell = _tuple(c for c, _ in cells), _tuple(n for _, n in cells)
         self.contents = _tuple(_map(_get_contents, self.cells))
+        self.cell_views = self.kw_views = None
+        if views is not None:
+            version_view, cell_view = views
+            self._viewed(
+                _tuple(_map(cell_view, self.cells)), _tuple(_map(version_view, (d for d in self.kwdefaults if d is not None)))
+            )
         return self
+
+    def _viewed(self, cell_views: tuple, kw_views: tuple) -> None:
+        """Compared through these views from now on, against what they read now."""
+        if None in cell_views or None in kw_views:
+            return  # an interpreter whose layout tamper.py did not find: compared by reading them
+        self.cell_views, self.cell_addresses = cell_views, _addresses(cell_views)
+        self.kw_views, self.kw_tags = kw_views, _addresses(kw_views)
 
     @classmethod
     def merge(cls, parts: list):
         self = cls()
-        for field in cls.__slots__:
+        for field in cls._RECORDED:
             setattr(self, field, _tuple(_flatten(getattr(p, field) for p in parts)))
+        self.cell_views = self.kw_views = None
+        if _all(p.cell_views is not None for p in parts):  # one recorded in a call has none: all read, then
+            self._viewed(_tuple(_flatten(p.cell_views for p in parts)), _tuple(_flatten(p.kw_views for p in parts)))
         return self
 
     def intact(self, defaults: bool = True) -> bool:
         """Nothing changed; `defaults=False`: but for the functions' defaults and keyword defaults being other
         objects than recorded (the keyword defaults' values are compared either way: they change in place)."""
         functions, kwdefaults = self.functions, self.kwdefaults
+        if defaults and not (
+            _all(_map(_is, _map(_get_defaults, functions), self.defaults))
+            and _all(_map(_is, _map(_get_kwdefaults, functions), kwdefaults))
+        ):
+            return False
+        if self.cell_views is not None:
+            return _addresses(self.cell_views) == self.cell_addresses and _addresses(self.kw_views) == self.kw_tags
         try:
-            return (
-                (
-                    not defaults
-                    or _all(_map(_is, _map(_get_defaults, functions), self.defaults))
-                    and _all(_map(_is, _map(_get_kwdefaults, functions), kwdefaults))
-                )
-                and _same(_flatten(d.values() for d in kwdefaults if d is not None), self.kw_values)
-                and _all(_map(_is, _map(_get_contents, self.cells), self.contents))
+            return _same(_flatten(d.values() for d in kwdefaults if d is not None), self.kw_values) and _all(
+                _map(_is, _map(_get_contents, self.cells), self.contents)
             )
         except ValueError:  # a cell emptied
             return False
@@ -596,8 +637,9 @@ class _Insides:
         module loaded on first use)."""
         found = []
         recorded_kw = iter(self.kw_values)
-        for name, f, defaults, kwdefaults in zip(self.names, self.functions, self.defaults, self.kwdefaults):
-            kw_values = [next(recorded_kw) for _ in range(len(kwdefaults))] if kwdefaults is not None else []
+        recorded = zip(self.names, self.functions, self.defaults, self.kwdefaults, self.kw_counts)
+        for name, f, defaults, kwdefaults, count in recorded:
+            kw_values = [next(recorded_kw) for _ in range(count)]
             live_kw = f.__kwdefaults__
             if (
                 f.__defaults__ is not defaults
@@ -610,6 +652,11 @@ class _Insides:
             if now is not content and (now is _MISSING or foreign(now, content)):
                 found.append(f"{name} (a value its closure holds)")
         return found
+
+
+def _addresses(views: tuple) -> array.array:
+    """What `views` read now (addresses, version tags), as one array: compared with another in C, by memory."""
+    return array.array("Q", _map(_tag_value, views))
 
 
 def _same(values, recorded: tuple) -> bool:

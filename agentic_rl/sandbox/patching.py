@@ -119,6 +119,19 @@ def _current(target, name: str):
     return getattr(target, name, _MISSING)
 
 
+def top_level_imports(source: str | ast.AST):
+    """(the module's full name, the name imported from it or None, the alias or None) for each name the test code's
+    top-level import statements import, absolute ones only (`import os.path` -> ("os.path", None, None);
+    `from string import punctuation as p` -> ("string", "punctuation", "p"))."""
+    for node in parse(source).body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, None, a.asname
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                yield node.module, a.name, a.asname
+
+
 def test_imports(source: str) -> list[list]:
     """[module, name or None, the name bound] for each import statement at the top level of the test code
     (`from string import punctuation` -> ["string", "punctuation", "punctuation"]; `import os.path` ->
@@ -127,12 +140,11 @@ def test_imports(source: str) -> list[list]:
     candidate's module too, before the tests run, as they were when the two were one file. The candidate
     learns the names of modules the tests import, none of their values."""
     out = []
-    for node in parse(source).body:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out.append([a.name, None, a.asname] if a.asname else [a.name.split(".")[0], None, a.name.split(".")[0]])
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out += [[node.module, a.name, a.asname or a.name] for a in node.names if a.name != "*"]
+    for module, name, alias in top_level_imports(source):
+        if name is None:
+            out.append([module, None, alias] if alias else [module.split(".")[0], None, module.split(".")[0]])
+        elif name != "*":
+            out.append([module, name, alias or name])
     return out
 
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from agentic_rl.sandbox.cgroups import MemoryCgroups
-from agentic_rl.sandbox.isolation import PTY_MAX, CallIsolation
+from agentic_rl.sandbox.isolation import PTY_MAX, CallIsolation, modules_the_tests_import
 from agentic_rl.sandbox.linux import (
     HOST_BUDGET_SYSCALLS,
     kill_by_pidfd,
@@ -419,9 +419,11 @@ def _collect_unowned_sockets() -> None:
 
 
 def _send_request(fd: int, req: dict, nonce: str, call_dir: str | None) -> None:
-    """The request in two messages: everything but the tests, then the tests. The runner reads the second
-    only once it no longer needs to fork the candidate's process (`CallIsolation.run`)."""
+    """The request in two messages: everything but the tests (and the modules they import), then the tests. The
+    runner reads the second only once it no longer needs to fork the candidate's process (`CallIsolation.run`)."""
     head = {k: v for k, v in req.items() if k != "test"}
+    if "test" in req and req.get("trust") == "out_of_process":
+        head["test_imports"] = modules_the_tests_import(req["test"])
     write_msg(
         fd,
         {**head, "nonce": nonce, "call_dir": call_dir, "test_follows": "test" in req},

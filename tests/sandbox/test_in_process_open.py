@@ -303,15 +303,20 @@ def test_the_code_a_rebound_value_runs_is_found_through_its_wrappers():
     assert [libraries._code_of(v) for v in (print, len, 3, property(len), functools.partial(print))] == [None] * 5
 
 
-@pytest.fixture(params=["walk", "tags"])
-def version_view(request):
-    """How `Genuine.rebound_internals` finds the namespaces to compare: every one at every comparison (`walk`, an
-    interpreter without dict version tags), or those whose dict's version tag moved (`tags`, what the harness
-    gives it: tamper.dict_version_view). Both must find the same."""
-    return None if request.param == "walk" else load_sandbox_file("tamper").dict_version_view
+@pytest.fixture(params=["walk", "views"])
+def views(request):
+    """`Genuine`'s views, as keyword arguments. `walk` (an interpreter whose layout tamper.py does not find): every
+    namespace compared at every comparison, every function's insides read. `views` (what the harness gives it):
+    only the namespaces whose dict's version tag moved (tamper.dict_version_view), and the insides compared by the
+    addresses the closure cells hold (tamper.cell_contents_view) and the keyword defaults' version tags. Both must
+    find the same."""
+    if request.param == "walk":
+        return {}
+    tamper = load_sandbox_file("tamper")
+    return {"version_view": tamper.dict_version_view, "cell_view": tamper.cell_contents_view}
 
 
-def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_library(version_view):
+def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_library(views):
     """`rebound_internals(function)` compares the package `function` was recorded in (numpy's helpers before a
     numpy call), not another's; with no function, every library's."""
     import fractions
@@ -325,7 +330,7 @@ def test_a_library_call_compares_its_own_package_and_the_checkpoint_every_librar
         lambda filename: filename == "<candidate>",
         lambda code: False,
         lambda note, kind: notes.append(kind),
-        version_view=version_view,
+        **views,
     )
     genuine.record(np.testing._private.utils)
     genuine.record(fractions)
@@ -371,7 +376,7 @@ def _candidates_function():
     return types.FunctionType(code, {})
 
 
-def test_a_library_functions_insides_are_compared(version_view):
+def test_a_library_functions_insides_are_compared(views):
     """Defaults, keyword defaults changed in place, a closure cell: each change to a recorded function is found;
     a closure cell given a value that is not code (a library's cache) is not."""
     import types
@@ -379,9 +384,10 @@ def test_a_library_functions_insides_are_compared(version_view):
     libraries = load_sandbox_file("libraries")
     lib = _fake_library("fakelib")
     genuine = libraries.Genuine(
-        lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, version_view=version_view
+        lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, **views
     )
     genuine.record(lib)
+    assert (genuine._insides("fakelib").cell_views is not None) == bool(views)  # compared the way the param says
 
     def changes():
         return genuine.rebound_internals(insides=True)
@@ -407,6 +413,34 @@ def test_a_library_functions_insides_are_compared(version_view):
     assert changes() == []
     cells["f"].cell_contents = types.FunctionType(code("lambda *a: True"), {})
     assert changes() == ["fakelib.wrapped (a value its closure holds)"]
+
+
+def test_each_kind_of_inside_change_is_found_alone(views):
+    """One change at a time on a fresh library, nothing else moved: a closure cell given the candidate's function, a
+    keyword default changed in place, a keyword default added to a function's empty keyword-defaults dict."""
+    libraries = load_sandbox_file("libraries")
+
+    def genuine_of(lib):
+        genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, **views)
+        genuine.record(lib)
+        assert genuine.rebound_internals(insides=True) == []
+        return genuine
+
+    lib = _fake_library("lib_h")
+    genuine = genuine_of(lib)
+    dict(zip(lib.wrapped.__code__.co_freevars, lib.wrapped.__closure__))["f"].cell_contents = _candidates_function()
+    assert genuine.rebound_internals(insides=True) == ["lib_h.wrapped (a value its closure holds)"]
+
+    lib = _fake_library("lib_i")
+    genuine = genuine_of(lib)
+    lib.check.__kwdefaults__["strict"] = False
+    assert genuine.rebound_internals(insides=True) == ["lib_i.check (its defaults)"]
+
+    lib = _fake_library("lib_j")
+    lib.wrap.__kwdefaults__ = {}
+    genuine = genuine_of(lib)
+    lib.wrap.__kwdefaults__["extra"] = 1
+    assert genuine.rebound_internals(insides=True) == ["lib_j.wrap (its defaults)"]
 
 
 def test_the_version_tags_walk_only_what_changed_and_keep_walking_what_is_rebound():
@@ -518,6 +552,33 @@ def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monke
     cells = dict(zip(lib.wrapped.__code__.co_freevars, lib.wrapped.__closure__))
     cells["f"].cell_contents = _candidates_function()
     assert compare() == (["lib_e.wrapped (a value its closure holds)"], [False])
+
+
+def test_a_call_takes_the_defaults_settle_found_intact_as_seen(monkeypatch):
+    """`settle` reads every package's defaults once, in the process calls are forked from (no audit hook there, no
+    candidate ever); a call's `count_defaults` then takes the packages found intact as seen, and reads at its first
+    comparison only those whose defaults changed since they were recorded, which it reports."""
+    libraries = load_sandbox_file("libraries")
+    reads: list = []
+    intact = libraries._Insides.intact
+
+    def spy(self, defaults=True):
+        reads.append(defaults)
+        return intact(self, defaults)
+
+    monkeypatch.setattr(libraries._Insides, "intact", spy)
+    kept, changed = _fake_library("lib_f"), _fake_library("lib_g")
+    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
+    genuine.record(kept)
+    genuine.record(changed)
+    changed.check.__defaults__ = (1e9,)  # after recording, before settle
+    genuine.settle()
+    genuine.count_defaults()
+    reads.clear()
+    assert genuine.rebound_internals(insides=True) == ["lib_g.check (its defaults)"]
+    assert reads == [False, True]  # lib_f as seen; lib_g read
+    reads.clear()
+    assert genuine.rebound_internals(kept.check, insides=True) == [] and reads == [False]
 
 
 def test_the_audit_policy_tells_of_every_assignment_of_a_functions_defaults():

@@ -4,16 +4,21 @@ is the one `trust.py` chose from the test source."""
 
 from __future__ import annotations
 
+import os
 import socket
+import stat
+import sys
+import tempfile
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from agentic_rl.sandbox import remote
+from agentic_rl.sandbox.isolation import import_before_fork, modules_the_tests_import
 from agentic_rl.sandbox.trust import plan
 
-from .conftest import make_sandbox
+from .conftest import make_sandbox, needs_root
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +262,49 @@ def test_closed_channel_is_an_error_not_a_hang():
     with pytest.raises(remote.ChannelClosed):
         ep.request("lookup", name="x")
     a.close()
+
+
+def test_the_modules_sent_ahead_are_the_tests_top_level_absolute_imports():
+    test = (
+        "import unittest, os.path as p\nfrom tensorflow import keras\nfrom matplotlib.axes import Axes\n"
+        "from . import sibling\nimport unittest\n"
+        "def helper():\n    import json\n"
+        "class TestCases(unittest.TestCase):\n    def test_a(self):\n        import csv\n"
+    )
+    assert modules_the_tests_import(test) == ["unittest", "os.path", "tensorflow", "matplotlib.axes"]
+    assert modules_the_tests_import("def broken(:\n") == []
+
+
+@needs_root
+def test_the_tests_libraries_are_in_the_candidates_process_before_its_code_runs(sandbox):
+    """Out of process, the modules the tests import at their top level are imported once, before the candidate's
+    process is forked, not once in each process: the candidate's code finds them loaded, and nothing the tests do
+    not import. A name no installed module has (the candidate's own, a typo) changes nothing there."""
+    code = (
+        "import sys\nLOADED = sorted(m for m in ('wave', 'tabnanny') if m in sys.modules)\n"
+        "def task_func():\n    return LOADED\n"
+    )
+    test = (
+        "import unittest\nimport wave\nimport no_such_module_here\n"
+        "class TestCases(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(task_func(), ['wave'])\n"
+    )
+    report = sandbox.run_tests(code, test, harness="unittest", timeout_s=20.0)
+    assert report.trust == "out_of_process" and not report.passed and "no_such_module_here" in report.detail
+    report = sandbox.run_tests(code, test.replace("import no_such_module_here\n", ""), harness="unittest")
+    assert report.trust == "out_of_process" and report.passed, report.detail
+
+
+@needs_root
+def test_the_tests_libraries_are_imported_as_the_calls_uid_then_root_again(monkeypatch):
+    """A library that writes at import writes as the call would: the effective uid and gid are the call's while
+    the modules import, root's again after (the runner still mounts the tests' files); one that fails is skipped."""
+    where = tempfile.mkdtemp()
+    os.chmod(where, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    with open(os.path.join(where, "records_its_ids.py"), "w") as f:
+        f.write("import os\nIDS = (os.geteuid(), os.getegid())\n")
+    os.chmod(os.path.join(where, "records_its_ids.py"), 0o644)
+    monkeypatch.syspath_prepend(where)
+    monkeypatch.delitem(sys.modules, "records_its_ids", raising=False)
+    import_before_fork(["records_its_ids", "no_such_module_here"], 65534)
+    assert sys.modules.pop("records_its_ids").IDS == (65534, 65534)
+    assert (os.geteuid(), os.getegid()) == (0, 0)
