@@ -65,10 +65,14 @@ class Genuine:
         self._insides_parts: dict = {}  # top-level package -> its namespaces' _Insides, as recorded
         self._insides_of: dict = {}  # top-level package -> those merged (made when first compared)
         # How many times a function's defaults were assigned (`defaults_set`, from the call's audit hook), counted
-        # from `count_defaults` on; None: not counted, so every comparison reads them. Per package, the count at
-        # which its functions' defaults were last seen intact: while it has not moved, they are not read again.
+        # from `count_defaults` on, per package of the recorded function assigned (`_package_of_function`), or for
+        # all of them where none was named; None: not counted, so every comparison reads them. Per package, its
+        # count (`_count_of`) when its functions' defaults were last seen intact: until it moves, not read again.
         self._defaults_set: int | None = None
+        self._defaults_set_in: dict = {}
         self._defaults_seen: dict = {}
+        # id(a function whose insides are recorded) -> the packages that recorded it (one re-exports another's)
+        self._packages_of_function: dict = {}
         # The packages whose defaults `settle` found as recorded, in the process calls are forked from: a call's
         # count starts from them (`count_defaults`), so it does not read them all again under its audit hook
         self._defaults_settled: tuple = ()
@@ -120,8 +124,17 @@ class Genuine:
             self._tags = None  # a namespace without a tag to read: every comparison walks every namespace
         tags = self._tags
         views = (tags.version_view, self._cell_view) if tags and not tags.settled and self._cell_view else None
+        count = self._count_of(package)  # before reading them: an assignment made meanwhile is compared next time
         insides = _Insides.of(owner, code, views)  # taken now, before any candidate
         if insides is not None:
+            for function in insides.functions:
+                packages = self._packages_of_function.setdefault(_id(function), [])
+                if package not in packages:
+                    packages.append(package)
+            if count is not None and package not in self._insides_parts:
+                # a package first imported in a call: its defaults are as recorded at this count, which they are
+                # read against from now on (else its first comparison reads them all under the call's hook)
+                self._defaults_seen[package] = count
             self._insides_parts.setdefault(package, []).append(insides)
             self._insides_of.pop(package, None)  # merged again when next compared
         for value in code.values():
@@ -134,12 +147,23 @@ class Genuine:
         at 0: no candidate code has run since (nor ever in the process calls are forked from), and reading every
         function's defaults here, each read an audit event the call's hook handles in Python, cost about 0.2 s a
         call on 2 cores of an AMD EPYC (40,000 functions with BigCodeBench's libraries)."""
-        self._defaults_set, self._defaults_seen = 0, dict.fromkeys(self._defaults_settled, 0)
+        self._defaults_set, self._defaults_set_in = 0, {}
+        self._defaults_seen = dict.fromkeys(self._defaults_settled, (0, 0))
 
-    def defaults_set(self) -> None:
-        """A function's defaults were assigned (the audit event `object.__setattr__` / `__delattr__`)."""
-        if self._defaults_set is not None:
+    def defaults_set(self, function=None) -> None:
+        """`function`'s defaults were assigned (the audit event `object.__setattr__` / `__delattr__`): counted for the
+        packages that recorded it, for none where none did (a function made at run time, the candidate's: nothing
+        recorded changed), for every package where no function is named."""
+        if self._defaults_set is None:
+            return
+        if function is None:
             self._defaults_set += 1
+            return
+        for package in self._packages_of_function.get(_id(function), ()):
+            self._defaults_set_in[package] = self._defaults_set_in.get(package, 0) + 1
+
+    def _count_of(self, package: str) -> tuple | None:
+        return None if self._defaults_set is None else (self._defaults_set, self._defaults_set_in.get(package, 0))
 
     def settle(self) -> None:
         """Walk the namespaces changed since they were recorded, now that the harness's own wrappers are in place
@@ -399,7 +423,7 @@ class Genuine:
         merged = self._insides(package)
         if merged is None:
             return []
-        count = self._defaults_set  # before comparing: an assignment made meanwhile is compared next time
+        count = self._count_of(package)  # before comparing: an assignment made meanwhile is compared next time
         settled = count is not None and self._defaults_seen.get(package) == count
         if not merged.intact(defaults=not settled):
             changes = merged.changed(self._foreign)

@@ -290,8 +290,9 @@ class AuditPolicy:
         of every generator made by a function of `sealed_code` (the harness's records: ledger.py).
         `kept_class`: classes whose instances keep their class (`obj.__class__ = ...` from untrusted code is
         refused): a TestCase the tests hand over (a bound method's `__self__`) set to a class of the candidate's
-        would run that class's assertions. `on_defaults()`: told of every assignment of a function's `__defaults__`
-        or `__kwdefaults__` (libraries.Genuine reads the libraries' functions' defaults again only after one).
+        would run that class's assertions. `on_defaults(function)`: told of every assignment of a function's
+        `__defaults__` or `__kwdefaults__` (libraries.Genuine reads that library's functions' defaults again only
+        after one).
         Every collection here is frozen: this object is reachable from no name, but a frozen set cannot be
         emptied by whoever reaches it all the same."""
         self._protected = frozenset(_id(t) for t in protected_types)
@@ -337,7 +338,7 @@ class AuditPolicy:
         if event not in WATCHED:
             return
         if event in _SETATTR_EVENTS and args[1] in DEFAULTS_ATTRIBUTES and self._on_defaults is not None:
-            self._on_defaults()  # before the re-entry guard below: an assignment is never left uncounted
+            self._on_defaults(args[0])  # before the re-entry guard below: an assignment is never left uncounted
         thread = _get_ident()
         if thread in self._busy:
             return

@@ -557,7 +557,8 @@ def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monke
 def test_a_call_takes_the_defaults_settle_found_intact_as_seen(monkeypatch):
     """`settle` reads every package's defaults once, in the process calls are forked from (no audit hook there, no
     candidate ever); a call's `count_defaults` then takes the packages found intact as seen, and reads at its first
-    comparison only those whose defaults changed since they were recorded, which it reports."""
+    comparison only those whose defaults changed since they were recorded, which it reports. A package first
+    recorded in the call is seen as recorded, until an assignment is heard."""
     libraries = load_sandbox_file("libraries")
     reads: list = []
     intact = libraries._Insides.intact
@@ -579,6 +580,45 @@ def test_a_call_takes_the_defaults_settle_found_intact_as_seen(monkeypatch):
     assert reads == [False, True]  # lib_f as seen; lib_g read
     reads.clear()
     assert genuine.rebound_internals(kept.check, insides=True) == [] and reads == [False]
+    late = _fake_library("lib_m")  # first imported in the call: recorded at the count of that moment
+    genuine.record(late)
+    reads.clear()
+    assert genuine.rebound_internals(late.check, insides=True) == [] and reads == [False]
+    late.check.__defaults__ = (1e9,)
+    genuine.defaults_set(late.check)
+    assert genuine.rebound_internals(late.check, insides=True) == ["lib_m.check (its defaults)"]
+
+
+def test_an_assignment_of_defaults_counts_for_the_packages_that_recorded_the_function(monkeypatch):
+    """`defaults_set(function)` makes the defaults read again in the packages that recorded `function` (its own, and
+    one that re-exports it), in no other; a function no package recorded (the candidate's) in none."""
+    libraries = load_sandbox_file("libraries")
+    reads: list = []
+    intact = libraries._Insides.intact
+
+    def spy(self, defaults=True):
+        reads.append(defaults)
+        return intact(self, defaults)
+
+    monkeypatch.setattr(libraries._Insides, "intact", spy)
+    own, other = _fake_library("lib_k"), _fake_library("lib_l")
+    other.borrowed = own.check  # a library that re-exports another's function
+    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
+    genuine.record(own)
+    genuine.record(other)
+    genuine.count_defaults()
+
+    def compare():
+        reads.clear()
+        return genuine.rebound_internals(insides=True), reads[:]
+
+    assert compare() == ([], [True, True]) and compare() == ([], [False, False])
+    genuine.defaults_set(_candidates_function())
+    assert compare() == ([], [False, False])
+    genuine.defaults_set(other.check)
+    assert compare() == ([], [False, True]) and compare() == ([], [False, False])
+    genuine.defaults_set(own.check)
+    assert compare() == ([], [True, True])
 
 
 def test_the_audit_policy_tells_of_every_assignment_of_a_functions_defaults():
@@ -588,7 +628,7 @@ def test_the_audit_policy_tells_of_every_assignment_of_a_functions_defaults():
 
     tamper = load_sandbox_file("tamper")
     heard: list = []
-    policy = tamper.AuditPolicy([], lambda *a: None, (), "/tmp", (), on_defaults=lambda: heard.append(1))
+    policy = tamper.AuditPolicy([], lambda *a: None, (), "/tmp", (), on_defaults=heard.append)
 
     def f(a=1):
         return a
@@ -599,7 +639,7 @@ def test_the_audit_policy_tells_of_every_assignment_of_a_functions_defaults():
     policy("open", ("/dev/null", "r", 0))
     policy._busy.add(threading.get_ident())  # the hook's own re-entry guard
     policy("object.__setattr__", (f, "__defaults__", (3,)))
-    assert len(heard) == 3
+    assert heard == [f, f, f]  # the function assigned, each time
 
 
 def test_assert_in_a_generator_is_judged_on_its_elements(in_process):
