@@ -64,18 +64,7 @@ class Genuine:
         self._mock_base = None  # unittest.mock's base of every mock (watch_patches)
         self._insides_parts: dict = {}  # top-level package -> its namespaces' _Insides, as recorded
         self._insides_of: dict = {}  # top-level package -> those merged (made when first compared)
-        # How many times a function's defaults were assigned (`defaults_set`, from the call's audit hook), counted
-        # from `count_defaults` on, per package of the recorded function assigned (`_package_of_function`), or for
-        # all of them where none was named; None: not counted, so every comparison reads them. Per package, its
-        # count (`_count_of`) when its functions' defaults were last seen intact: until it moves, not read again.
-        self._defaults_set: int | None = None
-        self._defaults_set_in: dict = {}
-        self._defaults_seen: dict = {}
-        # id(a function whose insides are recorded) -> the packages that recorded it (one re-exports another's)
-        self._packages_of_function: dict = {}
-        # The packages whose defaults `settle` found as recorded, in the process calls are forked from: a call's
-        # count starts from them (`count_defaults`), so it does not read them all again under its audit hook
-        self._defaults_settled: tuple = ()
+        self._defaults = _DefaultsCount()  # which packages' defaults a comparison reads again
 
     # ------------------------------------------------------------------------------------------ recording
 
@@ -124,17 +113,10 @@ class Genuine:
             self._tags = None  # a namespace without a tag to read: every comparison walks every namespace
         tags = self._tags
         views = (tags.version_view, self._cell_view) if tags and not tags.settled and self._cell_view else None
-        count = self._count_of(package)  # before reading them: an assignment made meanwhile is compared next time
+        count = self._defaults.count(package)  # before reading them: an assignment meanwhile is compared next time
         insides = _Insides.of(owner, code, views)  # taken now, before any candidate
         if insides is not None:
-            for function in insides.functions:
-                packages = self._packages_of_function.setdefault(_id(function), [])
-                if package not in packages:
-                    packages.append(package)
-            if count is not None and package not in self._insides_parts:
-                # a package first imported in a call: its defaults are as recorded at this count, which they are
-                # read against from now on (else its first comparison reads them all under the call's hook)
-                self._defaults_seen[package] = count
+            self._defaults.recorded(insides.functions, package, count, first=package not in self._insides_parts)
             self._insides_parts.setdefault(package, []).append(insides)
             self._insides_of.pop(package, None)  # merged again when next compared
         for value in code.values():
@@ -147,23 +129,11 @@ class Genuine:
         at 0: no candidate code has run since (nor ever in the process calls are forked from), and reading every
         function's defaults here, each read an audit event the call's hook handles in Python, cost about 0.2 s a
         call on 2 cores of an AMD EPYC (40,000 functions with BigCodeBench's libraries)."""
-        self._defaults_set, self._defaults_set_in = 0, {}
-        self._defaults_seen = dict.fromkeys(self._defaults_settled, (0, 0))
+        self._defaults.start()
 
     def defaults_set(self, function=None) -> None:
-        """`function`'s defaults were assigned (the audit event `object.__setattr__` / `__delattr__`): counted for the
-        packages that recorded it, for none where none did (a function made at run time, the candidate's: nothing
-        recorded changed), for every package where no function is named."""
-        if self._defaults_set is None:
-            return
-        if function is None:
-            self._defaults_set += 1
-            return
-        for package in self._packages_of_function.get(_id(function), ()):
-            self._defaults_set_in[package] = self._defaults_set_in.get(package, 0) + 1
-
-    def _count_of(self, package: str) -> tuple | None:
-        return None if self._defaults_set is None else (self._defaults_set, self._defaults_set_in.get(package, 0))
+        """`function`'s defaults were assigned (the audit event `object.__setattr__` / `__delattr__`)."""
+        self._defaults.assigned(function)
 
     def settle(self) -> None:
         """Walk the namespaces changed since they were recorded, now that the harness's own wrappers are in place
@@ -172,7 +142,7 @@ class Genuine:
         in each call. Each package's defaults are read here too, with no audit hook yet (`count_defaults`)."""
         if self._tags is not None:
             self._tags.settle(self._rebound_names)
-        self._defaults_settled = _tuple(p for p in self._insides_parts if self._insides(p).intact(defaults=True))
+        self._defaults.settled = _tuple(p for p in self._insides_parts if self._insides(p).intact(defaults=True))
 
     def watch_imports(self, bootstrap) -> None:
         """Record each module as its import finishes (`bootstrap`: importlib's `_bootstrap`), before the code that
@@ -423,14 +393,12 @@ class Genuine:
         merged = self._insides(package)
         if merged is None:
             return []
-        count = self._count_of(package)  # before comparing: an assignment made meanwhile is compared next time
-        settled = count is not None and self._defaults_seen.get(package) == count
-        if not merged.intact(defaults=not settled):
+        count = self._defaults.count(package)  # before comparing: an assignment meanwhile is compared next time
+        if not merged.intact(defaults=not self._defaults.unchanged(package, count)):
             changes = merged.changed(self._foreign)
             if changes:
                 return changes
-        if count is not None:
-            self._defaults_seen[package] = count
+        self._defaults.seen_intact(package, count)
         return []
 
     def _rebound_names(self, slots) -> list[str]:
@@ -531,6 +499,58 @@ class _Versions:
             else:
                 self.seen[i] = tag
         return found
+
+
+class _DefaultsCount:
+    """Which packages' recorded functions' defaults a comparison must read again. The assignments of a function's
+    `__defaults__` or `__kwdefaults__` the call's audit hook hears (`assigned`) are counted, from `start` on, for the
+    packages that recorded that function (one may re-export another's), for none where none did (a function made at
+    run time, the candidate's: nothing recorded changed), or for every package where no function is named; a
+    package's defaults are read until seen intact at its count, then not again until the count moves. Not counting
+    (before `start`): every comparison reads them."""
+
+    def __init__(self) -> None:
+        self.unnamed: int | None = None  # assignments naming no function; None: not counting
+        self.named: dict = {}  # package -> assignments of functions it recorded
+        self.seen: dict = {}  # package -> its count when its defaults were last seen intact
+        self.packages_of: dict = {}  # id(a recorded function) -> the packages that recorded it
+        self.settled: tuple = ()  # the packages Genuine.settle found as recorded, before any call
+
+    def start(self) -> None:
+        """Counting from now: the packages found intact before any call are seen, no candidate code having run since
+        (nor ever in the process calls are forked from)."""
+        self.unnamed, self.named, self.seen = 0, {}, dict.fromkeys(self.settled, (0, 0))
+
+    def assigned(self, function=None) -> None:
+        if self.unnamed is None:
+            return
+        if function is None:
+            self.unnamed += 1
+            return
+        for package in self.packages_of.get(_id(function), ()):
+            self.named[package] = self.named.get(package, 0) + 1
+
+    def count(self, package: str) -> tuple | None:
+        return None if self.unnamed is None else (self.unnamed, self.named.get(package, 0))
+
+    def unchanged(self, package: str, count: tuple | None) -> bool:
+        """`package`'s defaults were seen intact at `count` (its count now): they need not be read."""
+        return count is not None and self.seen.get(package) == count
+
+    def seen_intact(self, package: str, count: tuple | None) -> None:
+        if count is not None:
+            self.seen[package] = count
+
+    def recorded(self, functions: tuple, package: str, count: tuple | None, first: bool) -> None:
+        """`functions` recorded for `package` at `count`; `first`: the package's first. Recorded in a call (counting),
+        a new package's defaults are as recorded at that count (else its first comparison reads them all under the
+        call's hook)."""
+        for function in functions:
+            packages = self.packages_of.setdefault(_id(function), [])
+            if package not in packages:
+                packages.append(package)
+        if first:
+            self.seen_intact(package, count)
 
 
 class _Tags:
