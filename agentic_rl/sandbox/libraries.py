@@ -635,9 +635,8 @@ class _Insides:
         self.cell_views = self.kw_views = None
         if views is not None:
             version_view, cell_view = views
-            self._viewed(
-                _tuple(_map(cell_view, self.cells)), _tuple(_map(version_view, (d for d in self.kwdefaults if d is not None)))
-            )
+            kw_dicts = (d for d in self.kwdefaults if d is not None)
+            self._viewed(_tuple(_map(cell_view, self.cells)), _tuple(_map(version_view, kw_dicts)))
         return self
 
     def _viewed(self, cell_views: tuple, kw_views: tuple) -> None:

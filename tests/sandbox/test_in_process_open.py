@@ -383,9 +383,7 @@ def test_a_library_functions_insides_are_compared(views):
 
     libraries = load_sandbox_file("libraries")
     lib = _fake_library("fakelib")
-    genuine = libraries.Genuine(
-        lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, **views
-    )
+    genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, **views)
     genuine.record(lib)
     assert (genuine._insides("fakelib").cell_views is not None) == bool(views)  # compared the way the param says
 
@@ -421,7 +419,7 @@ def test_each_kind_of_inside_change_is_found_alone(views):
     libraries = load_sandbox_file("libraries")
 
     def genuine_of(lib):
-        genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None, **views)
+        genuine = libraries.Genuine(lambda name: name.startswith("<"), lambda code: False, lambda *a: None, **views)
         genuine.record(lib)
         assert genuine.rebound_internals(insides=True) == []
         return genuine
@@ -511,11 +509,9 @@ def test_without_version_tags_every_comparison_walks_every_namespace():
     assert genuine.rebound_internals() == [] and walked[-1] == 2  # the module and its class
 
 
-def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monkeypatch):
-    """Once `count_defaults` runs (the call's audit hook tells `defaults_set` of every assignment of a function's
-    `__defaults__` / `__kwdefaults__`), a package's defaults are read only until seen intact, then again after an
-    assignment, and at every comparison while one stays changed. Keyword defaults changed in place (no event)
-    and closure cells are read every time. Uncounted, every comparison reads them all."""
+def _libraries_reading_defaults(monkeypatch):
+    """libraries.py loaded with `_Insides.intact` spied on: (the module, the list of each comparison's `defaults`
+    argument, True where it read the functions' defaults)."""
     libraries = load_sandbox_file("libraries")
     reads: list = []
     intact = libraries._Insides.intact
@@ -525,6 +521,15 @@ def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monke
         return intact(self, defaults)
 
     monkeypatch.setattr(libraries._Insides, "intact", spy)
+    return libraries, reads
+
+
+def test_the_functions_defaults_are_read_again_only_after_one_was_assigned(monkeypatch):
+    """Once `count_defaults` runs (the call's audit hook tells `defaults_set` of every assignment of a function's
+    `__defaults__` / `__kwdefaults__`), a package's defaults are read only until seen intact, then again after an
+    assignment, and at every comparison while one stays changed. Keyword defaults changed in place (no event)
+    and closure cells are read every time. Uncounted, every comparison reads them all."""
+    libraries, reads = _libraries_reading_defaults(monkeypatch)
     lib = _fake_library("lib_e")
     genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
     genuine.record(lib)
@@ -559,15 +564,7 @@ def test_a_call_takes_the_defaults_settle_found_intact_as_seen(monkeypatch):
     candidate ever); a call's `count_defaults` then takes the packages found intact as seen, and reads at its first
     comparison only those whose defaults changed since they were recorded, which it reports. A package first
     recorded in the call is seen as recorded, until an assignment is heard."""
-    libraries = load_sandbox_file("libraries")
-    reads: list = []
-    intact = libraries._Insides.intact
-
-    def spy(self, defaults=True):
-        reads.append(defaults)
-        return intact(self, defaults)
-
-    monkeypatch.setattr(libraries._Insides, "intact", spy)
+    libraries, reads = _libraries_reading_defaults(monkeypatch)
     kept, changed = _fake_library("lib_f"), _fake_library("lib_g")
     genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
     genuine.record(kept)
@@ -592,15 +589,7 @@ def test_a_call_takes_the_defaults_settle_found_intact_as_seen(monkeypatch):
 def test_an_assignment_of_defaults_counts_for_the_packages_that_recorded_the_function(monkeypatch):
     """`defaults_set(function)` makes the defaults read again in the packages that recorded `function` (its own, and
     one that re-exports it), in no other; a function no package recorded (the candidate's) in none."""
-    libraries = load_sandbox_file("libraries")
-    reads: list = []
-    intact = libraries._Insides.intact
-
-    def spy(self, defaults=True):
-        reads.append(defaults)
-        return intact(self, defaults)
-
-    monkeypatch.setattr(libraries._Insides, "intact", spy)
+    libraries, reads = _libraries_reading_defaults(monkeypatch)
     own, other = _fake_library("lib_k"), _fake_library("lib_l")
     other.borrowed = own.check  # a library that re-exports another's function
     genuine = libraries.Genuine(lambda filename: filename.startswith("<"), lambda code: False, lambda *a: None)
